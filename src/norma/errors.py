@@ -1,0 +1,104 @@
+"""Every error norma raises on purpose.
+
+The tree::
+
+    NormaError                      root: catch this to catch anything norma raises on purpose
+    ├── InvalidInputError           bad user input (file, text, record, argument); ValueError too
+    │   └── RubricError             a rubric that cannot be loaded or fails validation
+    ├── ConfigError                 a setting, environment variable or config file that makes no sense
+    ├── MissingDependencyError      an optional package or model is not installed; ImportError too
+    ├── StoreError                  the rule store could not read or write; nothing half-written is kept
+    └── BackendError                a model, LLM or HTTP backend failed or answered nonsense
+
+Each error carries *what* went wrong (the message), *where* (``source`` and ``location``: a file and
+line, a field path, a record number, a rule id) and *what to do* (``hint``). ``str(error)`` renders all three on one
+line, which is what the CLI prints before exiting with status 2.
+
+Where a compatibility format promises a builtin exception (the synth-ai rubric loaders raise
+``ValueError``), the matching subclass derives from that builtin too, so existing ``except ValueError`` blocks keep
+working.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BackendError",
+    "ConfigError",
+    "InvalidInputError",
+    "MissingDependencyError",
+    "NormaError",
+    "RubricError",
+    "StoreError",
+]
+
+
+class NormaError(Exception):
+    """Root of every error norma raises on purpose.
+
+    Args:
+        message: what went wrong, in one sentence.
+        source: the input it came from (a file path, URL, ``"<dict>"``, a record id), if any.
+        location: where in that input (``"line 12"``, ``"criteria[1].weight"``), if known.
+        hint: what the user can do about it, if anything useful can be said.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str | None = None,
+        location: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.source = source
+        self.location = location
+        self.hint = hint
+
+    def __str__(self) -> str:
+        where = ":".join(part for part in (self.source, self.location) if part)
+        text = f"{where}: {self.message}" if where else self.message
+        if self.hint:
+            text = f"{text} ({self.hint})"
+        return " ".join(text.split("\n"))
+
+
+class InvalidInputError(NormaError, ValueError):
+    """Bad user input: a file, text, record or argument norma cannot accept as given."""
+
+
+class RubricError(InvalidInputError):
+    """A rubric that cannot be loaded, or that fails (strict) validation."""
+
+
+class ConfigError(NormaError):
+    """A setting, environment variable or configuration file that is missing or makes no sense."""
+
+
+class MissingDependencyError(NormaError, ImportError):
+    """An optional package, or a model shipped as a package, is not installed.
+
+    Args:
+        feature: what needs it (``"PostgreSQL rule store"``).
+        extra: the norma extra that provides it (``"postgres"``), if there is one.
+        install: the exact command that installs it.
+    """
+
+    def __init__(self, feature: str, *, install: str, extra: str | None = None, source: str | None = None) -> None:
+        super().__init__(
+            f"{feature} needs a package that is not installed",
+            source=source,
+            hint=f"install it with: {install}",
+        )
+        self.feature = feature
+        self.extra = extra
+        self.install = install
+
+
+class StoreError(NormaError):
+    """The rule store could not read or write; a failed write leaves what was stored unchanged."""
+
+
+class BackendError(NormaError):
+    """A model, LLM or HTTP backend failed, timed out or answered something norma cannot use."""

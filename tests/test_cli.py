@@ -1,0 +1,91 @@
+"""The CLI skeleton: version, help, formats, exit codes and one-line errors; docs cover every command."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import click
+
+from norma import __version__
+from norma.cli import cli
+from tests.conftest import REPO, CliResult
+
+Run = Callable[..., CliResult]
+
+
+def _command_paths(group: click.Group, prefix: str = "norma") -> Iterator[str]:
+    for name, command in sorted(group.commands.items()):
+        path = f"{prefix} {name}"
+        yield path
+        if isinstance(command, click.Group):
+            yield from _command_paths(command, path)
+
+
+def test_version(run_cli: Run) -> None:
+    result = run_cli("--version")
+    assert result.code == 0
+    assert result.out.strip() == f"norma {__version__}"
+
+
+def test_help_lists_commands_and_exit_codes(run_cli: Run) -> None:
+    result = run_cli("--help")
+    assert result.code == 0
+    assert "demo" in result.out
+    assert "Exit codes" in result.out
+
+
+def test_unknown_option_exits_2_with_one_line(run_cli: Run) -> None:
+    result = run_cli("--no-such-option")
+    assert result.code == 2
+    assert result.err.count("\n") == 1
+    assert "--no-such-option" in result.err
+    assert result.err.startswith("norma: error: ")
+
+
+def test_unknown_command_exits_2_with_one_line(run_cli: Run) -> None:
+    result = run_cli("frobnicate")
+    assert result.code == 2
+    assert result.err.count("\n") == 1
+    assert "frobnicate" in result.err
+
+
+def test_missing_input_exits_2_naming_it(run_cli: Run, tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere"
+    result = run_cli("demo", "--examples", str(missing))
+    assert result.code == 2
+    assert result.err.count("\n") == 1
+    assert "nowhere" in result.err
+    assert "Traceback" not in result.err
+
+
+def test_demo_exits_0_and_speaks_json(run_cli: Run) -> None:
+    table = run_cli("demo")
+    assert table.code == 0
+    assert "demo" in table.out
+    as_json = run_cli("--format", "json", "demo")
+    assert as_json.code == 0
+    payload = json.loads(as_json.out)
+    assert payload["version"] == __version__
+    local = run_cli("demo", "--format", "json")
+    assert json.loads(local.out)["version"] == __version__
+
+
+def test_console_script_runs_in_a_real_process() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "norma", "--bogus"], capture_output=True, text=True, check=False, cwd=REPO
+    )
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in proc.stderr
+
+
+def test_every_command_is_documented() -> None:
+    text = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
+    headings = {m.group(1).strip() for m in re.finditer(r"^#+\s+`([^`]+)`", text, flags=re.MULTILINE)}
+    undocumented = [path for path in _command_paths(cli) if path not in headings]
+    assert not undocumented, f"commands missing from docs/cli.md: {undocumented}"
