@@ -49,8 +49,10 @@ def cli(ctx: click.Context, output_format: str, debug: bool) -> None:
 
 def _register() -> None:
     from norma.cli._demo import demo
+    from norma.cli._rubrics import rubric
 
     cli.add_command(demo)
+    cli.add_command(rubric)
 
 
 _register()

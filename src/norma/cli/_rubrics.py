@@ -1,0 +1,224 @@
+"""``norma rubric``: validate, evaluate, blend and describe rubric files (thin adapters over norma.rubrics)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from norma.cli._demo import SECTIONS
+from norma.cli._output import emit, format_option, resolve_format
+from norma.rubrics import (
+    Rubric,
+    RubricCheck,
+    blend_rubric_files,
+    check_rubric_file,
+    evaluate_rubric_file,
+    rubric_json_schema,
+)
+
+__all__ = ["rubric"]
+
+_FILE = click.Path(path_type=Path)
+
+
+@click.group("rubric")
+def rubric() -> None:
+    """Rubrics: weighted criteria turned into a reward (synth-ai compatible)."""
+
+
+def _render_checks(checks: list[RubricCheck]) -> Any:
+    def table(con: Console) -> None:
+        for check in checks:
+            if check.valid:
+                con.print(f"ok    {check.file} ({check.criteria} criteria{', strict' if check.strict else ''})")
+                continue
+            con.print(f"FAIL  {check.file}")
+            for issue in check.issues:
+                where = f"{check.file}:{issue.path}" if issue.path else check.file
+                con.print(f"      {where}: {issue.message}")
+
+    return table
+
+
+@rubric.command("validate")
+@click.argument("files", nargs=-1, required=True, type=_FILE, metavar="FILE...")
+@click.option("--strict", is_flag=True, help="Check the strict verifier format (weights in (0, 1] summing to 1).")
+@format_option
+@click.pass_context
+def validate(ctx: click.Context, files: tuple[Path, ...], strict: bool, output_format: str | None) -> int:
+    """Validate rubric files (JSON or YAML); stop at the first invalid one.
+
+    Exit 0 when every file is valid, 1 at the first invalid file (its field paths are printed), 2 when a file
+    cannot be read or parsed.
+    """
+    fmt = resolve_format(ctx, output_format)
+    checks: list[RubricCheck] = []
+    for file in files:
+        checks.append(check_rubric_file(file, strict=strict))
+        if not checks[-1].valid:
+            break
+    valid = all(check.valid for check in checks)
+    emit(fmt, {"valid": valid, "files": [check.model_dump() for check in checks]}, _render_checks(checks))
+    return 0 if valid else 1
+
+
+def _render_result(result: dict[str, Any]) -> Any:
+    key = "reward"
+
+    def table(con: Console) -> None:
+        grid = Table("criterion", key, "weight", "required")
+        failed = set(result.get("failed_required", []))
+        for cid, row in result["per_criterion"].items():
+            required = "yes (FAILED)" if cid in failed else ("yes" if row["required"] else "")
+            grid.add_row(cid, f"{row[key]:.4g}", f"{row['weight']:g}", required)
+        con.print(grid)
+        value = result[key]
+        shown = "None" if value is None else f"{value:.6g}"
+        how = result["aggregation"] + (f" via {result['aggregator']}" if "aggregator" in result else "")
+        con.print(f"{key}: {shown} ({how})")
+        if "passed" in result:
+            con.print(f"verdict: {'PASS' if result['passed'] else 'FAIL'}")
+
+    return table
+
+
+@rubric.command("eval")
+@click.argument("rubric_file", type=_FILE, metavar="RUBRIC")
+@click.option("--events", "events_file", type=_FILE, metavar="FILE", help="Events: JSON list, JSON Lines or YAML list.")
+@click.option(
+    "--outcome", "outcome_file", type=_FILE, metavar="FILE", help="Outcome: JSON or YAML mapping of id to value."
+)
+@click.option("--enforce-required", is_flag=True, help="Fail when a required criterion is below the threshold.")
+@click.option(
+    "--pass-threshold", type=float, default=None, metavar="X", help="Give a PASS/FAIL verdict at this reward."
+)
+@click.option(
+    "--aggregator",
+    default=None,
+    metavar="NAME",
+    help="Aggregator for 'custom' rubrics (min, max, geometric_mean, ...).",
+)
+@format_option
+@click.pass_context
+def eval_(
+    ctx: click.Context,
+    rubric_file: Path,
+    events_file: Path | None,
+    outcome_file: Path | None,
+    enforce_required: bool,
+    pass_threshold: float | None,
+    aggregator: str | None,
+    output_format: str | None,
+) -> int:
+    """Evaluate events or an outcome against a rubric and print the reward.
+
+    Exit 0, or 1 when a verdict was asked for (--pass-threshold, --enforce-required) and it fails.
+    """
+    fmt = resolve_format(ctx, output_format)
+    if (events_file is None) == (outcome_file is None):
+        raise click.UsageError("give exactly one of --events FILE and --outcome FILE")
+    result = evaluate_rubric_file(
+        rubric_file,
+        events_path=events_file,
+        outcome_path=outcome_file,
+        enforce_required=enforce_required,
+        pass_threshold=pass_threshold,
+        aggregator=aggregator,
+    )
+    emit(fmt, result, _render_result(result))
+    return 1 if result.get("passed") is False else 0
+
+
+def _render_rubric(blended: Rubric) -> Any:
+    def table(con: Console) -> None:
+        con.print(f"version {blended.version}, aggregation {blended.aggregation}")
+        if blended.goal_text:
+            con.print(f"goal: {blended.goal_text}")
+        grid = Table("criterion", "weight", "required", "description")
+        for criterion in blended.criteria:
+            grid.add_row(
+                criterion.id, f"{criterion.weight:g}", "yes" if criterion.required else "", criterion.description
+            )
+        con.print(grid)
+
+    return table
+
+
+@rubric.command("blend")
+@click.argument("base", type=_FILE)
+@click.argument("override", type=_FILE)
+@format_option
+@click.pass_context
+def blend(ctx: click.Context, base: Path, override: Path, output_format: str | None) -> int:
+    """Blend OVERRIDE into BASE and print the merged rubric (--format json gives a loadable rubric)."""
+    fmt = resolve_format(ctx, output_format)
+    blended = blend_rubric_files(base, override)
+    emit(fmt, blended.model_dump(), _render_rubric(blended))
+    return 0
+
+
+@rubric.command("schema")
+@click.option("--strict", is_flag=True, help="The strict verifier format instead of the flexible one.")
+@format_option
+@click.pass_context
+def schema(ctx: click.Context, strict: bool, output_format: str | None) -> int:
+    """Print the JSON Schema of the rubric format (--format json for the schema itself)."""
+    fmt = resolve_format(ctx, output_format)
+    document = rubric_json_schema(strict=strict)
+
+    def table(con: Console) -> None:
+        con.print(f"{document['title']}: {document['description']}")
+        grid = Table("field", "type", "required")
+        required = set(document.get("required", []))
+        for name, prop in document["properties"].items():
+            kind = prop.get("type") or " | ".join(str(p.get("type", "object")) for p in prop.get("anyOf", []))
+            grid.add_row(name, str(kind), "yes" if name in required else "")
+        con.print(grid)
+        con.print("Use --format json for the full schema.")
+
+    emit(fmt, document, table)
+    return 0
+
+
+def _demo_section(examples: Path) -> tuple[dict[str, Any], Any]:
+    folder = examples / "rubrics"
+    events = evaluate_rubric_file(
+        folder / "code_review.json", events_path=folder / "inputs" / "code_review_events.json"
+    )
+    outcome = evaluate_rubric_file(
+        folder / "code_review.json",
+        outcome_path=folder / "inputs" / "code_review_outcome.json",
+        enforce_required=True,
+        pass_threshold=0.7,
+    )
+    custom = evaluate_rubric_file(
+        folder / "safety_gate.yaml", outcome_path=folder / "inputs" / "safety_gate_outcome.yaml", aggregator="min"
+    )
+    blended = blend_rubric_files(folder / "code_review.json", folder / "code_review_override.yaml")
+    strict = check_rubric_file(folder / "verifier_strict.json", strict=True)
+    summary = {
+        "events_reward": events["reward"],
+        "outcome_reward": outcome["reward"],
+        "outcome_passed": outcome["passed"],
+        "custom_min_reward": custom["reward"],
+        "blended_criteria": [criterion.id for criterion in blended.criteria],
+        "strict_valid": strict.valid,
+    }
+
+    def render(con: Console) -> None:
+        con.print("code_review.json + events:")
+        _render_result(events)(con)
+        con.print("code_review.json + outcome, --enforce-required --pass-threshold 0.7:")
+        _render_result(outcome)(con)
+        con.print(f"safety_gate.yaml (custom, aggregator min): reward {custom['reward']:.4g}")
+        con.print(f"blend with code_review_override.yaml: {', '.join(summary['blended_criteria'])}")
+        con.print(f"verifier_strict.json strict validation: {'ok' if strict.valid else 'FAIL'}")
+
+    return summary, render
+
+
+SECTIONS["rubrics"] = _demo_section

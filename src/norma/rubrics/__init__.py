@@ -1,0 +1,96 @@
+"""Rubrics: weighted criteria turned into a reward; a drop-in replacement for ``synth_ai.task.rubrics``.
+
+The compatible surface (same names, behaviour, results and error texts as synth-ai's rubric module):
+:class:`Criterion`, :class:`Rubric`, :func:`load_rubric`, :func:`blend_rubrics`,
+:func:`evaluate_events_against_rubric`, :func:`evaluate_outcome_against_rubric`, :func:`score_events_against_rubric`,
+:func:`score_outcome_against_rubric`, :class:`StrictCriterion`, :class:`StrictRubric`, :func:`validate_rubric_dict`,
+:func:`validate_rubric_file`, :func:`validate_rubric_files`, :data:`ValidationError` and the aliases
+:data:`RubricSpec` (= ``StrictRubric``) and :data:`RubricCriterion` (= ``StrictCriterion``).
+
+Beyond it, opt-in: safe URL loading limits (``timeout``, ``max_bytes``), ``enforce_required`` and
+``pass_threshold`` verdicts, named aggregators for ``custom`` rubrics (:func:`register_aggregator`), JSON Schema
+export (:func:`rubric_json_schema`) and file-level helpers for CI (:func:`check_rubric_file`). See docs/rubrics.md.
+"""
+
+from __future__ import annotations
+
+from norma.errors import RubricError
+from norma.rubrics._aggregators import Aggregator, aggregator_names, get_aggregator, register_aggregator
+from norma.rubrics._blend import blend_rubrics, blend_weights
+from norma.rubrics._evaluation import (
+    AggregatorChoice,
+    evaluate_events_against_rubric,
+    evaluate_outcome_against_rubric,
+    evaluate_values,
+    score_events_against_rubric,
+    score_outcome_against_rubric,
+)
+from norma.rubrics._fetch import fetch_rubric_text
+from norma.rubrics._files import (
+    RubricCheck,
+    RubricIssue,
+    blend_rubric_files,
+    check_rubric_file,
+    evaluate_rubric_file,
+    field_path,
+    load_rubric_file,
+    validation_issues,
+)
+from norma.rubrics._loaders import RubricSource, load_rubric, parse_rubric_text, read_rubric_file
+from norma.rubrics._models import AGGREGATIONS, Criterion, Rubric
+from norma.rubrics._schema import rubric_json_schema
+from norma.rubrics._strict import (
+    StrictCriterion,
+    StrictRubric,
+    ValidationError,
+    validate_rubric_dict,
+    validate_rubric_file,
+    validate_rubric_files,
+)
+
+RubricCriterion = StrictCriterion
+"""Old name of :class:`StrictCriterion` (from ``synth_ai.rubrics``), kept for compatibility."""
+
+RubricSpec = StrictRubric
+"""Old name of :class:`StrictRubric` (from ``synth_ai.rubrics``), kept for compatibility."""
+
+__all__ = [
+    "AGGREGATIONS",
+    "Aggregator",
+    "AggregatorChoice",
+    "Criterion",
+    "Rubric",
+    "RubricCheck",
+    "RubricCriterion",
+    "RubricError",
+    "RubricIssue",
+    "RubricSource",
+    "RubricSpec",
+    "StrictCriterion",
+    "StrictRubric",
+    "ValidationError",
+    "aggregator_names",
+    "blend_rubric_files",
+    "blend_rubrics",
+    "blend_weights",
+    "check_rubric_file",
+    "evaluate_events_against_rubric",
+    "evaluate_outcome_against_rubric",
+    "evaluate_rubric_file",
+    "evaluate_values",
+    "fetch_rubric_text",
+    "field_path",
+    "get_aggregator",
+    "load_rubric",
+    "load_rubric_file",
+    "parse_rubric_text",
+    "read_rubric_file",
+    "register_aggregator",
+    "rubric_json_schema",
+    "score_events_against_rubric",
+    "score_outcome_against_rubric",
+    "validate_rubric_dict",
+    "validate_rubric_file",
+    "validate_rubric_files",
+    "validation_issues",
+]

@@ -1,0 +1,237 @@
+"""Turning per-criterion values into one number: events or an outcome, evaluated against a flexible rubric.
+
+The compatible rules (synth-ai's): only the rubric's criteria count, a missing one counts 0.0 and still appears in
+``per_criterion``; ``sum`` adds the values, ``weighted_sum`` is Σ v·w / Σ w (0.0 for an empty rubric), ``inherit``
+behaves and is reported as ``weighted_sum``, ``custom`` gives ``None``. Values are not clamped.
+
+Opt-in extras (keyword-only, off by default so results stay identical):
+
+* ``aggregator``: for ``custom`` rubrics, a registered aggregator name (or function) that computes the value;
+  the result then also has ``"aggregator"``.
+* ``pass_threshold``: adds ``"passed"``: the value reaches the threshold.
+* ``enforce_required``: adds ``"failed_required"`` (the required criteria whose value is below
+  ``required_threshold``, default ``pass_threshold`` or else 0.5) and ``"passed"``, false when any failed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from norma.errors import RubricError
+from norma.rubrics._aggregators import Aggregator, get_aggregator
+from norma.rubrics._models import Criterion, Rubric
+
+__all__ = [
+    "DEFAULT_REQUIRED_THRESHOLD",
+    "AggregatorChoice",
+    "evaluate_events_against_rubric",
+    "evaluate_outcome_against_rubric",
+    "evaluate_values",
+    "score_events_against_rubric",
+    "score_outcome_against_rubric",
+]
+
+DEFAULT_REQUIRED_THRESHOLD = 0.5
+"""Value a required criterion must reach under ``enforce_required`` when no threshold is given."""
+
+AggregatorChoice = str | Aggregator | None
+"""An aggregator for ``custom`` rubrics: a registered name, a function, or ``None`` (value stays ``None``)."""
+
+
+def _as_float(value: Any) -> float | None:
+    try:
+        return float(value)
+    except Exception:  # anything float() refuses is skipped, as the compatible scorer does
+        return None
+
+
+def _check_threshold(name: str, value: float | None) -> None:
+    if value is not None and (isinstance(value, bool) or not math.isfinite(value)):
+        raise RubricError(f"{name} must be a finite number, got {value!r}")
+
+
+def _resolve(aggregator: AggregatorChoice) -> tuple[str, Aggregator] | None:
+    if aggregator is None:
+        return None
+    if isinstance(aggregator, str):
+        return aggregator, get_aggregator(aggregator)
+    return getattr(aggregator, "__name__", "custom"), aggregator
+
+
+def evaluate_values(
+    criteria: Iterable[Criterion],
+    values: Mapping[str, float],
+    aggregation: str,
+    *,
+    key: str = "reward",
+    enforce_required: bool = False,
+    pass_threshold: float | None = None,
+    required_threshold: float | None = None,
+    aggregator: AggregatorChoice = None,
+) -> dict[str, Any]:
+    """Combine ``values`` (criterion id -> value) over ``criteria`` with ``aggregation``.
+
+    Returns:
+        ``{"aggregation", key, "per_criterion": {id: {key, "weight", "required"}}}``, plus ``"aggregator"``,
+        ``"passed"`` and ``"failed_required"`` when the matching option is used (see the module documentation).
+
+    Raises:
+        RubricError: an unknown aggregator name, or a threshold that is not a finite number.
+    """
+    _check_threshold("pass_threshold", pass_threshold)
+    _check_threshold("required_threshold", required_threshold)
+    chosen = _resolve(aggregator)
+    if aggregation == "inherit":
+        aggregation = "weighted_sum"
+    per_criterion: dict[str, dict[str, Any]] = {}
+    ordered: list[tuple[Criterion, float]] = []
+    total = 0.0
+    total_weight = 0.0
+    for criterion in criteria:
+        value = values.get(criterion.id, 0.0)
+        per_criterion[criterion.id] = {key: value, "weight": criterion.weight, "required": criterion.required}
+        ordered.append((criterion, value))
+        if aggregation == "sum":
+            total += value
+        elif aggregation == "weighted_sum":
+            total += value * criterion.weight
+            total_weight += criterion.weight
+    result_value: float | None = None
+    if aggregation == "sum":
+        result_value = total
+    elif aggregation == "weighted_sum":
+        result_value = total / total_weight if total_weight > 0 else total
+    result: dict[str, Any] = {"aggregation": aggregation, key: result_value, "per_criterion": per_criterion}
+    if aggregation == "custom" and chosen is not None:
+        name, fn = chosen
+        result[key] = float(fn([v for _, v in ordered], [c.weight for c, _ in ordered]))
+        result["aggregator"] = name
+    return _verdict(result, ordered, key, enforce_required, pass_threshold, required_threshold)
+
+
+def _verdict(
+    result: dict[str, Any],
+    ordered: list[tuple[Criterion, float]],
+    key: str,
+    enforce_required: bool,
+    pass_threshold: float | None,
+    required_threshold: float | None,
+) -> dict[str, Any]:
+    if not enforce_required and pass_threshold is None:
+        return result
+    value = result[key]
+    passed = pass_threshold is None or (value is not None and value >= pass_threshold)
+    if enforce_required:
+        bar = required_threshold if required_threshold is not None else pass_threshold
+        bar = DEFAULT_REQUIRED_THRESHOLD if bar is None else bar
+        failed = [criterion.id for criterion, v in ordered if criterion.required and not v >= bar]
+        result["failed_required"] = failed
+        passed = passed and not failed
+    result["passed"] = passed
+    return result
+
+
+def _from_events(events: Iterable[Any] | None, key: str) -> dict[str, float]:
+    values: dict[str, float] = {}
+    for event in events or []:
+        if not isinstance(event, dict):
+            continue
+        cid = event.get("criterion_id") or event.get("id") or event.get("criterion")
+        value = _as_float(event.get(key))
+        if cid and value is not None:
+            values[str(cid)] = value
+    return values
+
+
+def _from_outcome(outcome: Any) -> dict[str, float]:
+    values: dict[str, float] = {}
+    if isinstance(outcome, dict):
+        nested = outcome.get("criteria")
+        candidates = nested if isinstance(nested, dict) else outcome
+        for cid, raw in candidates.items():
+            value = _as_float(raw)
+            if value is not None:
+                values[str(cid)] = value
+    return values
+
+
+def _run(values: Mapping[str, float], rubric: Rubric | None, key: str, options: dict[str, Any]) -> dict[str, Any]:
+    if rubric is None:
+        return evaluate_values([], {}, "none", key=key, **options)
+    return evaluate_values(rubric.criteria, values, rubric.aggregation, key=key, **options)
+
+
+def evaluate_events_against_rubric(
+    events: Iterable[Any] | None,
+    rubric: Rubric | None,
+    *,
+    enforce_required: bool = False,
+    pass_threshold: float | None = None,
+    required_threshold: float | None = None,
+    aggregator: AggregatorChoice = None,
+) -> dict[str, Any]:
+    """Evaluate judgement events (``{"criterion_id"|"id"|"criterion": ..., "reward": ...}``) against ``rubric``.
+
+    Non-dict events and events without an id or a number are skipped; the last event for an id wins. The result
+    key is ``"reward"``; without a rubric the aggregation is ``"none"`` and the reward ``None``.
+    """
+    options = _options(enforce_required, pass_threshold, required_threshold, aggregator)
+    return _run(_from_events(events, "reward") if rubric is not None else {}, rubric, "reward", options)
+
+
+def evaluate_outcome_against_rubric(
+    outcome: Any,
+    rubric: Rubric | None,
+    *,
+    enforce_required: bool = False,
+    pass_threshold: float | None = None,
+    required_threshold: float | None = None,
+    aggregator: AggregatorChoice = None,
+) -> dict[str, Any]:
+    """Evaluate an outcome (``{id: value}``, or ``{"criteria": {id: value}}``) against ``rubric``; key ``"reward"``."""
+    options = _options(enforce_required, pass_threshold, required_threshold, aggregator)
+    return _run(_from_outcome(outcome) if rubric is not None else {}, rubric, "reward", options)
+
+
+def score_events_against_rubric(
+    events: Iterable[Any] | None,
+    rubric: Rubric | None,
+    *,
+    enforce_required: bool = False,
+    pass_threshold: float | None = None,
+    required_threshold: float | None = None,
+    aggregator: AggregatorChoice = None,
+) -> dict[str, Any]:
+    """The older name of :func:`evaluate_events_against_rubric`: reads and reports ``"score"`` instead."""
+    options = _options(enforce_required, pass_threshold, required_threshold, aggregator)
+    return _run(_from_events(events, "score") if rubric is not None else {}, rubric, "score", options)
+
+
+def score_outcome_against_rubric(
+    outcome: Any,
+    rubric: Rubric | None,
+    *,
+    enforce_required: bool = False,
+    pass_threshold: float | None = None,
+    required_threshold: float | None = None,
+    aggregator: AggregatorChoice = None,
+) -> dict[str, Any]:
+    """The older name of :func:`evaluate_outcome_against_rubric`: reports ``"score"`` instead of ``"reward"``."""
+    options = _options(enforce_required, pass_threshold, required_threshold, aggregator)
+    return _run(_from_outcome(outcome) if rubric is not None else {}, rubric, "score", options)
+
+
+def _options(
+    enforce_required: bool,
+    pass_threshold: float | None,
+    required_threshold: float | None,
+    aggregator: AggregatorChoice,
+) -> dict[str, Any]:
+    return {
+        "enforce_required": enforce_required,
+        "pass_threshold": pass_threshold,
+        "required_threshold": required_threshold,
+        "aggregator": aggregator,
+    }

@@ -1,0 +1,203 @@
+"""Rubric work on files, for the CLI and CI scripts: check, load with field paths, evaluate, blend.
+
+These wrap the compatible API with what a command line needs: pydantic errors turned into field paths
+(``criteria[1].weight``) and :class:`~norma.errors.RubricError`\\ s that name the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pydantic
+from pydantic import BaseModel, ConfigDict
+
+from norma.errors import RubricError
+from norma.rubrics._blend import blend_rubrics
+from norma.rubrics._errors import BackendJudgeFormatError, RubricJSONError
+from norma.rubrics._evaluation import AggregatorChoice, evaluate_events_against_rubric, evaluate_outcome_against_rubric
+from norma.rubrics._loaders import load_rubric, parse_rubric_text, read_rubric_file
+from norma.rubrics._models import Rubric
+from norma.rubrics._strict import StrictRubric
+
+__all__ = [
+    "RubricCheck",
+    "RubricIssue",
+    "blend_rubric_files",
+    "check_rubric_file",
+    "evaluate_rubric_file",
+    "field_path",
+    "load_rubric_file",
+    "validation_issues",
+]
+
+
+class RubricIssue(BaseModel):
+    """One problem in a rubric: where (a field path, ``""`` for the whole rubric) and what."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: str
+    """Field path such as ``criteria[1].weight``; empty for the rubric as a whole."""
+
+    message: str
+    """What is wrong there."""
+
+
+class RubricCheck(BaseModel):
+    """The verdict of :func:`check_rubric_file` on one file."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    file: str
+    """The file checked."""
+
+    strict: bool
+    """Whether the strict format was checked."""
+
+    valid: bool
+    """Whether the rubric is valid."""
+
+    issues: list[RubricIssue]
+    """What is wrong, in pydantic's order; empty when valid."""
+
+    criteria: int
+    """Number of criteria of a valid rubric (0 when invalid)."""
+
+
+def field_path(loc: Sequence[int | str]) -> str:
+    """A pydantic error location as a field path: ``("criteria", 1, "weight")`` -> ``criteria[1].weight``."""
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        else:
+            path += f".{part}" if path else str(part)
+    return path
+
+
+def validation_issues(error: pydantic.ValidationError) -> list[RubricIssue]:
+    """The problems of a pydantic ``ValidationError`` as field paths and messages."""
+    issues = []
+    for detail in error.errors(include_url=False):
+        message = str(detail["msg"]).removeprefix("Value error, ")
+        issues.append(RubricIssue(path=field_path(detail["loc"]), message=message))
+    return issues
+
+
+def _parse_file(path: Path) -> dict[str, Any]:
+    return parse_rubric_text(read_rubric_file(path), path.suffix.lower(), source=str(path), fetch=False)
+
+
+def check_rubric_file(path: str | os.PathLike[str], *, strict: bool = False) -> RubricCheck:
+    """Check one rubric file (JSON or YAML) against the flexible format, or the strict one.
+
+    Returns:
+        The verdict; a rubric that parses but breaks the format is ``valid=False`` with its issues.
+
+    Raises:
+        RubricError: the file cannot be read or parsed into a mapping (missing, a directory, too large,
+            malformed JSON/YAML, not a mapping).
+    """
+    file = Path(path)
+    try:
+        rubric: Rubric | StrictRubric | None
+        if strict:
+            rubric = StrictRubric.model_validate(_parse_file(file))
+        else:
+            read_rubric_file(file)  # refuse missing files rather than read their name as rubric text
+            rubric = load_rubric(file)
+    except pydantic.ValidationError as exc:
+        return RubricCheck(file=str(path), strict=strict, valid=False, issues=validation_issues(exc), criteria=0)
+    except BackendJudgeFormatError as exc:
+        issue = RubricIssue(path="", message=exc.message)
+        return RubricCheck(file=str(path), strict=strict, valid=False, issues=[issue], criteria=0)
+    count = len(rubric.criteria) if rubric is not None else 0
+    return RubricCheck(file=str(path), strict=strict, valid=True, issues=[], criteria=count)
+
+
+def load_rubric_file(path: str | os.PathLike[str]) -> Rubric:
+    """Load a flexible rubric file; any problem is a :class:`RubricError` naming the file and field path."""
+    file = Path(path)
+    read_rubric_file(file)
+    try:
+        rubric = load_rubric(file)
+    except pydantic.ValidationError as exc:
+        first = validation_issues(exc)[0]
+        more = len(exc.errors()) - 1
+        raise RubricError(
+            first.message + (f" (and {more} more)" if more else ""),
+            source=str(path),
+            location=first.path or None,
+            hint="run `norma rubric validate` on it to see every problem",
+        ) from exc
+    assert rubric is not None  # a file always yields a rubric or raises
+    return rubric
+
+
+def _read_data(path: Path) -> Any:
+    text = read_rubric_file(path)
+    if path.suffix.lower() in (".yaml", ".yml"):
+        return parse_rubric_text(text, path.suffix.lower(), source=str(path), fetch=False)
+    if path.suffix.lower() == ".jsonl":
+        records = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                try:
+                    records.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise RubricError(
+                        f"malformed JSON: {exc.msg}", source=str(path), location=f"line {number}"
+                    ) from exc
+        return records
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RubricJSONError(exc, source=str(path)) from exc
+
+
+def evaluate_rubric_file(
+    rubric_path: str | os.PathLike[str],
+    *,
+    events_path: str | os.PathLike[str] | None = None,
+    outcome_path: str | os.PathLike[str] | None = None,
+    enforce_required: bool = False,
+    pass_threshold: float | None = None,
+    aggregator: AggregatorChoice = None,
+) -> dict[str, Any]:
+    """Evaluate an events file (JSON list, JSON Lines or YAML list) or an outcome file (JSON/YAML mapping).
+
+    Exactly one of ``events_path`` and ``outcome_path`` is given. Returns the evaluation result (key
+    ``"reward"``) with the options of :func:`evaluate_events_against_rubric`.
+
+    Raises:
+        RubricError: an unreadable or invalid rubric, events that are not a list, an outcome that is not a mapping.
+    """
+    if (events_path is None) == (outcome_path is None):
+        raise RubricError("give exactly one of an events file and an outcome file")
+    rubric = load_rubric_file(rubric_path)
+    options: dict[str, Any] = {
+        "enforce_required": enforce_required,
+        "pass_threshold": pass_threshold,
+        "aggregator": aggregator,
+    }
+    if events_path is not None:
+        events = _read_data(Path(events_path))
+        if not isinstance(events, list):
+            raise RubricError("events must be a list of {criterion_id, reward} objects", source=str(events_path))
+        return evaluate_events_against_rubric(events, rubric, **options)
+    assert outcome_path is not None
+    outcome = _read_data(Path(outcome_path))
+    if not isinstance(outcome, dict):
+        raise RubricError("an outcome must be a mapping of criterion id to value", source=str(outcome_path))
+    return evaluate_outcome_against_rubric(outcome, rubric, **options)
+
+
+def blend_rubric_files(base_path: str | os.PathLike[str], override_path: str | os.PathLike[str]) -> Rubric:
+    """Load two rubric files and blend them with :func:`blend_rubrics` (override wins)."""
+    blended = blend_rubrics(load_rubric_file(base_path), load_rubric_file(override_path))
+    assert blended is not None
+    return blended

@@ -1,0 +1,224 @@
+"""Loading a flexible :class:`Rubric` from a path, text, URL, mapping or an existing rubric.
+
+The decision order is synth-ai's ``load_rubric`` (see docs/rubrics.md): ``None`` stays ``None``; a rubric is
+returned as is; a mapping is validated; anything else becomes a string, read as a file when that path exists
+and taken as text otherwise. Text is parsed as YAML for ``.yaml``/``.yml`` files, as JSON when it starts with
+``{``, fetched when it is an ``http(s)`` URL, else tried as JSON and then YAML.
+
+What norma adds: files and URL bodies are capped at ``max_bytes``, URLs are fetched safely
+(:mod:`norma.rubrics._fetch`), unreadable files and malformed text raise :class:`~norma.errors.RubricError`
+subclasses that name the file (and are still the builtin errors the original let through).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from norma.errors import RubricError
+from norma.rubrics._errors import (
+    BackendJudgeFormatError,
+    RubricFileError,
+    RubricFileMissingError,
+    RubricIsADirectoryError,
+    RubricJSONError,
+    RubricPermissionError,
+    RubricYAMLError,
+)
+from norma.rubrics._fetch import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, fetch_rubric_text
+from norma.rubrics._models import Rubric
+
+__all__ = ["RubricSource", "load_rubric", "parse_rubric_text", "read_rubric_file"]
+
+RubricSource = str | os.PathLike[str] | Mapping[str, Any] | Rubric | None
+"""What :func:`load_rubric` accepts."""
+
+_YAML_SUFFIXES = (".yaml", ".yml")
+
+
+def read_rubric_file(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
+    """Read a rubric file as UTF-8 text, refusing directories and files over ``max_bytes``.
+
+    Raises:
+        RubricFileError: missing (also ``FileNotFoundError``), a directory (``IsADirectoryError``), unreadable
+            (``PermissionError``), too large, or not UTF-8.
+    """
+    where = str(path)
+    file = Path(path)
+    try:
+        if file.is_dir():
+            raise RubricIsADirectoryError("is a directory, not a rubric file", source=where, hint="name a file")
+        size = file.stat().st_size
+        if size > max_bytes:
+            raise RubricFileError(
+                f"rubric file is {size} bytes, over the limit of {max_bytes} bytes",
+                source=where,
+                hint="pass a larger max_bytes if this rubric is really that big",
+            )
+        raw = file.read_bytes()
+    except FileNotFoundError as exc:
+        raise RubricFileMissingError("no such file", source=where, hint="check the path") from exc
+    except PermissionError as exc:
+        raise RubricPermissionError("permission denied", source=where, hint="make the file readable") from exc
+    except OSError as exc:
+        if isinstance(exc, RubricFileError):
+            raise
+        raise RubricFileError(f"cannot read the file: {exc.strerror or exc}", source=where) from exc
+    if len(raw) > max_bytes:
+        raise RubricFileError(f"rubric file is over the limit of {max_bytes} bytes", source=where)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RubricFileError(
+            f"not UTF-8 text (byte {exc.start})", source=where, hint="save the rubric as UTF-8"
+        ) from exc
+
+
+def _json(text: str, source: str | None) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RubricJSONError(exc, source=source) from exc
+
+
+def _yaml(text: str, source: str | None) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        location = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise RubricYAMLError(f"malformed YAML: {problem}", source=source, location=location) from exc
+
+
+def _filename_hint(text: str, source: str | None) -> str | None:
+    if source is None and "\n" not in text and text.lower().endswith((".json", ".yaml", ".yml")):
+        return f"no file named {text!r} exists"
+    if "://" in text and "\n" not in text:
+        return "only http:// and https:// URLs are fetched"
+    return None
+
+
+def parse_rubric_text(
+    text: str,
+    suffix: str | None = None,
+    *,
+    source: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    fetch: bool = True,
+) -> dict[str, Any]:
+    """Parse rubric text into a mapping, the way :func:`load_rubric` does.
+
+    Args:
+        text: the text (or an ``http(s)`` URL, fetched when ``fetch`` is true).
+        suffix: the lower-cased file suffix it came from, if any (``.yaml``/``.yml`` force YAML).
+        source: where the text came from, for error messages.
+        timeout: seconds a URL fetch may take.
+        max_bytes: largest URL body accepted.
+        fetch: whether a URL is fetched (a fetched body is never fetched again).
+
+    Raises:
+        RubricError: empty text ("Rubric source is empty"), YAML that is not a mapping ("Rubric YAML must produce
+            a mapping"), text that is not a mapping ("Rubric text must decode to a mapping"), a failed fetch.
+        RubricJSONError: malformed JSON (also ``json.JSONDecodeError``).
+        RubricYAMLError: malformed YAML (also ``yaml.YAMLError``).
+    """
+    stripped = text.strip()
+    if not stripped:
+        raise RubricError("Rubric source is empty", source=source)
+    # decisions look at the stripped text; parsing sees the whole text so error lines match the file
+    if suffix in _YAML_SUFFIXES:
+        data = _yaml(text, source)
+        if not isinstance(data, dict):
+            raise RubricError("Rubric YAML must produce a mapping", source=source, hint="write key: value pairs")
+        return data
+    if stripped.startswith("{"):
+        parsed: dict[str, Any] = _json(text, source)
+        return parsed
+    if fetch and stripped.startswith(("http://", "https://")):
+        body = fetch_rubric_text(stripped, timeout=timeout, max_bytes=max_bytes)
+        return parse_rubric_text(body, None, source=stripped, fetch=False)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        data = _yaml(text, source)
+    if not isinstance(data, dict):
+        raise RubricError("Rubric text must decode to a mapping", source=source, hint=_filename_hint(stripped, source))
+    return data
+
+
+def _existing_path(text: str) -> Path | None:
+    if not text.strip():  # Path("") is the current directory; empty text is an empty rubric
+        return None
+    try:
+        path = Path(text)
+        return path if path.exists() else None
+    except (OSError, ValueError):  # a name too long or with a NUL byte is text, not a path
+        return None
+
+
+def _is_backend_judge(data: Mapping[str, Any]) -> bool:
+    return (
+        "event" in data
+        and "outcome" in data
+        and "version" not in data
+        and "goal_text" not in data
+        and "criteria" not in data
+    )
+
+
+def load_rubric(
+    source: RubricSource,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> Rubric | None:
+    """Load a flexible rubric from a path, JSON/YAML text, an ``http(s)`` URL, a mapping or a rubric.
+
+    Args:
+        source: ``None`` (returns ``None``), a :class:`Rubric` (returned unchanged), a mapping (validated), or
+            anything else, turned into a string: an existing file's path, a URL, or the rubric text itself.
+        timeout: seconds a URL fetch may take (default 15).
+        max_bytes: largest file or URL body accepted (default 1 MiB).
+
+    Raises:
+        RubricError: unreadable input, see :func:`parse_rubric_text` and :func:`read_rubric_file`; data in the
+            backend judge format.
+        pydantic.ValidationError: the data does not fit the :class:`Rubric` model.
+    """
+    if source is None:
+        return None
+    if isinstance(source, Rubric):
+        return source
+    where: str | None = None
+    if isinstance(source, Mapping):
+        data: Mapping[str, Any] = source
+    else:
+        text = str(os.fspath(source)) if isinstance(source, os.PathLike) else str(source)
+        path = _existing_path(text)
+        if path is not None:
+            where = text
+            data = parse_rubric_text(
+                read_rubric_file(path, max_bytes=max_bytes),
+                path.suffix.lower(),
+                source=where,
+                timeout=timeout,
+                max_bytes=max_bytes,
+            )
+        else:
+            data = parse_rubric_text(text, None, timeout=timeout, max_bytes=max_bytes)
+    if _is_backend_judge(data):
+        shown = f" ({source})" if isinstance(source, str) else ""
+        raise BackendJudgeFormatError(
+            f"rubric is in the backend judge format: it has 'event' and 'outcome' keys{shown}",
+            source=where if not isinstance(source, str) else None,
+            hint="a task rubric needs 'version', 'goal_text' and 'criteria'; backend judge rubrics "
+            "(named '*_backend_judge.json') are for judge functions",
+        )
+    return Rubric.model_validate(dict(data))
