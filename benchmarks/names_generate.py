@@ -1,0 +1,213 @@
+"""Quality and speed of ``norma.names.generate_variations`` on 200 seed names with random MIID labels.
+
+The workload is fixed by ``--seed``: Latin first and last names, ``--three-part`` of them with a middle name, and
+one query's labels per name drawn by :func:`norma.names.random_labels`. Each name's variations are generated and
+scored with the real ``variation_quality`` (compat="miid"), in the same process.
+
+compat="miid" depends on ``PYTHONHASHSEED`` (the validator's phonetic weights and part weights come from
+``hash()``), so every figure is measured in a child process per hash seed (``--hash-seeds``). The last column
+re-scores the same variations in another process (hash seed + 1000), as a validator elsewhere would: the generator
+aims at the weights it can see, and this shows what is left when they differ. A ``stable`` row does the same in
+compat="stable". "Mean ceiling" is the mean of the highest final score any variations could get (1.0 for two-part
+names; ``0.8 * (w_first + w_last) + 0.2`` for three-part names in miid, whose two weights add to less than 1).
+
+Usage::
+
+    .venv/bin/python benchmarks/names_generate.py                  # 200 names, hash seeds 0, 1, 2, plus stable
+    .venv/bin/python benchmarks/names_generate.py --names 50 --hash-seeds 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from norma.names import generate_variations, random_labels, score_jsonl, variation_quality
+from norma.names._compat import name_part_weights
+
+_FIRST = (
+    "James Mary Robert Patricia John Jennifer Michael Linda David Elizabeth William Barbara Richard Susan Joseph "
+    "Jessica Thomas Sarah Charles Karen Christopher Lisa Daniel Nancy Matthew Betty Anthony Margaret Mark Sandra "
+    "Donald Ashley Steven Kimberly Paul Emily Andrew Donna Joshua Michelle Kenneth Carol Kevin Amanda Brian Dorothy "
+    "George Melissa Timothy Deborah Ronald Stephanie Edward Rebecca Jason Sharon Jeffrey Laura Ryan Cynthia Jacob "
+    "Kathleen Gary Amy Nicholas Angela Eric Shirley Jonathan Anna Stephen Brenda Larry Pamela Justin Emma Scott "
+    "Nicole Brandon Helen Benjamin Samantha Samuel Katherine Gregory Christine Alexander Debra Frank Rachel Patrick"
+)
+_LAST = (
+    "Smith Johnson Williams Brown Jones Garcia Miller Davis Rodriguez Martinez Hernandez Lopez Gonzalez Wilson "
+    "Anderson Thomas Taylor Moore Jackson Martin Lee Perez Thompson White Harris Sanchez Clark Ramirez Lewis Robinson "
+    "Walker Young Allen King Wright Scott Torres Nguyen Hill Flores Green Adams Nelson Baker Hall Rivera Campbell "
+    "Mitchell Carter Roberts Gomez Phillips Evans Turner Diaz Parker Cruz Edwards Collins Reyes Stewart Morris Morales "
+    "Murphy Cook Rogers Gutierrez Ortiz Morgan Cooper Peterson Bailey Reed Kelly Howard Ramos Kim Cox Ward Richardson"
+)
+FIRST = _FIRST.split()
+LAST = _LAST.split()
+
+
+def workload(count: int, seed: int, three_part: float) -> list[tuple[str, dict[str, Any]]]:
+    """``count`` (name, labels) pairs, the same for the same arguments."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        middle = [rng.choice(FIRST)] if rng.random() < three_part else []
+        name = " ".join([rng.choice(FIRST), *middle, rng.choice(LAST)])
+        out.append((name, random_labels(rng)))
+    return out
+
+
+def ceiling(name: str, compat: str) -> float:
+    """The highest final score any variations can get for ``name`` (with rules): 0.8 (w_first + w_last) + 0.2.
+
+    1.0 for one- and two-part names; below 1 for three-part names in compat="miid", whose last-name score is
+    weighted with the middle part's weight.
+    """
+    first, last = name_part_weights(name, "miid" if compat == "miid" else "stable")
+    return 0.8 * (first + last) + 0.2
+
+
+def _summary(finals: list[float], parts: list[int], seconds: list[float]) -> dict[str, Any]:
+    ordered = sorted(finals)
+    two = [f for f, p in zip(finals, parts, strict=True) if p == 2]
+    three = [f for f, p in zip(finals, parts, strict=True) if p == 3]
+    return {
+        "mean": statistics.mean(finals),
+        "min": ordered[0],
+        "p10": ordered[len(ordered) // 10],
+        "median": statistics.median(finals),
+        "two_part": statistics.mean(two) if two else None,
+        "three_part": statistics.mean(three) if three else None,
+        "ms_per_name": 1000 * statistics.mean(seconds) if seconds else None,
+    }
+
+
+def _with_ceiling(summary: dict[str, Any], names: list[str], compat: str) -> dict[str, Any]:
+    summary["ceiling"] = statistics.mean(ceiling(name, compat) for name in names)
+    return summary
+
+
+def child_generate(args: argparse.Namespace) -> None:
+    """Generate and score in this process; write the records to ``--records``; print a JSON summary."""
+    finals, parts, seconds, names = [], [], [], []
+    with open(args.records, "w", encoding="utf-8") as out:
+        for index, (name, labels) in enumerate(workload(args.names, args.seed, args.three_part)):
+            rule_based = labels["rule_based"]
+            start = time.perf_counter()
+            variations = generate_variations(
+                name,
+                labels["variation_count"],
+                labels["phonetic_similarity"],
+                labels["orthographic_similarity"],
+                rule_based["selected_rules"],
+                rule_based["rule_percentage"],
+                seed=index,
+                compat=args.compat,
+            )
+            seconds.append(time.perf_counter() - start)
+            final, _, _ = variation_quality(
+                name,
+                variations,
+                labels["phonetic_similarity"],
+                labels["orthographic_similarity"],
+                labels["variation_count"],
+                rule_based,
+                compat=args.compat,
+            )
+            finals.append(final)
+            parts.append(len(name.split()))
+            names.append(name)
+            out.write(json.dumps({"name": name, "variations": variations, "labels": labels}) + "\n")
+    print(json.dumps(_with_ceiling(_summary(finals, parts, seconds), names, args.compat)))
+
+
+def child_score(args: argparse.Namespace) -> None:
+    """Score ``--records`` in this process; print a JSON summary."""
+    finals, parts = [], []
+    for item in score_jsonl(args.records, compat=args.compat):
+        finals.append(item.result["final"])
+        parts.append(len(item.result["name"].split()))
+    print(json.dumps(_summary(finals, parts, [])))
+
+
+def _run_child(mode: str, hash_seed: int, args: argparse.Namespace, records: Path, compat: str) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONHASHSEED": str(hash_seed)}
+    command = [
+        sys.executable,
+        __file__,
+        "--child",
+        mode,
+        "--records",
+        str(records),
+        "--names",
+        str(args.names),
+        "--seed",
+        str(args.seed),
+        "--three-part",
+        str(args.three_part),
+        "--compat",
+        compat,
+    ]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--names", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=20261122)
+    parser.add_argument("--three-part", type=float, default=0.2, help="share of names with a middle name")
+    parser.add_argument("--hash-seeds", default="0,1,2", help="PYTHONHASHSEED values to measure miid under")
+    parser.add_argument("--no-stable", action="store_true", help="skip the compat='stable' row")
+    parser.add_argument("--child", choices=["generate", "score"], help=argparse.SUPPRESS)
+    parser.add_argument("--records", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--compat", default="miid", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child == "generate":
+        child_generate(args)
+        return
+    if args.child == "score":
+        child_score(args)
+        return
+
+    rows: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
+    runs = [("miid", int(h)) for h in args.hash_seeds.split(",") if h.strip()]
+    if not args.no_stable:
+        runs.append(("stable", 0))
+    with tempfile.TemporaryDirectory() as folder:
+        for compat, hash_seed in runs:
+            records = Path(folder) / f"{compat}-{hash_seed}.jsonl"
+            same = _run_child("generate", hash_seed, args, records, compat)
+            other = _run_child("score", hash_seed + 1000, args, records, compat)
+            label = f"miid, PYTHONHASHSEED={hash_seed}" if compat == "miid" else "stable"
+            rows.append((label, same, other))
+
+    print(
+        f"names_generate: {args.names} names ({args.three_part:.0%} three-part), seed {args.seed}, "
+        f"Python {platform.python_version()}, {os.cpu_count()} CPUs"
+    )
+    header = (
+        "| scored as | mean final | min | p10 | median | two-part mean | three-part mean | ms per name "
+        "| mean ceiling | mean final, scored in another process |"
+    )
+    print(header)
+    print("|---" * (header.count("|") - 1) + "|")
+    for label, same, other in rows:
+        three = "-" if same["three_part"] is None else f"{same['three_part']:.4f}"
+        print(
+            f"| {label} | {same['mean']:.4f} | {same['min']:.4f} | {same['p10']:.4f} | {same['median']:.4f} "
+            f"| {same['two_part']:.4f} | {three} | {same['ms_per_name']:.1f} | {same['ceiling']:.4f} "
+            f"| {other['mean']:.4f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()

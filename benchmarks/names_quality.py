@@ -1,0 +1,232 @@
+"""Names/second for ``norma.names.variation_quality`` on 1,000 seeds x 15 variations x 3 rules (one process).
+
+The workload is generated from a fixed seed: realistic Latin first/last names (20 % three-part), 15 variations per
+seed made by typical miner edits (deletions, swaps, replacements, titles, initials, ...), three rules sampled from
+the catalog, rule percentage 10-60 and MIID label distributions. Each configuration is timed ``--repeat`` times
+over the whole workload and the best run is reported (caches warm: a validator scores many miners' answers for
+the same seeds). ``--cold`` also reports a first pass with empty caches.
+
+Usage::
+
+    .venv/bin/python benchmarks/names_quality.py            # print the table
+    .venv/bin/python benchmarks/names_quality.py --write    # also replace the section in docs/benchmarks.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import random
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from norma.names import RULE_CATALOG, _compat, _evaluators, _similarity, rule_compliance_score, variation_quality
+
+SECTION = "## names: scoring"
+TARGET = 5000.0
+FIRST = """James Mary John Patricia Robert Jennifer Michael Linda William Elizabeth David Barbara Richard Susan Joseph
+Jessica Thomas Sarah Charles Karen Christopher Nancy Daniel Lisa Matthew Betty Anthony Margaret Mark Sandra Donald
+Ashley Steven Kimberly Paul Emily Andrew Donna Joshua Michelle Kenneth Carol Kevin Amanda Brian Melissa George
+Deborah Edward Stephanie Ronald Rebecca Timothy Sharon Jason Laura Jeffrey Cynthia Ryan Kathleen Jacob Amy Gary
+Angela Nicholas Shirley Eric Anna Jonathan Brenda Stephen Pamela Larry Emma Justin Nicole Scott Helen Brandon
+Samantha Benjamin Katherine Samuel Christine Gregory Debra Alexander Rachel Frank Carolyn Patrick Janet Raymond
+Catherine Jack Maria Dennis Heather Jerry Diane Tyler Ruth Aaron Julie Jose Olivia Adam Joyce Nathan Virginia Henry
+Victoria Douglas Kelly Zachary Lauren Peter Christina Kyle Joan Ethan Evelyn Walter Judith Noah Megan Jeremy Andrea
+Christian Cheryl Keith Hannah Roger Jacqueline Terry Martha Gerald Gloria Harold Teresa Sean Ann Austin Sara Carl
+Madison Arthur Frances Lawrence Kathryn Dylan Janice Jesse Jean Jordan Abigail Bryan Alice Billy Julia Joe Judy Bruce
+Sophia Gabriel Grace Logan Denise Albert Amber Willie Doris Alan Marilyn Juan Danielle Wayne Beverly Elijah Isabella
+Randy Theresa Roy Diana Vincent Natalie Ralph Brittany Eugene Charlotte Russell Marie Bobby Kayla Mason Alexis Philip
+Lori Louis Giovanni Francesca Matteo Chiara Pierre Camille Hans Greta Sven Ingrid Pablo Lucia Diego Sofia""".split()  # noqa: SIM905
+LAST = """Smith Johnson Williams Brown Jones Garcia Miller Davis Rodriguez Martinez Hernandez Lopez Gonzalez Wilson
+Anderson Thomas Taylor Moore Jackson Martin Lee Perez Thompson White Harris Sanchez Clark Ramirez Lewis Robinson
+Walker Young Allen King Wright Scott Torres Nguyen Hill Flores Green Adams Nelson Baker Hall Rivera Campbell Mitchell
+Carter Roberts Gomez Phillips Evans Turner Diaz Parker Cruz Edwards Collins Reyes Stewart Morris Morales Murphy Cook
+Rogers Gutierrez Ortiz Morgan Cooper Peterson Bailey Reed Kelly Howard Ramos Kim Cox Ward Richardson Watson Brooks
+Chavez Wood James Bennett Gray Mendoza Ruiz Hughes Price Alvarez Castillo Sanders Patel Myers Long Ross Foster
+Jimenez Powell Jenkins Perry Russell Sullivan Bell Coleman Butler Henderson Barnes Gonzales Fisher Vasquez Simmons
+Romero Jordan Patterson Alexander Hamilton Graham Reynolds Griffin Wallace Moreno West Cole Hayes Bryant Herrera
+Gibson Ellis Tran Medina Aguilar Stevens Murray Ford Castro Marshall Owens Harrison Fernandez McDonald Woods
+Washington Kennedy Wells Vargas Henry Chen Freeman Webb Tucker Guzman Burns Crawford Olson Simpson Porter Hunter
+Gordon Mendez Silva Shaw Snyder Mason Dixon Munoz Hunt Hicks Holmes Palmer Wagner Black Robertson Boyd Rose Stone
+Salazar Fox Warren Mills Meyer Rice Schmidt Garza Daniels Ferguson Nichols Stephens Soto Weaver Ryan Gardner Payne
+Grant Dunn Kelley Spencer Hawkins Arnold Pierce Hansen Peters Santos Hart Bradley Knight Elliott Cunningham Duncan
+Armstrong Hudson Carroll Lane Riley Andrews Alvarado Ray Delgado Berry Perkins Hoffman Johnston Matthews Rossi
+Bianchi Romano Dubois Lefebvre Muller Schneider Larsen Johansson Kowalski Novak""".split()  # noqa: SIM905
+DISTRIBUTIONS = [
+    ({"Light": 0.3, "Medium": 0.4, "Far": 0.3}, 0.25),
+    ({"Light": 0.2, "Medium": 0.6, "Far": 0.2}, 0.20),
+    ({"Light": 0.1, "Medium": 0.3, "Far": 0.6}, 0.15),
+    ({"Light": 0.5, "Medium": 0.5}, 0.12),
+    ({"Light": 0.1, "Medium": 0.5, "Far": 0.4}, 0.10),
+    ({"Medium": 1.0}, 0.08),
+    ({"Light": 0.7, "Medium": 0.3}, 0.05),
+    ({"Far": 1.0}, 0.03),
+    ({"Light": 1.0}, 0.02),
+]
+VOWELS = "aeiou"
+CONSONANTS = "bcdfghjklmnprstvwz"
+
+
+def _edit(rng: random.Random, name: str) -> str:
+    """One variation of the kind miners return."""
+    i = rng.randrange(len(name))
+    kind = rng.randrange(12)
+    parts = name.split()
+    if kind == 0:
+        return name[:i] + name[i + 1 :]
+    if kind == 1 and i + 1 < len(name):
+        return name[:i] + name[i + 1] + name[i] + name[i + 2 :]
+    if kind == 2:
+        return name[:i] + rng.choice(VOWELS) + name[i + 1 :]
+    if kind == 3:
+        return name[:i] + rng.choice(CONSONANTS) + name[i + 1 :]
+    if kind == 4:
+        return name[:i] + name[i] + name[i:]
+    if kind == 5:
+        return name[:i] + rng.choice(CONSONANTS + VOWELS) + name[i:]
+    if kind == 6:
+        return rng.choice(["Mr.", "Dr.", "Ms.", "Prof."]) + " " + name
+    if kind == 7:
+        return name + " " + rng.choice(["Jr.", "Sr.", "III", "PhD"])
+    if kind == 8 and len(parts) > 1:
+        return parts[0][0] + ". " + " ".join(parts[1:])
+    if kind == 9 and len(parts) > 1:
+        return " ".join(reversed(parts))
+    if kind == 10:
+        return name.replace(" ", rng.choice("-_."))
+    return _edit(rng, _edit(rng, name))
+
+
+def workload(seeds: int = 1000, per_seed: int = 15, seed: int = 20261122) -> list[dict[str, Any]]:
+    """The benchmark's records: ``{name, variations, phonetic, orthographic, count, rule_based}``."""
+    rng = random.Random(seed)
+    levels, weights = zip(*DISTRIBUTIONS, strict=True)
+    records = []
+    for _ in range(seeds):
+        name = f"{rng.choice(FIRST)} {rng.choice(LAST)}"
+        if rng.random() < 0.2:
+            name = f"{rng.choice(FIRST)} {rng.choice(FIRST)} {rng.choice(LAST)}"
+        variations: list[str] = []
+        while len(variations) < per_seed:
+            candidate = _edit(rng, name)
+            if candidate != name and candidate not in variations:
+                variations.append(candidate)
+        records.append(
+            {
+                "name": name,
+                "variations": variations,
+                "phonetic": rng.choices(levels, weights)[0],
+                "orthographic": rng.choices(levels, weights)[0],
+                "count": per_seed,
+                "rule_based": {"selected_rules": rng.sample(RULE_CATALOG, 3), "rule_percentage": rng.randint(10, 60)},
+            }
+        )
+    return records
+
+
+def _time(fn: Callable[[], None], repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.process_time()
+        fn()
+        best = min(best, time.process_time() - start)
+    return best
+
+
+def _quality(records: list[dict[str, Any]], compat: str) -> Callable[[], None]:
+    def run() -> None:
+        for r in records:
+            variation_quality(
+                r["name"], r["variations"], r["phonetic"], r["orthographic"], r["count"], r["rule_based"],
+                compat=compat,
+            )  # fmt: skip
+
+    return run
+
+
+def _rules_only(records: list[dict[str, Any]]) -> Callable[[], None]:
+    def run() -> None:
+        for r in records:
+            rule = r["rule_based"]
+            rule_compliance_score(r["name"], r["variations"], rule["selected_rules"], rule["rule_percentage"] / 100)
+
+    return run
+
+
+def measure(repeat: int, cold: bool) -> list[tuple[str, float, float]]:
+    records = workload()
+    rows: list[tuple[str, float, float]] = []
+    if cold:
+        for module in (_compat, _evaluators, _similarity):
+            for value in vars(module).values():
+                if hasattr(value, "cache_clear"):
+                    value.cache_clear()
+        seconds = _time(_quality(records, "miid"), 1)
+        rows.append(("variation_quality, compat=miid, cold caches (first pass)", seconds, len(records) / seconds))
+    for label, fn in (
+        ("variation_quality, compat=miid", _quality(records, "miid")),
+        ("variation_quality, compat=stable", _quality(records, "stable")),
+        ("rule_compliance_score only (3 rules x 15 variations)", _rules_only(records)),
+    ):
+        seconds = _time(fn, repeat)
+        rows.append((label, seconds, len(records) / seconds))
+    return rows
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def render(rows: list[tuple[str, float, float]], command: str) -> str:
+    machine = f"{os.cpu_count()} cores, {_cpu_model()}, Python {platform.python_version()}"
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    lines = [
+        SECTION,
+        "",
+        f"`{command}`: 1,000 seeds x 15 variations x 3 rules, one process; CPU seconds (`time.process_time`) of the",
+        f"best of the repeated passes. Measured {dt.date.today().isoformat()} on {machine}; load average during the",
+        f"run {load} (other work shared the machine, so figures vary by about +-20 % between runs).",
+        "",
+        "| workload | CPU seconds | names/s |",
+        "|---|---:|---:|",
+    ]
+    lines += [f"| {label} | {seconds:.3f} | {rate:,.0f} |" for label, seconds, rate in rows]
+    lines += ["", f"Target (issue 4): >= {TARGET:,.0f} names/s per core for compat=miid.", ""]
+    return "\n".join(lines)
+
+
+def write_section(text: str, path: Path) -> None:
+    content = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
+    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
+    found = pattern.search(content)
+    content = pattern.sub(lambda _: text, content) if found else content.rstrip("\n") + "\n\n" + text
+    path.write_text(content.rstrip("\n") + "\n", encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=5, help="timed passes per configuration (best is kept)")
+    parser.add_argument("--cold", action="store_true", help="also time a first pass with empty caches")
+    parser.add_argument("--write", action="store_true", help="replace the section in docs/benchmarks.md")
+    args = parser.parse_args()
+    rows = measure(args.repeat, args.cold)
+    command = f".venv/bin/python benchmarks/names_quality.py --repeat {args.repeat}" + (" --cold" if args.cold else "")
+    text = render(rows, command)
+    print(text)
+    if args.write:
+        write_section(text, Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,278 @@
+"""``norma names``: score MIID name variations, build validator queries, generate variations that score well."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from norma.cli._demo import SECTIONS
+from norma.cli._output import OutputFormat, emit, format_option, resolve_format
+from norma.errors import NormaError
+from norma.names import (
+    VariationQuery,
+    build_query,
+    count_records,
+    generate_variations,
+    score_jsonl,
+    score_record,
+    variation_quality,
+)
+
+__all__ = ["names", "names_demo"]
+
+_COMPAT = click.option(
+    "--compat",
+    type=click.Choice(["miid", "stable"]),
+    default="miid",
+    show_default=True,
+    help="miid: the validator's exact score (depends on PYTHONHASHSEED); stable: the same in every process.",
+)
+_LEVEL_KEYS = {"l": "Light", "light": "Light", "m": "Medium", "medium": "Medium", "f": "Far", "far": "Far"}
+
+
+@click.group("names")
+def names() -> None:
+    """MIID name variations: score them as the validator does, build queries, generate good ones."""
+
+
+@names.command("score")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Processes to score with.")
+@_COMPAT
+@click.option("--transliterate", is_flag=True, help="Transliterate non-Latin names and variations first (unidecode).")
+@click.option(
+    "--output",
+    "output_path",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    default=None,
+    help="Write the results here instead of stdout.",
+)
+@format_option
+@click.pass_context
+def score(
+    ctx: click.Context,
+    file: Path,
+    workers: int,
+    compat: str,
+    transliterate: bool,
+    output_path: Path | None,
+    output_format: str | None,
+) -> int:
+    """Score every {name, variations, labels} record of a JSON Lines FILE.
+
+    A bad record stops the run: the results before it are written, then the command exits 2 naming its line.
+    """
+    fmt = resolve_format(ctx, output_format)
+    results: list[dict[str, Any]] = []
+    failure: NormaError | None = None
+    total = count_records(file)
+    progress = Progress(
+        TextColumn("scoring"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+        auto_refresh=False,
+    )
+    with progress:
+        task = progress.add_task("scoring", total=total)
+        try:
+            shown = 0.0
+            for item in score_jsonl(file, workers=workers, compat=compat, transliterate=transliterate):
+                results.append({"line": item.line, **item.result})
+                now = time.monotonic()
+                progress.update(task, advance=1, refresh=now - shown > 0.1)  # redraw at most 10 times a second
+                shown = now if now - shown > 0.1 else shown
+        except NormaError as exc:
+            failure = exc
+    _write_scores(fmt, results, compat, output_path)
+    if failure is not None:
+        raise failure
+    return 0
+
+
+def _write_scores(fmt: OutputFormat, results: list[dict[str, Any]], compat: str, output: Path | None) -> None:
+    finals = [row["final"] for row in results]
+    payload = {
+        "compat": compat,
+        "records": len(results),
+        "mean_final": sum(finals) / len(finals) if finals else None,
+        "results": results,
+    }
+    target: Any = output.open("w", encoding="utf-8") if output else nullcontext(sys.stdout)
+    with target as handle:
+        if fmt == "json":
+            handle.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+        else:
+            _score_table(Console(file=handle, highlight=False, soft_wrap=True), payload)
+
+
+def _score_table(con: Console, payload: dict[str, Any]) -> None:
+    table = Table(title=f"name variation scores (compat={payload['compat']})")
+    for column in ("line", "name", "final", "base", "rules", "variations"):
+        table.add_column(column, justify="left" if column == "name" else "right")
+    for row in payload["results"]:
+        rule = row["rule_compliance"]
+        table.add_row(
+            str(row["line"]),
+            row["name"],
+            f"{row['final']:.4f}",
+            f"{row['base']:.4f}",
+            "-" if rule is None else f"{rule:.4f}",
+            f"{row['variations']} ({row['rule_compliant']} rule)",
+        )
+    con.print(table)
+    if payload["mean_final"] is not None:
+        con.print(f"{payload['records']} records, mean final score {payload['mean_final']:.4f}")
+
+
+@names.command("query")
+@click.option("--seed", type=int, default=None, help="Seed of the random draws (same seed, same query).")
+@click.option("--name", default=None, help="Seed name to put in the query text.")
+@format_option
+@click.pass_context
+def query(ctx: click.Context, seed: int | None, name: str | None, output_format: str | None) -> int:
+    """Draw query labels as the validator does and print them with the query text."""
+    fmt = resolve_format(ctx, output_format)
+    built = build_query(name, seed=seed)
+    payload = {"labels": built.labels, "template": built.template, "text": built.text}
+    emit(fmt, payload, lambda con: _query_table(con, built))
+    return 0
+
+
+def _query_table(con: Console, built: VariationQuery) -> None:
+    labels = built.labels
+    rule_based = labels["rule_based"]
+    table = Table(show_header=False, title="query labels")
+    table.add_row("variation_count", str(labels["variation_count"]))
+    table.add_row("phonetic_similarity", json.dumps(labels["phonetic_similarity"]))
+    table.add_row("orthographic_similarity", json.dumps(labels["orthographic_similarity"]))
+    table.add_row("rule_percentage", f"{rule_based['rule_percentage']}%")
+    table.add_row("selected_rules", ", ".join(rule_based["selected_rules"]))
+    con.print(table)
+    con.print(built.text)
+
+
+def _distribution(value: str, param: str) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for item in value.split(","):
+        key, sep, number = item.partition("=")
+        level = _LEVEL_KEYS.get(key.strip().lower())
+        if not sep or level is None:
+            raise click.BadParameter(f"{item!r} is not LEVEL=SHARE with LEVEL one of L, M, F", param_hint=param)
+        try:
+            out[level] = float(number)
+        except ValueError:
+            raise click.BadParameter(f"{number!r} is not a number", param_hint=param) from None
+    return out
+
+
+@names.command("generate")
+@click.argument("name")
+@click.option("--count", type=click.IntRange(min=0), default=10, show_default=True, help="Variations requested.")
+@click.option("--seed", type=int, default=None, help="Seed (same seed, same variations).")
+@click.option("--rules", "rules", multiple=True, help="Rule ids, comma-separated or repeated.")
+@click.option("--rule-percentage", type=float, default=30, show_default=True, help="Percent following the rules.")
+@click.option("--phonetic", default="L=.2,M=.6,F=.2", show_default=True, help="Phonetic level shares.")
+@click.option("--orthographic", default="L=.2,M=.6,F=.2", show_default=True, help="Orthographic level shares.")
+@_COMPAT
+@format_option
+@click.pass_context
+def generate(
+    ctx: click.Context,
+    name: str,
+    count: int,
+    seed: int | None,
+    rules: tuple[str, ...],
+    rule_percentage: float,
+    phonetic: str,
+    orthographic: str,
+    compat: str,
+    output_format: str | None,
+) -> int:
+    """Generate variations of NAME built to score well, and print them with their score."""
+    fmt = resolve_format(ctx, output_format)
+    rule_list = [rule.strip() for item in rules for rule in item.split(",") if rule.strip()]
+    pdist = _distribution(phonetic, "--phonetic")
+    odist = _distribution(orthographic, "--orthographic")
+    variations = generate_variations(name, count, pdist, odist, rule_list, rule_percentage, seed=seed, compat=compat)
+    labels = {
+        "variation_count": count,
+        "phonetic_similarity": pdist,
+        "orthographic_similarity": odist,
+        "rule_based": {"selected_rules": rule_list, "rule_percentage": rule_percentage},
+    }
+    scored = score_record({"name": name, "variations": variations, "labels": labels}, compat=compat)
+    payload = {"name": name, "labels": labels, "variations": variations, "score": scored}
+    emit(fmt, payload, lambda con: _generate_table(con, payload))
+    return 0
+
+
+def _generate_table(con: Console, payload: dict[str, Any]) -> None:
+    table = Table(title=f"variations of {payload['name']}")
+    table.add_column("#", justify="right")
+    table.add_column("variation")
+    for index, variation in enumerate(payload["variations"], start=1):
+        table.add_row(str(index), variation)
+    con.print(table)
+    scored = payload["score"]
+    rule = scored["rule_compliance"]
+    rule_text = "" if rule is None else f", rule compliance {rule:.4f}"
+    con.print(f"final {scored['final']:.4f}, base {scored['base']:.4f}{rule_text}")
+
+
+def names_demo(examples: Path) -> tuple[dict[str, Any], Callable[[Console], None]]:
+    """The ``names`` section of ``norma demo``: a scored record, a query, and generated variations."""
+    records_path = examples / "names" / "records.jsonl"
+    first = json.loads(next(line for line in records_path.read_text(encoding="utf-8").splitlines() if line.strip()))
+    record_score = score_record(first)
+    built = build_query(first["name"], seed=7)
+    labels = built.labels
+    rule_based = labels["rule_based"]
+    variations = generate_variations(
+        first["name"],
+        labels["variation_count"],
+        labels["phonetic_similarity"],
+        labels["orthographic_similarity"],
+        rule_based["selected_rules"],
+        rule_based["rule_percentage"],
+        seed=7,
+    )
+    final, base, _ = variation_quality(
+        first["name"],
+        variations,
+        labels["phonetic_similarity"],
+        labels["orthographic_similarity"],
+        labels["variation_count"],
+        rule_based,
+    )
+    summary = {
+        "record": record_score,
+        "query": {"labels": labels, "text": built.text},
+        "generated": {"variations": variations, "final": final, "base": base},
+    }
+
+    def render(con: Console) -> None:
+        con.print(
+            f"record {first['name']!r}: {len(first['variations'])} variations score "
+            f"final {record_score['final']:.4f} (base {record_score['base']:.4f})"
+        )
+        con.print(f"query (seed 7): {built.text}")
+        con.print(f"generated for that query: {', '.join(variations)}")
+        con.print(f"their score: final {final:.4f} (base {base:.4f})")
+
+    return summary, render
+
+
+SECTIONS["names"] = names_demo

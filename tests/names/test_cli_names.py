@@ -1,0 +1,149 @@
+"""``norma names``: score, query and generate, their outputs and exit codes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from norma.names import score_record
+from tests.conftest import EXAMPLES, CliResult
+
+Run = Callable[..., CliResult]
+RECORDS = EXAMPLES / "names" / "records.jsonl"
+
+
+def _examples() -> list[dict]:
+    return [json.loads(line) for line in RECORDS.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_the_example_file_is_realistic() -> None:
+    records = _examples()
+    assert len(records) >= 4
+    assert any(len(r["name"].split()) == 3 for r in records)
+    assert any(not r["name"].isascii() for r in records)
+    assert all(set(r) == {"name", "variations", "labels"} for r in records)
+
+
+def test_score_json_matches_the_library(run_cli: Run) -> None:
+    result = run_cli("names", "score", str(RECORDS), "--format", "json")
+    assert result.code == 0, result.err
+    payload = json.loads(result.out)
+    expected = [score_record(record)["final"] for record in _examples()]
+    assert [row["final"] for row in payload["results"]] == expected
+    assert [row["line"] for row in payload["results"]] == list(range(1, len(expected) + 1))
+    assert payload["mean_final"] == pytest.approx(sum(expected) / len(expected))
+    assert payload["compat"] == "miid"
+
+
+def test_score_table_and_workers_and_stable(run_cli: Run) -> None:
+    result = run_cli("names", "score", str(RECORDS), "--workers", "2", "--compat", "stable")
+    assert result.code == 0, result.err
+    assert "John Smith" in result.out
+    assert "mean final score" in result.out
+    stable = [score_record(record, compat="stable")["final"] for record in _examples()]
+    assert f"{stable[0]:.4f}" in result.out
+
+
+def test_transliterate_changes_the_non_latin_score(run_cli: Run) -> None:
+    plain = json.loads(run_cli("names", "score", str(RECORDS), "--format", "json").out)
+    latin = json.loads(run_cli("names", "score", str(RECORDS), "--format", "json", "--transliterate").out)
+    index = next(i for i, r in enumerate(_examples()) if not r["name"].isascii())
+    assert latin["results"][index]["final"] != plain["results"][index]["final"]
+
+
+def test_output_file(run_cli: Run, tmp_path: Path) -> None:
+    target = tmp_path / "scores.json"
+    result = run_cli("names", "score", str(RECORDS), "--format", "json", "--output", str(target))
+    assert result.code == 0
+    assert result.out == ""
+    assert json.loads(target.read_text(encoding="utf-8"))["records"] == len(_examples())
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_bad_record_exits_2_after_writing_what_was_scored(run_cli: Run, tmp_path: Path, workers: str) -> None:
+    lines = RECORDS.read_text(encoding="utf-8").splitlines()
+    bad = json.loads(lines[0])
+    bad["labels"]["rule_based"]["rule_percentage"] = float("nan")
+    path = tmp_path / "records.jsonl"
+    path.write_text("\n".join([lines[0], lines[1], json.dumps(bad), lines[2]]) + "\n", encoding="utf-8")
+    result = run_cli("names", "score", str(path), "--format", "json", "--workers", workers)
+    assert result.code == 2
+    assert [row["line"] for row in json.loads(result.out)["results"]] == [1, 2]
+    error_lines = [line for line in result.err.splitlines() if line.strip()]
+    assert len(error_lines) == 1
+    assert error_lines[0].startswith("norma: error: ")
+    assert "line 3" in error_lines[0]
+    assert "rule_percentage" in error_lines[0]
+
+
+def test_a_bad_record_with_output_keeps_the_file(run_cli: Run, tmp_path: Path) -> None:
+    path = tmp_path / "records.jsonl"
+    path.write_text(RECORDS.read_text(encoding="utf-8").splitlines()[0] + '\n{"name": 3}\n', encoding="utf-8")
+    target = tmp_path / "out.json"
+    result = run_cli("names", "score", str(path), "--format", "json", "--output", str(target))
+    assert result.code == 2
+    assert "line 2" in result.err
+    assert len(json.loads(target.read_text(encoding="utf-8"))["results"]) == 1
+
+
+def test_query_is_seeded_and_names_the_seed(run_cli: Run) -> None:
+    first = run_cli("names", "query", "--seed", "4", "--name", "Jane Doe", "--format", "json")
+    second = run_cli("names", "query", "--seed", "4", "--name", "Jane Doe", "--format", "json")
+    assert first.code == 0
+    assert first.out == second.out
+    payload = json.loads(first.out)
+    assert payload["text"].count("Jane Doe") == 2
+    assert "{name}" in payload["template"]
+    assert 6 <= payload["labels"]["variation_count"] <= 15
+    table = run_cli("names", "query", "--seed", "4")
+    assert "variation_count" in table.out
+    assert "{name}" in table.out
+
+
+def test_generate_prints_variations_and_their_score(run_cli: Run) -> None:
+    result = run_cli(
+        "names", "generate", "John Smith", "--count", "8", "--seed", "1", "--rules", "swap_random_letter",
+        "--rules", "name_parts_permutations,delete_random_letter", "--rule-percentage", "25",
+        "--phonetic", "L=.5,M=.5", "--orthographic", "light=0.3,medium=0.4,far=0.3", "--format", "json",
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    payload = json.loads(result.out)
+    assert payload["labels"]["rule_based"]["selected_rules"] == [
+        "swap_random_letter",
+        "name_parts_permutations",
+        "delete_random_letter",
+    ]
+    assert payload["labels"]["phonetic_similarity"] == {"Light": 0.5, "Medium": 0.5}
+    rescored = score_record({"name": "John Smith", "variations": payload["variations"], "labels": payload["labels"]})
+    assert payload["score"]["final"] == rescored["final"]
+    assert payload["score"]["final"] > 0.7
+    table = run_cli("names", "generate", "John Smith", "--seed", "1")
+    assert table.code == 0
+    assert "final" in table.out
+
+
+@pytest.mark.parametrize("spec", ["X=1", "L=abc", "Light"])
+def test_generate_rejects_bad_distributions(run_cli: Run, spec: str) -> None:
+    result = run_cli("names", "generate", "John Smith", "--phonetic", spec)
+    assert result.code == 2
+    assert "--phonetic" in result.err
+    assert result.err.count("\n") == 1
+
+
+def test_generate_rejects_nan_percentage(run_cli: Run) -> None:
+    result = run_cli("names", "generate", "John Smith", "--rules", "delete_random_letter", "--rule-percentage", "nan")
+    assert result.code == 2
+    assert "rule_percentage" in result.err
+
+
+def test_demo_has_a_names_section(run_cli: Run) -> None:
+    result = run_cli("demo", "--format", "json")
+    assert result.code == 0, result.err
+    section = json.loads(result.out)["sections"]["names"]
+    assert section["record"]["name"] == _examples()[0]["name"]
+    assert section["generated"]["variations"]
+    assert 0.0 <= section["generated"]["final"] <= 1.0
+    assert "{name}" not in section["query"]["text"]

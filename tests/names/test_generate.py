@@ -1,0 +1,202 @@
+"""The generator: valid, deterministic variations that the real scorer rates highly."""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+import statistics
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from norma.errors import InvalidInputError
+from norma.names import evaluate_rule, evaluate_rule_compliance, generate_variations, random_labels, variation_quality
+
+TRIPLE = re.compile(r"(?i)(.)\1{2,}")
+MEDIUM = {"Light": 0.2, "Medium": 0.6, "Far": 0.2}
+NAMES = ["John Smith", "Maria Garcia", "William Johnson", "Anna Lee", "Christopher Walker", "Olivia Brown"]
+
+
+def _score(name: str, variations: list[str], labels: dict, compat: str = "miid") -> tuple[float, float, dict]:
+    return variation_quality(
+        name,
+        variations,
+        labels["phonetic_similarity"],
+        labels["orthographic_similarity"],
+        labels["variation_count"],
+        labels["rule_based"],
+        compat=compat,
+    )
+
+
+def _generate(name: str, labels: dict, seed: int = 0, compat: str = "miid") -> list[str]:
+    rule_based = labels["rule_based"]
+    return generate_variations(
+        name,
+        labels["variation_count"],
+        labels["phonetic_similarity"],
+        labels["orthographic_similarity"],
+        rule_based["selected_rules"],
+        rule_based["rule_percentage"],
+        seed=seed,
+        compat=compat,
+    )
+
+
+@pytest.mark.parametrize("compat", ["miid", "stable"])
+def test_mean_score_on_random_queries_is_high(compat: str) -> None:
+    rng = random.Random(11)
+    finals = []
+    for i in range(10):
+        name = NAMES[i % len(NAMES)]
+        labels = random_labels(rng)
+        finals.append(_score(name, _generate(name, labels, seed=i, compat=compat), labels, compat)[0])
+    assert statistics.mean(finals) >= 0.85, finals
+    assert min(finals) >= 0.6, finals
+
+
+def test_beats_a_naive_miner() -> None:
+    labels = {
+        "variation_count": 10,
+        "phonetic_similarity": MEDIUM,
+        "orthographic_similarity": MEDIUM,
+        "rule_based": {"selected_rules": ["swap_adjacent_consonants"], "rule_percentage": 30},
+    }
+    naive = ["Jon Smith", "Jhon Smith", "John Smyth", "Johnny Smith", "Jon Smyth", "John Smithe", "Jean Smit"]
+    ours = _score("John Smith", _generate("John Smith", labels, seed=1, compat="stable"), labels, "stable")[0]
+    assert ours > _score("John Smith", naive, labels, "stable")[0] + 0.2
+
+
+@given(
+    first=st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=2, max_size=9),
+    last=st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=2, max_size=9),
+    seed=st.integers(min_value=0, max_value=10_000),
+)
+@settings(max_examples=12, deadline=None)
+def test_variations_are_valid(first: str, last: str, seed: int) -> None:
+    name = f"{first.capitalize()} {last.capitalize()}"
+    labels = random_labels(random.Random(seed))
+    variations = _generate(name, labels, seed=seed, compat="stable")
+    assert len(variations) == len(set(variations))
+    assert name not in variations
+    assert all(v.strip() for v in variations)
+    assert not [v for v in variations if any(TRIPLE.search(part) for part in v.split())]
+    assert variations == _generate(name, labels, seed=seed, compat="stable")
+
+
+def test_count_stays_inside_the_tolerance_and_rules_take_their_share() -> None:
+    rules = ["replace_random_vowel_with_random_vowel", "delete_random_letter"]
+    variations = generate_variations("Jonathan Miller", 12, MEDIUM, MEDIUM, rules, 25, seed=3)
+    compliant = set().union(*evaluate_rule_compliance("Jonathan Miller", variations, rules)[0].values())
+    others = [v for v in variations if v not in compliant]
+    expected = 12 * (1 - 0.25)
+    spread = expected * 0.2
+    assert math.ceil(expected - spread) - 1 <= len(others) <= math.floor(expected + spread) + 1
+    assert len(compliant) == max(1, int(len(variations) * 0.25))
+    for rule in rules:  # every rule is satisfied at least once
+        assert any(evaluate_rule(rule, "Jonathan Miller", v) for v in compliant)
+    assert all(len(v.split()) == 2 for v in others)  # no last-name penalty
+
+
+def test_one_slot_for_three_rules_goes_to_a_variation_that_follows_them_all() -> None:
+    rules = ["swap_random_letter", "swap_adjacent_syllables", "swap_adjacent_consonants"]
+    variations = generate_variations("Walter Black", 6, MEDIUM, MEDIUM, rules, 10, seed=0)
+    by_rule = evaluate_rule_compliance("Walter Black", variations, rules)[0]
+    assert all(by_rule[rule] for rule in rules)
+    assert len(set().union(*by_rule.values())) == 1
+
+
+def test_no_rules_means_no_rule_variation_and_final_equals_base() -> None:
+    labels = {
+        "variation_count": 8,
+        "phonetic_similarity": MEDIUM,
+        "orthographic_similarity": MEDIUM,
+        "rule_based": {"selected_rules": [], "rule_percentage": 30},
+    }
+    variations = _generate("Peter Novak", labels, seed=2)
+    final, base, _ = _score("Peter Novak", variations, labels)
+    assert final == base
+    assert math.ceil(8 * 0.8) - 1 <= len(variations) <= math.floor(8 * 1.2) + 1  # the tolerance, one step either side
+
+
+def test_three_part_names_keep_the_middle_part() -> None:
+    variations = generate_variations("Maria Elena Lopez", 10, MEDIUM, MEDIUM, ["name_parts_permutations"], 20, seed=4)
+    others = [v for v in variations if not evaluate_rule("name_parts_permutations", "Maria Elena Lopez", v)]
+    assert others
+    assert all(v.split()[1] == "Elena" and len(v.split()) == 3 for v in others)
+
+
+def test_one_part_names() -> None:
+    labels = {
+        "variation_count": 9,
+        "phonetic_similarity": {"Light": 0.5, "Medium": 0.5},
+        "orthographic_similarity": {"Light": 0.5, "Medium": 0.5},
+        "rule_based": {"selected_rules": ["name_parts_permutations", "remove_random_vowel"], "rule_percentage": 30},
+    }
+    variations = _generate("Alexander", labels, seed=5, compat="stable")
+    assert all(" " not in v for v in variations)
+    assert _score("Alexander", variations, labels, "stable")[0] >= 0.8
+
+
+def test_non_latin_seed_is_edited_in_its_own_script() -> None:
+    variations = generate_variations("Иван Петров", 8, MEDIUM, MEDIUM, ["delete_random_letter"], 20, seed=1)
+    assert variations
+    assert not any(ch.isascii() and ch.isalpha() for v in variations for ch in v)
+
+
+def test_seed_makes_it_reproducible_and_different_seeds_differ() -> None:
+    first = generate_variations("Thomas Wright", 10, MEDIUM, MEDIUM, ["insert_random_letter"], 30, seed=9)
+    assert first == generate_variations("Thomas Wright", 10, MEDIUM, MEDIUM, ["insert_random_letter"], 30, seed=9)
+    assert first != generate_variations("Thomas Wright", 10, MEDIUM, MEDIUM, ["insert_random_letter"], 30, seed=10)
+
+
+def test_zero_count_without_rules_is_empty() -> None:
+    assert generate_variations("John Smith", 0, MEDIUM, MEDIUM, [], 30, seed=0) == []
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"name": 42},
+        {"name": "   "},
+        {"count": -1},
+        {"count": 2.5},
+        {"rule_percentage": math.nan},
+        {"rule_percentage": 150},
+        {"phonetic_similarity": {"Heavy": 1.0}},
+        {"orthographic_similarity": {"Light": math.nan}},
+        {"rules": "delete_random_letter"},
+        {"rules": [1, 2]},
+        {"seed": "abc"},
+        {"compat": "exact"},
+    ],
+)
+def test_bad_inputs_raise(kwargs: dict) -> None:
+    arguments = {
+        "name": "John Smith",
+        "count": 10,
+        "phonetic_similarity": MEDIUM,
+        "orthographic_similarity": MEDIUM,
+        "rules": ["delete_random_letter"],
+        "rule_percentage": 30,
+        "seed": 0,
+        **kwargs,
+    }
+    compat = arguments.pop("compat", "miid")
+    with pytest.raises(InvalidInputError):
+        generate_variations(**arguments, compat=compat)
+
+
+@given(
+    name=st.text(alphabet="abXZ'-.é漢Жжß0 ", min_size=1, max_size=12).filter(lambda s: s.split()),
+    seed=st.integers(min_value=0, max_value=1000),
+)
+@settings(max_examples=25, deadline=None)
+def test_any_name_gives_distinct_variations_other_than_the_name(name: str, seed: int) -> None:
+    labels = random_labels(random.Random(seed))
+    variations = _generate(name, labels, seed=seed, compat="stable")
+    assert len(variations) == len(set(variations))
+    assert name not in variations
+    assert all(isinstance(v, str) and v.strip() for v in variations)
