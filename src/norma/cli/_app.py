@@ -49,10 +49,12 @@ def cli(ctx: click.Context, output_format: str, debug: bool) -> None:
 
 def _register() -> None:
     from norma.cli._demo import demo
+    from norma.cli._embeddings import embed
     from norma.cli._names import names
     from norma.cli._rubrics import rubric
 
     cli.add_command(demo)
+    cli.add_command(embed)
     cli.add_command(names)
     cli.add_command(rubric)
 

