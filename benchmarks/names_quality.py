@@ -25,7 +25,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from norma.names import RULE_CATALOG, _compat, _evaluators, _similarity, rule_compliance_score, variation_quality
+from norma.names import (
+    QUERY_DISTRIBUTIONS,
+    RULE_CATALOG,
+    _compat,
+    _evaluators,
+    _similarity,
+    rule_compliance_score,
+    variation_quality,
+)
 
 SECTION = "## names: scoring"
 TARGET = 5000.0
@@ -57,17 +65,6 @@ Salazar Fox Warren Mills Meyer Rice Schmidt Garza Daniels Ferguson Nichols Steph
 Grant Dunn Kelley Spencer Hawkins Arnold Pierce Hansen Peters Santos Hart Bradley Knight Elliott Cunningham Duncan
 Armstrong Hudson Carroll Lane Riley Andrews Alvarado Ray Delgado Berry Perkins Hoffman Johnston Matthews Rossi
 Bianchi Romano Dubois Lefebvre Muller Schneider Larsen Johansson Kowalski Novak""".split()  # noqa: SIM905
-DISTRIBUTIONS = [
-    ({"Light": 0.3, "Medium": 0.4, "Far": 0.3}, 0.25),
-    ({"Light": 0.2, "Medium": 0.6, "Far": 0.2}, 0.20),
-    ({"Light": 0.1, "Medium": 0.3, "Far": 0.6}, 0.15),
-    ({"Light": 0.5, "Medium": 0.5}, 0.12),
-    ({"Light": 0.1, "Medium": 0.5, "Far": 0.4}, 0.10),
-    ({"Medium": 1.0}, 0.08),
-    ({"Light": 0.7, "Medium": 0.3}, 0.05),
-    ({"Far": 1.0}, 0.03),
-    ({"Light": 1.0}, 0.02),
-]
 VOWELS = "aeiou"
 CONSONANTS = "bcdfghjklmnprstvwz"
 
@@ -105,7 +102,7 @@ def _edit(rng: random.Random, name: str) -> str:
 def workload(seeds: int = 1000, per_seed: int = 15, seed: int = 20261122) -> list[dict[str, Any]]:
     """The benchmark's records: ``{name, variations, phonetic, orthographic, count, rule_based}``."""
     rng = random.Random(seed)
-    levels, weights = zip(*DISTRIBUTIONS, strict=True)
+    levels, weights = zip(*QUERY_DISTRIBUTIONS, strict=True)
     records = []
     for _ in range(seeds):
         name = f"{rng.choice(FIRST)} {rng.choice(LAST)}"
