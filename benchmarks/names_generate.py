@@ -10,6 +10,10 @@ re-scores the same variations in another process (hash seed + 1000), as a valida
 aims at the weights it can see, and this shows what is left when they differ. A ``stable`` row does the same in
 compat="stable". "Mean ceiling" is the mean of the highest final score any variations could get (1.0 for two-part
 names; ``0.8 * (w_first + w_last) + 0.2`` for three-part names in miid, whose two weights add to less than 1).
+"Mean upper bound" is tighter: per name, the best final score any variations could get given the phonetic values
+each part's weights allow (:func:`upper_bound`: each part's best count and level allocation from an unlimited
+pool, length and rule scores taken as 1.0); the next column leaves out the one subset of matching phonetic codes
+(Metaphone and NYSIIS, not Soundex) that edits of most names cannot reach.
 
 Usage::
 
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import random
@@ -29,11 +34,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from norma.names import generate_variations, random_labels, score_jsonl, variation_quality
-from norma.names._compat import name_part_weights
+from norma.names._compat import name_part_weights, phonetic_plan, string_seed
+from norma.names._plan import FREE, Candidate, level_of, plan_part
 
 _FIRST = (
     "James Mary Robert Patricia John Jennifer Michael Linda David Elizabeth William Barbara Richard Susan Joseph "
@@ -75,6 +82,47 @@ def ceiling(name: str, compat: str) -> float:
     return 0.8 * (first + last) + 0.2
 
 
+def _part_bound(part: str, labels: dict[str, Any], expected: float, compat: str, masks: Sequence[int]) -> float:
+    """The best part score any variations could get when every phonetic code subset in ``masks`` is reachable,
+    every (phonetic, orthographic) level pair has as many strings as wanted, every length score is 1.0 and the
+    part picks its own count: the generator's own plan (:func:`plan_part`) on an unlimited synthetic pool."""
+    mode = "miid" if compat == "miid" else "stable"
+    plan = phonetic_plan(string_seed(part, mode))
+    scores = plan.by_mask if mode == "miid" else plan.by_mask_stable
+    levels = {level_of(scores[mask], "phonetic", mode) for mask in masks} | {FREE}
+    pool = [Candidate(f"{i}{j}{n}", i, j, 1.0) for i in levels for j in range(4) for n in range(40)]
+    best = 0.0
+    for k in range(1, int(3 * expected) + 3):
+        value = plan_part(pool, k, labels["phonetic_similarity"], labels["orthographic_similarity"]).value
+        best = max(best, value + 0.15 * _count(k, expected))
+    return best
+
+
+def _count(n: int, expected: float) -> float:
+    spread = expected * min(0.2 + 0.05 * (expected // 10), 0.4)
+    low, high = max(1.0, expected - spread), expected + spread
+    if low <= n <= high:
+        return 1.0
+    return math.exp(-(low - n) / expected) if n < low else math.exp(-(n - high) / expected)
+
+
+def upper_bound(name: str, labels: dict[str, Any], compat: str, masks: Sequence[int] = range(8)) -> float:
+    """An upper bound of the final score of any variations for ``name`` and ``labels`` (at least two parts):
+    ``0.8 * (w_first * bound_first + w_last * bound_last) + 0.2``, the rule score taken as 1.0.
+
+    ``masks`` are the sets of matching phonetic codes (bit 0 Soundex, 1 Metaphone, 2 NYSIIS) assumed reachable;
+    the phonetic score of a part takes only these values, so a level none of them falls in is lost whatever the
+    variations are.
+    """
+    parts = name.split()
+    rule_based = labels["rule_based"]
+    share = rule_based["rule_percentage"] / 100 if rule_based["selected_rules"] else 0.0
+    expected = labels["variation_count"] * (1 - share)
+    first, last = name_part_weights(name, "miid" if compat == "miid" else "stable")
+    bounds = [_part_bound(part, labels, expected, compat, masks) for part in (parts[0], parts[-1])]
+    return 0.8 * (first * bounds[0] + last * bounds[1]) + 0.2
+
+
 def _summary(finals: list[float], parts: list[int], seconds: list[float]) -> dict[str, Any]:
     ordered = sorted(finals)
     two = [f for f, p in zip(finals, parts, strict=True) if p == 2]
@@ -90,14 +138,23 @@ def _summary(finals: list[float], parts: list[int], seconds: list[float]) -> dic
     }
 
 
-def _with_ceiling(summary: dict[str, Any], names: list[str], compat: str) -> dict[str, Any]:
-    summary["ceiling"] = statistics.mean(ceiling(name, compat) for name in names)
+_NO_METAPHONE_NYSIIS_ONLY = tuple(mask for mask in range(8) if mask != 6)
+"""Code subsets without {Metaphone, NYSIIS} (both match, Soundex not): a search of every string within two edits
+of common names finds that subset only for names starting with C/K or F/Ph."""
+
+
+def _with_ceiling(summary: dict[str, Any], cases: list[tuple[str, dict[str, Any]]], compat: str) -> dict[str, Any]:
+    summary["ceiling"] = statistics.mean(ceiling(name, compat) for name, _ in cases)
+    summary["bound"] = statistics.mean(upper_bound(name, labels, compat) for name, labels in cases)
+    summary["bound_no6"] = statistics.mean(
+        upper_bound(name, labels, compat, _NO_METAPHONE_NYSIIS_ONLY) for name, labels in cases
+    )
     return summary
 
 
 def child_generate(args: argparse.Namespace) -> None:
     """Generate and score in this process; write the records to ``--records``; print a JSON summary."""
-    finals, parts, seconds, names = [], [], [], []
+    finals, parts, seconds, cases = [], [], [], []
     with open(args.records, "w", encoding="utf-8") as out:
         for index, (name, labels) in enumerate(workload(args.names, args.seed, args.three_part)):
             rule_based = labels["rule_based"]
@@ -124,9 +181,9 @@ def child_generate(args: argparse.Namespace) -> None:
             )
             finals.append(final)
             parts.append(len(name.split()))
-            names.append(name)
+            cases.append((name, labels))
             out.write(json.dumps({"name": name, "variations": variations, "labels": labels}) + "\n")
-    print(json.dumps(_with_ceiling(_summary(finals, parts, seconds), names, args.compat)))
+    print(json.dumps(_with_ceiling(_summary(finals, parts, seconds), cases, args.compat)))
 
 
 def child_score(args: argparse.Namespace) -> None:
@@ -196,7 +253,8 @@ def main() -> None:
     )
     header = (
         "| scored as | mean final | min | p10 | median | two-part mean | three-part mean | ms per name "
-        "| mean ceiling | mean final, scored in another process |"
+        "| mean ceiling | mean upper bound | mean upper bound, no {Metaphone, NYSIIS}-only match "
+        "| mean final, scored in another process |"
     )
     print(header)
     print("|---" * (header.count("|") - 1) + "|")
@@ -205,6 +263,7 @@ def main() -> None:
         print(
             f"| {label} | {same['mean']:.4f} | {same['min']:.4f} | {same['p10']:.4f} | {same['median']:.4f} "
             f"| {same['two_part']:.4f} | {three} | {same['ms_per_name']:.1f} | {same['ceiling']:.4f} "
+            f"| {same['bound']:.4f} | {same['bound_no6']:.4f} "
             f"| {other['mean']:.4f} |"
         )
 

@@ -8,6 +8,7 @@ import re
 import pytest
 
 from norma.names import RULE_CATALOG, evaluate_rule, evaluate_rule_compliance
+from norma.names._similarity import phonetic_codes
 from norma.names._variants import alphabet_of, edit_pool, rule_pool
 
 NAMES = ["John Smith", "Anna Lee Hall", "Matthew", "Mary-Jane Watson", "Иван Петров"]
@@ -56,3 +57,22 @@ def test_non_latin_alphabet_stays_in_its_script() -> None:
     cyrillic = alphabet_of("Петров")
     assert cyrillic
     assert all("\u0400" <= ch <= "\u04ff" for ch in cyrillic)
+
+
+def _matching_codes(part: str, text: str) -> int:
+    """Bit 0 Soundex, bit 1 Metaphone, bit 2 NYSIIS: which codes of ``text`` equal ``part``'s."""
+    a, b = phonetic_codes(part), phonetic_codes(text)
+    return sum(1 << i for i in range(3) if a[i] == b[i])
+
+
+@pytest.mark.parametrize(
+    ("part", "wanted"),
+    [
+        ("Baker", {0, 1, 2, 3, 4, 5, 7}),  # NYSIIS alone: a final "s" ("Bakers")
+        ("Adams", {0, 1, 2, 3, 4, 5, 7}),  # Metaphone alone: a silent "gh" ("Aghdams")
+        ("Carter", {0, 1, 2, 3, 5, 6, 7}),  # Metaphone and NYSIIS without Soundex: "Karter"
+    ],
+)
+def test_edit_pool_reaches_every_partial_phonetic_match(part: str, wanted: set[int]) -> None:
+    pool = edit_pool(part, random.Random(0))
+    assert {_matching_codes(part, text) for text in pool} >= wanted

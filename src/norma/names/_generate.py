@@ -38,6 +38,7 @@ from norma.names._variants import TRIPLE, alphabet_of, edit_pool, rule_pool, sub
 __all__ = ["generate_variations"]
 
 _MAX_RULE_VARIATIONS = 40
+_COMPOSE = 6
 _WALKS = 10
 _STEPS_PER_LETTER = 10
 _MAX_STEPS = 60
@@ -161,6 +162,8 @@ def _mutate(part: str, text: str, rng: random.Random, alphabet: str) -> str:
         return text[:i] + text[i + 1 :]
     if roll < 0.16:
         return text[: i + 1] + substitute_letter(text[i].lower(), rng, alphabet, 0.5) + text[i + 1 :]
+    if roll < 0.22:  # a doubled letter: every phonetic code reads a double as one letter
+        return text[: i + 1] + text[i].lower() + text[i + 1 :]
     if roll < 0.26 and i < n - 1 and text[i + 1].isalpha():
         return text[:i] + text[i + 1] + text[i] + text[i + 2 :]
     return text[:i] + substitute_letter(text[i], rng, alphabet, 0.7) + text[i + 1 :]
@@ -231,10 +234,16 @@ def _rule_variations(name: str, rules: Sequence[str], rng: random.Random, compat
     mode = check_compat(compat)
     coverage: dict[str, frozenset[str]] = {}
     natural: list[str] = []
+    by_rule: dict[str, list[str]] = {}
     for rule in rules:
         texts = rule_pool(name, rule)
         rng.shuffle(texts)
         natural.extend(texts)
+        by_rule[rule] = texts
+    if len(rules) > 1:
+        # One variation that follows several rules (a vowel and a consonant replaced: each rule allows one other
+        # change) fills one slot and still counts for each rule: try the rules' constructions one after another.
+        coverage.update(_compositions(name, rules, by_rule, rng, mode))
     # Case variants come next: several evaluators compare lower-cased strings, so "mathew rogers" follows a rule
     # that "Mathew Rogers" follows, and counts as another compliant variation when the rule allows few.
     cased = [variant for text in natural for variant in (text.lower(), text.upper(), text.title())]
@@ -254,6 +263,32 @@ def _rule_variations(name: str, rules: Sequence[str], rng: random.Random, compat
         order.append(text)
         covered.append(len(done))
     return order, covered
+
+
+def _compositions(
+    name: str, rules: Sequence[str], by_rule: Mapping[str, list[str]], rng: random.Random, compat: Compat
+) -> dict[str, frozenset[str]]:
+    """Variations that follow at least two of ``rules``, built by applying two or three rules' constructions in
+    turn (a few outputs of each), with the rules each follows."""
+    found: dict[str, frozenset[str]] = {}
+    frontier = [(text, frozenset([rule])) for rule in rules for text in by_rule[rule][:_COMPOSE]]
+    for _depth in range(2):
+        grown: list[tuple[str, frozenset[str]]] = []
+        for text, applied in frontier:
+            for rule in rules:
+                if rule in applied:
+                    continue
+                seconds = rule_pool(text, rule)
+                rng.shuffle(seconds)
+                for second in seconds[:_COMPOSE]:
+                    if second in found or second == name:
+                        continue
+                    cov = frozenset(r for r in rules if evaluate_rule(r, name, second, compat=compat))
+                    if len(cov) >= 2:
+                        found[second] = cov
+                        grown.append((second, applied | {rule}))
+        frontier = grown[: _COMPOSE * len(rules)]
+    return found
 
 
 def _compliant(name: str, variation: str, rules: Sequence[str], compat: str) -> bool:

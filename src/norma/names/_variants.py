@@ -27,6 +27,8 @@ _LATIN = "abcdefghijklmnopqrstuvwxyz"
 _SOUNDEX_CLASSES = ("aeiouy", "bfpv", "cgjkqsxz", "dt", "l", "mn", "r", "hw")
 _TITLES = ("Mr.", "Dr.", "Ms.", "Mrs.", "Prof.", "Sir", "Lady", "Lord", "Rev.", "Capt.")
 _SUFFIXES = ("Jr.", "Sr.", "PhD", "MD", "III", "Esq.")
+_SILENT_PAIRS = ("gh", "kn", "wh", "hw")
+_FIRST_SOUNDS = (("C", "K"), ("K", "C"), ("Ph", "F"), ("F", "Ph"), ("S", "C"), ("C", "S"), ("J", "G"), ("G", "J"))
 
 
 def alphabet_of(part: str) -> str:
@@ -65,9 +67,10 @@ def substitute_letter(old: str, rng: random.Random, alphabet: str, alike: float 
 def edit_pool(part: str, rng: random.Random, per_distance: int = 32) -> list[str]:
     """Distinct edits of ``part`` (including ``part`` itself), none with three equal characters in a row.
 
-    Every single substitution, swap, deletion and a few insertions; then, for each number of changed letters,
-    random substitutions that mostly keep the first letter (which every phonetic code keeps) and lean towards
-    sound-alike letters, some followed by a swap or a length change.
+    Every single substitution, swap, deletion and insertion (after the first letter), silent letter pairs and
+    sound-alike first letters; then, for each number of changed letters, random substitutions that mostly keep
+    the first letter (which every phonetic code keeps) and lean towards sound-alike letters, some followed by a
+    swap or a length change.
     """
     alphabet = alphabet_of(part)
     seen: dict[str, None] = {part: None}
@@ -88,8 +91,19 @@ def edit_pool(part: str, rng: random.Random, per_distance: int = 32) -> list[str
             add(part[:i] + part[i + 1] + part[i] + part[i + 2 :])
     for i in letters:
         add(part[:i] + part[i + 1 :])
-        for letter in rng.sample(alphabet, min(4, len(alphabet))):
+    # Every single insertion after the first letter, and the silent pairs: some codes ignore a letter that others
+    # keep (NYSIIS drops a final "s", Metaphone a "gh" or a "k" before "n"), which is how a string matches one
+    # phonetic code and not another, and so reaches the partial phonetic scores.
+    for i in range(1, n + 1):
+        for letter in alphabet:
             add(part[:i] + letter + part[i:])
+        if alphabet == _LATIN:
+            for pair in _SILENT_PAIRS:
+                add(part[:i] + pair + part[i:])
+    if alphabet == _LATIN and part[:1].isupper():
+        for old, new in _FIRST_SOUNDS:
+            if part.startswith(old):
+                add(new + part[len(old) :])
     for distance in range(2, len(letters) + 1):
         for trial in range(per_distance):
             chars = list(part)
