@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from norma.names._plan import FREE, Candidate, PartPlan, level_of, plan_part
@@ -63,6 +63,12 @@ def _within_targets(chosen: tuple[Candidate, ...], k: int, phonetic: dict, ortho
     orthographic=SHARES,
 )
 @settings(max_examples=200, deadline=None)
+@example(  # found by Hypothesis: one kind's quality at its floor of 0 needs a two-cell move
+    pool=[Candidate("", 0, 0, 0.64), Candidate("", 0, 1, 0.64)] + [Candidate("", 2, 2, 1.0)] * 4,
+    k=4,
+    phonetic={"Far": 1.0},
+    orthographic={"Light": 0.7, "Medium": 0.3},
+)
 def test_flow_matches_brute_force(pool: list[Candidate], k: int, phonetic: dict, orthographic: dict) -> None:
     """Optimal among the choices that put no level past its target (the regime the flow models exactly; the
     generator's pools always hold strings that fall in no level, so it never has to overflow one)."""

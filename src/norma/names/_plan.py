@@ -175,11 +175,48 @@ def _improve(
                     if value > current + 1e-12 and (best is None or value > best[0]):
                         best = (value, source, target, moved)
         if best is None:
-            break
+            pair = _best_pair_move(cells, taken, current, ptargets, otargets)
+            if pair is None:
+                break
+            current, first, second, target = pair
+            taken[first] -= 1
+            taken[second] -= 1
+            taken[target] += 2
+            continue
         current, source, target, moved = best
         taken[source] -= moved
         taken[target] += moved
     return taken
+
+
+def _best_pair_move(
+    cells: Mapping[tuple[int, int], list[Candidate]],
+    taken: dict[tuple[int, int], int],
+    current: float,
+    ptargets: Sequence[tuple[float, int]],
+    otargets: Sequence[tuple[float, int]],
+) -> tuple[float, tuple[int, int], tuple[int, int], tuple[int, int]] | None:
+    """The best move of one unit from each of two cells into a third, when no single-cell move helps: where one
+    kind's quality sits at its floor of 0, giving up two cells of that kind at once can pay while one alone does
+    not."""
+    sources = [key for key, units in taken.items() if units > 0]
+    best: tuple[float, tuple[int, int], tuple[int, int], tuple[int, int]] | None = None
+    for a in range(len(sources)):
+        for b in range(a + 1, len(sources)):
+            first, second = sources[a], sources[b]
+            for target, members in cells.items():
+                if target in (first, second) or len(members) - taken[target] < 2:
+                    continue
+                taken[first] -= 1
+                taken[second] -= 1
+                taken[target] += 2
+                value = _counts_value(cells, taken, ptargets, otargets)
+                taken[first] += 1
+                taken[second] += 1
+                taken[target] -= 2
+                if value > current + 1e-12 and (best is None or value > best[0]):
+                    best = (value, first, second, target)
+    return best
 
 
 def _route(
