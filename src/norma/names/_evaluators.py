@@ -108,44 +108,34 @@ def double_letter_replaced(original: str, variation: str) -> bool:
     return any(o[i] == o[i + 1] and o[i].isalpha() and o[:i] + o[i + 1 :] == v for i in range(len(o) - 1))
 
 
-def vowel_replaced(original: str, variation: str) -> bool:
-    """replace_random_vowel_with_random_vowel (lower): same length, different, at least one vowel->vowel change and at
-    most one other change."""
-    o = original.lower()
-    v = variation.lower()
+def _class_substituted(o: str, v: str, member: Callable[[str], bool]) -> bool:
+    """Same length, different, at least one position where a ``member`` character became another ``member``
+    character, and at most one other changed position (the shape of the three replacement rules)."""
     if len(o) != len(v) or o == v:
         return False
     matches = 0
     others = 0
     for a, b in zip(o, v, strict=True):
         if a != b:
-            if a in VOWELS and b in VOWELS:
+            if member(a) and member(b):
                 matches += 1
             else:
                 others += 1
                 if others > 1:
                     return False
     return matches >= 1
+
+
+def vowel_replaced(original: str, variation: str) -> bool:
+    """replace_random_vowel_with_random_vowel (lower): same length, different, at least one vowel->vowel change and at
+    most one other change."""
+    return _class_substituted(original.lower(), variation.lower(), VOWELS.__contains__)
 
 
 def consonant_replaced(original: str, variation: str) -> bool:
     """replace_random_consonant_with_random_consonant (lower): same length, different, at least one
     consonant->consonant change and at most one other change."""
-    o = original.lower()
-    v = variation.lower()
-    if len(o) != len(v) or o == v:
-        return False
-    matches = 0
-    others = 0
-    for a, b in zip(o, v, strict=True):
-        if a != b:
-            if is_consonant(a) and is_consonant(b):
-                matches += 1
-            else:
-                others += 1
-                if others > 1:
-                    return False
-    return matches >= 1
+    return _class_substituted(original.lower(), variation.lower(), is_consonant)
 
 
 def letters_swapped(original: str, variation: str) -> bool:
@@ -318,17 +308,7 @@ def special_replaced(original: str, variation: str) -> bool:
     special->special change and at most one other change."""
     if not any(char in SPECIAL_CHARACTERS for char in original):
         return False
-    if original == variation or len(original) != len(variation):
-        return False
-    matches = 0
-    others = 0
-    for a, b in zip(original, variation, strict=True):
-        if a != b:
-            if a in SPECIAL_CHARACTERS and b in SPECIAL_CHARACTERS:
-                matches += 1
-            else:
-                others += 1
-    return matches >= 1 and others <= 1
+    return _class_substituted(original, variation, _is_special)
 
 
 def _is_special(char: str) -> bool:

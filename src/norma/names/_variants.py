@@ -14,6 +14,8 @@ import re
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 
+from norma.names._evaluators import VOWELS
+
 __all__ = ["SPECIAL_CHARACTERS", "TRIPLE", "alphabet_of", "edit_pool", "rule_pool", "substitute_letter"]
 
 TRIPLE = re.compile(r"(?i)(.)\1{2,}")
@@ -22,7 +24,6 @@ TRIPLE = re.compile(r"(?i)(.)\1{2,}")
 SPECIAL_CHARACTERS = "_-.@#*+&"
 """Separators used where a rule replaces spaces."""
 
-_VOWELS = "aeiou"
 _LATIN = "abcdefghijklmnopqrstuvwxyz"
 _SOUNDEX_CLASSES = ("aeiouy", "bfpv", "cgjkqsxz", "dt", "l", "mn", "r", "hw")
 _TITLES = ("Mr.", "Dr.", "Ms.", "Mrs.", "Prof.", "Sir", "Lady", "Lord", "Rev.", "Capt.")
@@ -141,9 +142,9 @@ def _double_to_single(name: str) -> Iterator[str]:
 def _replace_letters(name: str, vowels: bool) -> Iterator[str]:
     for i, ch in enumerate(name):
         lower = ch.lower()
-        if not ch.isalpha() or (lower in _VOWELS) != vowels:
+        if not ch.isalpha() or (lower in VOWELS) != vowels:
             continue
-        pool = _VOWELS if vowels else "".join(c for c in alphabet_of(name) if c not in _VOWELS)
+        pool = VOWELS if vowels else "".join(c for c in alphabet_of(name) if c not in VOWELS)
         for letter in pool:
             if letter != lower:
                 yield name[:i] + _cased(ch, letter) + name[i + 1 :]
@@ -154,7 +155,7 @@ def _swaps(name: str, consonants_only: bool) -> Iterator[str]:
         a, b = name[i], name[i + 1]
         if a == b:
             continue
-        if consonants_only and not all(c.isalpha() and c.lower() not in _VOWELS for c in (a, b)):
+        if consonants_only and not all(c.isalpha() and c.lower() not in VOWELS for c in (a, b)):
             continue
         yield name[:i] + b + a + name[i + 2 :]
 
@@ -210,9 +211,9 @@ def _rule_strings(name: str, rule: str) -> Iterator[str]:
     elif rule == "delete_random_letter":
         yield from _deletions(name, str.isalpha)
     elif rule == "remove_random_vowel":
-        yield from _deletions(name, lambda ch: ch.lower() in _VOWELS)
+        yield from _deletions(name, lambda ch: ch.lower() in VOWELS)
     elif rule == "remove_random_consonant":
-        yield from _deletions(name, lambda ch: ch.isalpha() and ch.lower() not in _VOWELS)
+        yield from _deletions(name, lambda ch: ch.isalpha() and ch.lower() not in VOWELS)
     elif rule == "remove_all_spaces":
         yield name.replace(" ", "")
     elif rule == "duplicate_random_letter_as_double_letter":
