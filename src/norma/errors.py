@@ -4,7 +4,11 @@ The tree::
 
     NormaError                      root: catch this to catch anything norma raises on purpose
     ├── InvalidInputError           bad user input (file, text, record, argument); ValueError too
-    │   └── RubricError             a rubric that cannot be loaded or fails validation
+    │   ├── RubricError             a rubric that cannot be loaded or fails validation
+    │   └── LimitExceededError      input larger than a configured limit (size, count, depth)
+    ├── NotFoundError               a tenant, rule, key or document that does not exist; LookupError too
+    ├── ConflictError               a write that conflicts with what is stored (duplicate id, stale version)
+    ├── RateLimitedError            too many requests for a key; carries ``retry_after`` seconds
     ├── ConfigError                 a setting, environment variable or config file that makes no sense
     ├── MissingDependencyError      an optional package or model is not installed; ImportError too
     ├── StoreError                  the rule store could not read or write; nothing half-written is kept
@@ -24,9 +28,13 @@ from __future__ import annotations
 __all__ = [
     "BackendError",
     "ConfigError",
+    "ConflictError",
     "InvalidInputError",
+    "LimitExceededError",
     "MissingDependencyError",
     "NormaError",
+    "NotFoundError",
+    "RateLimitedError",
     "RubricError",
     "StoreError",
 ]
@@ -70,6 +78,26 @@ class InvalidInputError(NormaError, ValueError):
 
 class RubricError(InvalidInputError):
     """A rubric that cannot be loaded, or that fails (strict) validation."""
+
+
+class LimitExceededError(InvalidInputError):
+    """Input larger than a configured limit (bytes, items, nesting depth); rejected before any work starts."""
+
+
+class NotFoundError(NormaError, LookupError):
+    """A tenant, rule, API key or document that does not exist (or that the caller may not see)."""
+
+
+class ConflictError(NormaError):
+    """A write that conflicts with what is stored: a duplicate id, or a change based on a stale version."""
+
+
+class RateLimitedError(NormaError):
+    """Too many requests for one key; ``retry_after`` says how many seconds to wait."""
+
+    def __init__(self, message: str, *, retry_after: float, source: str | None = None) -> None:
+        super().__init__(message, source=source, hint=f"retry after {retry_after:.0f} s")
+        self.retry_after = retry_after
 
 
 class ConfigError(NormaError):
