@@ -1,0 +1,232 @@
+"""Reading untrusted input without being hurt by it: bounded YAML/JSON, paths kept inside a base, linear regexes.
+
+Every capability that reads user data goes through these helpers, so the guarantees of docs/security.md hold in
+one place:
+
+* :func:`load_yaml` / :func:`load_json` — ``safe_load`` only; the text size, the nesting depth and the number of
+  values *after alias expansion* are bounded (a "billion laughs" document is rejected, not expanded).
+* :func:`resolve_within` — a user-given relative name resolved under a base directory; ``..``, absolute paths, NUL
+  bytes and symlinks leading out are rejected.
+* :func:`compile_pattern` — user-configurable regular expressions compiled with RE2 (linear time: a catastrophic
+  pattern cannot stall a worker); back-references and look-arounds are refused with a clear error.
+
+All failures are :class:`~norma.errors.InvalidInputError` (size limits: :class:`~norma.errors.LimitExceededError`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import yaml
+
+from norma.errors import InvalidInputError, LimitExceededError
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "InputLimits",
+    "Pattern",
+    "compile_pattern",
+    "load_json",
+    "load_yaml",
+    "resolve_within",
+]
+
+
+@dataclass(frozen=True)
+class InputLimits:
+    """Bounds on one structured document read from a user."""
+
+    max_bytes: int = 16 * 1024 * 1024
+    """Longest text accepted, in UTF-8 bytes."""
+    max_depth: int = 64
+    """Deepest nesting of lists / mappings."""
+    max_values: int = 2_000_000
+    """Most values (scalars, lists, mappings) after expanding YAML aliases."""
+    max_aliases: int = 1_000
+    """Most alias references (``*name``) in a YAML document."""
+
+
+DEFAULT_LIMITS = InputLimits()
+
+
+def _check_size(text: str | bytes, limits: InputLimits, source: str | None) -> None:
+    size = len(text) if isinstance(text, bytes) else len(text.encode("utf-8", "surrogatepass"))
+    if size > limits.max_bytes:
+        raise LimitExceededError(
+            f"input is {size:,} bytes, over the limit of {limits.max_bytes:,}",
+            source=source,
+            hint="split it into smaller files or raise the limit",
+        )
+
+
+def _check_shape(value: Any, limits: InputLimits, source: str | None) -> None:
+    """Reject documents that nest too deeply, refer to themselves, or expand to too many values.
+
+    Shared sub-objects (YAML aliases) are counted each time they appear, but measured once (memoised by identity),
+    so the check costs time in the size of the text, not of the expansion.
+    """
+    sizes: dict[int, int] = {}
+    open_ids: set[int] = set()
+
+    def measure(item: Any, depth: int) -> int:
+        if depth > limits.max_depth:
+            raise LimitExceededError(
+                f"document nests deeper than {limits.max_depth} levels", source=source, hint="flatten the structure"
+            )
+        if not isinstance(item, (dict, list, tuple)):
+            return 1
+        key = id(item)
+        if key in sizes:
+            return sizes[key]
+        if key in open_ids:
+            raise InvalidInputError("document refers to itself (recursive YAML alias)", source=source)
+        open_ids.add(key)
+        children = list(item.keys()) + list(item.values()) if isinstance(item, dict) else list(item)
+        total = 1
+        for child in children:
+            total += measure(child, depth + 1)
+            if total > limits.max_values:
+                raise LimitExceededError(
+                    f"document expands to more than {limits.max_values:,} values",
+                    source=source,
+                    hint="YAML aliases that multiply content are not accepted; write the values out",
+                )
+        open_ids.discard(key)
+        sizes[key] = total
+        return total
+
+    measure(value, 1)
+
+
+class _BoundedSafeLoader(yaml.SafeLoader):
+    """SafeLoader that refuses too many aliases and too deep nesting while composing (before construction)."""
+
+    limits: InputLimits = DEFAULT_LIMITS
+    _aliases = 0
+    _depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        if self.check_event(yaml.AliasEvent):
+            self._aliases += 1
+            if self._aliases > self.limits.max_aliases:
+                raise LimitExceededError(f"document uses more than {self.limits.max_aliases:,} YAML aliases")
+        self._depth += 1
+        try:
+            if self._depth > self.limits.max_depth:
+                raise LimitExceededError(f"document nests deeper than {self.limits.max_depth} levels")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+def load_yaml(text: str | bytes, *, source: str | None = None, limits: InputLimits = DEFAULT_LIMITS) -> Any:
+    """Parse YAML safely (no Python objects, bounded size, depth and alias expansion).
+
+    Raises:
+        LimitExceededError: a bound was exceeded.
+        InvalidInputError: the text is not YAML (message carries line and column).
+    """
+    _check_size(text, limits, source)
+    loader: _BoundedSafeLoader | None = None
+    try:
+        loader = _BoundedSafeLoader(text)
+        loader.limits = limits
+        value = loader.get_single_data()
+    except LimitExceededError as exc:
+        exc.source = exc.source or source
+        raise
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InvalidInputError(f"not valid YAML: {problem}", source=source, location=where) from None
+    except RecursionError:
+        raise LimitExceededError("document nests too deeply to parse", source=source) from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+    _check_shape(value, limits, source)
+    return value
+
+
+def load_json(text: str | bytes, *, source: str | None = None, limits: InputLimits = DEFAULT_LIMITS) -> Any:
+    """Parse JSON with the same bounds as :func:`load_yaml` (NaN and Infinity are refused)."""
+    _check_size(text, limits, source)
+
+    def _no_constants(name: str) -> Any:
+        raise InvalidInputError(f"not valid JSON: {name} is not a JSON number", source=source)
+
+    try:
+        value = json.loads(text, parse_constant=_no_constants)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(
+            f"not valid JSON: {exc.msg}", source=source, location=f"line {exc.lineno}, column {exc.colno}"
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(f"not valid UTF-8 at byte {exc.start}", source=source) from None
+    except RecursionError:
+        raise LimitExceededError("document nests too deeply to parse", source=source) from None
+    _check_shape(value, limits, source)
+    return value
+
+
+def resolve_within(base: str | os.PathLike[str], name: str, *, what: str = "file") -> Path:
+    """``base / name`` resolved, guaranteed to lie inside ``base`` (after following symlinks).
+
+    Raises:
+        InvalidInputError: ``name`` is empty, absolute, has a NUL byte or a ``..`` part, or resolves outside
+            ``base`` (for instance through a symlink).
+    """
+    hint = f"give the {what} as a plain relative name inside {os.fspath(base)}"
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidInputError(f"empty {what} name", hint=hint)
+    if "\x00" in name:
+        raise InvalidInputError(f"{what} name {name!r} contains a NUL byte", hint=hint)
+    candidate = Path(name)
+    if candidate.is_absolute() or name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":"):
+        raise InvalidInputError(f"{what} name {name!r} is an absolute path", hint=hint)
+    if any(part == ".." for part in Path(name.replace("\\", "/")).parts):
+        raise InvalidInputError(f"{what} name {name!r} points outside its directory", hint=hint)
+    root = Path(base).resolve()
+    resolved = (root / candidate).resolve()
+    if resolved != root and not resolved.is_relative_to(root):
+        raise InvalidInputError(f"{what} name {name!r} resolves outside {root} (symlink?)", hint=hint)
+    return resolved
+
+
+class Pattern(Protocol):
+    """The subset of a compiled regular expression norma uses (``re.Pattern`` and RE2 both fit)."""
+
+    @property
+    def pattern(self) -> str: ...
+
+    def search(self, string: str, pos: int = ..., endpos: int = ...) -> Any: ...
+
+    def finditer(self, string: str, pos: int = ..., endpos: int = ...) -> Iterator[Any]: ...
+
+
+def compile_pattern(pattern: str, *, where: str | None = None, ignore_case: bool = False) -> Pattern:
+    """Compile a user-configurable regular expression with RE2 (linear time in the input).
+
+    Raises:
+        InvalidInputError: the pattern is not valid RE2 syntax (back-references and look-arounds are not).
+    """
+    import re2  # type: ignore[import-untyped]  # google-re2 ships no type information
+
+    options = re2.Options()
+    options.log_errors = False
+    options.case_sensitive = not ignore_case
+    try:
+        return re2.compile(pattern, options)  # type: ignore[no-any-return]
+    except re2.error as exc:
+        detail = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        raise InvalidInputError(
+            f"regular expression {pattern!r} is not accepted: {detail}",
+            location=where,
+            hint="norma runs patterns with RE2 (linear time): back-references and look-arounds are not supported",
+        ) from None

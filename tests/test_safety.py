@@ -1,0 +1,136 @@
+"""The shared guards for untrusted input: bounded YAML/JSON, paths inside a base, linear-time regexes."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from norma._safety import InputLimits, compile_pattern, load_json, load_yaml, resolve_within
+from norma.errors import InvalidInputError, LimitExceededError, NormaError
+
+LAUGHS = "\n".join(
+    [f"l0: &l0 [{', '.join(['lol'] * 9)}]"] + [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, 9)]
+)
+
+
+def test_yaml_billion_laughs_is_rejected_quickly() -> None:
+    started = time.perf_counter()
+    with pytest.raises(LimitExceededError, match="expands to more than"):
+        load_yaml(LAUGHS, source="bomb.yaml")
+    assert time.perf_counter() - started < 1.0
+
+
+def test_yaml_alias_count_is_bounded() -> None:
+    text = "a: &a 1\nb: [" + ", ".join(["*a"] * 20) + "]"
+    with pytest.raises(LimitExceededError, match="more than 10 YAML aliases"):
+        load_yaml(text, limits=InputLimits(max_aliases=10))
+    assert load_yaml(text, limits=InputLimits(max_aliases=20))["b"] == [1] * 20
+
+
+def test_yaml_recursive_alias_is_rejected() -> None:
+    with pytest.raises(InvalidInputError, match="refers to itself"):
+        load_yaml("&a [*a]")
+
+
+def test_yaml_depth_is_bounded_before_construction() -> None:
+    with pytest.raises(LimitExceededError, match="deeper than 64"):
+        load_yaml("[" * 65 + "]" * 65)
+    assert load_yaml("[" * 10 + "]" * 10) == [[[[[[[[[[]]]]]]]]]]
+
+
+def test_yaml_size_limit_counts_bytes() -> None:
+    with pytest.raises(LimitExceededError, match="over the limit of 10"):
+        load_yaml("é" * 6, limits=InputLimits(max_bytes=10))
+
+
+def test_yaml_refuses_python_objects() -> None:
+    with pytest.raises(InvalidInputError, match="not valid YAML"):
+        load_yaml("!!python/object/apply:os.system ['echo hi']")
+
+
+def test_yaml_error_names_line_and_column() -> None:
+    with pytest.raises(InvalidInputError) as info:
+        load_yaml("a: 1\nb: [1, 2\n", source="r.yaml")
+    assert info.value.source == "r.yaml"
+    assert str(info.value.location).startswith("line ")
+
+
+def test_yaml_shared_aliases_within_limits_load() -> None:
+    assert load_yaml("base: &b {k: 1}\nx: *b\ny: *b") == {"base": {"k": 1}, "x": {"k": 1}, "y": {"k": 1}}
+
+
+def test_json_deep_nesting_is_a_limit_error() -> None:
+    with pytest.raises(LimitExceededError):
+        load_json("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(LimitExceededError, match="deeper than 3"):
+        load_json("[[[[1]]]]", limits=InputLimits(max_depth=3))
+
+
+def test_json_nan_and_bad_text() -> None:
+    with pytest.raises(InvalidInputError, match="NaN is not a JSON number"):
+        load_json('{"w": NaN}')
+    with pytest.raises(InvalidInputError, match="line 1, column"):
+        load_json("{")
+    with pytest.raises(InvalidInputError, match="UTF-8"):
+        load_json(b'{"a": "\xff"}')
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(max_size=200), st.binary(max_size=200)))
+def test_parsers_raise_only_norma_errors(data: str | bytes) -> None:
+    for loader in (load_json, load_yaml):
+        with contextlib.suppress(NormaError):
+            loader(data)
+
+
+def test_resolve_within_accepts_plain_names(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "doc.md").write_text("x")
+    assert resolve_within(tmp_path, "sub/doc.md") == (tmp_path / "sub" / "doc.md").resolve()
+    assert resolve_within(tmp_path, "missing.md") == (tmp_path / "missing.md").resolve()
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["../secret", "sub/../../secret", "/etc/passwd", "\\etc\\passwd", "C:\\x", "a\x00b", "", "  ", "..\\x"],
+)
+def test_resolve_within_rejects_escapes(tmp_path: Path, name: str) -> None:
+    with pytest.raises(InvalidInputError):
+        resolve_within(tmp_path, name, what="document")
+
+
+def test_resolve_within_rejects_symlink_out(tmp_path: Path) -> None:
+    base = tmp_path / "base"
+    base.mkdir()
+    outside = tmp_path / "outside.md"
+    outside.write_text("secret")
+    os.symlink(outside, base / "link.md")
+    with pytest.raises(InvalidInputError, match="resolves outside"):
+        resolve_within(base, "link.md")
+
+
+def test_compile_pattern_is_linear_time() -> None:
+    pattern = compile_pattern(r"(a+)+$")
+    started = time.perf_counter()
+    assert pattern.search("a" * 50_000 + "b") is None
+    assert time.perf_counter() - started < 0.5
+
+
+def test_compile_pattern_refuses_backtracking_features() -> None:
+    with pytest.raises(InvalidInputError, match="not accepted"):
+        compile_pattern(r"(a)\1", where="config.reference_pattern")
+    with pytest.raises(InvalidInputError, match="look-arounds"):
+        compile_pattern(r"(?=x)")
+
+
+def test_compile_pattern_matches_like_re() -> None:
+    pattern = compile_pattern(r"IR\.(\d+)\.(\d+)")
+    assert [m.groups() for m in pattern.finditer("IR.4.02 and IR.10.1")] == [("4", "02"), ("10", "1")]
+    assert compile_pattern("ir", ignore_case=True).search("see IR") is not None
+    assert compile_pattern("ir").search("see IR") is None
