@@ -134,3 +134,10 @@ def test_compile_pattern_matches_like_re() -> None:
     assert [m.groups() for m in pattern.finditer("IR.4.02 and IR.10.1")] == [("4", "02"), ("10", "1")]
     assert compile_pattern("ir", ignore_case=True).search("see IR") is not None
     assert compile_pattern("ir").search("see IR") is None
+
+
+def test_rubric_loader_uses_the_bounded_yaml_parser() -> None:
+    from norma.rubrics import load_rubric
+
+    with pytest.raises(LimitExceededError, match="expands to more than"):
+        load_rubric(LAUGHS)

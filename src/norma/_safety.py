@@ -33,6 +33,7 @@ __all__ = [
     "compile_pattern",
     "load_json",
     "load_yaml",
+    "parse_yaml_bounded",
     "resolve_within",
 ]
 
@@ -124,12 +125,14 @@ class _BoundedSafeLoader(yaml.SafeLoader):
             self._depth -= 1
 
 
-def load_yaml(text: str | bytes, *, source: str | None = None, limits: InputLimits = DEFAULT_LIMITS) -> Any:
-    """Parse YAML safely (no Python objects, bounded size, depth and alias expansion).
+def parse_yaml_bounded(text: str | bytes, *, source: str | None = None, limits: InputLimits = DEFAULT_LIMITS) -> Any:
+    """Like ``yaml.safe_load`` (and raising its ``yaml.YAMLError`` for malformed text), but bounded.
+
+    For callers that must keep PyYAML's exception types (the rubric loaders); others use :func:`load_yaml`.
 
     Raises:
-        LimitExceededError: a bound was exceeded.
-        InvalidInputError: the text is not YAML (message carries line and column).
+        LimitExceededError: the size, depth, alias or expanded-size bound was exceeded.
+        yaml.YAMLError: the text is not YAML.
     """
     _check_size(text, limits, source)
     loader: _BoundedSafeLoader | None = None
@@ -140,11 +143,6 @@ def load_yaml(text: str | bytes, *, source: str | None = None, limits: InputLimi
     except LimitExceededError as exc:
         exc.source = exc.source or source
         raise
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else None
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InvalidInputError(f"not valid YAML: {problem}", source=source, location=where) from None
     except RecursionError:
         raise LimitExceededError("document nests too deeply to parse", source=source) from None
     finally:
@@ -152,6 +150,22 @@ def load_yaml(text: str | bytes, *, source: str | None = None, limits: InputLimi
             loader.dispose()
     _check_shape(value, limits, source)
     return value
+
+
+def load_yaml(text: str | bytes, *, source: str | None = None, limits: InputLimits = DEFAULT_LIMITS) -> Any:
+    """Parse YAML safely (no Python objects, bounded size, depth and alias expansion).
+
+    Raises:
+        LimitExceededError: a bound was exceeded.
+        InvalidInputError: the text is not YAML (message carries line and column).
+    """
+    try:
+        return parse_yaml_bounded(text, source=source, limits=limits)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InvalidInputError(f"not valid YAML: {problem}", source=source, location=where) from None
 
 
 def load_json(text: str | bytes, *, source: str | None = None, limits: InputLimits = DEFAULT_LIMITS) -> Any:

@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from norma._safety import parse_yaml_bounded
 from norma.errors import RubricError
 from norma.rubrics._errors import (
     BackendJudgeFormatError,
@@ -88,7 +89,7 @@ def _json(text: str, source: str | None) -> Any:
 
 def _yaml(text: str, source: str | None) -> Any:
     try:
-        return yaml.safe_load(text)
+        return parse_yaml_bounded(text, source=source)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         location = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else None
