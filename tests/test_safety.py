@@ -141,3 +141,15 @@ def test_rubric_loader_uses_the_bounded_yaml_parser() -> None:
 
     with pytest.raises(LimitExceededError, match="expands to more than"):
         load_rubric(LAUGHS)
+
+
+def test_ensure_public_host() -> None:
+    from norma._safety import ensure_public_host
+
+    ensure_public_host("8.8.8.8")
+    ensure_public_host("[2001:4860:4860::8888]")
+    for host in ("127.0.0.1", "localhost", "10.0.0.1", "[fe80::1]", "224.0.0.1", "172.16.5.4"):
+        with pytest.raises(InvalidInputError, match="non-public"):
+            ensure_public_host(host)
+    with pytest.raises(InvalidInputError, match="cannot resolve"):
+        ensure_public_host("no-such-host.invalid")

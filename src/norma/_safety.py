@@ -15,8 +15,10 @@ All failures are :class:`~norma.errors.InvalidInputError` (size limits: :class:`
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
+import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +33,7 @@ __all__ = [
     "InputLimits",
     "Pattern",
     "compile_pattern",
+    "ensure_public_host",
     "load_json",
     "load_yaml",
     "parse_yaml_bounded",
@@ -244,3 +247,34 @@ def compile_pattern(pattern: str, *, where: str | None = None, ignore_case: bool
             location=where,
             hint="norma runs patterns with RE2 (linear time): back-references and look-arounds are not supported",
         ) from None
+
+
+def _is_public(address: str) -> bool:
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_global and not ip.is_multicast
+
+
+def ensure_public_host(host: str, port: int | None = None) -> None:
+    """Refuse a host that is, or resolves to, a private, loopback, link-local or otherwise non-public address.
+
+    Used before fetching a user-given URL where server-side request forgery matters (on by default in the service,
+    off in the library). Every address the name resolves to must be public. The check happens before the
+    connection, so a DNS answer that changes in between (rebinding) is not covered; docs/security.md says so.
+
+    Raises:
+        InvalidInputError: the host is not public or cannot be resolved.
+    """
+    name = host.strip("[]")
+    try:
+        infos = socket.getaddrinfo(name, port or 443, proto=socket.IPPROTO_TCP)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise InvalidInputError(f"cannot resolve host {host!r}: {exc}", hint="check the URL") from None
+    for info in infos:
+        address = str(info[4][0])
+        if not _is_public(address):
+            raise InvalidInputError(
+                f"refused host {host!r}: it resolves to the non-public address {address}",
+                hint="private, loopback and link-local addresses are not fetched here",
+            )

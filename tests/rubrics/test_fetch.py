@@ -188,3 +188,22 @@ def test_default_limits_are_the_documented_ones() -> None:
     assert load["timeout"].default == fetch["timeout"].default == 15.0
     assert load["max_bytes"].default == fetch["max_bytes"].default == 1024 * 1024
     assert fetch["max_redirects"].default == 5
+
+
+def test_deny_private_refuses_loopback(base_url: str) -> None:
+    with pytest.raises(RubricError, match=r"non-public address 127\.0\.0\.1"):
+        load_rubric(f"{base_url}/rubric.json", deny_private=True)
+    with pytest.raises(RubricError, match="non-public address"):
+        load_rubric(base_url.replace("127.0.0.1", "localhost") + "/rubric.json", deny_private=True)
+
+
+@pytest.mark.parametrize(
+    "host", ["10.1.2.3", "192.168.0.1", "169.254.169.254", "[::1]", "[::ffff:127.0.0.1]", "0.0.0.0", "100.64.0.1"]
+)
+def test_deny_private_refuses_private_literals(host: str) -> None:
+    with pytest.raises(RubricError, match="non-public address"):
+        load_rubric(f"http://{host}/rubric.json", deny_private=True, timeout=1)
+
+
+def test_deny_private_is_off_by_default_in_the_library(base_url: str) -> None:
+    assert load_rubric(f"{base_url}/rubric.json") is not None

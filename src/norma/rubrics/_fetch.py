@@ -12,7 +12,8 @@ import time
 
 import httpx
 
-from norma.errors import RubricError
+from norma._safety import ensure_public_host
+from norma.errors import InvalidInputError, RubricError
 
 __all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_REDIRECTS", "DEFAULT_TIMEOUT", "fetch_rubric_text"]
 
@@ -52,12 +53,20 @@ def _read_body(response: httpx.Response, *, url: str, max_bytes: int, deadline: 
     return bytes(body).decode(response.charset_encoding or "utf-8", errors="replace")
 
 
+def _check_host(current: httpx.URL, url: str) -> None:
+    try:
+        ensure_public_host(current.host, current.port)
+    except InvalidInputError as exc:
+        raise RubricError(exc.message, source=url, hint=exc.hint) from None
+
+
 def fetch_rubric_text(
     url: str,
     *,
     timeout: float = DEFAULT_TIMEOUT,
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_redirects: int = DEFAULT_MAX_REDIRECTS,
+    deny_private: bool = False,
 ) -> str:
     """Fetch the text of a rubric from ``url`` (``http`` or ``https`` only), safely.
 
@@ -66,6 +75,8 @@ def fetch_rubric_text(
         timeout: seconds for the whole fetch (connect, redirects and body).
         max_bytes: largest body accepted.
         max_redirects: redirects followed before giving up.
+        deny_private: refuse hosts (first or after a redirect) that resolve to private, loopback or link-local
+            addresses; the service turns this on, the library leaves it off.
 
     Raises:
         RubricError: a refused scheme or redirect, an HTTP error status, a timeout, a body over ``max_bytes``,
@@ -82,6 +93,8 @@ def fetch_rubric_text(
             for _ in range(max_redirects + 1):
                 if time.monotonic() > deadline:
                     raise httpx.TimeoutException("deadline passed between redirects")
+                if deny_private:
+                    _check_host(current, url)
                 with client.stream("GET", current, headers={"Accept": _ACCEPT}) as response:
                     if response.status_code in _REDIRECTS:
                         location = response.headers.get("location")

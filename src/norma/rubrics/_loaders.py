@@ -113,6 +113,7 @@ def parse_rubric_text(
     timeout: float = DEFAULT_TIMEOUT,
     max_bytes: int = DEFAULT_MAX_BYTES,
     fetch: bool = True,
+    deny_private: bool = False,
 ) -> dict[str, Any]:
     """Parse rubric text into a mapping, the way :func:`load_rubric` does.
 
@@ -123,6 +124,7 @@ def parse_rubric_text(
         timeout: seconds a URL fetch may take.
         max_bytes: largest URL body accepted.
         fetch: whether a URL is fetched (a fetched body is never fetched again).
+        deny_private: refuse URLs whose host resolves to a private, loopback or link-local address.
 
     Raises:
         RubricError: empty text ("Rubric source is empty"), YAML that is not a mapping ("Rubric YAML must produce
@@ -143,7 +145,7 @@ def parse_rubric_text(
         parsed: dict[str, Any] = _json(text, source)
         return parsed
     if fetch and stripped.startswith(("http://", "https://")):
-        body = fetch_rubric_text(stripped, timeout=timeout, max_bytes=max_bytes)
+        body = fetch_rubric_text(stripped, timeout=timeout, max_bytes=max_bytes, deny_private=deny_private)
         return parse_rubric_text(body, None, source=stripped, fetch=False)
     try:
         data = json.loads(text)
@@ -179,6 +181,7 @@ def load_rubric(
     *,
     timeout: float = DEFAULT_TIMEOUT,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    deny_private: bool = False,
 ) -> Rubric | None:
     """Load a flexible rubric from a path, JSON/YAML text, an ``http(s)`` URL, a mapping or a rubric.
 
@@ -187,6 +190,8 @@ def load_rubric(
             anything else, turned into a string: an existing file's path, a URL, or the rubric text itself.
         timeout: seconds a URL fetch may take (default 15).
         max_bytes: largest file or URL body accepted (default 1 MiB).
+        deny_private: refuse URLs (and redirects) to private, loopback or link-local addresses (default off in
+            the library; the service turns it on).
 
     Raises:
         RubricError: unreadable input, see :func:`parse_rubric_text` and :func:`read_rubric_file`; data in the
@@ -213,7 +218,7 @@ def load_rubric(
                 max_bytes=max_bytes,
             )
         else:
-            data = parse_rubric_text(text, None, timeout=timeout, max_bytes=max_bytes)
+            data = parse_rubric_text(text, None, timeout=timeout, max_bytes=max_bytes, deny_private=deny_private)
     if _is_backend_judge(data):
         shown = f" ({source})" if isinstance(source, str) else ""
         raise BackendJudgeFormatError(
