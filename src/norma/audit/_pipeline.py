@@ -1,0 +1,271 @@
+"""§3's pipeline: classify, normalise, run the rules (structural, semantic, determinism), resolve by priority,
+emit. :func:`analyze` is stateless and re-entrant: everything of one audit lives in its own context; what is
+shared (documents' vocabulary vectors, the embedder, the word lists, the registry) is built once behind locks.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from norma.audit._classify import classify_context
+from norma.audit._config import AuditConfig
+from norma.audit._context import AuditContext
+from norma.audit._documents import DocumentSet, load_documents
+from norma.audit._lexicon import get_lexicon
+from norma.audit._metrics import compute_metrics, metric_findings
+from norma.audit._models import (
+    AuditReport,
+    AuditRequest,
+    ContextType,
+    RuleOutcome,
+    RuleStatus,
+    Severity,
+    Verdict,
+    Violation,
+)
+from norma.audit._registry import AuditRule, Finding, NotEvaluated, select_rules
+from norma.audit._segments import segment_output
+from norma.audit._text import parse_text
+from norma.audit._versioning import RULESET_VERSION
+from norma.embeddings import Embedder
+from norma.errors import InvalidInputError, MissingDependencyError
+
+if TYPE_CHECKING:
+    from norma.llm import LLMClient
+
+__all__ = ["analyze", "default_embedder"]
+
+CONVERSATIONAL_STRICT = frozenset({"IR.7.01", "IR.8.03"})
+"""§4.02 read literally: the only rules of a conversational turn."""
+
+_EMBEDDER: Embedder | None = None
+_EMBEDDER_LOCK = threading.Lock()
+
+
+def default_embedder() -> Embedder:
+    """The shared all-MiniLM-L6-v2 embedder, loaded once (lazily, behind a lock) on the first audit that needs it."""
+    global _EMBEDDER
+    if _EMBEDDER is not None:
+        return _EMBEDDER
+    with _EMBEDDER_LOCK:
+        if _EMBEDDER is None:
+            from norma.embeddings import get_embedder
+
+            _EMBEDDER = get_embedder()
+        return _EMBEDDER
+
+
+def _documents(documents: DocumentSet | str | Path | None, request: AuditRequest) -> DocumentSet | None:
+    if documents is None:
+        if request.active_documents:
+            raise InvalidInputError(
+                f"active_documents names {', '.join(request.active_documents)} but no documents were given",
+                location="active_documents",
+                hint="pass the documents folder (--docs DIR, or documents= in Python)",
+            )
+        return None
+    loaded = documents if isinstance(documents, DocumentSet) else load_documents(documents)
+    active = loaded.select(request.active_documents)
+    for key in request.document_versions:
+        if active.by_acronym(key) is None and active.by_name(key) is None:
+            raise InvalidInputError(
+                f"document_versions names {key!r}, which is not an active document ({', '.join(active.acronyms)})",
+                location=f"document_versions.{key}",
+                hint="use the document's acronym (DNS, DR, ICR, RED, IRA) or its file name",
+            )
+    return active
+
+
+def _applicable(rule: AuditRule, ctx: AuditContext) -> str | None:
+    """Why a rule does not apply here (``None`` when it applies)."""
+    if rule.id in ctx.config.disabled_rules:
+        return "disabled by configuration"
+    conversational_ok = ContextType.CONVERSATIONAL in rule.contexts
+    if ctx.config.strict_applicability and ctx.applied is ContextType.CONVERSATIONAL:
+        conversational_ok = rule.id in CONVERSATIONAL_STRICT
+        if not conversational_ok:
+            return "§4.02: only IR.7.01 and IR.8.03 apply to conversational turns (strict_applicability)"
+    if ContextType.TECHNICAL in rule.contexts and ctx.has_technical:
+        return None
+    if conversational_ok:
+        return None
+    if ctx.applied is ContextType.MIXED:
+        return "mixed turn without technical segments"
+    if ctx.applied is ContextType.TECHNICAL:
+        return "empty output"
+    return f"{ctx.applied.value} context"
+
+
+def _embedder_for(config: AuditConfig, embedder: Embedder | None) -> tuple[Embedder | None, str]:
+    if not config.embeddings:
+        return None, "embeddings are off in the configuration"
+    if embedder is not None:
+        return embedder, ""
+    try:
+        if config.embedding_model is not None:
+            from norma.embeddings import get_embedder
+
+            return get_embedder(config.embedding_model), ""  # one shared instance per folder
+        return default_embedder(), ""
+    except MissingDependencyError as exc:
+        return None, f"embedding model unavailable: {exc.message}"
+
+
+class _LazyEmbedder:
+    """Loads the default embedder on first use, so audits whose rules embed nothing never load the model."""
+
+    def __init__(self, config: AuditConfig, given: Embedder | None) -> None:
+        self._config = config
+        self._given = given
+        self._resolved: tuple[Embedder | None, str] | None = None
+
+    def resolve(self) -> tuple[Embedder | None, str]:
+        if self._resolved is None:
+            self._resolved = _embedder_for(self._config, self._given)
+        return self._resolved
+
+
+def _run(rule: AuditRule, ctx: AuditContext, lazy: _LazyEmbedder) -> Sequence[Finding] | NotEvaluated:
+    if "embeddings" in rule.needs and ctx.embedder is None and not ctx.embedder_problem:
+        ctx.embedder, ctx.embedder_problem = lazy.resolve()
+    return rule.check(ctx)
+
+
+def analyze(
+    request: AuditRequest | Mapping[str, Any],
+    documents: DocumentSet | str | Path | None = None,
+    config: AuditConfig | Mapping[str, Any] | None = None,
+    *,
+    llm: LLMClient | None = None,
+    embedder: Embedder | None = None,
+    rules: Sequence[AuditRule] | None = None,
+) -> AuditReport:
+    """Audit one AI output against the executable rules and return PASS / FAIL / SKIP with violations and metrics.
+
+    Args:
+        request: §1's input (a mapping or an :class:`AuditRequest`).
+        documents: the normative documents (a :class:`DocumentSet`, or a folder to load); ``None``: the rules
+            that need them are reported as not evaluated.
+        config: thresholds and switches (§8.02); default: the spec's values.
+        llm: a client to re-run the prompt for IR.6.02 when the request has fewer ``reruns`` than wanted.
+        embedder: the embedding model (default: the shared all-MiniLM-L6-v2, loaded on first need).
+        rules: the rules to run (default: the registry, plugins included).
+
+    Raises:
+        InvalidInputError: a bad request, a missing active document, document_versions naming no document.
+    """
+    parsed_request = AuditRequest.parse(request)
+    cfg = AuditConfig.parse(config)
+    docs = _documents(documents, parsed_request)
+    lexicon = get_lexicon(cfg.data_dir)
+    input_text = parse_text(parsed_request.input)
+    output_text = parse_text(parsed_request.output)
+    detected = classify_context(parsed_request.input, lexicon)
+    applied = parsed_request.context_type or detected
+    ctx = AuditContext(
+        request=parsed_request,
+        config=cfg,
+        lexicon=lexicon,
+        documents=docs,
+        input=input_text,
+        output=output_text,
+        detected=detected,
+        applied=applied,
+        segments=segment_output(output_text, applied, lexicon),
+        embedder=None,
+        llm=llm,
+    )
+    lazy = _LazyEmbedder(cfg, embedder)
+    chosen = select_rules(rules)
+    outcomes: dict[str, RuleOutcome] = {}
+    raised: dict[str, list[Violation]] = {}
+    notes: list[str] = []
+    ordered = [r for r in chosen if not r.meta] + [r for r in chosen if r.meta]
+    for rule in ordered:
+        severity = cfg.severity_overrides.get(rule.id, rule.severity)
+        why_not = _applicable(rule, ctx)
+        if why_not is not None:
+            status = RuleStatus.NOT_EVALUATED if "disabled" in why_not else RuleStatus.NOT_APPLICABLE
+            outcomes[rule.id] = _outcome(rule, severity, status, why_not)
+            continue
+        result = _run(rule, ctx, lazy)
+        if isinstance(result, NotEvaluated):
+            outcomes[rule.id] = _outcome(rule, severity, RuleStatus.NOT_EVALUATED, result.reason)
+            notes.append(f"{rule.id} not evaluated: {result.reason}")
+            continue
+        violations = [
+            Violation(
+                rule=rule.id,
+                severity=severity,
+                description=finding.description,
+                location=finding.location or ctx.line_location(finding.line),
+                line=finding.line,
+                evidence=finding.evidence,
+            )
+            for finding in result
+        ]
+        raised[rule.id] = violations
+        ctx.findings_so_far.extend((v.rule, v.severity.value, v.line, v.location) for v in violations)
+        status = RuleStatus.FAILED if violations else RuleStatus.PASSED
+        outcomes[rule.id] = _outcome(rule, severity, status, "")
+    _resolve_overrides(chosen, raised, outcomes, notes)
+    all_violations = [v for items in raised.values() for v in items]
+    violations = sorted(
+        (v for v in all_violations if v.severity is not Severity.INFO),
+        key=lambda v: (v.line if v.line is not None else 0, v.rule),
+    )
+    metrics = compute_metrics(ctx)
+    info = [v for v in all_violations if v.severity is Severity.INFO] + metric_findings(metrics, ctx)
+    if "rerun_note" in ctx.shared:
+        notes.append(f"IR.6.02: {ctx.shared['rerun_note']}")
+    if parsed_request.context_type is not None and parsed_request.context_type is not detected:
+        notes.append(f"context_type declared {applied.value}, detected {detected.value}: rules applied as declared")
+    return AuditReport(
+        result=_verdict(violations, ctx),
+        context_type_detected=detected,
+        violations=tuple(violations),
+        metrics=metrics,
+        notes="; ".join(notes),
+        context_type_applied=applied,
+        info=tuple(info),
+        rules=tuple(outcomes[r.id] for r in chosen),
+        analyzer_version=RULESET_VERSION,
+    )
+
+
+def _outcome(rule: AuditRule, severity: Severity, status: RuleStatus, reason: str) -> RuleOutcome:
+    return RuleOutcome(
+        rule=rule.id, title=rule.title, severity=severity, version=rule.version, status=status, reason=reason
+    )
+
+
+def _resolve_overrides(
+    rules: Sequence[AuditRule],
+    raised: dict[str, list[Violation]],
+    outcomes: dict[str, RuleOutcome],
+    notes: list[str],
+) -> None:
+    """§6, specificity: a more specific rule that fired silences the generic rules it overrides."""
+    for rule in rules:
+        if not raised.get(rule.id):
+            continue
+        for other in rule.overrides:
+            dropped = raised.get(other)
+            if dropped:
+                raised[other] = []
+                outcome = outcomes[other]
+                outcomes[other] = outcome.model_copy(
+                    update={"status": RuleStatus.PASSED, "reason": f"overridden by {rule.id} (§6 specificity)"}
+                )
+                notes.append(f"{len(dropped)} {other} violation(s) overridden by {rule.id} (§6 specificity)")
+
+
+def _verdict(violations: Sequence[Violation], ctx: AuditContext) -> Verdict:
+    if any(v.severity is Severity.ERROR for v in violations):
+        return Verdict.FAIL
+    if ctx.applied is ContextType.CONVERSATIONAL or (ctx.applied is ContextType.MIXED and not ctx.has_technical):
+        return Verdict.SKIP
+    return Verdict.PASS

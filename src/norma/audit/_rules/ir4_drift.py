@@ -1,0 +1,142 @@
+"""IR.4.01 (semantic drift: every technical term is in the norms, literally or by embedding similarity) and
+IR.4.02 (quotations of the norms are literal: best-window Indel ratio against the cited section)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from rapidfuzz import fuzz
+
+from norma.audit._context import AuditContext
+from norma.audit._models import Severity
+from norma.audit._registry import AuditRule, Finding, NotEvaluated, register_builtin
+from norma.audit._text import fold, shorten
+
+__all__ = ["IR_4_01", "IR_4_02", "best_window_ratio", "normalise_quote"]
+
+_PUNCT = re.compile(r"[^\w\s]")
+
+
+def _check_4_01(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
+    if not ctx.concepts:
+        ctx.shared["novel_concepts"] = ()
+        return []
+    if ctx.documents is None:
+        return NotEvaluated("no documents were given to compare terms with")
+    unknown = [c for c in ctx.concepts if not ctx.documents.contains(c.term)]
+    if not unknown:
+        ctx.shared["novel_concepts"] = ()
+        return []
+    if ctx.embedder is None:
+        ctx.shared["novel_concepts"] = tuple(c.term for c in unknown)
+        ctx.shared["drift_method"] = "literal"
+        return NotEvaluated(
+            f"{len(unknown)} term(s) not literally in the documents need the embedding check "
+            f"({ctx.embedder_problem}): " + ", ".join(c.term for c in unknown[:5])
+        )
+    ctx.prefetch_concepts()
+    vocabulary = ctx.documents.vocabulary_vectors(ctx.embedder)
+    threshold = ctx.config.ir_4_01_embedding_threshold
+    if len(vocabulary) == 0:
+        best = [0.0] * len(unknown)
+    else:
+        best = (ctx.embed([c.phrase for c in unknown]) @ vocabulary.T).max(axis=1).tolist()
+    novel = [(c, score) for c, score in zip(unknown, best, strict=True) if score < threshold]
+    ctx.shared["novel_concepts"] = tuple(c.term for c, _ in novel)
+    return [
+        Finding(
+            f"término '{c.term}' no presente en la normativa (similitud máxima {score:.2f} < {threshold:.2f})",
+            c.line,
+            c.term,
+        )
+        for c, score in novel
+    ]
+
+
+IR_4_01 = register_builtin(
+    AuditRule(
+        id="IR.4.01",
+        title="Deriva semántica",
+        severity=Severity.ERROR,
+        check=_check_4_01,
+        condition="output técnico con términos de dominio",
+        detection=(
+            "cada término técnico del output está en DNS/DR/ICR/RED literalmente o tiene similitud coseno "
+            ">= ir_4_01_embedding_threshold con el vocabulario normativo (all-MiniLM-L6-v2 por defecto)"
+        ),
+        exceptions=("whitelist manual: términos C#, .NET, patrones estándar (whitelist.txt)",),
+        thresholds=("ir_4_01_embedding_threshold",),
+        needs=("documents", "embeddings"),
+    )
+)
+
+
+def normalise_quote(text: str) -> str:
+    """Folded, punctuation (quotes, backticks) removed, whitespace collapsed."""
+    return " ".join(_PUNCT.sub(" ", fold(text)).split())
+
+
+def best_window_ratio(quote: str, source: str) -> float:
+    """Indel-normalised similarity of ``quote`` with the best-matching window of ``source``, in [0, 1].
+
+    rapidfuzz's ``partial_ratio``: the ratio of the shorter text against every window of the longer one of the
+    same length, the best kept. Where difflib's ``SequenceMatcher.ratio`` is right (short texts, no autojunk)
+    the per-window value equals it.
+    """
+    a, b = normalise_quote(quote), normalise_quote(source)
+    if not a or not b:
+        return 0.0
+    return float(fuzz.partial_ratio(a, b)) / 100.0
+
+
+def _check_4_02(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
+    claims = [c for c in ctx.claims if not c.reformulation]
+    if not claims:
+        return []
+    if ctx.documents is None:
+        return NotEvaluated("no documents were given to compare quotations with")
+    threshold = ctx.config.ir_4_02_fuzzy_match_threshold
+    findings = []
+    for claim in claims:
+        if claim.section is not None:
+            sections = ctx.documents.resolve(claim.document, claim.section)
+            if not sections:
+                continue  # IR.0.03 reports the unresolvable reference
+            source = sections[0].text
+            where = sections[0].ref
+        else:
+            document = ctx.documents.by_acronym(claim.document or "")
+            if document is None:
+                continue
+            source, where = document.text, document.acronym
+        ratio = best_window_ratio(claim.quoted, source)
+        if ratio < threshold:
+            findings.append(
+                Finding(
+                    f"cita de {where} con coincidencia {ratio:.2f} < {threshold:.2f}: parafraseo normativo "
+                    "(cite literal o marque 'en otras palabras')",
+                    claim.line,
+                    shorten(claim.quoted, 80),
+                )
+            )
+    return findings
+
+
+IR_4_02 = register_builtin(
+    AuditRule(
+        id="IR.4.02",
+        title="Parafraseo normativo prohibido",
+        severity=Severity.ERROR,
+        check=_check_4_02,
+        condition="output que atribuye un texto a una norma ('DNS dice que...', 'según RED §1.01, ...')",
+        detection=(
+            "ratio Indel normalizado (rapidfuzz) del texto citado contra la mejor ventana de la sección citada; "
+            "umbral ir_4_02_fuzzy_match_threshold"
+        ),
+        exceptions=("reformulación marcada con 'en otras palabras'",),
+        thresholds=("ir_4_02_fuzzy_match_threshold",),
+        version="1.1",
+        needs=("documents",),
+    )
+)

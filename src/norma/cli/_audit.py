@@ -1,0 +1,281 @@
+"""``norma audit``: audit AI outputs against the IR.x.y rules (thin adapters over norma.audit and norma.reports).
+
+``audit`` is a group whose default command is ``run``: ``norma audit REQUEST.json ...`` is
+``norma audit run REQUEST.json ...``; ``schema``, ``rules`` and ``bump`` are its other commands (a request file
+literally named like one of them is given as ``./schema``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from pydantic import BaseModel
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from norma._safety import load_json
+from norma.audit import (
+    AuditConfig,
+    AuditReport,
+    AuditRequest,
+    BatchItem,
+    analyze,
+    analyze_batch,
+    load_config,
+    load_documents,
+    read_requests,
+    required_bump,
+    rule_registry,
+    ruleset_snapshot,
+)
+from norma.cli._demo import SECTIONS
+from norma.cli._output import console, emit, format_option, resolve_format
+from norma.errors import InvalidInputError
+from norma.reports import exit_code, render, render_table
+
+__all__ = ["audit"]
+
+REPORT_FORMATS = ("table", "json", "sarif", "junit")
+_THRESHOLDS = [name for name in AuditConfig.model_fields if name.startswith("ir_")]
+
+
+class _DefaultGroup(click.Group):
+    """A group that runs ``run`` when the first argument is not one of its commands."""
+
+    default_command = "run"
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = [self.default_command, *args]
+        elif not args:
+            args = [self.default_command]
+        return super().parse_args(ctx, args)
+
+
+@click.group("audit", cls=_DefaultGroup)
+def audit() -> None:
+    """Audit AI outputs against executable rules IR.x.y: PASS, FAIL or SKIP.
+
+    `norma audit REQUEST.json --docs DIR` runs an audit (the `run` command); `norma audit schema` prints the
+    request's JSON Schema; `norma audit rules` lists the rules. Exit 0 PASS or SKIP, 1 FAIL, 2 invalid input.
+    """
+
+
+def _config(config_file: Path | None, no_embeddings: bool, overrides: dict[str, Any]) -> AuditConfig:
+    base = load_config(config_file) if config_file is not None else AuditConfig()
+    update = {k: v for k, v in overrides.items() if v is not None}
+    if no_embeddings:
+        update["embeddings"] = False
+    if not update:
+        return base
+    return AuditConfig.parse({**base.model_dump(mode="json"), **update}, source="command line")
+
+
+def _read_request(source: str) -> Any:
+    if source == "-":
+        return load_json(sys.stdin.read(), source="<stdin>")
+    path = Path(source)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read the request: {exc.strerror or exc}", source=source) from None
+    return load_json(data, source=source)
+
+
+def _llm() -> Any:
+    try:
+        from norma.llm import get_llm
+    except ImportError:  # pragma: no cover - norma.llm ships with norma
+        return None
+    return get_llm()
+
+
+def _emit(fmt: str, items: list[tuple[str, AuditReport]], fail_on: str) -> None:
+    if fmt == "table":
+        render_table(console(), items)
+    else:
+        sys.stdout.write(render(fmt, items, fail_on))
+
+
+def _threshold_options(func: Any) -> Any:
+    for name in reversed(_THRESHOLDS):
+        field = AuditConfig.model_fields[name]
+        kind: Any = click.Choice(["low", "medium", "high"]) if "tolerance" in name else float
+        func = click.option(
+            "--" + name.replace("_", "-"),
+            name,
+            type=kind,
+            default=None,
+            help=f"{(field.description or '').rstrip('.')} (default {field.default}).",
+        )(func)
+    return func
+
+
+@audit.command("run")
+@click.argument("request", required=False, metavar="REQUEST.json")
+@click.option("--docs", "docs", type=click.Path(path_type=Path), default=None, help="Folder of normative documents.")
+@click.option("--config", "config_file", type=click.Path(path_type=Path), default=None, help="Thresholds JSON file.")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(REPORT_FORMATS),
+    default=None,
+    help="table (default), json, sarif or junit.",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(["error", "warning"]),
+    default="error",
+    show_default=True,
+    help="Exit 1 on FAIL (error) or also on any WARNING (warning).",
+)
+@click.option(
+    "--batch", "batch_file", type=str, default=None, metavar="FILE.jsonl", help="Audit every line ('-': stdin)."
+)
+@click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True, help="Processes for --batch.")
+@click.option("--no-embeddings", is_flag=True, help="Skip the embedding checks (reported as not evaluated).")
+@_threshold_options
+@click.pass_context
+def run(
+    ctx: click.Context,
+    /,
+    request: str | None,
+    docs: Path | None,
+    config_file: Path | None,
+    output_format: str | None,
+    fail_on: str,
+    batch_file: str | None,
+    workers: int,
+    no_embeddings: bool,
+    **thresholds: Any,
+) -> int:
+    """Audit REQUEST.json ('-': stdin), or every line of --batch FILE.jsonl, against the documents in --docs.
+
+    Exit 0 when every audit is PASS or SKIP, 1 on FAIL (--fail-on warning: also on a WARNING), 2 on invalid
+    input (bad JSON, missing fields, unknown context_type, missing document).
+    """
+    fmt = output_format or resolve_format(ctx, None)
+    if (request is None) == (batch_file is None):
+        raise click.UsageError("give a REQUEST.json (or '-') or --batch FILE.jsonl, not both and not neither")
+    config = _config(config_file, no_embeddings, thresholds)
+    if batch_file is None:
+        assert request is not None
+        documents = load_documents(docs) if docs is not None else None
+        report = analyze(_read_request(request), documents, config, llm=_llm())
+        name = "<stdin>" if request == "-" else request
+        _emit(fmt, [(name, report)], fail_on)
+        return exit_code([report], fail_on)
+    records = list(read_requests(sys.stdin if batch_file == "-" else batch_file))
+    items: list[BatchItem] = []
+    with Progress(
+        TextColumn("auditing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=Console(stderr=True), transient=True, disable=not sys.stderr.isatty(),
+    ) as progress:  # fmt: skip
+        task = progress.add_task("audit", total=len(records))
+        items = analyze_batch(records, docs, config, workers=workers, on_item=lambda _item: progress.advance(task))
+    errors = [item for item in items if item.error is not None]
+    for item in errors:
+        click.echo(f"norma: error: {item.error}", err=True)
+    reports = [(item.source, item.report) for item in items if item.report is not None]
+    _emit(fmt, reports, fail_on)
+    if errors:
+        return 2
+    return exit_code([report for _, report in reports], fail_on)
+
+
+@audit.command("schema")
+@click.option(
+    "--of", "which", type=click.Choice(["request", "report", "config"]), default="request", show_default=True,
+    help="Which model's schema.",
+)  # fmt: skip
+@format_option
+@click.pass_context
+def schema(ctx: click.Context, which: str, output_format: str | None) -> int:
+    """Print the JSON Schema of the audit request (or --of report / config); --format json for the schema itself."""
+    fmt = resolve_format(ctx, output_format)
+    models: dict[str, type[BaseModel]] = {"request": AuditRequest, "report": AuditReport, "config": AuditConfig}
+    document = models[which].model_json_schema()
+
+    def table(con: Console) -> None:
+        grid = Table("field", "type", "required", "description")
+        required = set(document.get("required", []))
+        for name, prop in document["properties"].items():
+            kind = prop.get("type") or " | ".join(
+                str(p.get("type", p.get("$ref", "object"))) for p in prop.get("anyOf", [])
+            )
+            grid.add_row(
+                name, str(kind or prop.get("$ref", "")), "yes" if name in required else "", prop.get("description", "")
+            )
+        con.print(grid)
+        con.print("Use --format json for the full schema.")
+
+    emit(fmt, document, table)
+    return 0
+
+
+@audit.command("rules")
+@click.option("--config", "config_file", type=click.Path(path_type=Path), default=None, help="Thresholds JSON file.")
+@format_option
+@click.pass_context
+def rules(ctx: click.Context, config_file: Path | None, output_format: str | None) -> int:
+    """List the registered rules (built-in and plugins); --format json gives a snapshot `norma audit bump` reads."""
+    fmt = resolve_format(ctx, output_format)
+    config = load_config(config_file) if config_file is not None else AuditConfig()
+    snapshot = ruleset_snapshot(list(rule_registry().values()), config)
+
+    def table(con: Console) -> None:
+        grid = Table("rule", "severity", "version", "contexts", "title", "thresholds")
+        for rule_id, entry in snapshot["rules"].items():
+            thresholds = ", ".join(f"{k}={v}" for k, v in entry["thresholds"].items())
+            grid.add_row(
+                rule_id, entry["severity"], entry["version"], ", ".join(entry["contexts"]), entry["title"], thresholds
+            )
+        con.print(grid)
+        con.print(f"rule set {snapshot['ruleset_version']}; {len(snapshot['rules'])} rules")
+
+    emit(fmt, snapshot, table)
+    return 0
+
+
+@audit.command("bump")
+@click.argument("old", type=click.Path(path_type=Path))
+@click.argument("new", type=click.Path(path_type=Path))
+@format_option
+@click.pass_context
+def bump(ctx: click.Context, old: Path, new: Path, output_format: str | None) -> int:
+    """Which version bump (§9.02) going from rule-set snapshot OLD to NEW needs (snapshots: `rules --format json`)."""
+    fmt = resolve_format(ctx, output_format)
+    report = required_bump(load_json(old.read_bytes(), source=str(old)), load_json(new.read_bytes(), source=str(new)))
+
+    def table(con: Console) -> None:
+        con.print(f"required bump: {report.bump}")
+        for reason in report.reasons:
+            con.print(f"  {reason}")
+
+    emit(fmt, report.to_dict(), table)
+    return 0
+
+
+def _demo_section(examples: Path) -> tuple[dict[str, Any], Any]:
+    folder = examples / "audit"
+    documents = load_documents(folder / "docs")
+    config = AuditConfig(embeddings=False)
+    items = []
+    for name in ("pass_referenced_policy.json", "fail_no_references.json", "skip_greeting.json"):
+        request = json.loads((folder / "cases" / name).read_text(encoding="utf-8"))["request"]
+        items.append((name, analyze(request, documents, config)))
+    summary = {name: report.result.value for name, report in items}
+
+    def render_demo(con: Console) -> None:
+        con.print("examples/audit/cases (deterministic rules; `norma audit` adds the embedding checks):")
+        render_table(con, items)
+
+    return summary, render_demo
+
+
+SECTIONS["audit"] = _demo_section

@@ -1,0 +1,163 @@
+"""``norma llm check`` (is the configured LLM answering?) and ``norma rules examples`` (LLM-written rule examples).
+
+Both read the LLM from ``$NORMA_LLM_URL``/``$NORMA_LLM_MODEL``/``$NORMA_LLM_API_KEY``/``$NORMA_LLM_KIND``; the URL,
+model and kind can be given as options. The API key is only read from the environment (a command line is
+visible to every user of the machine).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from norma.cli._output import emit, format_option, resolve_format
+from norma.errors import BackendError, ConfigError
+from norma.llm import KIND_ENV, MODEL_ENV, URL_ENV, ChatClient, LLMCheck, check_llm, get_llm, redact_url
+from norma.matching._examples import fill_examples
+
+__all__ = ["llm", "rules_examples"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def llm_options(func: F) -> F:
+    """``--url``, ``--model`` and ``--kind``, each defaulting to its ``NORMA_LLM_*`` variable."""
+    func = click.option(
+        "--kind",
+        type=click.Choice(["ollama", "openai"]),
+        default=None,
+        help=f"Backend protocol (default ${KIND_ENV}, else guessed from the URL).",
+    )(func)
+    func = click.option(
+        "--model", default=None, metavar="NAME[,FALLBACK...]", help=f"Model and fallbacks (default ${MODEL_ENV})."
+    )(func)
+    return click.option("--url", default=None, metavar="URL", help=f"LLM server (default ${URL_ENV}).")(func)
+
+
+def db_option(func: F) -> F:
+    """``--db URL`` (also ``$NORMA_DB_URL``), as in ``norma rules``."""
+    return click.option(
+        "--db",
+        "db_url",
+        envvar="NORMA_DB_URL",
+        default=None,
+        metavar="URL",
+        help="The rule store: sqlite:///path.db or postgresql://… (default $NORMA_DB_URL, else ./.norma/norma.db).",
+    )(func)
+
+
+def _client(url: str | None, model: str | None, kind: str | None, timeout: float | None = None) -> ChatClient:
+    client = get_llm(url, model, kind=kind, read_timeout=timeout)
+    if client is None:
+        raise ConfigError(
+            "no LLM is configured", hint=f"set {URL_ENV} and {MODEL_ENV}, or pass --url and --model; see docs/llm.md"
+        )
+    return client
+
+
+@click.group("llm")
+def llm() -> None:
+    """LLM backend (Ollama or OpenAI-compatible) used for query phrasing, re-runs and rule examples."""
+
+
+@llm.command("check")
+@llm_options
+@click.option("--timeout", type=click.FloatRange(min=0.001), default=None, help="Read timeout in seconds.")
+@click.option("--prompt", default=None, help="Prompt to send instead of the built-in one-word check.")
+@format_option
+@click.pass_context
+def check(
+    ctx: click.Context,
+    url: str | None,
+    model: str | None,
+    kind: str | None,
+    timeout: float | None,
+    prompt: str | None,
+    output_format: str | None,
+) -> int:
+    """Send a tiny prompt to the configured LLM and print the model that answered and the latency.
+
+    Exit 0 when it answered, 1 when it could not be reached or failed, 2 when nothing is configured.
+    """
+    fmt = resolve_format(ctx, output_format)
+    client = _client(url, model, kind, timeout)
+    try:
+        result = check_llm(client) if prompt is None else check_llm(client, prompt)
+    except BackendError as exc:
+        message = str(exc)
+        payload = {"ok": False, "endpoint": redact_url(client.endpoint), "model": client.model, "error": message}
+        emit(fmt, payload, lambda con: con.print(f"[red]LLM check failed[/red]: {escape(message)}"))
+        return 1
+    finally:
+        client.close()
+    emit(fmt, {"ok": True, **result.to_dict()}, lambda con: _check_table(con, result))
+    return 0
+
+
+def _check_table(con: Console, result: LLMCheck) -> None:
+    table = Table(show_header=False, title="LLM check")
+    table.add_row("endpoint", result.endpoint)
+    table.add_row("model", escape(result.model))
+    table.add_row("latency", f"{result.latency_ms:.0f} ms")
+    table.add_row("attempts", str(result.attempts))
+    table.add_row("reply", escape(result.reply))
+    con.print(table)
+
+
+@click.command("examples")
+@click.option("--tenant", "tenant_id", required=True, metavar="TENANT", help="The tenant id.")
+@click.option("--rule", "rule_ids", multiple=True, metavar="ID", help="Only this rule (repeatable; default all).")
+@click.option("-n", "count", type=click.IntRange(1, 100), default=10, show_default=True, help="Examples per rule.")
+@click.option("--overwrite", is_flag=True, help="Replace examples a rule already has (default: skip such rules).")
+@llm_options
+@db_option
+@format_option
+@click.pass_context
+def rules_examples(
+    ctx: click.Context,
+    tenant_id: str,
+    rule_ids: tuple[str, ...],
+    count: int,
+    overwrite: bool,
+    url: str | None,
+    model: str | None,
+    kind: str | None,
+    db_url: str | None,
+    output_format: str | None,
+) -> int:
+    """Have the LLM write example user messages for a tenant's rules, store them and re-embed the rules.
+
+    The examples are ordinary rule fields: they show in `norma rules export` and can be edited there. Nothing is
+    written unless every reply came back. Exit 1 when a rule got no usable example (it is left unchanged).
+    """
+    fmt = resolve_format(ctx, output_format)
+    from norma.store import open_store  # the store is only needed here: `norma llm check` works without it
+
+    client = _client(url, model, kind)
+    store = open_store(db_url)
+    try:
+        result = fill_examples(store, tenant_id, list(rule_ids) or None, llm=client, n=count, overwrite=overwrite)
+    finally:
+        store.close()
+        client.close()
+    payload = result.to_dict()
+
+    def table(con: Console) -> None:
+        grid = Table(title=f"examples written for tenant {tenant_id} (version {result.version})")
+        grid.add_column("rule")
+        grid.add_column("examples")
+        for rule_id, examples in result.updated.items():
+            grid.add_row(escape(rule_id), escape("\n".join(examples)))
+        con.print(grid)
+        if result.skipped:
+            con.print(f"skipped (already have examples; use --overwrite): {escape(', '.join(result.skipped))}")
+        for rule_id, reason in result.failed.items():
+            con.print(f"[yellow]{escape(rule_id)}[/yellow]: {escape(reason)}")
+
+    emit(fmt, payload, table)
+    return 1 if result.failed else 0

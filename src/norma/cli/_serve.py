@@ -1,0 +1,211 @@
+"""``norma serve``: the HTTP service (norma.service) under uvicorn; ``--demo`` is what ``make run`` starts.
+
+Workers are started from the import string ``norma.service:app_from_env`` (uvicorn's factory mode) so any number
+of processes build the same app; the settings reach them as JSON in ``$NORMA_SERVICE_SETTINGS``. SIGINT / SIGTERM
+shut down gracefully: no new connections, in-flight requests finish (up to ``--graceful-timeout`` s), the store is
+closed.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import click
+import pydantic
+from rich.console import Console
+
+from norma.cli._output import emit, format_option, resolve_format
+from norma.errors import ConfigError, MissingDependencyError
+
+__all__ = ["DEMO_KEY_NAME", "DEMO_TENANT", "load_demo", "serve"]
+
+DEMO_TENANT = "demo"
+"""The tenant ``--demo`` loads the example rulebooks into."""
+DEMO_KEY_NAME = "demo (norma serve --demo)"
+"""The name of the key ``--demo`` creates; the previous demo keys are revoked each time."""
+
+_OPTION_NAMES = {"request_timeout": "--timeout", "cors_origins": "--cors-origin", "db_url": "--db"}
+_LEVELS = ("critical", "error", "warning", "info", "debug")
+
+
+def load_demo(db_url: str | None, examples: Path) -> dict[str, Any]:
+    """Load ``examples/rulebooks/*`` into the demo tenant and create a fresh demo key; return what to print."""
+    from norma.matching import Rule
+    from norma.store import load_rulebook, open_store
+
+    folder = examples / "rulebooks"
+    files = sorted(p for p in folder.glob("*") if p.suffix.lower() in (".yaml", ".yml", ".json"))
+    if not files:
+        raise ConfigError("no rulebooks to load", source=str(folder), hint="pass --examples DIR (the repository's)")
+    rules: list[Rule] = []
+    for path in files:
+        book = load_rulebook(path)
+        rules.extend(r.model_copy(update={"tenant_id": DEMO_TENANT}) for r in book.rules)
+    store = open_store(db_url)
+    try:
+        version = store.upsert_rules(DEMO_TENANT, rules)
+        for key in store.list_api_keys(DEMO_TENANT):
+            if key.name == DEMO_KEY_NAME and key.revoked_at is None:
+                store.revoke_api_key(key.key_id)
+        secret = store.create_api_key(DEMO_TENANT, name=DEMO_KEY_NAME)
+        url = store.url
+    finally:
+        store.close()
+    return {"tenant": DEMO_TENANT, "rules": len(rules), "version": version, "key": secret, "store": url}
+
+
+def _banner(host: str, port: int, demo: dict[str, Any] | None) -> dict[str, Any]:
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    base = f"http://{shown}:{port}"
+    payload: dict[str, Any] = {"url": base, "playground": f"{base}/", "openapi": f"{base}/docs"}
+    if demo is not None:
+        payload["demo"] = demo
+        payload["playground"] = f"{base}/#key={demo['key']}"
+        payload["curl"] = (
+            f"curl -s {base}/v1/tenants/{DEMO_TENANT}/match -H 'Authorization: Bearer {demo['key']}' "
+            "-H 'Content-Type: application/json' -d '{\"message\": \"someone used my card without asking\"}'"
+        )
+    return payload
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port to listen on.")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64), help="Worker processes.")
+@click.option(
+    "--db",
+    "db_url",
+    default=None,
+    metavar="URL",
+    help="Rule store URL (default $NORMA_DB_URL, else sqlite:///./.norma/norma.db).",
+)
+@click.option("--log-level", type=click.Choice(_LEVELS), default="info", show_default=True)
+@click.option("--audit-docs", type=click.Path(path_type=Path), default=None, help="Normative documents for /v1/audit.")
+@click.option("--rate-limit", type=float, default=None, help="Requests/s per key and worker (0: off; default 100).")
+@click.option("--max-body-bytes", type=int, default=None, help="Largest request body (default 1 MiB).")
+@click.option("--timeout", "request_timeout", type=float, default=None, help="Seconds per request (default 30).")
+@click.option("--cors-origin", "cors_origins", multiple=True, help="Allow browser calls from this origin (repeatable).")
+@click.option(
+    "--graceful-timeout",
+    type=click.IntRange(1, 3600),
+    default=10,
+    show_default=True,
+    help="Seconds to finish requests on shutdown.",
+)
+@click.option("--demo", is_flag=True, help="Load examples/rulebooks into tenant 'demo', create a key, print the URL.")
+@click.option("--examples", type=click.Path(path_type=Path), default=Path("examples"), show_default=True)
+@format_option
+@click.pass_context
+def serve(
+    ctx: click.Context,
+    host: str,
+    port: int,
+    workers: int,
+    db_url: str | None,
+    log_level: str,
+    audit_docs: Path | None,
+    rate_limit: float | None,
+    max_body_bytes: int | None,
+    request_timeout: float | None,
+    cors_origins: tuple[str, ...],
+    graceful_timeout: int,
+    demo: bool,
+    examples: Path,
+    output_format: str | None,
+) -> int:
+    """Serve the HTTP API (/v1, OpenAPI at /docs) and the playground (/) until SIGINT or SIGTERM.
+
+    The admin key, if any, is read from $NORMA_ADMIN_KEY (never from the command line, where `ps` shows it).
+    """
+    fmt = resolve_format(ctx, output_format)
+    try:
+        import uvicorn
+
+        from norma.service import SETTINGS_ENV, ServiceSettings
+        from norma.service._logging import logging_config
+    except ImportError as exc:
+        raise MissingDependencyError(
+            "the HTTP service", extra="service", install="pip install 'norma[service]'"
+        ) from exc
+    if demo and audit_docs is None and (examples / "audit" / "docs").is_dir():
+        audit_docs = examples / "audit" / "docs"
+    options: dict[str, Any] = {
+        "db_url": db_url or os.environ.get("NORMA_DB_URL") or None,
+        "admin_key": os.environ.get("NORMA_ADMIN_KEY") or None,
+        "audit_docs": audit_docs,
+        "rate_limit": rate_limit,
+        "max_body_bytes": max_body_bytes,
+        "request_timeout": request_timeout,
+        "cors_origins": cors_origins,
+    }
+    try:
+        settings = ServiceSettings.model_validate({k: v for k, v in options.items() if v is not None})
+    except pydantic.ValidationError as exc:
+        first = exc.errors()[0]
+        field = str(first["loc"][0])
+        option = _OPTION_NAMES.get(field, "--" + field.replace("_", "-"))
+        raise click.BadParameter(str(first["msg"]), param_hint=option) from None
+    demo_info = load_demo(settings.db_url, examples) if demo else None
+    banner = _banner(host, port, demo_info)
+
+    def table(con: Console) -> None:
+        con.print(f"norma serving on {banner['url']}  (API docs: {banner['openapi']})")
+        if demo_info is not None:
+            con.print(f"demo tenant {DEMO_TENANT!r}: {demo_info['rules']} rules from {examples / 'rulebooks'}")
+            con.print(f"API key (shown once): {demo_info['key']}")
+            con.print(f"playground: {banner['playground']}")
+            con.print(f"try: {banner['curl']}")
+        else:
+            con.print(f"playground: {banner['playground']}")
+
+    emit(fmt, banner, table)
+    os.environ[SETTINGS_ENV] = settings.to_env()
+    _share_cores(workers)
+    # uvicorn shuts down gracefully on SIGINT / SIGTERM, then re-raises the signal to the handler it found at start:
+    # make that handler a no-op, so a graceful shutdown ends the command with exit 0 and no KeyboardInterrupt.
+    previous = {signum: signal.signal(signum, _ignore_signal) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        uvicorn.run(
+            "norma.service:app_from_env",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            log_config=logging_config(log_level),
+            log_level=log_level,
+            access_log=False,
+            server_header=False,
+            ws="none",  # no WebSocket routes
+            timeout_graceful_shutdown=graceful_timeout,
+        )
+    except SystemExit as exc:
+        if exc.code not in (None, 0):
+            raise ConfigError(f"the server could not start on {host}:{port} (see the log above)") from None
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    return 0
+
+
+def _share_cores(workers: int) -> None:
+    """Give each worker its share of the cores for the embedding model (unless ``$NORMA_EMBEDDINGS_THREADS`` says).
+
+    onnxruntime defaults to one intra-op thread per core in every process; N workers would run N x cores threads
+    that spin against each other.
+    """
+    from norma.embeddings import THREADS_ENV
+
+    if workers > 1 and not os.environ.get(THREADS_ENV, "").strip():
+        try:
+            cores = len(os.sched_getaffinity(0))
+        except AttributeError:  # not on Linux
+            cores = os.cpu_count() or 1
+        os.environ[THREADS_ENV] = str(max(1, cores // workers))
+
+
+def _ignore_signal(signum: int, frame: FrameType | None) -> None:
+    """Stands in for the default handlers while uvicorn runs (it handles the signals itself)."""

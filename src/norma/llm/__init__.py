@@ -1,0 +1,60 @@
+"""Chat LLM backends: Ollama (``/api/chat``) and OpenAI-compatible servers (``/v1/chat/completions``).
+
+* :class:`LLMClient` — the protocol every backend follows (``model``, ``complete``, ``acomplete``).
+* :func:`get_llm` — the client configured by arguments or ``$NORMA_LLM_URL``/``$NORMA_LLM_MODEL``/
+  ``$NORMA_LLM_API_KEY``/``$NORMA_LLM_KIND``; None when no URL is set.
+* :class:`OllamaClient`, :class:`OpenAIClient` — the two HTTP backends (sync and async, retries with backoff and
+  jitter, fallback models); :class:`ChatReply` is what their ``chat``/``achat`` return.
+* :class:`LLMBackendError` — a :class:`norma.errors.BackendError` naming the endpoint and the last status.
+* :func:`check_llm` — send a tiny prompt and time the reply (``norma llm check``).
+
+Replies are not streamed. See docs/llm.md.
+"""
+
+from __future__ import annotations
+
+from norma.llm._check import LLMCheck, check_llm
+from norma.llm._config import (
+    API_KEY_ENV,
+    KIND_ENV,
+    MODEL_ENV,
+    TIMEOUT_ENV,
+    URL_ENV,
+    BackendKind,
+    LLMSettings,
+    RetryPolicy,
+    detect_kind,
+    redact_url,
+)
+from norma.llm._factory import client_from_settings, get_llm
+from norma.llm._http import ChatClient, ChatReply, LLMBackendError
+from norma.llm._messages import to_messages
+from norma.llm._ollama import OllamaClient
+from norma.llm._openai import OpenAIClient
+from norma.llm._protocol import LLMClient, Messages, Prompt
+
+__all__ = [
+    "API_KEY_ENV",
+    "BackendKind",
+    "ChatClient",
+    "ChatReply",
+    "KIND_ENV",
+    "LLMBackendError",
+    "LLMCheck",
+    "LLMClient",
+    "LLMSettings",
+    "MODEL_ENV",
+    "Messages",
+    "OllamaClient",
+    "OpenAIClient",
+    "Prompt",
+    "RetryPolicy",
+    "TIMEOUT_ENV",
+    "URL_ENV",
+    "check_llm",
+    "client_from_settings",
+    "detect_kind",
+    "get_llm",
+    "redact_url",
+    "to_messages",
+]

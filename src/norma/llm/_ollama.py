@@ -1,0 +1,74 @@
+"""Ollama's native chat API: ``POST /api/chat`` with ``stream: false``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from norma.llm._config import LLMSettings, RetryPolicy
+from norma.llm._http import ChatClient
+
+__all__ = ["OllamaClient"]
+
+
+class OllamaClient(ChatClient):
+    """A model served by Ollama (``ollama serve``, port 11434 by default).
+
+    ``url`` is the server (``http://localhost:11434``), optionally behind a path prefix; ``/api/chat`` is added
+    unless the URL already ends with it. ``temperature``, ``seed`` and ``max_tokens`` (Ollama's ``num_predict``)
+    go into ``options``. An ``api_key``, if given, is sent as a bearer token (for Ollama behind a proxy).
+    """
+
+    kind = "ollama"
+
+    def __init__(
+        self,
+        url: str,
+        model: str,
+        *,
+        api_key: str | None = None,
+        fallback_models: Sequence[str] = (),
+        connect_timeout: float = 5.0,
+        read_timeout: float = 120.0,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        super().__init__(
+            LLMSettings(
+                url=url,
+                model=model,
+                kind="ollama",
+                api_key=api_key,
+                fallback_models=tuple(fallback_models),
+                connect_timeout=connect_timeout,
+                read_timeout=read_timeout,
+                retry=retry or RetryPolicy(),
+            )
+        )
+
+    def _endpoint(self, url: str) -> str:
+        parts = urlsplit(url)
+        path = parts.path.rstrip("/")
+        if not path.endswith("/api/chat"):
+            path = f"{path}/chat" if path.endswith("/api") else f"{path}/api/chat"
+        return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+
+    def _body(
+        self, model: str, messages: list[dict[str, str]], temperature: float, max_tokens: int | None, seed: int | None
+    ) -> dict[str, Any]:
+        options: dict[str, Any] = {"temperature": temperature}
+        if seed is not None:
+            options["seed"] = seed
+        if max_tokens is not None:
+            options["num_predict"] = max_tokens
+        return {"model": model, "messages": messages, "stream": False, "options": options}
+
+    def _parse(self, data: Any) -> tuple[str, str | None]:
+        if not isinstance(data, Mapping):
+            raise TypeError("the body is not a JSON object")
+        message = data["message"]
+        content = message["content"] if isinstance(message, Mapping) else None
+        if not isinstance(content, str):
+            raise TypeError("message.content is not a string")
+        model = data.get("model")
+        return content, model if isinstance(model, str) else None

@@ -1,0 +1,140 @@
+"""What a match returns: the matched rules with their score breakdown, and (when asked) the rules dropped."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from norma.matching._models import Rule
+
+__all__ = ["DroppedRule", "MatchExplanation", "MatchResult", "MatchedRule"]
+
+
+@dataclass(frozen=True, slots=True)
+class MatchExplanation:
+    """Why a rule scored what it scored: every component, the weights, and what matched."""
+
+    similarity: float
+    """Cosine similarity: the max over the rule's text and its examples."""
+    vector_score: float
+    """The similarity as it entered the hybrid score (0 when the ADR pool left the rule out of the vector top)."""
+    matched_text: str
+    """The text whose vector was closest: the rule's condition + action, or one of its examples."""
+    matched_example: int | None
+    """Index of that example in ``rule.examples``; None when the rule's own text matched best."""
+    bm25_raw: float
+    """Raw BM25 of the message against the rule's indexed text."""
+    bm25_normalized: float
+    """BM25 after normalisation (see ``bm25_normalization``)."""
+    matched_terms: tuple[str, ...]
+    """Message terms found in the rule's indexed text."""
+    hybrid: float
+    """vector_weight * vector_score + bm25_weight * bm25_normalized."""
+    priority_normalized: float
+    """The rule's priority mapped to [0, 1]."""
+    scope_weight: float
+    """The weight of the rule's scope."""
+    final: float
+    """hybrid_weight * hybrid + priority_weight * priority_normalized + scope_weight_factor * scope_weight."""
+    threshold: float | None
+    """The threshold in force (None: none)."""
+    threshold_on: str
+    """The score the threshold was compared with."""
+    weights: dict[str, float] = field(default_factory=dict)
+    """The weights used."""
+    bm25_normalization: str = "query"
+    """How BM25 was normalised."""
+
+    @property
+    def threshold_score(self) -> float:
+        """The score the threshold applies to."""
+        return {"final": self.final, "hybrid": self.hybrid}.get(self.threshold_on, self.similarity)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready mapping."""
+        return {
+            "similarity": self.similarity,
+            "vector_score": self.vector_score,
+            "matched_text": self.matched_text,
+            "matched_example": self.matched_example,
+            "bm25_raw": self.bm25_raw,
+            "bm25_normalized": self.bm25_normalized,
+            "bm25_normalization": self.bm25_normalization,
+            "matched_terms": list(self.matched_terms),
+            "hybrid": self.hybrid,
+            "priority_normalized": self.priority_normalized,
+            "scope_weight": self.scope_weight,
+            "final": self.final,
+            "threshold": self.threshold,
+            "threshold_on": self.threshold_on,
+            "weights": dict(self.weights),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class MatchedRule:
+    """One rule that applies to the message."""
+
+    rule: Rule
+    similarity_score: float
+    """Cosine similarity (max over the rule's text and examples)."""
+    bm25_score: float
+    """Normalised BM25 in [0, 1] (the raw score is in the explanation)."""
+    final_score: float
+    """The ADR final score the results are sorted by."""
+    explanation: MatchExplanation
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready mapping: the rule id, its scores, the explanation and the rule itself."""
+        return {
+            "rule_id": self.rule.id,
+            "similarity_score": self.similarity_score,
+            "bm25_score": self.bm25_score,
+            "final_score": self.final_score,
+            "explanation": self.explanation.to_dict(),
+            "rule": self.rule.to_dict(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class DroppedRule:
+    """A rule that would have been a candidate, and why it is not in the results (``explain=True``)."""
+
+    rule_id: str
+    reason: str
+    """One of ``scope``, ``disabled``, ``tags``, ``max_fires_per_session``, ``cooldown``, ``threshold``,
+    ``max_matched``."""
+    detail: str
+    """The reason in words (the active scenario, the fire count, the score and the threshold...)."""
+    similarity: float
+    """The rule's cosine similarity to the message."""
+    final_score: float | None = None
+    """Its final score, when it was scored (not for rules gated out before scoring)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready mapping."""
+        return {
+            "rule_id": self.rule_id,
+            "reason": self.reason,
+            "detail": self.detail,
+            "similarity": self.similarity,
+            "final_score": self.final_score,
+        }
+
+
+class MatchResult(list[MatchedRule]):
+    """The matched rules, best first (a plain list), plus ``dropped``: the rules left out and why.
+
+    ``dropped`` is filled only by ``match(..., explain=True)``: rules among the message's nearest ones (by
+    similarity, up to ``max_candidates``) or scored candidates that were gated, filtered or cut.
+    """
+
+    dropped: list[DroppedRule]
+
+    def __init__(self, matches: list[MatchedRule] | None = None, dropped: list[DroppedRule] | None = None) -> None:
+        super().__init__(matches or [])
+        self.dropped = dropped or []
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready mapping with ``matches`` and ``dropped``."""
+        return {"matches": [m.to_dict() for m in self], "dropped": [d.to_dict() for d in self.dropped]}

@@ -1,0 +1,56 @@
+"""The arithmetic of ADR-002: BM25 normalisation, priority normalisation, hybrid and final scores, tie-safe top-k.
+
+Each function is small and vectorised over candidates (numpy float64), so the formula can be read in one place.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from norma.matching._config import Bm25Normalization, MatchConfig
+
+__all__ = ["final_scores", "hybrid_scores", "normalize_bm25", "normalize_priority", "top_with_ties"]
+
+
+def normalize_bm25(raw: np.ndarray, mode: Bm25Normalization, query_idf: float) -> np.ndarray:
+    """Raw BM25 of the candidates mapped to [0, 1].
+
+    ``minmax``: (s - min) / (max - min) over the candidates, 0 when they are all equal (ADR ``normalize``);
+    ``max``: s / max, 0 when the max is 0; ``query``: s / ``query_idf`` (the sum of the idf of the message's
+    terms, the most a rule could score), so a weak lexical hit stays low whatever the other rules score.
+    """
+    if raw.size == 0:
+        return raw.astype(np.float64)
+    if mode == "minmax":
+        low, high = float(raw.min()), float(raw.max())
+        return (raw - low) / (high - low) if high > low else np.zeros_like(raw, dtype=np.float64)
+    if mode == "max":
+        high = float(raw.max())
+        return raw / high if high > 0 else np.zeros_like(raw, dtype=np.float64)
+    return np.clip(raw / query_idf, 0.0, 1.0) if query_idf > 0 else np.zeros_like(raw, dtype=np.float64)
+
+
+def normalize_priority(priorities: np.ndarray, low: float, high: float) -> np.ndarray:
+    """Priorities mapped to [0, 1] between ``low`` and ``high`` (clipped); all 0 when ``high <= low``."""
+    if high <= low:
+        return np.zeros_like(priorities, dtype=np.float64)
+    return np.clip((priorities - low) / (high - low), 0.0, 1.0)
+
+
+def hybrid_scores(vector: np.ndarray, bm25: np.ndarray, config: MatchConfig) -> np.ndarray:
+    """``vector_weight * vector + bm25_weight * norm(bm25)``."""
+    return config.vector_weight * vector + config.bm25_weight * bm25
+
+
+def final_scores(hybrid: np.ndarray, priority: np.ndarray, scope_weight: np.ndarray, config: MatchConfig) -> np.ndarray:
+    """``hybrid_weight * hybrid + priority_weight * norm(priority) + scope_weight * scope_weights[scope]``."""
+    return config.hybrid_weight * hybrid + config.priority_weight * priority + config.scope_weight * scope_weight
+
+
+def top_with_ties(items: np.ndarray, values: np.ndarray, k: int, margin: float = 0.0) -> np.ndarray:
+    """The items whose value is within ``margin`` of the k-th largest or above (so ties at the cut all stay)."""
+    if len(items) <= k:
+        return items
+    kth = np.partition(values, len(values) - k)[len(values) - k]
+    chosen: np.ndarray = items[values >= kth - margin]
+    return chosen

@@ -1,0 +1,231 @@
+"""The vector side: every rule's vectors in one float32 matrix, exact dot products, an HNSW index at scale.
+
+Rows hold the vectors of :func:`~norma.matching.rule_texts` (the rule's own text, then each example); ``row_slot``
+maps a row to its rule's slot (-1 for a free row). Updates append rows and free the old ones; the matrix is
+compacted when a quarter of it is free. A rule's similarity is the max over its rows (ADR-002 option D).
+
+Above ``hnsw_min_rows`` rows, :meth:`VectorIndex.search` asks a usearch HNSW index (inner product, int8 storage)
+for candidate rows instead of scanning the matrix; the matcher then rescores the candidates exactly. The HNSW index
+is built on first use past the threshold (in a background thread by default: matches scan exactly until it is
+ready) and then kept in step with every update.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+
+from norma.errors import InvalidInputError
+
+__all__ = ["VectorIndex"]
+
+_HNSW_CONNECTIVITY = 16
+_HNSW_EXPANSION_ADD = 64
+_HNSW_EXPANSION_SEARCH = 64
+
+
+class VectorIndex:
+    """Rule vectors by slot; not thread-safe (the matcher locks)."""
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self._matrix = np.zeros((16, dim), dtype=np.float32)
+        self._row_slot = np.full(16, -1, dtype=np.intp)
+        self._rows_used = 0
+        self._free = 0
+        self._slot_rows: dict[int, np.ndarray] = {}
+        self._hnsw: Any = None
+        self._identity_size = -1
+        self._identity_ok = False
+        self._generation = 0  # bumped when rows are renumbered
+        self._build_thread: threading.Thread | None = None
+        self._pending: tuple[int, Any] | None = None
+        self._journal: list[tuple[np.ndarray, np.ndarray | None]] | None = None
+
+    @property
+    def rows(self) -> int:
+        """Live vectors."""
+        return self._rows_used - self._free
+
+    def rows_of(self, slot: int) -> np.ndarray:
+        """The vectors of ``slot``, in :func:`rule_texts` order."""
+        rows: np.ndarray = self._matrix[self._slot_rows[slot]]
+        return rows
+
+    def row_ids(self, slot: int) -> np.ndarray:
+        """The row numbers of ``slot``'s vectors."""
+        return self._slot_rows[slot]
+
+    def matrix_rows(self, rows: np.ndarray) -> np.ndarray:
+        """The vectors at ``rows``."""
+        picked: np.ndarray = self._matrix[rows]
+        return picked
+
+    def set(self, slot: int, vectors: np.ndarray) -> None:
+        """Store (or replace) the vectors of ``slot``."""
+        self.remove(slot)
+        self._identity_size = -1
+        count = len(vectors)
+        if self._rows_used + count > len(self._matrix):
+            self._grow(self._rows_used + count)
+        rows = np.arange(self._rows_used, self._rows_used + count, dtype=np.intp)
+        self._matrix[rows] = vectors
+        self._row_slot[rows] = slot
+        self._rows_used += count
+        self._slot_rows[slot] = rows
+        if self._hnsw is not None:
+            self._hnsw.add(rows.astype(np.uint64), vectors)
+        if self._journal is not None:
+            self._journal.append((rows, np.array(vectors, dtype=np.float32)))
+
+    def remove(self, slot: int) -> None:
+        """Forget the vectors of ``slot`` (nothing if it has none)."""
+        rows = self._slot_rows.pop(slot, None)
+        if rows is None:
+            return
+        self._row_slot[rows] = -1
+        self._identity_size = -1
+        self._matrix[rows] = 0.0
+        self._free += len(rows)
+        if self._hnsw is not None:
+            self._hnsw.remove(rows.astype(np.uint64))
+        if self._journal is not None:
+            self._journal.append((rows, None))
+        if self._free > 64 and self._free * 4 > self._rows_used:
+            self._compact()
+
+    def _grow(self, needed: int) -> None:
+        size = max(needed, 2 * len(self._matrix))
+        matrix = np.zeros((size, self.dim), dtype=np.float32)
+        matrix[: self._rows_used] = self._matrix[: self._rows_used]
+        row_slot = np.full(size, -1, dtype=np.intp)
+        row_slot[: self._rows_used] = self._row_slot[: self._rows_used]
+        self._matrix, self._row_slot = matrix, row_slot
+
+    def _compact(self) -> None:
+        live = np.flatnonzero(self._row_slot[: self._rows_used] >= 0)
+        new_of_old = np.full(self._rows_used, -1, dtype=np.intp)
+        new_of_old[live] = np.arange(len(live), dtype=np.intp)
+        self._matrix[: len(live)] = self._matrix[live]
+        self._matrix[len(live) : self._rows_used] = 0.0
+        self._row_slot[: len(live)] = self._row_slot[live]
+        self._row_slot[len(live) : self._rows_used] = -1
+        self._slot_rows = {slot: new_of_old[rows] for slot, rows in self._slot_rows.items()}
+        self._rows_used = len(live)
+        self._free = 0
+        self._identity_size = -1
+        self._hnsw = None  # row keys changed: rebuilt on next use
+        self._generation += 1
+
+    def rule_similarities(self, queries: np.ndarray, size: int, *, blas: bool = False) -> np.ndarray:
+        """Max cosine over each slot's rows for each query: shape ``(len(queries), size)``, -inf for empty slots.
+
+        ``queries`` is ``(q, dim)``; one product for all of them: numpy's single-threaded ``einsum`` by default
+        (immune to BLAS threads fighting other work for the cores), the BLAS matrix product with ``blas=True``.
+        """
+        used = self._rows_used
+        if used == 0:
+            return np.full((len(queries), size), -np.inf, dtype=np.float32)
+        matrix = self._matrix[:used]
+        sims: np.ndarray = queries @ matrix.T if blas else np.einsum("qd,rd->qr", queries, matrix)  # (q, rows)
+        if used == size and self._free == 0 and self._identity(size):
+            return sims  # one row per slot, row i = slot i (rules without examples, never updated)
+        out = np.full((len(queries), size + 1), -np.inf, dtype=np.float32)
+        slots = np.where(self._row_slot[:used] >= 0, self._row_slot[:used], size)
+        for i in range(len(queries)):
+            np.maximum.at(out[i], slots, sims[i])
+        return out[:, :size]
+
+    def _identity(self, size: int) -> bool:
+        if self._identity_size != size:
+            self._identity_size = size
+            self._identity_ok = bool(np.array_equal(self._row_slot[:size], np.arange(size)))
+        return self._identity_ok
+
+    def hnsw_candidates(self, query: np.ndarray, count: int, *, background: bool) -> np.ndarray | None:
+        """Slots of the (approximate) ``count`` nearest rows to ``query`` from the HNSW index.
+
+        Without an index yet: ``background`` starts building one in a thread and returns None (the caller scans
+        exactly meanwhile); otherwise the index is built now. Updates made during a background build are replayed
+        onto the new index before it is used.
+        """
+        self._install_pending()
+        if self._hnsw is None:
+            if background:
+                self._start_build()
+                return None
+            index, rows = _new_index(self.dim), self._live_rows()
+            if len(rows):
+                index.add(rows.astype(np.uint64), self._matrix[rows])
+            self._hnsw = index
+        found = self._hnsw.search(query, min(count, max(self.rows, 1)))
+        rows = np.asarray(found.keys, dtype=np.intp)
+        slots = self._row_slot[rows]
+        return np.unique(slots[slots >= 0])
+
+    @property
+    def has_hnsw(self) -> bool:
+        """Whether the HNSW index is built."""
+        return self._hnsw is not None
+
+    def wait_for_build(self, timeout: float | None = None) -> bool:
+        """Wait for a background HNSW build, if one runs; True when none is left running."""
+        thread = self._build_thread
+        if thread is not None:
+            thread.join(timeout)
+            return not thread.is_alive()
+        return True
+
+    def _live_rows(self) -> np.ndarray:
+        return np.flatnonzero(self._row_slot[: self._rows_used] >= 0)
+
+    def _start_build(self) -> None:
+        if self._build_thread is not None:
+            return
+        rows = self._live_rows()
+        vectors = self._matrix[rows].copy()
+        generation = self._generation
+        self._journal = []
+
+        def build() -> None:
+            index = _new_index(self.dim)
+            if len(rows):
+                index.add(rows.astype(np.uint64), vectors)
+            self._pending = (generation, index)
+
+        self._build_thread = threading.Thread(target=build, name="norma-hnsw-build", daemon=True)
+        self._build_thread.start()
+
+    def _install_pending(self) -> None:
+        pending = self._pending
+        if pending is None:
+            return
+        generation, index = pending
+        self._pending = None
+        self._build_thread = None
+        journal, self._journal = self._journal, None
+        if generation != self._generation or journal is None:
+            return  # the rows were renumbered meanwhile: build again on next use
+        for rows, vectors in journal:
+            if vectors is None:
+                index.remove(rows.astype(np.uint64))
+            else:
+                index.add(rows.astype(np.uint64), vectors)
+        self._hnsw = index
+
+
+def _new_index(dim: int) -> Any:
+    try:
+        from usearch.index import Index
+    except ImportError as exc:  # pragma: no cover - usearch is a dependency
+        raise InvalidInputError("usearch is needed for the HNSW index", hint="pip install usearch") from exc
+    return Index(
+        ndim=dim,
+        metric="ip",
+        dtype="i8",
+        connectivity=_HNSW_CONNECTIVITY,
+        expansion_add=_HNSW_EXPANSION_ADD,
+        expansion_search=_HNSW_EXPANSION_SEARCH,
+    )

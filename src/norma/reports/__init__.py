@@ -1,0 +1,26 @@
+"""Audit reports for people and CI systems: JSON, SARIF 2.1.0, JUnit XML and a terminal table.
+
+Every renderer takes a sequence of ``(name, AuditReport)`` pairs (one pair for one audit, many for a batch);
+:data:`RENDERERS` finds the text renderers by name and :func:`render` calls one.
+"""
+
+from __future__ import annotations
+
+from norma.reports._json import to_json
+from norma.reports._junit import to_junit
+from norma.reports._registry import RENDERERS, Renderer, ReportItem, exit_code, render
+from norma.reports._sarif import SARIF_SCHEMA, to_sarif
+from norma.reports._table import render_table
+
+__all__ = [
+    "RENDERERS",
+    "Renderer",
+    "ReportItem",
+    "SARIF_SCHEMA",
+    "exit_code",
+    "render",
+    "render_table",
+    "to_json",
+    "to_junit",
+    "to_sarif",
+]

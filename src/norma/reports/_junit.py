@@ -1,0 +1,58 @@
+"""JUnit XML: one ``<testsuite>`` per audited item, one ``<testcase>`` per rule.
+
+A rule with a violation at or above ``fail_on`` is a ``<failure>`` (type = severity); a rule that did not apply
+or could not be evaluated is ``<skipped>`` with the reason; the others pass (WARNING violations under
+``fail_on=error`` go to ``<system-out>``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from xml.etree import ElementTree as ET
+
+from norma.audit import AuditReport, RuleStatus, Severity
+
+__all__ = ["to_junit"]
+
+
+def to_junit(items: Sequence[tuple[str, AuditReport]], fail_on: str = "error") -> str:
+    """The JUnit XML document."""
+    failing = {Severity.ERROR} | ({Severity.WARNING} if fail_on == "warning" else set())
+    root = ET.Element("testsuites", name="norma audit")
+    total = failures = skipped = 0
+    for name, report in items:
+        suite = ET.SubElement(root, "testsuite", name=name)
+        suite_failures = suite_skipped = 0
+        for outcome in report.rules:
+            case = ET.SubElement(
+                suite, "testcase", classname=f"norma.audit.{name}", name=f"{outcome.rule} {outcome.title}"
+            )
+            violations = [v for v in report.violations if v.rule == outcome.rule]
+            if outcome.status in (RuleStatus.NOT_APPLICABLE, RuleStatus.NOT_EVALUATED):
+                ET.SubElement(case, "skipped", message=f"{outcome.status.value}: {outcome.reason}")
+                suite_skipped += 1
+            elif any(v.severity in failing for v in violations):
+                worst = violations[0]
+                failure = ET.SubElement(case, "failure", message=worst.description, type=worst.severity.value)
+                failure.text = "\n".join(f"{v.location}: [{v.severity.value}] {v.description}" for v in violations)
+                suite_failures += 1
+            elif violations:
+                out = ET.SubElement(case, "system-out")
+                out.text = "\n".join(f"{v.location}: [{v.severity.value}] {v.description}" for v in violations)
+        suite.set("tests", str(len(report.rules)))
+        suite.set("failures", str(suite_failures))
+        suite.set("errors", "0")
+        suite.set("skipped", str(suite_skipped))
+        props = ET.Element("properties")
+        ET.SubElement(props, "property", name="result", value=report.result.value)
+        ET.SubElement(props, "property", name="context_type_detected", value=report.context_type_detected.value)
+        suite.insert(0, props)
+        total += len(report.rules)
+        failures += suite_failures
+        skipped += suite_skipped
+    root.set("tests", str(total))
+    root.set("failures", str(failures))
+    root.set("errors", "0")
+    root.set("skipped", str(skipped))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -1,0 +1,93 @@
+"""``create_app(settings)``: the FastAPI application — routes under ``/v1``, one error table, the edge middleware,
+the playground at ``/`` — and :func:`app_from_env`, the factory uvicorn workers call (``norma serve``)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
+
+import anyio
+from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.staticfiles import StaticFiles
+
+from norma._version import __version__
+from norma.errors import NormaError
+from norma.service import _routes_admin, _routes_system, _routes_tenants, _routes_tools
+from norma.service._errors import install_error_handlers
+from norma.service._middleware import EdgeMiddleware
+from norma.service._settings import ServiceSettings
+from norma.service._state import ServiceState
+
+if TYPE_CHECKING:
+    from norma.store import RuleStore
+
+__all__ = ["app_from_env", "create_app"]
+
+_DESCRIPTION = """\
+norma over HTTP: tenant rules (CRUD, bulk import, history) and matching, output audits, rubrics and names.
+
+Every route except the health probes needs an API key: `Authorization: Bearer <key>`. A tenant's key works on that
+tenant's routes only (any other tenant answers 404); admin keys manage tenants and keys. Errors are
+`application/problem+json` bodies naming the field at fault.
+"""
+
+
+def create_app(settings: ServiceSettings | None = None, *, store: RuleStore | None = None) -> FastAPI:
+    """The service as an ASGI app.
+
+    Args:
+        settings: limits, keys and the store URL (default: :meth:`ServiceSettings.from_env`).
+        store: an open store to use instead of opening ``settings.db_url`` (the caller closes it).
+    """
+    settings = settings if settings is not None else ServiceSettings.from_env()
+    state = ServiceState(settings, store)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        def warm_up() -> None:
+            from norma.embeddings import get_embedder
+
+            get_embedder()
+            try:
+                _ = state.store
+            except NormaError as exc:  # keep serving: /v1/ready says 503 and requests retry opening the store
+                logging.getLogger("norma.service").warning("the rule store is not available yet: %s", exc)
+
+        await anyio.to_thread.run_sync(warm_up)
+        try:
+            yield
+        finally:
+            state.close()
+
+    app = FastAPI(
+        title="norma",
+        version=__version__,
+        description=_DESCRIPTION,
+        lifespan=lifespan,
+    )
+    app.state.norma = state
+    install_error_handlers(app)
+    app.include_router(_routes_system.router)
+    app.include_router(_routes_tenants.router)
+    app.include_router(_routes_tools.router)
+    app.include_router(_routes_admin.router)
+    if settings.playground:
+        app.include_router(_routes_system.playground_router)
+        app.mount("/static", StaticFiles(directory=_routes_system.STATIC_DIR), name="static")
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(settings.cors_origins),
+            allow_methods=["GET", "POST", "PUT", "DELETE"],
+            allow_headers=["Authorization", "Content-Type", "X-API-Key", "X-Request-ID"],
+        )
+    app.add_middleware(EdgeMiddleware, max_body_bytes=settings.max_body_bytes)
+    return app
+
+
+def app_from_env() -> FastAPI:
+    """The app built from ``$NORMA_SERVICE_SETTINGS`` (what ``norma serve`` sets for its uvicorn workers)."""
+    return create_app(ServiceSettings.from_env())

@@ -1,0 +1,207 @@
+"""One table from errors to HTTP statuses, and every error answered as a JSON problem (RFC 9457) naming the field.
+
+The table (:data:`ERROR_STATUS`) is looked up along the exception's MRO, so a subclass gets its parent's status
+unless it has its own row. Request bodies that do not fit a route's schema are FastAPI's 422; authentication and
+unknown routes are the HTTP layer's own 401 / 403 / 404 / 405. Anything else is a bug: the edge middleware answers
+500 with no detail (the traceback goes to the log, never to the client).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pydantic
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from norma.errors import (
+    BackendError,
+    ConfigError,
+    ConflictError,
+    InvalidInputError,
+    LimitExceededError,
+    MissingDependencyError,
+    NormaError,
+    NotFoundError,
+    RateLimitedError,
+    StoreError,
+)
+
+__all__ = [
+    "ERROR_STATUS",
+    "PROBLEM_MEDIA_TYPE",
+    "RequestTimeoutError",
+    "UnauthorizedError",
+    "install_error_handlers",
+    "norma_error_response",
+    "problem_response",
+    "status_for",
+]
+
+PROBLEM_MEDIA_TYPE = "application/problem+json"
+
+ERROR_STATUS: Mapping[type[BaseException], int] = {
+    LimitExceededError: 413,
+    InvalidInputError: 400,
+    NotFoundError: 404,
+    ConflictError: 409,
+    RateLimitedError: 429,
+    StoreError: 503,
+    BackendError: 503,
+    MissingDependencyError: 503,
+    ConfigError: 503,
+    NormaError: 500,
+}
+"""Every error a route can raise on purpose, and the status it is answered with."""
+
+_TITLES = {
+    400: "invalid input",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not found",
+    405: "method not allowed",
+    409: "conflict",
+    413: "request too large",
+    422: "invalid request body",
+    429: "too many requests",
+    500: "internal error",
+    503: "service unavailable",
+}
+
+_log = logging.getLogger("norma.service")
+
+
+class UnauthorizedError(Exception):
+    """No API key, or one that is unknown, malformed or revoked (401)."""
+
+
+class RequestTimeoutError(Exception):
+    """The request ran past ``request_timeout`` (503)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"the request took longer than {seconds:g} s")
+        self.seconds = seconds
+
+
+def status_for(error: BaseException) -> int:
+    """The HTTP status of ``error`` per :data:`ERROR_STATUS` (500 for anything not in it)."""
+    for cls in type(error).__mro__:
+        status = ERROR_STATUS.get(cls)
+        if status is not None:
+            return status
+    return 500
+
+
+def _slug(status: int) -> str:
+    return _TITLES.get(status, "error").replace(" ", "-")
+
+
+def problem_response(
+    status: int,
+    detail: str,
+    *,
+    field: str | None = None,
+    errors: Sequence[Mapping[str, Any]] = (),
+    hint: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> JSONResponse:
+    """A ``application/problem+json`` response: type, title, status, detail, the field at fault and every error."""
+    body: dict[str, Any] = {
+        "type": f"urn:norma:problem:{_slug(status)}",
+        "title": _TITLES.get(status, "error"),
+        "status": status,
+        "detail": detail,
+    }
+    if field is not None:
+        body["field"] = field
+    if errors:
+        body["errors"] = [dict(e) for e in errors]
+    if hint:
+        body["hint"] = hint
+    return JSONResponse(body, status_code=status, headers=dict(headers or {}), media_type=PROBLEM_MEDIA_TYPE)
+
+
+def _field_path(loc: Sequence[int | str]) -> str:
+    path = ""
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path
+
+
+def _pydantic_errors(errors: Sequence[Mapping[str, Any]], prefix: Sequence[int | str] = ()) -> list[dict[str, str]]:
+    return [
+        {
+            "field": _field_path([*prefix, *e.get("loc", ())]),
+            "message": str(e.get("msg", "invalid")).removeprefix("Value error, "),
+        }
+        for e in errors
+    ]
+
+
+def norma_error_response(error: NormaError) -> JSONResponse:
+    """The problem response for one of norma's own errors (status from :data:`ERROR_STATUS`)."""
+    status = status_for(error)
+    headers: dict[str, str] = {}
+    if isinstance(error, RateLimitedError):
+        headers["Retry-After"] = str(max(1, math.ceil(error.retry_after)))
+    if status >= 500:
+        _log.warning("request failed: %s: %s", type(error).__name__, error)
+    errors: list[dict[str, Any]] = []
+    problems = getattr(error, "problems", None)
+    if isinstance(problems, list):
+        for problem in problems:
+            index = getattr(problem, "index", None)
+            name = str(getattr(problem, "field", ""))
+            where = name if index is None else f"rules[{index}].{name}"
+            errors.append({"field": where, "message": str(getattr(problem, "message", problem))})
+    field = error.location or (errors[0]["field"] if errors else None)
+    return problem_response(status, error.message, field=field, errors=errors, hint=error.hint, headers=headers)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Answer every error the app can meet with a problem response."""
+
+    async def on_norma(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, NormaError)
+        return norma_error_response(exc)
+
+    async def on_validation(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
+        errors = _pydantic_errors(exc.errors())
+        first = errors[0] if errors else {"field": "body", "message": "invalid"}
+        detail = f"{first['field']}: {first['message']}"
+        return problem_response(422, detail, field=first["field"], errors=errors)
+
+    async def on_model(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, pydantic.ValidationError)
+        errors = _pydantic_errors(exc.errors(include_url=False))
+        first = errors[0] if errors else {"field": "body", "message": "invalid"}
+        return problem_response(400, f"{first['field']}: {first['message']}", field=first["field"], errors=errors)
+
+    async def on_http(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, StarletteHTTPException)
+        detail = exc.detail if isinstance(exc.detail, str) else _TITLES.get(exc.status_code, "error")
+        return problem_response(exc.status_code, detail, headers=exc.headers)
+
+    async def on_unauthorized(request: Request, exc: Exception) -> JSONResponse:
+        return problem_response(
+            401,
+            str(exc) or "a valid API key is required",
+            hint="send `Authorization: Bearer <key>` (create one with `norma keys create --tenant T`)",
+            headers={"WWW-Authenticate": 'Bearer realm="norma"'},
+        )
+
+    async def on_timeout(request: Request, exc: Exception) -> JSONResponse:
+        return problem_response(503, str(exc), hint="retry later, or send less work per request")
+
+    app.add_exception_handler(NormaError, on_norma)
+    app.add_exception_handler(RequestValidationError, on_validation)
+    app.add_exception_handler(pydantic.ValidationError, on_model)
+    app.add_exception_handler(StarletteHTTPException, on_http)
+    app.add_exception_handler(UnauthorizedError, on_unauthorized)
+    app.add_exception_handler(RequestTimeoutError, on_timeout)

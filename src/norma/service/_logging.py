@@ -1,0 +1,53 @@
+"""Structured logs: one JSON object per line, the access log's fields as keys; never a secret.
+
+The access log (logger ``norma.access``) is written by the edge middleware once per request with the request id,
+method, path (no query string), status, duration, body sizes, the caller's public ``key_id`` and the client
+address. API keys, headers and bodies are never logged.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+__all__ = ["ACCESS_LOGGER", "JsonFormatter", "logging_config"]
+
+ACCESS_LOGGER = "norma.access"
+
+
+class JsonFormatter(logging.Formatter):
+    """Formats a record as one JSON line: ts, level, logger, message, and the record's ``fields`` mapping."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        fields = getattr(record, "fields", None)
+        if isinstance(fields, dict):
+            entry.update(fields)
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return json.dumps(entry, ensure_ascii=False, default=str)
+
+
+def logging_config(level: str = "info") -> dict[str, Any]:
+    """A ``logging.config.dictConfig`` mapping for uvicorn (``log_config=``): JSON lines on stderr."""
+    upper = level.upper()
+    handler = {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"}
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"json": {"()": "norma.service._logging.JsonFormatter"}},
+        "handlers": {"stderr": handler},
+        "loggers": {
+            "norma": {"handlers": ["stderr"], "level": upper, "propagate": False},
+            "uvicorn": {"handlers": ["stderr"], "level": upper, "propagate": False},
+            "uvicorn.error": {"level": upper},
+            "uvicorn.access": {"handlers": [], "level": "WARNING", "propagate": False},
+        },
+    }

@@ -1,0 +1,131 @@
+"""Tenant routes: rules (list, get, put, delete, bulk import, history) and matching. Thin adapters over norma.store.
+
+Every route checks that the caller's key belongs to the tenant in the path (or is an admin key); another tenant's
+routes answer 404, exactly as a tenant that does not exist.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi.responses import JSONResponse
+
+from norma.errors import ConflictError
+from norma.matching import Rule, Scope
+from norma.service._auth import Principal, require_tenant
+from norma.service._schemas import PROBLEM_RESPONSES, MatchRequest, MatchResponse, Problem, RulebookBody, RulesWritten
+from norma.service._state import ServiceState, get_state
+
+__all__ = ["router"]
+
+_CONFLICT = {"model": Problem, "description": "The body contradicts the path (a different rule id or tenant)"}
+router = APIRouter(prefix="/v1/tenants/{tenant}", tags=["tenants"], responses={**PROBLEM_RESPONSES, 409: _CONFLICT})
+
+TenantId = Annotated[str, Path(min_length=1, max_length=200, description="The tenant's id.")]
+RuleId = Annotated[str, Path(min_length=1, max_length=200, description="The rule's id.")]
+State = Annotated[ServiceState, Depends(get_state)]
+
+
+async def tenant_caller(request: Request, tenant: TenantId, state: State) -> Principal:
+    """The authenticated caller, if it may act for ``tenant`` (else 404)."""
+    principal = await state.authenticate(request)
+    require_tenant(principal, tenant)
+    return principal
+
+
+Caller = Annotated[Principal, Depends(tenant_caller)]
+
+
+@router.get("", summary="The tenant's rule-set version and rule count")
+async def tenant_info(tenant: TenantId, state: State, caller: Caller) -> dict[str, Any]:
+    def work() -> dict[str, Any]:
+        store = state.store
+        return {"tenant_id": tenant, "version": store.version(tenant), "rules": len(store.list_rules(tenant))}
+
+    return await state.run(work)
+
+
+@router.get("/rules", summary="List the tenant's rules (sorted by id), optionally filtered")
+async def list_rules(
+    tenant: TenantId,
+    state: State,
+    caller: Caller,
+    scope: Annotated[Scope | None, Query()] = None,
+    scenario_id: Annotated[str | None, Query(max_length=200)] = None,
+    step_id: Annotated[str | None, Query(max_length=200)] = None,
+    enabled: Annotated[bool | None, Query()] = None,
+    tag: Annotated[str | None, Query(max_length=200)] = None,
+) -> dict[str, Any]:
+    def work() -> dict[str, Any]:
+        store = state.store
+        rules = store.list_rules(
+            tenant, scope=scope, scenario_id=scenario_id, step_id=step_id, enabled=enabled, tag=tag
+        )
+        return {"tenant_id": tenant, "version": store.version(tenant), "rules": [r.to_dict() for r in rules]}
+
+    return await state.run(work)
+
+
+@router.post("/rules", summary="Insert or replace rules (a rulebook) in one transaction")
+async def import_rules(tenant: TenantId, body: RulebookBody, state: State, caller: Caller) -> RulesWritten:
+    """Bulk import: the whole rulebook is validated first and every bad rule reported (400, nothing written);
+    then all rules are written atomically."""
+    from norma.store import load_rulebook
+
+    data = body.model_dump(exclude_none=True)
+    book = await state.run(load_rulebook, data, tenant_id=tenant)
+    version = await state.run(state.store.upsert_rules, tenant, list(book.rules), timeout=False)
+    return RulesWritten(tenant_id=tenant, version=version, count=len(book.rules))
+
+
+@router.get("/rules/{rule_id}", summary="One rule")
+async def get_rule(tenant: TenantId, rule_id: RuleId, state: State, caller: Caller) -> dict[str, Any]:
+    rule = await state.run(state.store.get_rule, tenant, rule_id)
+    return rule.to_dict()
+
+
+@router.put("/rules/{rule_id}", summary="Insert or replace one rule")
+async def put_rule(
+    tenant: TenantId, rule_id: RuleId, body: dict[str, Any], state: State, caller: Caller
+) -> dict[str, Any]:
+    """The body holds the rule's fields; its ``id`` (optional) must be the path's (409 otherwise)."""
+    if body.get("id", rule_id) != rule_id:
+        raise ConflictError(f"the body's rule id {body.get('id')!r} differs from the path's {rule_id!r}", location="id")
+    if body.get("tenant_id") not in (None, tenant, "default"):
+        raise ConflictError(f"the body's tenant_id differs from the path's {tenant!r}", location="tenant_id")
+    rule = Rule.from_mapping({**body, "id": rule_id, "tenant_id": tenant})
+    version = await state.run(state.store.upsert_rules, tenant, [rule], timeout=False)
+    return {"tenant_id": tenant, "version": version, "rule": rule.to_dict()}
+
+
+@router.delete("/rules/{rule_id}", summary="Delete one rule (its history is kept)")
+async def delete_rule(tenant: TenantId, rule_id: RuleId, state: State, caller: Caller) -> RulesWritten:
+    version = await state.run(state.store.delete_rules, tenant, [rule_id], timeout=False)
+    return RulesWritten(tenant_id=tenant, version=version, count=1)
+
+
+@router.get("/rules/{rule_id}/history", summary="Every committed version of one rule, oldest first")
+async def rule_history(tenant: TenantId, rule_id: RuleId, state: State, caller: Caller) -> dict[str, Any]:
+    history = await state.run(state.store.history, tenant, rule_id)
+    return {"tenant_id": tenant, "rule_id": rule_id, "history": [v.to_dict() for v in history]}
+
+
+@router.post(
+    "/match",
+    response_model=MatchResponse,
+    summary="The tenant's rules that apply to a message, best first, with the score breakdown",
+)
+async def match(tenant: TenantId, body: MatchRequest, state: State, caller: Caller) -> JSONResponse:
+    def work() -> JSONResponse:
+        matcher = state.store.matcher(tenant)
+        matches = matcher.match(body.message, body.session, explain=body.explain, tags=body.tags)
+        content = {
+            "tenant_id": tenant,
+            "matcher_version": matcher.version,
+            "matches": [m.to_dict() for m in matches],
+            "dropped": [d.to_dict() for d in getattr(matches, "dropped", ())],
+        }
+        return JSONResponse(content)  # the per-turn hot path: no second validation of what the library returned
+
+    return await state.run(work)

@@ -1,0 +1,127 @@
+"""Stateless capability routes: audit an output, validate / evaluate a rubric, score / query / generate names.
+
+Any valid key (a tenant's or an admin's) may call them. Rubrics are accepted as JSON objects only: a string would
+be read by the library as a file path or URL, which a server must not do for its callers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Annotated, Any
+
+import pydantic
+from fastapi import APIRouter, Depends, Request
+
+from norma.audit import AuditRequest
+from norma.errors import InvalidInputError
+from norma.service._auth import Principal
+from norma.service._schemas import (
+    PROBLEM_RESPONSES,
+    NamesGenerateRequest,
+    NamesQueryRequest,
+    NamesScoreRequest,
+    RubricEvaluateRequest,
+    RubricValidateRequest,
+)
+from norma.service._state import ServiceState, get_state
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/v1", responses=PROBLEM_RESPONSES)
+
+State = Annotated[ServiceState, Depends(get_state)]
+
+
+async def any_caller(request: Request, state: State) -> Principal:
+    return await state.authenticate(request)
+
+
+Caller = Annotated[Principal, Depends(any_caller)]
+
+
+@router.post("/audit", tags=["audit"], summary="Audit an AI output: PASS / FAIL / SKIP with violations by line")
+async def audit(body: AuditRequest, state: State, caller: Caller) -> dict[str, Any]:
+    """The request of the analyzer spec (§1) in, its report (§2, with norma's extensions) out. The normative
+    documents are the server's (``norma serve --audit-docs DIR``); re-runs for IR.6.02 come from the request's
+    ``reruns`` or, when ``$NORMA_LLM_URL`` is set, from that LLM."""
+    from norma.audit import analyze
+
+    def work() -> dict[str, Any]:
+        report = analyze(body, state.documents(), llm=state.llm())
+        result: dict[str, Any] = report.model_dump(mode="json")
+        return result
+
+    return await state.run(work)
+
+
+@router.post("/rubrics/validate", tags=["rubrics"], summary="Validate a rubric; every problem with its field path")
+async def rubric_validate(body: RubricValidateRequest, state: State, caller: Caller) -> dict[str, Any]:
+    from norma.rubrics import StrictRubric, load_rubric, validation_issues
+
+    def work() -> dict[str, Any]:
+        try:
+            if body.strict:
+                rubric: Any = StrictRubric.model_validate(body.rubric)
+            else:
+                rubric = load_rubric(body.rubric)
+        except pydantic.ValidationError as exc:
+            issues = [i.model_dump() for i in validation_issues(exc)]
+            return {"valid": False, "strict": body.strict, "issues": issues, "criteria": 0}
+        return {"valid": True, "strict": body.strict, "issues": [], "criteria": len(rubric.criteria)}
+
+    return await state.run(work)
+
+
+@router.post("/rubrics/evaluate", tags=["rubrics"], summary="Turn judgement events or an outcome into a reward")
+async def rubric_evaluate(body: RubricEvaluateRequest, state: State, caller: Caller) -> dict[str, Any]:
+    from norma.rubrics import evaluate_events_against_rubric, evaluate_outcome_against_rubric, load_rubric
+
+    if (body.events is None) == (body.outcome is None):
+        raise InvalidInputError("give exactly one of events and outcome", location="events")
+
+    def work() -> dict[str, Any]:
+        rubric = load_rubric(body.rubric)
+        options: dict[str, Any] = {
+            "enforce_required": body.enforce_required,
+            "pass_threshold": body.pass_threshold,
+            "aggregator": body.aggregator,
+        }
+        if body.events is not None:
+            return evaluate_events_against_rubric(body.events, rubric, **options)
+        return evaluate_outcome_against_rubric(body.outcome, rubric, **options)
+
+    return await state.run(work)
+
+
+@router.post("/names/score", tags=["names"], summary="The MIID validator's score of a set of name variations")
+async def names_score(body: NamesScoreRequest, state: State, caller: Caller) -> dict[str, Any]:
+    from norma.names import score_record
+
+    record = {"name": body.name, "variations": body.variations, "labels": body.labels}
+    return await state.run(score_record, record, compat=body.compat, metrics=body.metrics)
+
+
+@router.post("/names/query", tags=["names"], summary="A validator's query: random labels and the query text")
+async def names_query(body: NamesQueryRequest, state: State, caller: Caller) -> dict[str, Any]:
+    from norma.names import build_query
+
+    query = await state.run(build_query, body.name, body.seed)
+    return {**dataclasses.asdict(query), "text": query.text}
+
+
+@router.post("/names/generate", tags=["names"], summary="Name variations built to score well for these labels")
+async def names_generate(body: NamesGenerateRequest, state: State, caller: Caller) -> dict[str, Any]:
+    from norma.names import generate_variations
+
+    variations = await state.run(
+        generate_variations,
+        body.name,
+        body.count,
+        body.phonetic_similarity,
+        body.orthographic_similarity,
+        body.rules,
+        body.rule_percentage,
+        body.seed,
+        compat=body.compat,
+    )
+    return {"name": body.name, "variations": variations}

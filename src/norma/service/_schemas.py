@@ -1,0 +1,191 @@
+"""Request and response bodies of the routes (documented in the OpenAPI schema); library models where they exist."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from norma.matching import SessionState
+
+__all__ = [
+    "PROBLEM_RESPONSES",
+    "ApiKeyCreated",
+    "Health",
+    "KeyRequest",
+    "MatchRequest",
+    "MatchResponse",
+    "NamesGenerateRequest",
+    "NamesQueryRequest",
+    "NamesScoreRequest",
+    "Problem",
+    "ProblemItem",
+    "RubricEvaluateRequest",
+    "RubricValidateRequest",
+    "RulebookBody",
+    "RulesWritten",
+]
+
+MAX_MESSAGE_CHARS = 20_000
+"""Longest user message a match request may carry."""
+
+_STRICT = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class Health(BaseModel):
+    model_config = _STRICT
+    status: Literal["ok", "ready", "not ready"]
+    """``ok`` (liveness), ``ready`` / ``not ready`` (readiness)."""
+    version: str
+    """norma's version."""
+    checks: dict[str, str] = Field(default_factory=dict)
+    """Each dependency checked by the readiness probe and what it said."""
+
+
+class MatchRequest(BaseModel):
+    """One user message to match against the tenant's rules."""
+
+    model_config = _STRICT
+    message: str = Field(max_length=MAX_MESSAGE_CHARS)
+    """The user's message."""
+    session: SessionState | None = None
+    """Where the conversation is (active scenario and step, turn, fire counts); None: a fresh session."""
+    explain: bool = False
+    """Also explain why filtered rules were dropped."""
+    tags: list[str] | None = Field(default=None, max_length=100)
+    """Only rules carrying at least one of these tags."""
+
+
+class MatchResponse(BaseModel):
+    model_config = _STRICT
+    tenant_id: str
+    matcher_version: int
+    """The matcher's own version (bumped each time it picked up a change of the tenant's rules)."""
+    matches: list[dict[str, Any]]
+    """Best first: the rule, similarity_score, bm25_score, final_score and the explanation."""
+    dropped: list[dict[str, Any]] = Field(default_factory=list)
+    """With ``explain``: the rules left out and why (scope, disabled, tags, fire limits, threshold...)."""
+
+
+class RulebookBody(BaseModel):
+    """A rulebook (docs/store.md): the rules to insert or replace, written in one transaction."""
+
+    model_config = _STRICT
+    format: str | None = None
+    """``norma.rulebook/v1`` (optional)."""
+    tenant: str | None = None
+    """Must be the path's tenant when given."""
+    description: str | None = None
+    rules: list[dict[str, Any]] = Field(max_length=100_000)
+    """Each with the fields of a rule (id, condition_text, ...)."""
+
+
+class RulesWritten(BaseModel):
+    model_config = _STRICT
+    tenant_id: str
+    version: int
+    """The tenant's rule-set version after the write."""
+    count: int
+    """Rules written or deleted."""
+
+
+class KeyRequest(BaseModel):
+    model_config = _STRICT
+    name: str = Field(default="", max_length=200)
+    """A label for people ("ci", "support-bot")."""
+
+
+class ApiKeyCreated(BaseModel):
+    model_config = _STRICT
+    key_id: str
+    tenant_id: str | None
+    name: str
+    secret: str
+    """The key itself: shown once, only its hash is kept."""
+
+
+class RubricValidateRequest(BaseModel):
+    model_config = _STRICT
+    rubric: dict[str, Any]
+    """The rubric as a JSON object (the synth-ai format)."""
+    strict: bool = False
+    """Check the strict verifier format (weights in (0, 1] summing to 1)."""
+
+
+class RubricEvaluateRequest(BaseModel):
+    model_config = _STRICT
+    rubric: dict[str, Any]
+    events: list[Any] | None = None
+    """Judgement events ``{criterion_id, reward}``; give this or ``outcome``."""
+    outcome: dict[str, Any] | None = None
+    """``{criterion_id: value}``; give this or ``events``."""
+    enforce_required: bool = False
+    pass_threshold: float | None = None
+    aggregator: str | None = None
+
+
+class NamesScoreRequest(BaseModel):
+    model_config = _STRICT
+    name: str = Field(max_length=200)
+    variations: list[str] = Field(max_length=500)
+    labels: dict[str, Any]
+    """What the query builder returns: variation_count, phonetic_similarity, orthographic_similarity, rule_based."""
+    compat: Literal["miid", "stable"] = "miid"
+    metrics: bool = False
+
+
+class NamesQueryRequest(BaseModel):
+    model_config = _STRICT
+    name: str | None = Field(default=None, max_length=200)
+    seed: int | None = None
+
+
+class NamesGenerateRequest(BaseModel):
+    model_config = _STRICT
+    name: str = Field(max_length=200)
+    count: int = Field(ge=1, le=100)
+    phonetic_similarity: dict[str, float] | None = None
+    orthographic_similarity: dict[str, float] | None = None
+    rules: list[str] = Field(default_factory=list, max_length=50)
+    rule_percentage: float = Field(default=30, ge=0, le=100)
+    seed: int | None = None
+    compat: Literal["miid", "stable"] = "miid"
+
+
+class ProblemItem(BaseModel):
+    model_config = _STRICT
+    field: str
+    """The field at fault: ``rules[3].priority``, ``body.session.turn``."""
+    message: str
+
+
+class Problem(BaseModel):
+    """An error (RFC 9457, ``application/problem+json``)."""
+
+    model_config = _STRICT
+    type: str
+    title: str
+    status: int
+    detail: str
+    field: str | None = None
+    """The (first) field at fault, when one is."""
+    errors: list[ProblemItem] = Field(default_factory=list)
+    """Every problem found, when there are several."""
+    hint: str | None = None
+    """What to do about it."""
+
+
+def _problem(description: str) -> dict[str, Any]:
+    return {"model": Problem, "description": description}
+
+
+PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: _problem("Invalid input (the library refused a value; `field` names it)"),
+    401: _problem("No API key, or an unknown or revoked one"),
+    404: _problem("Not found (also: another tenant's routes)"),
+    413: _problem("Request body over the size limit"),
+    422: _problem("The body does not fit the route's schema"),
+    429: _problem("Rate limit exceeded for this key (see Retry-After)"),
+    503: _problem("Store or backend unavailable, or the request timed out"),
+}
+"""The error answers every authenticated route can give (documented in the OpenAPI schema)."""

@@ -1,0 +1,96 @@
+"""The service's settings: one frozen model, built from arguments or from ``NORMA_*`` environment variables.
+
+``norma serve`` builds a :class:`ServiceSettings` from its options and hands it to every uvicorn worker through one
+environment variable (:data:`SETTINGS_ENV`, JSON), so ``create_app`` sees the same settings in each process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pydantic
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from norma.errors import ConfigError
+
+__all__ = ["SETTINGS_ENV", "ServiceSettings"]
+
+SETTINGS_ENV = "NORMA_SERVICE_SETTINGS"
+"""Environment variable holding the settings as JSON (set by ``norma serve`` for its workers)."""
+
+_ENV_FIELDS: dict[str, str] = {
+    "NORMA_DB_URL": "db_url",
+    "NORMA_ADMIN_KEY": "admin_key",
+    "NORMA_MAX_BODY_BYTES": "max_body_bytes",
+    "NORMA_REQUEST_TIMEOUT": "request_timeout",
+    "NORMA_RATE_LIMIT": "rate_limit",
+    "NORMA_RATE_BURST": "rate_burst",
+    "NORMA_CORS_ORIGINS": "cors_origins",
+    "NORMA_AUDIT_DOCS": "audit_docs",
+}
+
+
+class ServiceSettings(BaseModel):
+    """Everything ``create_app`` needs to know; every limit has a safe default."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    db_url: str | None = None
+    """The rule store (``sqlite:///…`` or ``postgresql://…``); None: ``$NORMA_DB_URL`` or ``./.norma/norma.db``."""
+    admin_key: SecretStr | None = None
+    """A static admin secret (besides admin keys kept in the store); None: only stored admin keys."""
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1024, le=256 * 1024 * 1024)
+    """Largest request body accepted; a bigger one gets 413 before any work starts."""
+    request_timeout: float = Field(default=30.0, gt=0, le=3600)
+    """Seconds a read or compute request may take before it is answered 503 (writes are never cut short)."""
+    rate_limit: float = Field(default=100.0, ge=0)
+    """Requests per second allowed per API key and worker process (token bucket); 0 turns the limit off."""
+    rate_burst: int = Field(default=200, ge=1)
+    """Requests a key may make at once before the rate applies (the bucket's size)."""
+    cors_origins: tuple[str, ...] = ()
+    """Origins allowed to call the API from a browser; empty (the default): CORS is off."""
+    audit_docs: Path | None = None
+    """Folder of normative documents for ``POST /v1/audit``; None: audits run without documents."""
+    playground: bool = True
+    """Serve the playground page at ``/``."""
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> ServiceSettings:
+        """Settings from :data:`SETTINGS_ENV` (JSON), else from the individual ``NORMA_*`` variables."""
+        env = os.environ if environ is None else environ
+        raw = env.get(SETTINGS_ENV, "").strip()
+        data: dict[str, Any]
+        if raw:
+            try:
+                data = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise ConfigError(f"{SETTINGS_ENV} is not valid JSON: {exc.msg}", source=SETTINGS_ENV) from None
+            if not isinstance(data, dict):
+                raise ConfigError(f"{SETTINGS_ENV} must hold a JSON object", source=SETTINGS_ENV)
+        else:
+            data = {}
+            for variable, name in _ENV_FIELDS.items():
+                value = env.get(variable, "").strip()
+                if not value:
+                    continue
+                data[name] = [v.strip() for v in value.split(",") if v.strip()] if name == "cors_origins" else value
+        try:
+            return cls.model_validate(data)
+        except pydantic.ValidationError as exc:
+            first = exc.errors()[0]
+            field = ".".join(str(p) for p in first["loc"])
+            raise ConfigError(
+                f"bad service setting {field}: {first['msg']}",
+                source=SETTINGS_ENV if raw else "environment",
+                location=field,
+            ) from None
+
+    def to_env(self) -> str:
+        """The JSON :meth:`from_env` reads back into equal settings (secrets included: keep it in the environment)."""
+        data = self.model_dump(mode="json")
+        data["admin_key"] = self.admin_key.get_secret_value() if self.admin_key is not None else None
+        return json.dumps(data)

@@ -1,0 +1,116 @@
+"""What one app instance holds: its settings, its rule store (opened on first use), the rate limiter, the audit
+documents, and the one way routes run library calls (in a worker thread, under the request timeout)."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import anyio
+import anyio.to_thread
+from starlette.requests import Request
+
+from norma.service._auth import ADMIN_KEY_ID, Principal, RateLimiter, matches_admin_key, read_secret
+from norma.service._errors import RequestTimeoutError, UnauthorizedError
+from norma.service._settings import ServiceSettings
+
+if TYPE_CHECKING:
+    from norma.store import RuleStore
+
+__all__ = ["ServiceState", "get_state"]
+
+T = TypeVar("T")
+
+
+class ServiceState:
+    """The per-app state routes reach through :func:`get_state`."""
+
+    def __init__(self, settings: ServiceSettings, store: RuleStore | None = None) -> None:
+        self.settings = settings
+        self._store = store
+        self._owns_store = store is None
+        self._lock = threading.Lock()
+        self._documents: Any = None
+        self._llm: tuple[Any] | None = None
+        self.limiter = RateLimiter(settings.rate_limit, settings.rate_burst)
+
+    @property
+    def store(self) -> RuleStore:
+        """The rule store, opened on first use (``settings.db_url``)."""
+        store = self._store
+        if store is None:
+            with self._lock:
+                if self._store is None:
+                    from norma.store import open_store
+
+                    self._store = open_store(self.settings.db_url)
+                store = self._store
+        return store
+
+    def documents(self) -> Any:
+        """The audit documents of ``settings.audit_docs``, loaded once; None when no folder is configured."""
+        if self.settings.audit_docs is None:
+            return None
+        if self._documents is None:
+            with self._lock:
+                if self._documents is None:
+                    from norma.audit import load_documents
+
+                    self._documents = load_documents(self.settings.audit_docs)
+        return self._documents
+
+    def llm(self) -> Any:
+        """The LLM client of ``$NORMA_LLM_*`` (re-runs for the audit's IR.6.02), made once; None when unset."""
+        if self._llm is None:
+            with self._lock:
+                if self._llm is None:
+                    from norma.llm import get_llm
+
+                    self._llm = (get_llm(),)
+        return self._llm[0]
+
+    async def run(self, func: Callable[..., T], /, *args: Any, timeout: bool = True, **kwargs: Any) -> T:
+        """Run ``func`` in a worker thread; past ``request_timeout`` answer 503 (the thread finishes on its own).
+
+        Writes pass ``timeout=False``: a store transaction is never abandoned half-way, it commits or rolls back.
+        """
+        call = functools.partial(func, *args, **kwargs)
+        if not timeout:
+            return await anyio.to_thread.run_sync(call)
+        seconds = self.settings.request_timeout
+        try:
+            with anyio.fail_after(seconds):
+                return await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+        except TimeoutError:
+            raise RequestTimeoutError(seconds) from None
+
+    async def authenticate(self, request: Request) -> Principal:
+        """The caller of ``request`` (UnauthorizedError when the key is missing or unknown), rate-limited per key."""
+        secret = read_secret(request)
+        admin = self.settings.admin_key.get_secret_value() if self.settings.admin_key is not None else None
+        if matches_admin_key(secret, admin):
+            principal = Principal(key_id=ADMIN_KEY_ID, tenant_id=None, admin=True)
+        else:
+            key = await self.run(self.store.check_api_key, secret)
+            if key is None:
+                raise UnauthorizedError("the API key is not valid")
+            principal = Principal(key_id=key.key_id, tenant_id=key.tenant_id, admin=key.admin)
+        request.state.key_id = principal.key_id
+        self.limiter.check(principal.key_id)
+        return principal
+
+    def close(self) -> None:
+        """Close the store if this state opened it."""
+        with self._lock:
+            if self._store is not None and self._owns_store:
+                self._store.close()
+                self._store = None
+
+
+def get_state(request: Request) -> ServiceState:
+    """The :class:`ServiceState` of the app serving ``request``."""
+    state = request.app.state.norma
+    assert isinstance(state, ServiceState)
+    return state

@@ -1,0 +1,268 @@
+"""Rulebooks: a tenant's rules in one YAML or JSON file, validated as a whole before anything is written.
+
+The format (docs/store.md)::
+
+    format: norma.rulebook/v1      # optional; the only version so far
+    tenant: acme-bank              # optional; `--tenant` / tenant_id= must agree with it when both are given
+    description: Support rules     # optional
+    rules:                         # required: a list of rules, each with the fields of norma.matching.Rule
+      - id: refund-request
+        condition_text: customer asks for a refund
+        ...
+
+A bare list of rules is accepted too. Every rule is checked and every problem reported (its index, the field, what
+is wrong) in one :class:`RulebookError`; nothing is imported from a file with any problem.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import pydantic
+import yaml
+from pydantic import BaseModel, ConfigDict
+
+from norma._safety import load_json, load_yaml
+from norma.embeddings import Embedder
+from norma.errors import InvalidInputError
+from norma.matching import Rule
+from norma.store._protocol import RuleStore
+from norma.store._sql import check_tenant_id
+
+__all__ = [
+    "RULEBOOK_FORMAT",
+    "Rulebook",
+    "RulebookError",
+    "RulebookProblem",
+    "dump_rulebook",
+    "export_rulebook",
+    "import_rulebook",
+    "load_rulebook",
+]
+
+RULEBOOK_FORMAT = "norma.rulebook/v1"
+_TOP_KEYS = {"format", "tenant", "description", "rules"}
+
+
+class RulebookProblem(BaseModel):
+    """One thing wrong with one rule of a rulebook."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    index: int | None
+    """0-based position of the rule in ``rules`` (None: the file itself)."""
+    rule_id: str | None
+    """The rule's id, when it has a usable one."""
+    field: str
+    """The field path inside the rule (``"priority"``, ``"examples.2"``), or ``"rule"`` for the whole rule."""
+    message: str
+    """What is wrong."""
+
+    def __str__(self) -> str:
+        where = "rulebook" if self.index is None else f"rules[{self.index}]"
+        named = f" ({self.rule_id})" if self.rule_id else ""
+        return f"{where}{named}.{self.field}: {self.message}"
+
+
+class RulebookError(InvalidInputError):
+    """A rulebook with problems; ``problems`` lists every one (nothing was written)."""
+
+    def __init__(self, problems: Sequence[RulebookProblem], *, source: str | None = None) -> None:
+        self.problems = list(problems)
+        shown = "; ".join(str(p) for p in self.problems[:10])
+        more = f"; and {len(self.problems) - 10} more" if len(self.problems) > 10 else ""
+        super().__init__(
+            f"{len(self.problems)} problem(s) in the rulebook, nothing imported: {shown}{more}",
+            source=source,
+            hint="fix every rule listed (see docs/store.md for the format)",
+        )
+
+
+class Rulebook(BaseModel):
+    """A validated rulebook: the tenant it names (if any), a description and its rules."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    tenant_id: str | None = None
+    """The tenant the file names, or the one requested."""
+    description: str = ""
+    """Free text from the file."""
+    rules: tuple[Rule, ...] = ()
+    """The rules, in file order, with ``tenant_id`` set when a tenant is known."""
+
+
+def _parse(source: str | Path | Mapping[str, Any] | Sequence[Any]) -> tuple[Any, str]:
+    if isinstance(source, Mapping) or (isinstance(source, Sequence) and not isinstance(source, str)):
+        return source, "<data>"
+    path = Path(source)
+    try:
+        text = path.read_bytes()
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read the rulebook: {exc.strerror}", source=str(path)) from exc
+    if path.suffix.lower() == ".json":
+        return load_json(text, source=str(path)), str(path)
+    return load_yaml(text, source=str(path)), str(path)
+
+
+def _field(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(p) for p in loc) or "rule"
+
+
+def _validate(fields: dict[str, Any]) -> Rule:
+    """A rule from ``fields``; pydantic's ValidationError (with a location per problem) when invalid.
+
+    ``Rule(**fields)`` folds every problem into one message; validating into a blank instance, as pydantic's own
+    ``BaseModel.__init__`` does, keeps each problem's field path.
+    """
+    blank = Rule.__new__(Rule)
+    Rule.__pydantic_validator__.validate_python(fields, self_instance=blank)
+    return Rule(**fields)
+
+
+def load_rulebook(source: str | Path | Mapping[str, Any] | Sequence[Any], *, tenant_id: str | None = None) -> Rulebook:
+    """Read and validate a rulebook (a ``.yaml``/``.yml``/``.json`` file, or parsed data).
+
+    ``tenant_id`` is the tenant the rules are for; a rulebook naming another tenant, or a rule whose ``tenant_id``
+    is neither that tenant nor absent, is a problem. Raises :class:`RulebookError` listing every problem.
+    """
+    data, where = _parse(source)
+    problems: list[RulebookProblem] = []
+    description = ""
+    file_tenant: str | None = None
+    if isinstance(data, Mapping):
+        unknown = sorted(str(k) for k in data if k not in _TOP_KEYS)
+        if unknown:
+            problems.append(RulebookProblem(index=None, rule_id=None, field=unknown[0], message="unknown key"))
+        fmt = data.get("format", RULEBOOK_FORMAT)
+        if fmt != RULEBOOK_FORMAT:
+            problems.append(
+                RulebookProblem(index=None, rule_id=None, field="format", message=f"must be {RULEBOOK_FORMAT!r}")
+            )
+        file_tenant = data.get("tenant")
+        if file_tenant is not None and not isinstance(file_tenant, str):
+            problems.append(RulebookProblem(index=None, rule_id=None, field="tenant", message="must be a string"))
+            file_tenant = None
+        description = str(data.get("description") or "")
+        items = data.get("rules")
+    else:
+        items = data
+    if not isinstance(items, list):
+        problems.append(RulebookProblem(index=None, rule_id=None, field="rules", message="must be a list of rules"))
+        raise RulebookError(problems, source=where)
+    if tenant_id is not None and file_tenant is not None and file_tenant != tenant_id:
+        problems.append(
+            RulebookProblem(
+                index=None,
+                rule_id=None,
+                field="tenant",
+                message=f"the file is for tenant {file_tenant!r}, not {tenant_id!r}",
+            )
+        )
+    target = tenant_id if tenant_id is not None else file_tenant
+    if target is not None:
+        try:
+            check_tenant_id(target)
+        except InvalidInputError as exc:
+            problems.append(RulebookProblem(index=None, rule_id=None, field="tenant", message=exc.message))
+            target = None
+    rules: list[Rule] = []
+    first_index: dict[str, int] = {}
+    for index, item in enumerate(items):
+        rule_id = item.get("id") if isinstance(item, Mapping) and isinstance(item.get("id"), str) else None
+        if not isinstance(item, Mapping):
+            problems.append(
+                RulebookProblem(index=index, rule_id=None, field="rule", message="must be a mapping of fields")
+            )
+            continue
+        fields = {str(k): v for k, v in item.items()}
+        if target is not None:
+            own = fields.get("tenant_id")
+            if own is not None and own not in (target, "default"):
+                problems.append(
+                    RulebookProblem(
+                        index=index, rule_id=rule_id, field="tenant_id", message=f"must be {target!r} or absent"
+                    )
+                )
+                continue
+            fields["tenant_id"] = target
+        try:
+            rule = _validate(fields)
+        except pydantic.ValidationError as exc:
+            for error in exc.errors():
+                message = str(error["msg"]).removeprefix("Value error, ")
+                problems.append(
+                    RulebookProblem(index=index, rule_id=rule_id, field=_field(error["loc"]), message=message)
+                )
+            continue
+        if rule.id in first_index:
+            problems.append(
+                RulebookProblem(
+                    index=index, rule_id=rule.id, field="id", message=f"duplicate of rules[{first_index[rule.id]}]"
+                )
+            )
+            continue
+        first_index[rule.id] = index
+        rules.append(rule)
+    if problems:
+        raise RulebookError(problems, source=where)
+    return Rulebook(tenant_id=target, description=description, rules=tuple(rules))
+
+
+def dump_rulebook(
+    rules: Sequence[Rule],
+    *,
+    tenant_id: str | None = None,
+    description: str = "",
+    fmt: Literal["yaml", "json"] = "yaml",
+) -> str:
+    """A rulebook text for ``rules`` that :func:`load_rulebook` reads back into equal rules.
+
+    Fields equal to their defaults (and ``tenant_id``, which the file header carries) are left out.
+    """
+    entries = []
+    for rule in rules:
+        full = rule.to_dict()
+        entry = {"id": full["id"], "condition_text": full["condition_text"]}
+        defaults = Rule(id=rule.id, condition_text=rule.condition_text).to_dict()
+        for key, value in full.items():
+            if key in entry or key == "tenant_id" or value == defaults.get(key):
+                continue
+            entry[key] = value
+        entries.append(entry)
+    document: dict[str, Any] = {"format": RULEBOOK_FORMAT}
+    if tenant_id is not None:
+        document["tenant"] = tenant_id
+    if description:
+        document["description"] = description
+    document["rules"] = entries
+    if fmt == "json":
+        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
+
+
+def import_rulebook(
+    store: RuleStore,
+    source: str | Path | Mapping[str, Any] | Sequence[Any],
+    *,
+    tenant_id: str | None = None,
+    embedder: Embedder | None = None,
+) -> tuple[Rulebook, int]:
+    """Validate a rulebook, then upsert all of its rules in one transaction; return it and the new version.
+
+    The tenant is ``tenant_id``, else the file's ``tenant``; InvalidInputError when neither is given.
+    """
+    book = load_rulebook(source, tenant_id=tenant_id)
+    if book.tenant_id is None:
+        raise InvalidInputError(
+            "the rulebook names no tenant", hint="pass --tenant (or tenant_id=), or add `tenant:` to the file"
+        )
+    version = store.upsert_rules(book.tenant_id, list(book.rules), embedder=embedder)
+    return book, version
+
+
+def export_rulebook(store: RuleStore, tenant_id: str, *, fmt: Literal["yaml", "json"] = "yaml") -> str:
+    """The tenant's rules as a rulebook text (sorted by id)."""
+    return dump_rulebook(store.list_rules(tenant_id), tenant_id=tenant_id, fmt=fmt)

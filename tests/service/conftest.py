@@ -1,0 +1,97 @@
+"""Fixtures for the service tests: a real SQLite store, the app, an httpx client on the ASGI app, keys."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from norma.matching import Rule
+from norma.service import ServiceSettings, create_app
+from norma.store import RuleStore, open_store
+
+ADMIN_KEY = "test-admin-key-0123456789abcdef"
+
+RULES: list[dict[str, Any]] = [
+    {
+        "id": "refund",
+        "condition_text": "customer asks for a refund",
+        "action_text": "explain the refund policy",
+        "priority": 10,
+        "tags": ["billing"],
+        "examples": ["I want my money back", "can I get a refund for my order"],
+    },
+    {
+        "id": "lost-card",
+        "condition_text": "customer lost their card or had it stolen",
+        "action_text": "block the card at once",
+        "priority": 50,
+        "tags": ["cards"],
+        "examples": ["I lost my card", "my wallet was stolen"],
+    },
+    {
+        "id": "greeting",
+        "condition_text": "customer says hello",
+        "action_text": "greet them back",
+        "examples": ["hi there", "good morning"],
+    },
+]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RuleStore]:
+    path = tmp_path_factory.mktemp("store") / "norma.db"
+    opened = open_store(f"sqlite:///{path}")
+    opened.upsert_rules("acme", [_rule(r, "acme") for r in RULES])
+    opened.upsert_rules("globex", [_rule(RULES[0], "globex")])
+    yield opened
+    opened.close()
+
+
+def _rule(data: dict[str, Any], tenant: str) -> Rule:
+    return Rule.from_mapping({**data, "tenant_id": tenant})
+
+
+@pytest.fixture(scope="module")
+def acme_key(store: RuleStore) -> str:
+    return store.create_api_key("acme", name="tests")
+
+
+@pytest.fixture(scope="module")
+def globex_key(store: RuleStore) -> str:
+    return store.create_api_key("globex", name="tests")
+
+
+def make_settings(**changes: object) -> ServiceSettings:
+    base: dict[str, object] = {"admin_key": ADMIN_KEY, "rate_limit": 0}
+    base.update(changes)
+    return ServiceSettings.model_validate(base)
+
+
+@pytest.fixture
+def settings() -> ServiceSettings:
+    return make_settings()
+
+
+@pytest.fixture
+async def client(store: RuleStore, settings: ServiceSettings) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(settings, store=store)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://norma.test") as http:
+        yield http
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+@pytest.fixture(scope="session")
+def examples() -> Path:
+    return Path(__file__).resolve().parents[2] / "examples"

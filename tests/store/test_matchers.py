@@ -1,0 +1,119 @@
+"""store.matcher(): built from stored vectors (nothing re-embedded at start-up), cached, refreshed on change."""
+
+from __future__ import annotations
+
+import pytest
+
+from norma.embeddings import Embedder, get_embedder
+from norma.matching import Rule, rule_texts
+from norma.store import RuleStore, open_store
+from tests.store.conftest import CountingEmbedder
+
+RULES = [
+    Rule(
+        id="refund",
+        condition_text="customer asks for a refund",
+        action_text="explain the refund policy",
+        examples=["I want my money back", "can I return this for cash"],
+    ),
+    Rule(id="lost-card", condition_text="customer lost their card", examples=["my card was stolen"]),
+    Rule(id="hello", condition_text="customer says hello", action_text="greet them"),
+]
+
+
+@pytest.fixture
+def filled(store_url: str, embedder: Embedder) -> str:
+    """A store URL whose tenant ``acme`` holds RULES (vectors written by the import)."""
+    writer = open_store(store_url)
+    writer.upsert_rules("acme", RULES, embedder=embedder)
+    writer.upsert_rules("globex", [Rule(id="fees", condition_text="customer asks about fees")], embedder=embedder)
+    writer.close()
+    return store_url
+
+
+def test_start_up_embeds_nothing(filled: str, counting: CountingEmbedder) -> None:
+    store = open_store(filled)  # a fresh process would start exactly like this
+    try:
+        matcher = store.matcher("acme", embedder=counting)
+        assert counting.texts == []
+        assert len(matcher) == 3
+        assert matcher.tenant_id == "acme"
+        matches = matcher.match("I want my money back please")
+        assert matches[0].rule.id == "refund"
+        assert counting.texts == ["I want my money back please"]  # only the message
+    finally:
+        store.close()
+
+
+def test_cached_until_the_version_changes(filled: str, embedder: Embedder) -> None:
+    store = open_store(filled)
+    other_replica = open_store(filled)
+    counting = CountingEmbedder(embedder)
+    try:
+        store.refresh_interval = 3600.0  # type: ignore[attr-defined]
+        first = store.matcher("acme", embedder=counting)
+        assert store.matcher("acme", embedder=counting) is first
+        new_rule = Rule(id="fees", condition_text="customer asks why they were charged a fee")
+        other_replica.upsert_rules("acme", [new_rule], embedder=embedder)
+        assert len(store.matcher("acme", embedder=counting)) == 3  # not checked again within the interval
+        store.refresh_interval = 0.0  # type: ignore[attr-defined]
+        refreshed = store.matcher("acme", embedder=counting)
+        assert sorted(r.id for r in refreshed.rules) == ["fees", "hello", "lost-card", "refund"]
+        assert counting.texts == []  # the other replica's vectors were used
+        assert refreshed.match("why was I charged this fee")[0].rule.id == "fees"
+        counting.texts.clear()  # (the message was embedded)
+        other_replica.delete_rules("acme", ["hello"])
+        edited = RULES[1].model_copy(update={"tenant_id": "acme", "condition_text": "customer forgot their PIN"})
+        other_replica.upsert_rules("acme", [edited], embedder=embedder)
+        again = store.matcher("acme", embedder=counting)
+        assert sorted(r.id for r in again.rules) == ["fees", "lost-card", "refund"]
+        assert next(r for r in again.rules if r.id == "lost-card").condition_text == "customer forgot their PIN"
+        assert counting.texts == []
+    finally:
+        store.close()
+        other_replica.close()
+
+
+def test_a_new_model_re_embeds_once_lazily(filled: str) -> None:
+    int8 = CountingEmbedder(get_embedder(quantize=True))
+    store = open_store(filled)
+    try:
+        assert store.load_vectors("acme", int8.model_id) == {}
+        matcher = store.matcher("acme", embedder=int8)
+        assert sorted(int8.texts) == sorted(t for r in RULES for t in rule_texts(r))
+        assert matcher.model_id == int8.model_id
+        assert set(store.load_vectors("acme", int8.model_id)) == {"refund", "lost-card", "hello"}
+    finally:
+        store.close()
+    int8.texts.clear()
+    restarted = open_store(filled)
+    try:
+        restarted.matcher("acme", embedder=int8)
+        assert int8.texts == []  # written back the first time
+    finally:
+        restarted.close()
+
+
+def test_matchers_are_per_tenant(filled: str, embedder: Embedder) -> None:
+    store = open_store(filled)
+    try:
+        acme = store.matcher("acme", embedder=embedder)
+        globex = store.matcher("globex", embedder=embedder)
+        assert [r.id for r in globex.rules] == ["fees"]
+        assert globex.tenant_id == "globex"
+        assert "fees" not in {r.id for r in acme.rules}
+        assert all(m.rule.id == "fees" for m in globex.match("I want a refund of the fee"))
+    finally:
+        store.close()
+
+
+def test_an_empty_tenant_gets_an_empty_matcher_that_fills_up(store: RuleStore, embedder: Embedder) -> None:
+    store.refresh_interval = 0.0  # type: ignore[attr-defined]
+    empty = store.matcher("newcomer", embedder=embedder)
+    assert len(empty) == 0
+    assert list(empty.match("I want my money back")) == []
+    store.upsert_rules("newcomer", RULES, embedder=embedder)
+    filled = store.matcher("newcomer", embedder=embedder)
+    assert sorted(r.id for r in filled.rules) == ["hello", "lost-card", "refund"]
+    assert filled.tenant_id == "newcomer"
+    assert filled.match("I want my money back please")[0].rule.id == "refund"

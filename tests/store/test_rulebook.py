@@ -1,0 +1,168 @@
+"""Rulebooks: the format, whole-file validation with every problem reported, and the round trip."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from norma.embeddings import Embedder
+from norma.errors import InvalidInputError
+from norma.matching import Rule, Scope
+from norma.store import RulebookError, RuleStore, dump_rulebook, import_rulebook, load_rulebook
+from tests.conftest import EXAMPLES
+
+BANKING = EXAMPLES / "rulebooks" / "banking-support.yaml"
+
+
+def test_the_example_rulebook_is_valid_and_realistic() -> None:
+    book = load_rulebook(BANKING)
+    assert book.tenant_id == "northwind-bank"
+    assert 20 <= len(book.rules) <= 40
+    scopes = {r.scope for r in book.rules}
+    assert scopes == {Scope.GLOBAL, Scope.SCENARIO, Scope.STEP}
+    assert sum(1 for r in book.rules if r.examples) >= 20
+    assert any(not r.enabled for r in book.rules)
+    assert all(r.tenant_id == "northwind-bank" for r in book.rules)
+
+
+def test_every_problem_is_reported_with_index_and_field(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(
+        """
+rules:
+  - id: ok
+    condition_text: customer says hello
+  - id: no-condition
+  - id: bad-priority
+    condition_text: x
+    priority: high
+  - id: step-without-step
+    condition_text: x
+    scope: step
+    scenario_id: s
+  - id: ok
+    condition_text: duplicate id
+  - just a string
+  - id: typo
+    condition_text: x
+    prority: 3
+""",
+        encoding="utf-8",
+    )
+    with pytest.raises(RulebookError) as caught:
+        load_rulebook(path, tenant_id="acme")
+    found = {(p.index, p.field) for p in caught.value.problems}
+    assert found == {
+        (1, "condition_text"),
+        (2, "priority"),
+        (3, "rule"),
+        (4, "id"),
+        (5, "rule"),
+        (6, "prority"),
+    }
+    by_index = {p.index: p for p in caught.value.problems}
+    assert by_index[1].rule_id == "no-condition"
+    assert "duplicate of rules[0]" in by_index[4].message
+    assert "STEP rule needs step_id" in by_index[3].message
+    text = str(caught.value)
+    assert "6 problem(s)" in text
+    assert str(path) in text
+    assert "rules[2] (bad-priority).priority" in text
+
+
+def test_an_invalid_file_writes_nothing(store: RuleStore, tmp_path: Path, embedder: Embedder) -> None:
+    path = tmp_path / "half.json"
+    good = {"id": "good", "condition_text": "customer says hello"}
+    path.write_text(json.dumps({"tenant": "acme", "rules": [good, {"id": "bad"}]}), encoding="utf-8")
+    with pytest.raises(RulebookError):
+        import_rulebook(store, path, embedder=embedder)
+    assert store.version("acme") == 0
+    assert store.list_rules("acme") == []
+    assert store.tenants() == []
+
+
+def test_file_level_problems(tmp_path: Path) -> None:
+    cases = {
+        "notalist.yaml": "rules: {id: x}",
+        "wrongformat.yaml": "format: other/v9\nrules: []",
+        "extra.yaml": "rulez: []\nrules: []",
+        "scalar.yaml": "just text",
+    }
+    for name, text in cases.items():
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(RulebookError):
+            load_rulebook(path)
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("rules: [\n", encoding="utf-8")
+    with pytest.raises(InvalidInputError, match="line"):
+        load_rulebook(broken)
+    with pytest.raises(InvalidInputError, match="cannot read"):
+        load_rulebook(tmp_path / "missing.yaml")
+
+
+def test_tenant_conflicts(tmp_path: Path) -> None:
+    with pytest.raises(RulebookError, match="not 'globex'"):
+        load_rulebook({"tenant": "acme", "rules": []}, tenant_id="globex")
+    with pytest.raises(RulebookError, match="tenant_id"):
+        load_rulebook([{"id": "a", "condition_text": "x", "tenant_id": "globex"}], tenant_id="acme")
+    book = load_rulebook([{"id": "a", "condition_text": "x", "tenant_id": "acme"}], tenant_id="acme")
+    assert book.rules[0].tenant_id == "acme"
+
+
+def test_import_needs_a_tenant(store: RuleStore, embedder: Embedder) -> None:
+    with pytest.raises(InvalidInputError, match="names no tenant"):
+        import_rulebook(store, [{"id": "a", "condition_text": "x"}], embedder=embedder)
+
+
+def test_import_then_export_round_trips(store: RuleStore, embedder: Embedder, tmp_path: Path) -> None:
+    book, version = import_rulebook(store, BANKING, embedder=embedder)
+    assert version == 1
+    from norma.store import export_rulebook
+
+    for fmt in ("yaml", "json"):
+        path = tmp_path / f"out.{fmt}"
+        path.write_text(export_rulebook(store, "northwind-bank", fmt=fmt), encoding="utf-8")  # type: ignore[arg-type]
+        again = load_rulebook(path)
+        assert sorted(again.rules, key=lambda r: r.id) == sorted(book.rules, key=lambda r: r.id)
+    # importing the export changes nothing
+    assert import_rulebook(store, tmp_path / "out.yaml", embedder=embedder)[1] == 1
+
+
+texts = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1, max_size=30).filter(
+    lambda s: s.strip() != ""
+)
+ids = st.from_regex(r"[a-z][a-z0-9-]{0,15}", fullmatch=True)
+
+
+@st.composite
+def rules(draw: st.DrawFn) -> Rule:
+    scope = draw(st.sampled_from(list(Scope)))
+    return Rule(
+        id=draw(ids),
+        condition_text=draw(texts),
+        action_text=draw(st.one_of(st.just(""), texts)),
+        scope=scope,
+        scenario_id=None if scope is Scope.GLOBAL else draw(ids),
+        step_id=draw(ids) if scope is Scope.STEP else None,
+        priority=draw(st.integers(-1000, 1000)),
+        enabled=draw(st.booleans()),
+        max_fires_per_session=draw(st.one_of(st.none(), st.integers(1, 9))),
+        tags=draw(st.lists(ids, max_size=3)),
+        examples=draw(st.lists(texts, max_size=3)),
+        metadata=draw(st.dictionaries(ids, st.one_of(st.integers(), texts, st.booleans()), max_size=2)),
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(rules(), max_size=6, unique_by=lambda r: r.id), st.sampled_from(["yaml", "json"]))
+def test_dump_then_load_gives_equal_rules(book: list[Rule], fmt: str) -> None:
+    text = dump_rulebook(book, fmt=fmt)  # type: ignore[arg-type]
+    from norma._safety import load_json, load_yaml
+
+    data = load_json(text) if fmt == "json" else load_yaml(text)
+    assert list(load_rulebook(data).rules) == book
