@@ -17,13 +17,24 @@ from norma.matching._examples import ExamplesResult, examples_prompt, fill_examp
 from norma.matching._files import load_rules
 from norma.matching._lexical import tokenize
 from norma.matching._matcher import RuleMatcher
-from norma.matching._models import MAX_RULE_ID_LENGTH, Rule, Scope, SessionState, rule_fingerprint, rule_texts
+from norma.matching._models import (
+    MAX_RULE_ID_LENGTH,
+    MAX_RULE_ITEMS,
+    MAX_RULE_TEXT_CHARS,
+    Rule,
+    Scope,
+    SessionState,
+    rule_fingerprint,
+    rule_texts,
+)
 from norma.matching._results import DroppedRule, MatchedRule, MatchExplanation, MatchResult
 
 __all__ = [
     "DroppedRule",
     "ExamplesResult",
     "MAX_RULE_ID_LENGTH",
+    "MAX_RULE_ITEMS",
+    "MAX_RULE_TEXT_CHARS",
     "MatchConfig",
     "MatchExplanation",
     "MatchResult",

@@ -99,6 +99,9 @@ class MatchConfig(BaseModel):
     """What to do with messages longer than the model's window."""
     max_chunks: int = Field(default=16, ge=1)
     """Most windows a long message is embedded in; text past them is ignored by the vector side."""
+    max_message_chars: int = Field(default=100_000, ge=1)
+    """Longest message accepted; a longer one is refused with :class:`~norma.errors.LimitExceededError` before
+    any work (tokenising and embedding cost grows with the length)."""
 
     def __init__(self, **data: Any) -> None:
         try:

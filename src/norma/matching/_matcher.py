@@ -21,7 +21,7 @@ from norma.matching._config import Bm25Text, MatchConfig
 from norma.matching._lexical import LexicalIndex
 from norma.matching._models import Rule, Scope, SessionState, rule_fingerprint, rule_texts
 from norma.matching._pipeline import match_one
-from norma.matching._query import check_messages, embed_messages
+from norma.matching._query import check_message_sizes, check_messages, embed_messages
 from norma.matching._results import MatchResult
 from norma.matching._vectors import VectorIndex
 
@@ -356,6 +356,7 @@ class RuleMatcher:
             if session is not None and not isinstance(session, SessionState):
                 raise InvalidInputError(f"session must be a SessionState, not {type(session).__name__}")
         cfg = config or self.config
+        check_message_sizes(items, cfg.max_message_chars)
         wanted = None if tags is None else ([tags] if isinstance(tags, str) else list(tags))
         if query_vectors is not None:
             if len(query_vectors) != len(items):

@@ -21,6 +21,8 @@ from norma.errors import InvalidInputError
 
 __all__ = [
     "MAX_RULE_ID_LENGTH",
+    "MAX_RULE_ITEMS",
+    "MAX_RULE_TEXT_CHARS",
     "Rule",
     "Scope",
     "SessionState",
@@ -30,6 +32,10 @@ __all__ = [
 
 MAX_RULE_ID_LENGTH = 200
 """Longest rule id accepted (ids travel in URLs and database keys)."""
+MAX_RULE_TEXT_CHARS = 10_000
+"""Longest ``condition_text`` / ``action_text`` and longest example (the model reads 256 tokens of each)."""
+MAX_RULE_ITEMS = 200
+"""Most examples, and most tags, one rule may carry."""
 
 
 class Scope(enum.StrEnum):
@@ -71,9 +77,9 @@ class Rule(BaseModel):
     """Unique within a tenant; stable across edits (history is kept per id)."""
     tenant_id: str = Field(default="default", min_length=1, max_length=MAX_RULE_ID_LENGTH)
     """The tenant that owns the rule; a matcher holds the rules of one tenant."""
-    condition_text: str
+    condition_text: str = Field(max_length=MAX_RULE_TEXT_CHARS)
     """When the rule applies, in natural language ("customer asks for a refund")."""
-    action_text: str = ""
+    action_text: str = Field(default="", max_length=MAX_RULE_TEXT_CHARS)
     """What the agent should do when it applies."""
     scope: Scope = Scope.GLOBAL
     """GLOBAL rules are always candidates; SCENARIO / STEP ones only while that scenario / step is active."""
@@ -89,9 +95,9 @@ class Rule(BaseModel):
     """Stop matching the rule after it fired this many times in a session (None: no limit)."""
     cooldown_turns: int | None = Field(default=None, ge=1)
     """After firing, skip the rule for this many turns (None: no cooldown)."""
-    tags: tuple[str, ...] = ()
+    tags: tuple[str, ...] = Field(default=(), max_length=MAX_RULE_ITEMS)
     """Free labels, usable as match filters."""
-    examples: tuple[str, ...] = ()
+    examples: tuple[str, ...] = Field(default=(), max_length=MAX_RULE_ITEMS)
     """Example user messages that should match (ADR-002 option D); each is embedded."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Anything else the tenant wants to keep with the rule (JSON-serialisable)."""
@@ -149,6 +155,16 @@ class Rule(BaseModel):
         for i, text in enumerate(value):
             if not text.strip():
                 raise ValueError(f"example {i} is empty")
+            if len(text) > MAX_RULE_TEXT_CHARS:
+                raise ValueError(f"example {i} is {len(text):,} characters, over the limit of {MAX_RULE_TEXT_CHARS:,}")
+        return value
+
+    @field_validator("tags")
+    @classmethod
+    def _tags_short(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for i, tag in enumerate(value):
+            if len(tag) > MAX_RULE_ID_LENGTH:
+                raise ValueError(f"tag {i} is {len(tag):,} characters, over the limit of {MAX_RULE_ID_LENGTH}")
         return value
 
     @model_validator(mode="after")

@@ -15,10 +15,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from norma.embeddings import Embedder
-from norma.errors import InvalidInputError
+from norma.errors import InvalidInputError, LimitExceededError
 from norma.matching._config import MatchConfig
 
-__all__ = ["check_messages", "embed_messages", "split_windows"]
+__all__ = ["check_message_sizes", "check_messages", "embed_messages", "split_windows"]
 
 
 def check_messages(messages: Sequence[object]) -> list[str]:
@@ -33,6 +33,17 @@ def check_messages(messages: Sequence[object]) -> list[str]:
             )
         out.append(message)
     return out
+
+
+def check_message_sizes(messages: Sequence[str], max_chars: int) -> None:
+    """A :class:`LimitExceededError` for the first message longer than ``max_chars`` characters."""
+    for index, message in enumerate(messages):
+        if len(message) > max_chars:
+            raise LimitExceededError(
+                f"message {index} is {len(message):,} characters, over the limit of {max_chars:,}",
+                location=f"messages[{index}]",
+                hint="shorten the message, or raise MatchConfig.max_message_chars",
+            )
 
 
 def split_windows(embedder: Embedder, text: str, max_chunks: int) -> list[str]:

@@ -17,6 +17,8 @@ from norma.store._open import DB_URL_ENV, DEFAULT_DB_URL, open_store
 from norma.store._postgres import PostgresRuleStore
 from norma.store._protocol import RuleStore
 from norma.store._rulebook import (
+    MAX_RULEBOOK_BYTES,
+    MAX_RULEBOOK_RULES,
     RULEBOOK_FORMAT,
     Rulebook,
     RulebookError,
@@ -29,6 +31,8 @@ from norma.store._rulebook import (
 from norma.store._sqlite import SQLiteRuleStore
 
 __all__ = [
+    "MAX_RULEBOOK_BYTES",
+    "MAX_RULEBOOK_RULES",
     "ApiKey",
     "DB_URL_ENV",
     "DEFAULT_DB_URL",

@@ -25,14 +25,16 @@ import pydantic
 import yaml
 from pydantic import BaseModel, ConfigDict
 
-from norma._safety import load_json, load_yaml
+from norma._safety import DEFAULT_LIMITS, InputLimits, load_json, load_yaml
 from norma.embeddings import Embedder
-from norma.errors import InvalidInputError
+from norma.errors import InvalidInputError, LimitExceededError
 from norma.matching import Rule
 from norma.store._protocol import RuleStore
 from norma.store._sql import check_tenant_id
 
 __all__ = [
+    "MAX_RULEBOOK_BYTES",
+    "MAX_RULEBOOK_RULES",
     "RULEBOOK_FORMAT",
     "Rulebook",
     "RulebookError",
@@ -44,6 +46,10 @@ __all__ = [
 ]
 
 RULEBOOK_FORMAT = "norma.rulebook/v1"
+MAX_RULEBOOK_RULES = 200_000
+"""Most rules one rulebook may hold (``max_rules=`` raises or lowers it)."""
+MAX_RULEBOOK_BYTES = 128 * 1024 * 1024
+"""Largest rulebook file read, in bytes (``max_bytes=`` raises or lowers it)."""
 _TOP_KEYS = {"format", "tenant", "description", "rules"}
 
 
@@ -94,17 +100,25 @@ class Rulebook(BaseModel):
     """The rules, in file order, with ``tenant_id`` set when a tenant is known."""
 
 
-def _parse(source: str | Path | Mapping[str, Any] | Sequence[Any]) -> tuple[Any, str]:
+def _parse(source: str | Path | Mapping[str, Any] | Sequence[Any], max_bytes: int) -> tuple[Any, str]:
     if isinstance(source, Mapping) or (isinstance(source, Sequence) and not isinstance(source, str)):
         return source, "<data>"
     path = Path(source)
     try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise LimitExceededError(
+                f"the rulebook is {size:,} bytes, over the limit of {max_bytes:,}",
+                source=str(path),
+                hint="split it into several rulebooks, or raise max_bytes",
+            )
         text = path.read_bytes()
     except OSError as exc:
         raise InvalidInputError(f"cannot read the rulebook: {exc.strerror}", source=str(path)) from exc
+    limits = InputLimits(max_bytes=max_bytes, max_values=max(DEFAULT_LIMITS.max_values, 64 * MAX_RULEBOOK_RULES))
     if path.suffix.lower() == ".json":
-        return load_json(text, source=str(path)), str(path)
-    return load_yaml(text, source=str(path)), str(path)
+        return load_json(text, source=str(path), limits=limits), str(path)
+    return load_yaml(text, source=str(path), limits=limits), str(path)
 
 
 def _field(loc: tuple[Any, ...]) -> str:
@@ -122,13 +136,21 @@ def _validate(fields: dict[str, Any]) -> Rule:
     return Rule(**fields)
 
 
-def load_rulebook(source: str | Path | Mapping[str, Any] | Sequence[Any], *, tenant_id: str | None = None) -> Rulebook:
+def load_rulebook(
+    source: str | Path | Mapping[str, Any] | Sequence[Any],
+    *,
+    tenant_id: str | None = None,
+    max_rules: int = MAX_RULEBOOK_RULES,
+    max_bytes: int = MAX_RULEBOOK_BYTES,
+) -> Rulebook:
     """Read and validate a rulebook (a ``.yaml``/``.yml``/``.json`` file, or parsed data).
 
     ``tenant_id`` is the tenant the rules are for; a rulebook naming another tenant, or a rule whose ``tenant_id``
-    is neither that tenant nor absent, is a problem. Raises :class:`RulebookError` listing every problem.
+    is neither that tenant nor absent, is a problem. Raises :class:`RulebookError` listing every problem, or
+    :class:`~norma.errors.LimitExceededError` (before any parsing or validation) for a file over ``max_bytes`` or
+    more than ``max_rules`` rules.
     """
-    data, where = _parse(source)
+    data, where = _parse(source, max_bytes)
     problems: list[RulebookProblem] = []
     description = ""
     file_tenant: str | None = None
@@ -152,6 +174,13 @@ def load_rulebook(source: str | Path | Mapping[str, Any] | Sequence[Any], *, ten
     if not isinstance(items, list):
         problems.append(RulebookProblem(index=None, rule_id=None, field="rules", message="must be a list of rules"))
         raise RulebookError(problems, source=where)
+    if len(items) > max_rules:
+        raise LimitExceededError(
+            f"the rulebook has {len(items):,} rules, over the limit of {max_rules:,}",
+            source=where,
+            location="rules",
+            hint="split it into several rulebooks, or raise max_rules",
+        )
     if tenant_id is not None and file_tenant is not None and file_tenant != tenant_id:
         problems.append(
             RulebookProblem(
@@ -249,12 +278,15 @@ def import_rulebook(
     *,
     tenant_id: str | None = None,
     embedder: Embedder | None = None,
+    max_rules: int = MAX_RULEBOOK_RULES,
+    max_bytes: int = MAX_RULEBOOK_BYTES,
 ) -> tuple[Rulebook, int]:
     """Validate a rulebook, then upsert all of its rules in one transaction; return it and the new version.
 
-    The tenant is ``tenant_id``, else the file's ``tenant``; InvalidInputError when neither is given.
+    The tenant is ``tenant_id``, else the file's ``tenant``; InvalidInputError when neither is given. The limits
+    are those of :func:`load_rulebook`.
     """
-    book = load_rulebook(source, tenant_id=tenant_id)
+    book = load_rulebook(source, tenant_id=tenant_id, max_rules=max_rules, max_bytes=max_bytes)
     if book.tenant_id is None:
         raise InvalidInputError(
             "the rulebook names no tenant", hint="pass --tenant (or tenant_id=), or add `tenant:` to the file"
