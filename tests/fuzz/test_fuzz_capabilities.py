@@ -68,11 +68,39 @@ def test_audit_requests(documents: DocumentSet, request: Any) -> None:
         analyze(request, documents, AuditConfig(embeddings=False))
 
 
+_CONFIG_KEYS = [
+    "embeddings", "disabled_rules", "severity_overrides", "ir_4_02_fuzzy_match_threshold", "reference_patterns",
+    "limits", "max_input_chars", "max_output_chars", "max_documents", "max_document_bytes", "max_record_bytes",
+]  # fmt: skip
+# Patterns users might configure, hostile ones included: catastrophic backtracking, back-references, look-arounds.
+_PATTERNS = st.lists(
+    st.one_of(
+        st.sampled_from([
+            r"(?P<doc>POL)-(?P<sec>\d+)", r"(?P<sec>(a+)+)$", r"(?P<sec>x)\1", r"(?<=a)(?P<sec>b)", r"(?P<sec>",
+            r"(?P<other>x)", r"(?P<sec>[", "", r"(?P<sec>\d+)" * 40,
+        ]),
+        st.text(max_size=30),
+    ),
+    max_size=4,
+)  # fmt: skip
+
+
 @FUZZ
-@given(json_values(["embeddings", "disabled_rules", "severity_overrides", "ir_4_02_fuzzy_match_threshold"]))
+@given(st.one_of(json_values(_CONFIG_KEYS), st.fixed_dictionaries({"reference_patterns": _PATTERNS})))
 def test_audit_configs(value: Any) -> None:
     with contextlib.suppress(NormaError):
         AuditConfig.parse(value)
+
+
+@FUZZ
+@given(_PATTERNS, _TEXT)
+def test_audits_with_configured_patterns(documents: DocumentSet, patterns: list[str], output: str) -> None:
+    try:
+        config = AuditConfig.parse({"embeddings": False, "reference_patterns": patterns})
+    except NormaError:
+        return
+    with contextlib.suppress(NormaError):
+        analyze({"input": "Implementa POL-12", "output": output + " POL-12 §3 aaaa!"}, documents, config)
 
 
 @FUZZ

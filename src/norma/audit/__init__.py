@@ -2,9 +2,11 @@
 with severity and output line, coverage / determinism / drift metrics.
 
 * :func:`analyze` — one audit; stateless and re-entrant. :func:`analyze_batch` — many, in worker processes.
+  :func:`read_request` / :func:`read_requests` — a request file, a JSON Lines batch (bounded reads).
 * :class:`AuditRequest` / :class:`AuditReport` — §1 and §2, same field names (``AuditReport.verdict``).
 * :func:`load_documents` / :class:`DocumentSet` — the normative documents, their sections and priority (§6).
-* :class:`AuditConfig` / :func:`load_config` — §8.02's thresholds (and IR.3.01's 0.70).
+* :class:`AuditConfig` / :func:`load_config` — §8.02's thresholds (and IR.3.01's 0.70), extra reference patterns
+  (RE2) and :class:`AuditLimits` (sizes checked before any work starts).
 * :class:`AuditRule` / :func:`rule_registry` — the rules; plugins register through the entry-point group
   ``norma.audit_rules``. :func:`ruleset_snapshot` / :func:`required_bump` — §9.02 versioning.
 * :func:`classify_context` / :func:`count_keywords` — §4.01.
@@ -14,12 +16,13 @@ See docs/audit.md and docs/design/060-audit.md.
 
 from __future__ import annotations
 
-from norma.audit._batch import BatchItem, analyze_batch, read_requests
+from norma.audit._batch import BatchItem, analyze_batch, read_request, read_requests
 from norma.audit._classify import classify_context, count_keywords
 from norma.audit._concepts import Concept, extract_concepts
 from norma.audit._config import AuditConfig, FormalityTolerance, load_config
 from norma.audit._context import AuditContext
 from norma.audit._documents import DOCUMENT_PRIORITY, Document, DocumentSet, Section, load_documents
+from norma.audit._limits import AuditLimits
 from norma.audit._models import (
     AuditReport,
     AuditRequest,
@@ -39,6 +42,7 @@ from norma.audit._versioning import RULESET_VERSION, Bump, BumpReport, required_
 __all__ = [
     "AuditConfig",
     "AuditContext",
+    "AuditLimits",
     "AuditReport",
     "AuditRequest",
     "AuditRule",
@@ -71,6 +75,7 @@ __all__ = [
     "extract_concepts",
     "load_config",
     "load_documents",
+    "read_request",
     "read_requests",
     "required_bump",
     "rule_registry",

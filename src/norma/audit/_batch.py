@@ -2,12 +2,12 @@
 
 Each worker process loads the documents and the configuration once (and the embedding model on first need);
 records are sent in chunks and results come back in input order. A bad record does not stop the batch: its item
-carries the error, naming the record's line.
+carries the error, naming the record's line. A line longer than ``limits.max_record_bytes`` is refused without
+being held in memory whole, and each record is parsed with the bounded JSON parser (depth and size limits).
 """
 
 from __future__ import annotations
 
-import json
 import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Iterator
@@ -16,15 +16,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from norma._safety import InputLimits, load_json
 from norma.audit._config import AuditConfig
 from norma.audit._documents import DocumentSet, load_documents
+from norma.audit._limits import DEFAULT_AUDIT_LIMITS, AuditLimits, limit_error
 from norma.audit._models import AuditReport
 from norma.audit._pipeline import analyze
 from norma.errors import InvalidInputError, NormaError
 
-__all__ = ["BatchItem", "analyze_batch", "read_requests"]
+__all__ = ["BatchItem", "analyze_batch", "read_request", "read_requests"]
 
-MAX_LINE_BYTES = 4 * 1024 * 1024
+_SKIP_CHUNK = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -39,36 +41,76 @@ class BatchItem:
     error: str | None = None
 
 
-def read_requests(source: str | Path | IO[str]) -> Iterator[tuple[str, Any]]:
-    """(``file:line``, parsed JSON or an :class:`InvalidInputError`) for each non-blank line of a JSON Lines input."""
+def read_request(source: str | Path | IO[str] | IO[bytes], *, limits: AuditLimits = DEFAULT_AUDIT_LIMITS) -> Any:
+    """One request document (a JSON file, or a stream such as stdin), read no further than
+    ``limits.max_record_bytes`` and parsed with the bounded JSON parser.
+
+    Raises:
+        LimitExceededError: the request is larger than ``limits.max_record_bytes``.
+        InvalidInputError: it cannot be read or is not JSON.
+    """
+    limit = limits.max_record_bytes
+    data: str | bytes
     if isinstance(source, str | Path):
         name = str(source)
-        with open(source, encoding="utf-8") as handle:
-            yield from _lines(handle, name)
+        try:
+            with open(source, "rb") as handle:
+                data = handle.read(limit + 1)
+        except OSError as exc:
+            raise InvalidInputError(f"cannot read the request: {exc.strerror or exc}", source=name) from None
     else:
-        yield from _lines(source, getattr(source, "name", "<stdin>"))
+        name = getattr(source, "name", "<stdin>")
+        data = source.read(limit + 1)
+    if len(data) > limit:
+        raise limit_error("request", None, "bytes", "max_record_bytes", limit, source=name)
+    return load_json(data, source=name, limits=InputLimits(max_bytes=4 * (limit + 1)))
 
 
-def _lines(handle: IO[str], name: str) -> Iterator[tuple[str, Any]]:
-    for number, line in enumerate(handle, start=1):
+def read_requests(
+    source: str | Path | IO[str] | IO[bytes], *, limits: AuditLimits = DEFAULT_AUDIT_LIMITS
+) -> Iterator[tuple[str, Any]]:
+    """(``file:line``, parsed JSON or the :class:`InvalidInputError` of that line) for each non-blank line of a
+    JSON Lines input (a path, or an open text or binary stream); lines over ``limits.max_record_bytes`` are refused."""
+    if isinstance(source, str | Path):
+        with open(source, "rb") as handle:
+            yield from _lines(handle, str(source), limits.max_record_bytes)
+    else:
+        yield from _lines(source, getattr(source, "name", "<stdin>"), limits.max_record_bytes)
+
+
+def _lines(handle: IO[str] | IO[bytes], name: str, limit: int) -> Iterator[tuple[str, Any]]:
+    bounds = InputLimits(max_bytes=4 * (limit + 1))  # the line's length is checked here; the parser bounds depth
+    number = 0
+    while True:
+        line: str | bytes = handle.readline(limit + 1)
+        if not line:
+            return
+        number += 1
+        where = f"{name}:{number}"
+        if len(line) > limit and not _ends_line(line):
+            while line and not _ends_line(line):  # skip the rest of the line, chunk by chunk
+                line = handle.readline(_SKIP_CHUNK)
+            yield where, limit_error("record", None, "bytes", "max_record_bytes", limit, source=where)
+            continue
         if not line.strip():
             continue
-        where = f"{name}:{number}"
-        if len(line) > MAX_LINE_BYTES:
-            yield where, InvalidInputError(f"record longer than {MAX_LINE_BYTES:,} characters", source=where)
-            continue
         try:
-            yield where, json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield where, InvalidInputError(f"not valid JSON: {exc.msg} (column {exc.colno})", source=where)
+            yield where, load_json(line, source=where, limits=bounds)
+        except InvalidInputError as exc:
+            yield where, exc
+
+
+def _ends_line(line: str | bytes) -> bool:
+    return line.endswith("\n") if isinstance(line, str) else line.endswith(b"\n")
 
 
 _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(documents: str | None, config: dict[str, Any]) -> None:
-    _WORKER["documents"] = load_documents(documents) if documents is not None else None
-    _WORKER["config"] = AuditConfig.parse(config)
+    cfg = AuditConfig.parse(config)
+    _WORKER["documents"] = load_documents(documents, limits=cfg.limits) if documents is not None else None
+    _WORKER["config"] = cfg
 
 
 def _audit_one(task: tuple[int, str, Any]) -> BatchItem:
@@ -100,7 +142,11 @@ def analyze_batch(
     tasks = [(index, where, record) for index, (where, record) in enumerate(records)]
     results: list[BatchItem] = []
     if workers <= 1 or len(tasks) <= 1:
-        docs = documents if isinstance(documents, DocumentSet) or documents is None else load_documents(documents)
+        docs = (
+            documents
+            if isinstance(documents, DocumentSet) or documents is None
+            else load_documents(documents, limits=cfg.limits)
+        )
         _WORKER.update(documents=docs, config=cfg)
         for task in tasks:
             item = _audit_one(task)
@@ -111,6 +157,8 @@ def analyze_batch(
     if isinstance(documents, DocumentSet):
         raise InvalidInputError("analyze_batch with workers > 1 needs the documents folder, not a DocumentSet")
     folder = os.fspath(documents) if documents is not None else None
+    if folder is not None:  # fail here, with norma's error, rather than as a broken pool when every worker fails
+        load_documents(folder, limits=cfg.limits)
     chunk = max(1, min(32, len(tasks) // (workers * 4) or 1))
     with ProcessPoolExecutor(
         max_workers=workers,

@@ -1,20 +1,28 @@
-"""Thresholds and switches of the analyzer (§8.02 plus the IR.3.01 threshold), from code, a JSON file or flags."""
+"""Thresholds and switches of the analyzer (§8.02 plus the IR.3.01 threshold), extra reference patterns and size
+limits, from code, a JSON file or flags."""
 
 from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pydantic
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
-from norma._safety import load_json
+from norma._safety import Pattern, load_json
+from norma.audit._limits import AuditLimits
 from norma.audit._models import Severity, describe_validation_error
-from norma.errors import ConfigError
+from norma.audit._references import compile_reference_pattern
+from norma.errors import ConfigError, InvalidInputError
 
 __all__ = ["AuditConfig", "FormalityTolerance", "load_config"]
+
+MAX_REFERENCE_PATTERNS = 32
+"""Most entries of ``reference_patterns``."""
+MAX_PATTERN_CHARS = 1_000
+"""Longest reference pattern."""
 
 
 class FormalityTolerance(enum.StrEnum):
@@ -27,6 +35,19 @@ class FormalityTolerance(enum.StrEnum):
     @property
     def allowed(self) -> int:
         return {"low": 0, "medium": 1, "high": 2}[self.value]
+
+
+def _valid_reference_pattern(pattern: str) -> str:
+    try:
+        compile_reference_pattern(pattern)
+    except InvalidInputError as exc:
+        raise ValueError(f"{exc.message} ({exc.hint})" if exc.hint else exc.message) from None
+    return pattern
+
+
+ReferencePattern = Annotated[
+    str, StringConstraints(min_length=1, max_length=MAX_PATTERN_CHARS), AfterValidator(_valid_reference_pattern)
+]
 
 
 class AuditConfig(BaseModel):
@@ -66,6 +87,16 @@ class AuditConfig(BaseModel):
     """A folder whose word lists replace the packaged ones of the same name (see ``norma/audit/data/``)."""
     llm_reruns: int = Field(default=2, ge=0, le=10)
     """How many re-runs IR.6.02 wants (the spec: 2 more runs); an LLM client fills what the request lacks."""
+    reference_patterns: tuple[ReferencePattern, ...] = Field(default=(), max_length=MAX_REFERENCE_PATTERNS)
+    """Extra ways of citing a norm (IR.0.01, IR.0.03, §7.01): RE2 expressions with a named group ``sec`` and,
+    optionally, ``doc`` (the acronym), e.g. ``(?P<doc>POL-\\d+)\\s*§\\s*(?P<sec>\\d+(?:\\.\\d+)*)``."""
+    limits: AuditLimits = Field(default_factory=AuditLimits)
+    """Largest input, output, re-runs, documents and batch records accepted (checked before any work starts)."""
+
+    @property
+    def reference_regexes(self) -> tuple[Pattern, ...]:
+        """``reference_patterns`` compiled (RE2, cached per process)."""
+        return tuple(compile_reference_pattern(p) for p in self.reference_patterns)
 
     def threshold_values(self) -> dict[str, Any]:
         """The §8.02 thresholds (and IR.3.01's), as the JSON config file spells them."""

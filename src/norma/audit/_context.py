@@ -68,7 +68,7 @@ class AuditContext:
 
     @cached_property
     def references(self) -> list[Reference]:
-        return find_references(self.output, set(self.technical_lines))
+        return find_references(self.output, set(self.technical_lines), self.config.reference_regexes)
 
     @cached_property
     def claims(self) -> list[Claim]:

@@ -4,6 +4,10 @@ A document is a Markdown file. Its acronym and version come from, in order: a fr
 around ``sigla: DNS`` / ``acronym: DNS`` and ``version: 1.0`` / ``versión: 1.0``), lines ``Sigla: DNS`` and
 ``Versión: 1.0`` in its first 30 lines, or its file name for the four names of the spec (§1). Sections are the
 headings that start with a number (``## §3.01 Título``, ``### 3.01 ...``) or a rule id (``### R2.01 ...``).
+
+Safety: a request names documents by file name or acronym only (:func:`check_document_name` refuses folders,
+``..``, absolute paths and NUL bytes); :func:`load_documents` reads no file that resolves outside its folder
+(a symlink out is refused) and checks the count and each file's size before reading (``limits``).
 """
 
 from __future__ import annotations
@@ -17,17 +21,19 @@ from pathlib import Path
 
 import numpy as np
 
-from norma._safety import load_yaml
+from norma._safety import load_yaml, resolve_within
 from norma.audit._concepts import concept_phrase, extract_concepts, literal_in
+from norma.audit._limits import DEFAULT_AUDIT_LIMITS, AuditLimits, limit_error
 from norma.audit._text import fold, parse_text
 from norma.embeddings import Embedder
-from norma.errors import InvalidInputError, LimitExceededError
+from norma.errors import InvalidInputError
 
 __all__ = [
     "DOCUMENT_PRIORITY",
     "Document",
     "DocumentSet",
     "Section",
+    "check_document_name",
     "load_documents",
     "section_key",
 ]
@@ -46,7 +52,6 @@ SPEC_FILE_NAMES: dict[str, str] = {
 }
 """File name stems (case-insensitive) the spec uses for each acronym."""
 
-MAX_DOCUMENT_BYTES = 2 * 1024 * 1024
 DOCUMENT_SUFFIXES = (".md", ".markdown", ".txt")
 
 _HEADING = re.compile(r"^(#{1,6})\s+(?:§\s*)?((?:R)?\d+(?:\.\d+)*)(?![\w.])[.)]?\s*(.*)$")
@@ -104,6 +109,11 @@ class Document:
     def priority(self) -> int:
         return DOCUMENT_PRIORITY.get(self.acronym, UNKNOWN_PRIORITY)
 
+    @cached_property
+    def size_bytes(self) -> int:
+        """The text's size in UTF-8 bytes (what ``limits.max_document_bytes`` bounds)."""
+        return len(self.text.encode("utf-8", "surrogatepass"))
+
     def section(self, key: str) -> Section | None:
         """The section with this id (``"3.01"``, ``"3.1"``, ``"R2.01"``), or ``None``."""
         return self._index.get(section_key(key))
@@ -114,6 +124,31 @@ class Document:
         for section in self.sections:
             index.setdefault(section.key, section)
         return index
+
+
+def check_document_name(name: str, *, location: str | None = None) -> None:
+    """Refuse a document name that is not a plain file name or acronym (what ``active_documents`` may list).
+
+    The documents folder is read flat, so a name with a folder part can never name a loaded document: rather than
+    match its last part (``../../x/DNS.md`` is not ``DNS.md``), it is refused.
+
+    Raises:
+        InvalidInputError: the name is empty, has a NUL byte, is absolute, has ``..`` or any other folder part.
+    """
+    hint = "name the document by its file name (Domain_Rules.md) or acronym (DR), without a folder"
+    problem: str | None = None
+    if not isinstance(name, str) or not name.strip():
+        problem = "is empty"
+    elif "\x00" in name:
+        problem = "contains a NUL byte"
+    elif name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":"):
+        problem = "is an absolute path"
+    elif ".." in name.replace("\\", "/").split("/"):
+        problem = "points outside the documents folder"
+    elif "/" in name or "\\" in name or name == ".":
+        problem = "is a path, not a file name (the documents folder is not searched recursively)"
+    if problem is not None:
+        raise InvalidInputError(f"document name {name!r} {problem}", location=location, hint=hint)
 
 
 def _metadata(text: str, name: str) -> tuple[str | None, str | None, str]:
@@ -221,12 +256,21 @@ class DocumentSet:
     def by_acronym(self, acronym: str) -> Document | None:
         return next((d for d in self.documents if d.acronym == acronym), None)
 
-    def by_name(self, name: str) -> Document | None:
-        wanted = Path(name).name
-        return next((d for d in self.documents if d.name == wanted), None)
+    def by_name(self, name: str, *, location: str | None = None) -> Document | None:
+        """The document with exactly this file name; a name with a folder part is refused, not matched by its end.
+
+        Raises:
+            InvalidInputError: ``name`` is not a plain file name (see :func:`check_document_name`).
+        """
+        check_document_name(name, location=location)
+        return next((d for d in self.documents if d.name == name), None)
 
     def select(self, names: Sequence[str]) -> DocumentSet:
-        """The documents named in ``active_documents`` (all of them when empty); a missing one is an input error."""
+        """The documents named in ``active_documents`` (all of them when empty); a missing one is an input error.
+
+        Raises:
+            InvalidInputError: a name is a path (location ``active_documents[i]``) or names no loaded document.
+        """
         if not names:
             return self
         key = tuple(names)
@@ -234,8 +278,8 @@ class DocumentSet:
         if cached is not None:
             return cached
         chosen = []
-        for name in names:
-            document = self.by_name(name) or self.by_acronym(name)
+        for index, name in enumerate(names):
+            document = self.by_name(name, location=f"active_documents[{index}]") or self.by_acronym(name)
             if document is None:
                 raise InvalidInputError(
                     f"active document {name!r} is not among the loaded documents "
@@ -306,27 +350,59 @@ class DocumentSet:
             return vectors
 
 
-def load_documents(directory: str | Path) -> DocumentSet:
-    """Every ``.md`` / ``.markdown`` / ``.txt`` file of a folder (not recursive) as a :class:`DocumentSet`."""
+def load_documents(directory: str | Path, *, limits: AuditLimits = DEFAULT_AUDIT_LIMITS) -> DocumentSet:
+    """Every ``.md`` / ``.markdown`` / ``.txt`` file of a folder (not recursive) as a :class:`DocumentSet`.
+
+    Raises:
+        InvalidInputError: no such folder, no documents, a file that resolves outside the folder (a symlink out),
+            a file that cannot be read or is not UTF-8, or a document without an acronym.
+        LimitExceededError: more files than ``limits.max_documents``, or one larger than
+            ``limits.max_document_bytes`` (both checked before reading).
+    """
     folder = Path(directory)
     if not folder.is_dir():
         raise InvalidInputError(
             "the documents folder does not exist or is not a folder", source=str(folder), hint="pass --docs DIR"
         )
+    candidates = [
+        path
+        for path in sorted(folder.iterdir())
+        if path.suffix.lower() in DOCUMENT_SUFFIXES and not path.name.startswith(".")
+    ]
+    if len(candidates) > limits.max_documents:
+        raise limit_error(
+            "documents folder", len(candidates), "files", "max_documents", limits.max_documents, source=str(folder)
+        )
     documents = []
-    for path in sorted(folder.iterdir()):
-        if not path.is_file() or path.suffix.lower() not in DOCUMENT_SUFFIXES or path.name.startswith("."):
-            continue
-        data = path.read_bytes()
-        if len(data) > MAX_DOCUMENT_BYTES:
-            raise LimitExceededError(
-                f"document is {len(data):,} bytes, over the limit of {MAX_DOCUMENT_BYTES:,}", source=str(path)
-            )
+    for path in candidates:
         try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InvalidInputError(f"not valid UTF-8 at byte {exc.start}", source=str(path)) from None
-        documents.append(parse_document(text, path.name, path))
+            real = resolve_within(folder, path.name, what="document")
+        except InvalidInputError as exc:  # a symlink that leads out of the folder
+            exc.source = str(path)
+            exc.hint = "documents must be files inside the documents folder; copy the file in instead of linking it"
+            raise
+        if not real.is_file():
+            continue
+        documents.append(parse_document(_read_document(real, path, limits), path.name, path))
     if not documents:
         raise InvalidInputError("no normative documents (.md) in the folder", source=str(folder))
     return DocumentSet(documents)
+
+
+def _read_document(real: Path, path: Path, limits: AuditLimits) -> str:
+    """The text of one document file, its size checked before reading (and again while reading)."""
+    limit = limits.max_document_bytes
+    try:
+        size = real.stat().st_size
+        if size > limit:
+            raise limit_error("document", size, "bytes", "max_document_bytes", limit, source=str(path))
+        with real.open("rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read the document: {exc.strerror or exc}", source=str(path)) from None
+    if len(data) > limit:  # grew since stat, or a special file that reports no size
+        raise limit_error("document", None, "bytes", "max_document_bytes", limit, source=str(path))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(f"not valid UTF-8 at byte {exc.start}", source=str(path)) from None

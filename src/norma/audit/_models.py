@@ -29,9 +29,6 @@ __all__ = [
     "describe_validation_error",
 ]
 
-MAX_TEXT_CHARS = 1_000_000
-"""Longest ``input`` or ``output`` accepted (characters)."""
-
 
 class Verdict(enum.StrEnum):
     """The analyzer's result (§2): FAIL when an ERROR violation exists, SKIP for conversational turns."""
@@ -85,10 +82,11 @@ class AuditRequest(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
-    input: str = Field(max_length=MAX_TEXT_CHARS)
-    """The user's prompt, complete."""
-    output: str = Field(max_length=MAX_TEXT_CHARS)
-    """The AI's answer, complete; violation lines are 1-based lines of this text."""
+    input: str
+    """The user's prompt, complete (at most ``limits.max_input_chars``, default 1,000,000 characters)."""
+    output: str
+    """The AI's answer, complete; violation lines are 1-based lines of this text (at most
+    ``limits.max_output_chars``)."""
     context_type: ContextType | None = None
     """technical, conversational or mixed as declared by the caller; omitted or null: detected from ``input``."""
     active_documents: tuple[str, ...] = ()

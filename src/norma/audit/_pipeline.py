@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 from norma.audit._classify import classify_context
 from norma.audit._config import AuditConfig
 from norma.audit._context import AuditContext
-from norma.audit._documents import DocumentSet, load_documents
+from norma.audit._documents import DocumentSet, check_document_name, load_documents
 from norma.audit._lexicon import get_lexicon
+from norma.audit._limits import AuditLimits, check_request_limits, limit_error
 from norma.audit._metrics import compute_metrics, metric_findings
 from norma.audit._models import (
     AuditReport,
@@ -58,7 +59,11 @@ def default_embedder() -> Embedder:
         return _EMBEDDER
 
 
-def _documents(documents: DocumentSet | str | Path | None, request: AuditRequest) -> DocumentSet | None:
+def _documents(
+    documents: DocumentSet | str | Path | None, request: AuditRequest, limits: AuditLimits
+) -> DocumentSet | None:
+    for index, name in enumerate(request.active_documents):  # before anything is loaded
+        check_document_name(name, location=f"active_documents[{index}]")
     if documents is None:
         if request.active_documents:
             raise InvalidInputError(
@@ -67,10 +72,20 @@ def _documents(documents: DocumentSet | str | Path | None, request: AuditRequest
                 hint="pass the documents folder (--docs DIR, or documents= in Python)",
             )
         return None
-    loaded = documents if isinstance(documents, DocumentSet) else load_documents(documents)
+    loaded = documents if isinstance(documents, DocumentSet) else load_documents(documents, limits=limits)
     active = loaded.select(request.active_documents)
+    for document in active:  # a set loaded elsewhere (or with other limits) is held to this audit's limits
+        if document.size_bytes > limits.max_document_bytes:
+            raise limit_error(
+                "document",
+                document.size_bytes,
+                "bytes",
+                "max_document_bytes",
+                limits.max_document_bytes,
+                source=str(document.path or document.name),
+            )
     for key in request.document_versions:
-        if active.by_acronym(key) is None and active.by_name(key) is None:
+        if active.by_acronym(key) is None and active.by_name(key, location=f"document_versions.{key}") is None:
             raise InvalidInputError(
                 f"document_versions names {key!r}, which is not an active document ({', '.join(active.acronyms)})",
                 location=f"document_versions.{key}",
@@ -155,11 +170,15 @@ def analyze(
         rules: the rules to run (default: the registry, plugins included).
 
     Raises:
-        InvalidInputError: a bad request, a missing active document, document_versions naming no document.
+        InvalidInputError: a bad request, an active document named by a path or missing, document_versions
+            naming no document.
+        LimitExceededError: a text, list or document over ``config.limits`` (checked before any work starts).
+        ConfigError: a bad configuration (an invalid reference pattern, an unknown key).
     """
     parsed_request = AuditRequest.parse(request)
     cfg = AuditConfig.parse(config)
-    docs = _documents(documents, parsed_request)
+    check_request_limits(parsed_request, cfg.limits)
+    docs = _documents(documents, parsed_request, cfg.limits)
     lexicon = get_lexicon(cfg.data_dir)
     input_text = parse_text(parsed_request.input)
     output_text = parse_text(parsed_request.output)
@@ -174,7 +193,7 @@ def analyze(
         output=output_text,
         detected=detected,
         applied=applied,
-        segments=segment_output(output_text, applied, lexicon),
+        segments=segment_output(output_text, applied, lexicon, cfg.reference_regexes),
         embedder=None,
         llm=llm,
     )

@@ -1,7 +1,10 @@
 """What an output cites and decides: normative references, technical decisions and claims about the norms.
 
 * References (IR.0.01, §7.01): the spec's pattern ``(DNS|DR|ICR|RED|IRA)\\s+§?\\d+(\\.\\d+)?`` or ``R\\d+\\.\\d+``
-  (deeper numbers like ``§3.01.2`` are read to their end; ``DR R2.01`` is one reference).
+  (deeper numbers like ``§3.01.2`` are read to their end; ``DR R2.01`` is one reference), plus the configured
+  ``reference_patterns``: RE2 expressions (linear time) with a named group ``sec`` (the section) and optionally
+  ``doc`` (the document's acronym, upper-cased). Text matched by two patterns counts once (the match that starts
+  first wins; the spec's pattern wins a tie).
 * Technical decisions (IR.5.02, §7.01): in prose, each sentence (or bullet) outside code that contains a design
   verb (``design_verbs.txt``); in code, each declared type (``class|interface|record|struct|enum Name``) that no
   earlier prose decision named (announcing a type and then declaring it is one decision).
@@ -15,13 +18,28 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
+from norma._safety import Pattern, compile_pattern
 from norma.audit._lexicon import Lexicon
 from norma.audit._text import Line, ParsedText, PhraseMatcher, fold, sentences
+from norma.errors import InvalidInputError
 
-__all__ = ["Claim", "Decision", "Reference", "find_claims", "find_decisions", "find_references"]
+__all__ = [
+    "Claim",
+    "Decision",
+    "REFERENCE_GROUPS",
+    "Reference",
+    "compile_reference_pattern",
+    "find_claims",
+    "find_decisions",
+    "find_references",
+]
+
+REFERENCE_GROUPS = ("doc", "sec")
+"""The named groups a configured reference pattern may have: ``sec`` (required) and ``doc``."""
 
 _DOC = r"(?:DNS|DR|ICR|RED|IRA)"
 _REFERENCE = re.compile(
@@ -98,20 +116,63 @@ class Claim:
     sentence: str
 
 
-def find_references(parsed: ParsedText, lines: set[int] | None = None) -> list[Reference]:
-    """Every reference outside code blocks (of the given lines only, when given), in order."""
+@lru_cache(maxsize=256)
+def compile_reference_pattern(pattern: str) -> Pattern:
+    """A configured reference pattern compiled with RE2 (linear time), once per process.
+
+    Raises:
+        InvalidInputError: not valid RE2 (back-references, look-arounds), no ``sec`` group, or another named group.
+    """
+    compiled = compile_pattern(pattern)
+    groups = set(getattr(compiled, "groupindex", {}))
+    hint = "name the section (?P<sec>...) and, optionally, the document's acronym (?P<doc>...)"
+    unknown = sorted(groups.difference(REFERENCE_GROUPS))
+    if unknown:
+        raise InvalidInputError(
+            f"reference pattern {pattern!r} has unknown named group(s) {', '.join(unknown)}",
+            hint=hint + "; other groups must be unnamed",
+        )
+    if "sec" not in groups:
+        raise InvalidInputError(f"reference pattern {pattern!r} has no named group 'sec'", hint=hint)
+    return compiled
+
+
+def find_references(
+    parsed: ParsedText, lines: set[int] | None = None, patterns: Sequence[Pattern] = ()
+) -> list[Reference]:
+    """Every reference outside code blocks (of the given lines only, when given), in order.
+
+    ``patterns`` are configured reference patterns (see :func:`compile_reference_pattern`), tried after the spec's.
+    """
     found: list[Reference] = []
     for line in parsed.lines:
         if line.code or (lines is not None and line.number not in lines):
             continue
         text = line.text
-        if "D" not in text and "R" not in text and "I" not in text:  # every reference holds one of them
+        candidates: list[tuple[int, int, int, Reference]] = []  # (start, pattern rank, end, reference)
+        if "D" in text or "R" in text or "I" in text:  # every reference of the spec's pattern holds one of them
+            for match in _REFERENCE.finditer(text):
+                if match.group("rule"):
+                    reference = Reference(None, match.group("rule"), line.number, match.group(0))
+                else:
+                    reference = Reference(match.group("doc"), match.group("sec"), line.number, match.group(0))
+                candidates.append((match.start(), 0, match.end(), reference))
+        for rank, pattern in enumerate(patterns, start=1):
+            for match in pattern.finditer(text):
+                section = (match.group("sec") or "").strip()
+                if not section or match.end() == match.start():
+                    continue
+                document = (match.groupdict().get("doc") or "").strip().upper() or None
+                reference = Reference(document, section, line.number, match.group(0))
+                candidates.append((match.start(), rank, match.end(), reference))
+        if not patterns:
+            found.extend(candidate[3] for candidate in candidates)
             continue
-        for match in _REFERENCE.finditer(text):
-            if match.group("rule"):
-                found.append(Reference(None, match.group("rule"), line.number, match.group(0)))
-            else:
-                found.append(Reference(match.group("doc"), match.group("sec"), line.number, match.group(0)))
+        taken_until = -1
+        for start, _rank, end, reference in sorted(candidates, key=lambda c: (c[0], c[1])):
+            if start >= taken_until:  # overlapping matches of several patterns count once
+                found.append(reference)
+                taken_until = end
     return found
 
 

@@ -9,8 +9,10 @@ else is conversational. Technical rules see the technical segments' lines; the r
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from norma._safety import Pattern
 from norma.audit._classify import classify_context
 from norma.audit._lexicon import Lexicon
 from norma.audit._models import ContextType
@@ -32,24 +34,33 @@ class Segment:
     lines: frozenset[int]
 
 
-def _paragraph_kind(text: str, code: bool, lexicon: Lexicon) -> ContextType:
+def _paragraph_kind(text: str, code: bool, lexicon: Lexicon, patterns: Sequence[Pattern]) -> ContextType:
     if code:
         return ContextType.TECHNICAL
     kind = classify_context(text, lexicon)
     if kind is ContextType.MIXED:
         parsed = parse_text(text)
         technical = (
-            lexicon.technical.count(text) > 0 or bool(find_references(parsed)) or bool(find_decisions(parsed, lexicon))
+            lexicon.technical.count(text) > 0
+            or bool(find_references(parsed, patterns=patterns))
+            or bool(find_decisions(parsed, lexicon))
         )
         return ContextType.TECHNICAL if technical else ContextType.CONVERSATIONAL
     return kind
 
 
-def segment_output(parsed: ParsedText, context: ContextType, lexicon: Lexicon) -> tuple[Segment, ...]:
-    """The output's paragraphs as segments for the context the rules are applied in."""
+def segment_output(
+    parsed: ParsedText, context: ContextType, lexicon: Lexicon, patterns: Sequence[Pattern] = ()
+) -> tuple[Segment, ...]:
+    """The output's paragraphs as segments for the context the rules are applied in (``patterns``: the configured
+    reference patterns, which make a paragraph that cites a norm technical)."""
     segments = []
     for paragraph in parsed.paragraphs:
-        kind = _paragraph_kind(paragraph.text, paragraph.code, lexicon) if context is ContextType.MIXED else context
+        kind = (
+            _paragraph_kind(paragraph.text, paragraph.code, lexicon, patterns)
+            if context is ContextType.MIXED
+            else context
+        )
         lines = frozenset(line.number for line in paragraph.lines)
         segments.append(Segment(paragraph.index, paragraph.start, paragraph.end, kind, lines))
     return tuple(segments)

@@ -28,6 +28,7 @@ from norma.audit import (
     analyze_batch,
     load_config,
     load_documents,
+    read_request,
     read_requests,
     required_bump,
     rule_registry,
@@ -35,7 +36,6 @@ from norma.audit import (
 )
 from norma.cli._demo import SECTIONS
 from norma.cli._output import console, emit, format_option, resolve_format
-from norma.errors import InvalidInputError
 from norma.reports import exit_code, render, render_table
 
 __all__ = ["audit"]
@@ -74,17 +74,6 @@ def _config(config_file: Path | None, no_embeddings: bool, overrides: dict[str, 
     if not update:
         return base
     return AuditConfig.parse({**base.model_dump(mode="json"), **update}, source="command line")
-
-
-def _read_request(source: str) -> Any:
-    if source == "-":
-        return load_json(sys.stdin.read(), source="<stdin>")
-    path = Path(source)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InvalidInputError(f"cannot read the request: {exc.strerror or exc}", source=source) from None
-    return load_json(data, source=source)
 
 
 def _llm() -> Any:
@@ -163,14 +152,16 @@ def run(
     if (request is None) == (batch_file is None):
         raise click.UsageError("give a REQUEST.json (or '-') or --batch FILE.jsonl, not both and not neither")
     config = _config(config_file, no_embeddings, thresholds)
+    stdin = getattr(sys.stdin, "buffer", sys.stdin)  # bytes: the readers bound lines and files in bytes
     if batch_file is None:
         assert request is not None
-        documents = load_documents(docs) if docs is not None else None
-        report = analyze(_read_request(request), documents, config, llm=_llm())
+        documents = load_documents(docs, limits=config.limits) if docs is not None else None
+        data = read_request(stdin if request == "-" else request, limits=config.limits)
+        report = analyze(data, documents, config, llm=_llm())
         name = "<stdin>" if request == "-" else request
         _emit(fmt, [(name, report)], fail_on)
         return exit_code([report], fail_on)
-    records = list(read_requests(sys.stdin if batch_file == "-" else batch_file))
+    records = list(read_requests(stdin if batch_file == "-" else batch_file, limits=config.limits))
     items: list[BatchItem] = []
     with Progress(
         TextColumn("auditing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

@@ -31,11 +31,11 @@ from norma.store._rulebook import (
 from norma.store._sqlite import SQLiteRuleStore
 
 __all__ = [
-    "MAX_RULEBOOK_BYTES",
-    "MAX_RULEBOOK_RULES",
     "ApiKey",
     "DB_URL_ENV",
     "DEFAULT_DB_URL",
+    "MAX_RULEBOOK_BYTES",
+    "MAX_RULEBOOK_RULES",
     "PostgresRuleStore",
     "RULEBOOK_FORMAT",
     "RuleStore",
