@@ -99,6 +99,10 @@ class MatchConfig(BaseModel):
     """What to do with messages longer than the model's window."""
     max_chunks: int = Field(default=16, ge=1)
     """Most windows a long message is embedded in; text past them is ignored by the vector side."""
+    example_centroid_weight: float = Field(default=0.3, ge=0, le=1)
+    """For a rule with 2+ examples, the vector score is ``(1 - w) * similarity + w * centroid`` where centroid is the
+    cosine to the normalised mean of its examples (nearest example and the intent's centre together); 0 keeps the
+    plain max over the rule's texts (ADR-002 option D, and ``MatchConfig.adr()``). ``similarity`` stays the max."""
     max_message_chars: int = Field(default=100_000, ge=1)
     """Longest message accepted; a longer one is refused with :class:`~norma.errors.LimitExceededError` before
     any work (tokenising and embedding cost grows with the length)."""
@@ -138,6 +142,7 @@ class MatchConfig(BaseModel):
             "bm25_normalization": "minmax",
             "bm25_text": "condition",
             "candidate_pool": "vector",
+            "example_centroid_weight": 0.0,
         }
         values.update(overrides)
         return cls(**values)

@@ -38,6 +38,21 @@ def _bm25_document(rule: Rule, field: Bm25Text) -> str:
     return " ".join(rule_texts(rule))
 
 
+def _wanted_tags(tags: object) -> list[str] | None:
+    """The tag filter as a list of strings (one string is one tag); InvalidInputError for anything else."""
+    if tags is None:
+        return None
+    if isinstance(tags, str):
+        return [tags]
+    if not isinstance(tags, Iterable) or isinstance(tags, bytes | Mapping):
+        raise InvalidInputError(f"tags must be a list of strings, not a {type(tags).__name__}", location="tags")
+    wanted = list(tags)
+    for index, tag in enumerate(wanted):
+        if not isinstance(tag, str):
+            raise InvalidInputError(f"tags[{index}] is a {type(tag).__name__}, not a str", location=f"tags[{index}]")
+    return wanted
+
+
 class RuleMatcher:
     """Matches messages to the rules of one tenant (see the module docstring for the pipeline).
 
@@ -357,7 +372,7 @@ class RuleMatcher:
                 raise InvalidInputError(f"session must be a SessionState, not {type(session).__name__}")
         cfg = config or self.config
         check_message_sizes(items, cfg.max_message_chars)
-        wanted = None if tags is None else ([tags] if isinstance(tags, str) else list(tags))
+        wanted = _wanted_tags(tags)
         if query_vectors is not None:
             if len(query_vectors) != len(items):
                 raise InvalidInputError(f"{len(items)} messages but {len(query_vectors)} vectors")

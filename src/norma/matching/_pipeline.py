@@ -93,6 +93,29 @@ def exact_similarities(matcher: RuleMatcher, slots: Iterable[int], query: np.nda
     return out
 
 
+def centroid_similarities(matcher: RuleMatcher, slots: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Cosine of the query to the normalised mean of each slot's examples (max over windows); NaN for slots with
+    fewer than two examples. ``q . mean(e) / |mean(e)|``: the mean of the example rows' dot products over the
+    cached length of their mean, so no centroid vector is stored."""
+    assert matcher._vectors is not None
+    index = matcher._vectors
+    out = np.full(len(slots), np.nan, dtype=np.float64)
+    picked = [(i, index.row_ids(int(slot))[1:], norm) for i, slot in enumerate(slots)
+              if (norm := index.centroid_norm(int(slot)))]  # fmt: skip
+    if not picked:
+        return out
+    rows = index.matrix_rows(np.concatenate([group for _, group, _ in picked])).astype(np.float64)
+    sums = np.max([np.add.reduceat((rows * q).sum(axis=1), _starts(picked)) for q in query.astype(np.float64)], axis=0)
+    for (i, group, norm), total in zip(picked, sums.tolist(), strict=True):
+        out[i] = total / len(group) / norm
+    return out
+
+
+def _starts(picked: list[tuple[int, np.ndarray, float]]) -> np.ndarray:
+    lengths = np.fromiter((len(group) for _, group, _ in picked), dtype=np.intp, count=len(picked))
+    return np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.intp)
+
+
 def similarities(matcher: RuleMatcher, query: np.ndarray, mask: np.ndarray, cfg: MatchConfig) -> np.ndarray:
     """Approximate (float32) similarity of every slot; -inf where not computed (HNSW path) or dead."""
     assert matcher._vectors is not None
@@ -164,6 +187,12 @@ def match_one(
         normalized[scored] = normalize_bm25(raw[scored], "query", query_idf)
     pooled = np.asarray(vector_top if cfg.candidate_pool == "vector" else scored, dtype=np.intp)
     vector[pooled] = [exact[int(s)][0] for s in pooled]
+    centroid = np.full(size, np.nan, dtype=np.float64)
+    if cfg.example_centroid_weight > 0 and len(pooled):
+        centroid[pooled] = centroid_similarities(matcher, pooled, query)
+        blended = pooled[np.isfinite(centroid[pooled])]
+        weight = cfg.example_centroid_weight
+        vector[blended] = (1.0 - weight) * vector[blended] + weight * centroid[blended]
     scope_weights = np.array([cfg.scope_weights[s] for s in _SCOPES], dtype=np.float64)
     hybrid = hybrid_scores(vector[scored], normalized[scored], cfg)
     priority = priorities(matcher, cfg)[scored]
@@ -210,6 +239,7 @@ def match_one(
             threshold_on=cfg.threshold_on,
             weights=weights,
             bm25_normalization=cfg.bm25_normalization,
+            example_centroid=None if np.isnan(centroid[slot]) else float(centroid[slot]),
         )
         matches.append(MatchedRule(rule, similarity, float(normalized[slot]), float(final[i]), explanation))
     result = MatchResult(matches)

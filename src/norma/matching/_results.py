@@ -17,7 +17,8 @@ class MatchExplanation:
     similarity: float
     """Cosine similarity: the max over the rule's text and its examples."""
     vector_score: float
-    """The similarity as it entered the hybrid score (0 when the ADR pool left the rule out of the vector top)."""
+    """The vector score as it entered the hybrid score: the similarity, blended with ``example_centroid`` when that
+    is set (0 when the ADR pool left the rule out of the vector top)."""
     matched_text: str
     """The text whose vector was closest: the rule's condition + action, or one of its examples."""
     matched_example: int | None
@@ -44,6 +45,9 @@ class MatchExplanation:
     """The weights used."""
     bm25_normalization: str = "query"
     """How BM25 was normalised."""
+    example_centroid: float | None = None
+    """Cosine similarity to the normalised mean of the rule's examples, when it was blended into ``vector_score``
+    (``example_centroid_weight`` > 0 and the rule has 2+ examples); None otherwise."""
 
     @property
     def threshold_score(self) -> float:
@@ -68,6 +72,7 @@ class MatchExplanation:
             "threshold": self.threshold,
             "threshold_on": self.threshold_on,
             "weights": dict(self.weights),
+            "example_centroid": self.example_centroid,
         }
 
 

@@ -36,6 +36,7 @@ class VectorIndex:
         self._rows_used = 0
         self._free = 0
         self._slot_rows: dict[int, np.ndarray] = {}
+        self._centroid_norm: dict[int, float] = {}
         self._hnsw: Any = None
         self._identity_size = -1
         self._identity_ok = False
@@ -58,6 +59,10 @@ class VectorIndex:
         """The row numbers of ``slot``'s vectors."""
         return self._slot_rows[slot]
 
+    def centroid_norm(self, slot: int) -> float | None:
+        """The length of the mean of ``slot``'s example vectors (2+ examples), None otherwise."""
+        return self._centroid_norm.get(slot)
+
     def matrix_rows(self, rows: np.ndarray) -> np.ndarray:
         """The vectors at ``rows``."""
         picked: np.ndarray = self._matrix[rows]
@@ -75,6 +80,8 @@ class VectorIndex:
         self._row_slot[rows] = slot
         self._rows_used += count
         self._slot_rows[slot] = rows
+        if count >= 3:  # the rule's text and 2+ examples
+            self._centroid_norm[slot] = float(np.linalg.norm(np.asarray(vectors[1:], dtype=np.float64).mean(axis=0)))
         if self._hnsw is not None:
             self._hnsw.add(rows.astype(np.uint64), vectors)
         if self._journal is not None:
@@ -83,6 +90,7 @@ class VectorIndex:
     def remove(self, slot: int) -> None:
         """Forget the vectors of ``slot`` (nothing if it has none)."""
         rows = self._slot_rows.pop(slot, None)
+        self._centroid_norm.pop(slot, None)
         if rows is None:
             return
         self._row_slot[rows] = -1
