@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from norma.errors import InvalidInputError
-from norma.names import count_records, score_jsonl, score_record, variation_quality
+from norma.errors import InvalidInputError, LimitExceededError
+from norma.names import MAX_RECORD_BYTES, count_records, score_jsonl, score_record, variation_quality
 
 LABELS = {
     "variation_count": 6,
@@ -113,6 +113,7 @@ def test_a_pool_gives_the_same_results_in_the_same_order(tmp_path: Path) -> None
             "rule_percentage",
         ),
         ('{"name": "John Smith", "variations": ["Jon Smith"], "labels": {"variation_count": NaN}}', "variation_count"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
     ],
 )
 def test_a_bad_record_stops_after_the_good_ones(tmp_path: Path, workers: int, bad: str, message: str) -> None:
@@ -136,3 +137,28 @@ def test_bad_arguments(tmp_path: Path) -> None:
         list(score_jsonl(path, workers=0))
     with pytest.raises(InvalidInputError):
         list(score_jsonl(path, compat="exact"))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_record_over_the_byte_limit_stops_the_run_before_it_is_read(tmp_path: Path, workers: int) -> None:
+    records: list[object] = [_record(i) for i in range(3)]
+    records.append(json.dumps({**RECORD, "padding": "x" * 5000}))
+    path = _write(tmp_path / "records.jsonl", records)
+    seen: list[int] = []
+    with pytest.raises(LimitExceededError, match="over the limit of 4,000 bytes") as info:
+        seen.extend(item.line for item in score_jsonl(path, workers=workers, max_record_bytes=4000))
+    assert seen == [1, 2, 3]
+    assert info.value.location == "line 4"
+    assert [item.line for item in score_jsonl(path, workers=workers)] == [1, 2, 3, 4]
+    assert MAX_RECORD_BYTES == 1024 * 1024
+    with pytest.raises(LimitExceededError):
+        count_records(path, max_record_bytes=4000)
+    assert count_records(path) == 4
+
+
+def test_a_record_that_is_not_utf8_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "records.jsonl"
+    path.write_bytes(json.dumps(RECORD).encode() + b"\n" + b'{"name": "Jos\xe9"}\n')
+    with pytest.raises(InvalidInputError, match="not valid UTF-8") as info:
+        list(score_jsonl(path))
+    assert info.value.location == "line 2"

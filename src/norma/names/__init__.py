@@ -7,7 +7,7 @@ gaps between similarity levels, no float overshoot). ``docs/design/010-names-com
 
 from __future__ import annotations
 
-from norma.names._batch import ScoredRecord, count_records, score_jsonl, score_record
+from norma.names._batch import MAX_RECORD_BYTES, ScoredRecord, count_records, score_jsonl, score_record
 from norma.names._catalog import (
     EXTRA_RULES,
     RULE_CATALOG,
@@ -36,6 +36,7 @@ from norma.names._similarity import orthographic_similarity, phonetic_similarity
 __all__ = [
     "COMPATS",
     "EXTRA_RULES",
+    "MAX_RECORD_BYTES",
     "QUERY_DISTRIBUTIONS",
     "RULE_CATALOG",
     "RULE_DESCRIPTIONS",

@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from norma.errors import InvalidInputError, NormaError
+from norma.errors import InvalidInputError, LimitExceededError, NormaError
 from norma.names._compat import check_compat
 from norma.names._quality import variation_quality
 
-__all__ = ["ScoredRecord", "count_records", "score_jsonl", "score_record"]
+__all__ = ["MAX_RECORD_BYTES", "ScoredRecord", "count_records", "score_jsonl", "score_record"]
 
 _CHUNK = 32
 
@@ -113,10 +113,39 @@ def _in_record_terms(exc: InvalidInputError) -> InvalidInputError:
     return InvalidInputError(message, location=location, hint=exc.hint)
 
 
-def count_records(path: str | os.PathLike[str]) -> int:
+MAX_RECORD_BYTES = 1024 * 1024
+"""Longest JSON Lines record read (a MIID record is a few kilobytes); ``max_record_bytes=`` changes it."""
+
+
+def _lines(path: Path, max_bytes: int) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each non-blank line, never reading more than ``max_bytes`` + 1 bytes of one line."""
+    with path.open("rb") as handle:
+        number = 0
+        while True:
+            raw = handle.readline(max_bytes + 1)
+            if not raw:
+                return
+            number += 1
+            if len(raw) > max_bytes and not raw.endswith(b"\n"):
+                raise LimitExceededError(
+                    f"record is over the limit of {max_bytes:,} bytes",
+                    source=str(path),
+                    location=f"line {number}",
+                    hint="split the record, or raise max_record_bytes",
+                )
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InvalidInputError(
+                    f"not valid UTF-8 at byte {exc.start}", source=str(path), location=f"line {number}"
+                ) from None
+            if text.strip():
+                yield number, text
+
+
+def count_records(path: str | os.PathLike[str], *, max_record_bytes: int = MAX_RECORD_BYTES) -> int:
     """How many records (non-blank lines) ``path`` holds."""
-    with open(path, encoding="utf-8") as handle:
-        return sum(1 for line in handle if line.strip())
+    return sum(1 for _ in _lines(Path(path), max_record_bytes))
 
 
 def _score_lines(
@@ -130,20 +159,26 @@ def _score_lines(
             out.append((line, score_record(record, compat=compat, transliterate=transliterate, metrics=metrics), None))
         except json.JSONDecodeError as exc:
             out.append((line, None, f"not valid JSON ({exc.msg} at column {exc.colno})"))
+        except RecursionError:
+            out.append((line, None, "not valid JSON (nested too deeply)"))
         except NormaError as exc:
             out.append((line, None, str(exc)))
     return out
 
 
-def _chunks(path: Path) -> Iterator[list[tuple[int, str]]]:
+def _chunks(path: Path, max_bytes: int) -> Iterator[list[tuple[int, str]]]:
+    """Records in chunks; on a line that cannot be read, the records before it are yielded, then the error raised."""
     chunk: list[tuple[int, str]] = []
-    with path.open(encoding="utf-8") as handle:
-        for number, text in enumerate(handle, start=1):
-            if text.strip():
-                chunk.append((number, text))
-                if len(chunk) == _CHUNK:
-                    yield chunk
-                    chunk = []
+    try:
+        for number, text in _lines(path, max_bytes):
+            chunk.append((number, text))
+            if len(chunk) == _CHUNK:
+                yield chunk
+                chunk = []
+    except NormaError:
+        if chunk:
+            yield chunk
+        raise
     if chunk:
         yield chunk
 
@@ -162,12 +197,14 @@ def score_jsonl(
     compat: str = "miid",
     transliterate: bool = False,
     metrics: bool = False,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> Iterator[ScoredRecord]:
     """Score every record of a JSON Lines file, yielding results in file order as they are ready.
 
     With ``workers > 1`` chunks of records are scored in a process pool (a bounded number in flight, so memory
     stays flat on large files). The first bad record stops the run: everything before it has been yielded, then
-    :class:`~norma.errors.InvalidInputError` names the file and the line.
+    :class:`~norma.errors.InvalidInputError` names the file and the line. A line over ``max_record_bytes`` is a
+    :class:`~norma.errors.LimitExceededError`, raised before it is read whole.
     """
     source = Path(path)
     mode = check_compat(compat)
@@ -176,21 +213,31 @@ def score_jsonl(
     if not source.is_file():
         raise InvalidInputError("no such file", source=str(source), hint="pass a JSON Lines file of records")
     if workers == 1:
-        for chunk in _chunks(source):
+        for chunk in _chunks(source, max_record_bytes):
             yield from _unpack(source, _score_lines(chunk, mode, transliterate, metrics))
         return
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         pending: deque[Future[list[tuple[int, dict[str, Any] | None, str | None]]]] = deque()
-        chunks = _chunks(source)
+        chunks = _chunks(source, max_record_bytes)
+        unreadable: NormaError | None = None
         try:
-            for chunk in chunks:
+            while unreadable is None:
+                try:
+                    chunk = next(chunks)
+                except StopIteration:
+                    break
+                except NormaError as exc:  # a line that cannot be read: score what came before it, then raise
+                    unreadable = exc
+                    break
                 pending.append(pool.submit(_score_lines, chunk, mode, transliterate, metrics))
                 if len(pending) >= 4 * workers:
                     yield from _unpack(source, pending.popleft().result())
             while pending:
                 yield from _unpack(source, pending.popleft().result())
+            if unreadable is not None:
+                raise unreadable
         finally:
             for future in pending:
                 future.cancel()
