@@ -26,10 +26,22 @@ typecheck: $(STAMP)
 pytest: $(STAMP)
 	$(BIN)/pytest -q
 
-# Long fuzzing (docs/security.md): 100,000 fresh inputs per parser; `make test` runs a small fixed sample.
-FUZZ_EXAMPLES ?= 100000
+# Long fuzzing (docs/security.md): every atheris target (tests/fuzz/atheris_fuzz.py) for FUZZ_RUNS coverage-guided
+# inputs, then the Hypothesis fuzz tests with FUZZ_EXAMPLES fresh random inputs each. `make test` runs a small
+# deterministic sample of both. A crash stops the run and leaves its input in .cache/fuzz/crash-*.
+FUZZ_RUNS ?= 100000
+FUZZ_EXAMPLES ?= 2000
+FUZZ_TARGETS ?= $(shell $(BIN)/python tests/fuzz/atheris_fuzz.py --list 2>/dev/null | sed 's/^targets://')
 fuzz: $(STAMP)
-	NORMA_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) NORMA_HYPOTHESIS=random $(BIN)/pytest tests/fuzz -q -x
+	@mkdir -p .cache/fuzz
+	@for target in $(FUZZ_TARGETS); do \
+	  echo "== atheris $$target: $(FUZZ_RUNS) runs"; \
+	  $(BIN)/python tests/fuzz/atheris_fuzz.py $$target -runs=$(FUZZ_RUNS) -timeout=10 -rss_limit_mb=4096 \
+	    -artifact_prefix=.cache/fuzz/crash-$$target- -print_final_stats=1 >.cache/fuzz/$$target.log 2>&1; \
+	  status=$$?; grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb)' .cache/fuzz/$$target.log; \
+	  if [ $$status -ne 0 ]; then tail -40 .cache/fuzz/$$target.log; exit 1; fi; \
+	done
+	NORMA_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) NORMA_HYPOTHESIS=random $(BIN)/pytest tests/fuzz -q -x -p no:randomly
 
 bench: $(STAMP)
 	@for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done

@@ -166,3 +166,10 @@ def test_dump_then_load_gives_equal_rules(book: list[Rule], fmt: str) -> None:
 
     data = load_json(text) if fmt == "json" else load_yaml(text)
     assert list(load_rulebook(data).rules) == book
+
+
+@pytest.mark.parametrize("source", [None, 3, 2.5, True])
+def test_a_source_that_is_neither_path_nor_data_is_invalid_input(source: object) -> None:
+    """Found by tests/fuzz/atheris_fuzz.py (target rulebook): None was a TypeError from pathlib."""
+    with pytest.raises(InvalidInputError, match="not "):
+        load_rulebook(source, tenant_id="t")  # type: ignore[arg-type]

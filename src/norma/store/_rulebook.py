@@ -17,6 +17,7 @@ is wrong) in one :class:`RulebookError`; nothing is imported from a file with an
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -103,6 +104,11 @@ class Rulebook(BaseModel):
 def _parse(source: str | Path | Mapping[str, Any] | Sequence[Any], max_bytes: int) -> tuple[Any, str]:
     if isinstance(source, Mapping) or (isinstance(source, Sequence) and not isinstance(source, str)):
         return source, "<data>"
+    if not isinstance(source, str | os.PathLike):
+        raise InvalidInputError(
+            f"a rulebook is a file path, a mapping or a list of rules, not {type(source).__name__}",
+            hint="pass the path of a .yaml / .json rulebook, or its parsed data",
+        )
     path = Path(source)
     try:
         size = path.stat().st_size
