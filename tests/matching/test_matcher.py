@@ -264,3 +264,23 @@ def test_explain_lists_every_reason(axis: AxisEmbedder) -> None:
     assert matcher.match("refund").dropped == []
     tagged = matcher.match("refund", tags=["x"], explain=True)
     assert {d.reason for d in tagged.dropped} >= {"tags"}
+
+
+@pytest.mark.parametrize("tags", [True, 3, [["billing"]], [None], ["ok", 1], b"billing", {"a": 1}])
+def test_tags_that_are_not_strings_are_invalid_input(axis: AxisEmbedder, tags: object) -> None:
+    """Found by tests/fuzz/test_fuzz_service.py: a tag filter of a non-iterable or of non-strings was a TypeError."""
+    matcher = RuleMatcher(ADR_RULES, embedder=axis)
+    with pytest.raises(InvalidInputError, match="tags"):
+        matcher.match("refund", tags=tags)  # type: ignore[arg-type]
+    assert _ids(matcher.match("refund", tags=("nope",))) == []
+    assert matcher.match("refund", tags="nope") == []
+
+
+def test_a_rule_repeating_a_tag_can_be_replaced_and_removed(axis: AxisEmbedder) -> None:
+    """Found by tests/fuzz/test_fuzz_service.py: replacing a rule whose tags repeat one was a KeyError (and the
+    service answered 500 to every match of that tenant from then on)."""
+    matcher = RuleMatcher([Rule(id="a", condition_text="refund", tags=("x", "x"))], embedder=axis)
+    matcher.upsert([Rule(id="a", condition_text="refund card", tags=("x", "x", "y"))])
+    assert _ids(matcher.match("refund card", tags=["x"])) == ["a"]
+    matcher.remove(["a"])
+    assert matcher.match("refund card", tags=["x"]) == []

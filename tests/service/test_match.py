@@ -9,7 +9,7 @@ import pytest
 
 from norma.matching import SessionState
 from norma.store import RuleStore
-from tests.service.conftest import bearer
+from tests.service.conftest import ADMIN_KEY, bearer
 
 pytestmark = pytest.mark.anyio
 
@@ -82,3 +82,17 @@ async def test_a_rule_written_through_the_api_is_matched_within_a_second(
         found = "missing-parcel" in [m["rule"]["id"] for m in after.json()["matches"]]
     assert found
     assert (await client.delete("/v1/tenants/acme/rules/missing-parcel", headers=bearer(acme_key))).status_code == 200
+
+
+async def test_a_rule_repeating_a_tag_can_be_rewritten_then_matched(client: httpx.AsyncClient) -> None:
+    """Regression (tests/fuzz/test_fuzz_service.py): rewriting a rule whose tags repeat one broke the tenant's
+    cached matcher, and every later match of the tenant was a 500."""
+    admin = bearer(ADMIN_KEY)
+    url = "/v1/tenants/dup-tags/rules/r1"
+    assert (await client.put(url, json={"condition_text": "hello there", "tags": ["x", "x"]}, headers=admin)).is_success
+    match = {"message": "hello"}
+    assert (await client.post("/v1/tenants/dup-tags/match", json=match, headers=admin)).status_code == 200
+    rewritten = {"condition_text": "hello again", "tags": ["x", "x"]}
+    assert (await client.put(url, json=rewritten, headers=admin)).is_success
+    response = await client.post("/v1/tenants/dup-tags/match", json=match, headers=admin)
+    assert response.status_code == 200, response.text

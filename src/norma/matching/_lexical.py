@@ -123,5 +123,9 @@ class LexicalIndex:
             slots, tf = postings.slots_and_tf()
             idf = _score_idf_lucene(len(slots), N=n)
             tfc = _score_tfc_lucene(tf, l_d=self._doc_len[slots], l_avg=avg, k1=k1, b=b)
-            out += np.bincount(slots, weights=idf * tfc, minlength=size)[:size]
+            live = slots < size
+            if live.all():  # a term's postings name each slot once: a plain scatter-add, no size-long temporary
+                out[slots] += idf * tfc
+            else:
+                out[slots[live]] += (idf * tfc)[live]
         return out

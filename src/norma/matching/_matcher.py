@@ -267,7 +267,7 @@ class RuleMatcher:
                 groups[key].discard(slot)
                 if not groups[key]:
                     del groups[key]
-        for tag in rule.tags:
+        for tag in set(rule.tags):  # a rule may repeat a tag; its slot is in that tag's set once
             self._by_tag[tag].discard(slot)
             if not self._by_tag[tag]:
                 del self._by_tag[tag]

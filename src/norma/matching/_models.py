@@ -226,24 +226,25 @@ class SessionState(BaseModel):
     last_fired_turn: dict[str, int] = Field(default_factory=dict)
     """The turn each rule id last fired on."""
 
-    def __init__(self, **data: Any) -> None:
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> SessionState:
+        """A session from a plain mapping (JSON); :class:`~norma.errors.InvalidInputError` naming the bad fields.
+
+        (The constructor raises pydantic's ``ValidationError``, a ``ValueError``, so that a session nested in a
+        request model keeps each problem's own field path.)
+        """
+        if not isinstance(data, Mapping):
+            raise InvalidInputError(
+                f"a session must be a mapping of fields, got {type(data).__name__}", location="session"
+            )
         try:
-            super().__init__(**data)
+            return cls(**{str(k): v for k, v in data.items()})
         except pydantic.ValidationError as exc:
             raise InvalidInputError(
                 f"invalid session: {_describe(exc)}",
                 location="session",
                 hint="see docs/matching.md for the session fields",
             ) from None
-
-    @classmethod
-    def from_mapping(cls, data: Mapping[str, Any]) -> SessionState:
-        """A session from a plain mapping (JSON), with the same errors as the constructor."""
-        if not isinstance(data, Mapping):
-            raise InvalidInputError(
-                f"a session must be a mapping of fields, got {type(data).__name__}", location="session"
-            )
-        return cls(**{str(k): v for k, v in data.items()})
 
     def record_fired(self, rule_ids: list[str] | tuple[str, ...]) -> SessionState:
         """A copy where ``rule_ids`` fired on the current turn (counts and last turn updated)."""

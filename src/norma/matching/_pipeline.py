@@ -77,13 +77,18 @@ def exact_similarities(matcher: RuleMatcher, slots: Iterable[int], query: np.nda
     chosen = [int(s) for s in slots]
     if not chosen:
         return {}
-    groups = [matcher._vectors.row_ids(slot) for slot in chosen]
-    rows = matcher._vectors.matrix_rows(np.concatenate(groups)).astype(np.float64)
+    index = matcher._vectors
+    if index.one_row_per_slot(len(matcher._rule_at)):  # row i is slot i's only vector
+        rows = index.matrix_rows(np.asarray(chosen, dtype=np.intp)).astype(np.float64)
+        groups = None
+    else:
+        groups = [index.row_ids(slot) for slot in chosen]
+        rows = index.matrix_rows(np.concatenate(groups)).astype(np.float64)
     # elementwise product and a per-row sum: each row's result is independent of the others (deterministic)
     sims = np.max([(rows * q).sum(axis=1) for q in query.astype(np.float64)], axis=0)
     out: dict[int, tuple[float, int]] = {}
     start = 0
-    if len(sims) == len(chosen):  # one vector per rule
+    if groups is None or len(sims) == len(chosen):  # one vector per rule
         return {slot: (float(value), 0) for slot, value in zip(chosen, sims.tolist(), strict=True)}
     for slot, group in zip(chosen, groups, strict=True):
         part = sims[start : start + len(group)]
@@ -121,8 +126,9 @@ def similarities(matcher: RuleMatcher, query: np.ndarray, mask: np.ndarray, cfg:
     assert matcher._vectors is not None
     size = len(matcher._rule_at)
     if matcher._vectors.rows < cfg.hnsw_min_rows:
-        best: np.ndarray = matcher._vectors.rule_similarities(query, size, blas=cfg.blas).max(axis=0).astype(np.float64)
-        return best
+        sims = matcher._vectors.rule_similarities(query, size, blas=cfg.blas)
+        best: np.ndarray = sims[0] if len(sims) == 1 else sims.max(axis=0)
+        return best  # float32: only ranks; the candidates' scores are recomputed exactly in float64
     count = max(200, cfg.hnsw_oversample * cfg.max_candidates)
     background = cfg.hnsw_build == "background"
     proposals = [matcher._vectors.hnsw_candidates(q, count, background=background) for q in query]

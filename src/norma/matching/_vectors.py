@@ -146,6 +146,10 @@ class VectorIndex:
             np.maximum.at(out[i], slots, sims[i])
         return out[:, :size]
 
+    def one_row_per_slot(self, size: int) -> bool:
+        """Whether row i holds the only vector of slot i for every slot below ``size`` (no examples, no updates)."""
+        return self._rows_used == size and self._free == 0 and self._identity(size)
+
     def _identity(self, size: int) -> bool:
         if self._identity_size != size:
             self._identity_size = size
