@@ -7,12 +7,14 @@
 * :func:`get_embedder` — the shared, lazily built instance of a process.
 * :class:`EmbeddingCache` and :class:`CachedEmbedder` — vectors keyed by (model id, text hash), in a bounded LRU
   and optionally a SQLite file, so texts already embedded are not embedded again.
+* :class:`BatchingEmbedder` — joins concurrent ``embed`` calls from many threads into one model call.
 
 See docs/embeddings.md.
 """
 
 from __future__ import annotations
 
+from norma.embeddings._batching import BatchingEmbedder
 from norma.embeddings._bert import BertEmbedder, get_embedder
 from norma.embeddings._cache import CachedEmbedder, EmbeddingCache
 from norma.embeddings._model_files import DEFAULT_MODEL_ID, MODEL_DIR_ENV, MODEL_INSTALL_COMMAND
@@ -21,6 +23,7 @@ from norma.embeddings._quantize import CACHE_DIR_ENV, INT8_ENV
 from norma.embeddings._session import THREADS_ENV
 
 __all__ = [
+    "BatchingEmbedder",
     "BertEmbedder",
     "CACHE_DIR_ENV",
     "CachedEmbedder",

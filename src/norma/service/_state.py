@@ -35,6 +35,20 @@ class ServiceState:
         self._documents: Any = None
         self._llm: tuple[Any] | None = None
         self.limiter = RateLimiter(settings.rate_limit, settings.rate_burst)
+        self._batching: dict[str, Any] = {}
+
+    def batching(self, embedder: Any) -> Any:
+        """``embedder`` wrapped in a :class:`~norma.embeddings.BatchingEmbedder` shared by this worker's requests,
+        so concurrent match requests embed their messages in one model call."""
+        wrapped = self._batching.get(embedder.model_id)
+        if wrapped is None or wrapped.inner is not embedder:
+            from norma.embeddings import BatchingEmbedder
+
+            with self._lock:
+                wrapped = self._batching.get(embedder.model_id)
+                if wrapped is None or wrapped.inner is not embedder:
+                    wrapped = self._batching[embedder.model_id] = BatchingEmbedder(embedder)
+        return wrapped
 
     @property
     def store(self) -> RuleStore:
