@@ -125,6 +125,7 @@ def serve(
     try:
         import uvicorn
 
+        from norma.cli._workers import reuse_port_available, run_reuse_port_workers
         from norma.service import SETTINGS_ENV, ServiceSettings
         from norma.service._logging import logging_config
     except ImportError as exc:
@@ -168,20 +169,26 @@ def serve(
     # uvicorn shuts down gracefully on SIGINT / SIGTERM, then re-raises the signal to the handler it found at start:
     # make that handler a no-op, so a graceful shutdown ends the command with exit 0 and no KeyboardInterrupt.
     previous = {signum: signal.signal(signum, _ignore_signal) for signum in (signal.SIGINT, signal.SIGTERM)}
+    uvicorn_options: dict[str, Any] = {
+        "factory": True,
+        "host": host,
+        "port": port,
+        "workers": workers,
+        "log_config": logging_config(log_level),
+        "log_level": log_level,
+        "access_log": False,
+        "server_header": False,
+        "ws": "none",  # no WebSocket routes
+        "timeout_graceful_shutdown": graceful_timeout,
+    }
     try:
-        uvicorn.run(
-            "norma.service:app_from_env",
-            factory=True,
-            host=host,
-            port=port,
-            workers=workers,
-            log_config=logging_config(log_level),
-            log_level=log_level,
-            access_log=False,
-            server_header=False,
-            ws="none",  # no WebSocket routes
-            timeout_graceful_shutdown=graceful_timeout,
-        )
+        if workers > 1 and reuse_port_available():  # a socket per worker: connections spread evenly (_workers)
+            try:
+                run_reuse_port_workers(uvicorn.Config("norma.service:app_from_env", **uvicorn_options))
+            except OSError as exc:
+                raise ConfigError(f"the server could not start on {host}:{port}: {exc.strerror}") from None
+        else:
+            uvicorn.run("norma.service:app_from_env", **uvicorn_options)
     except SystemExit as exc:
         if exc.code not in (None, 0):
             raise ConfigError(f"the server could not start on {host}:{port} (see the log above)") from None
