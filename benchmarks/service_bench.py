@@ -13,6 +13,7 @@ Usage::
 
     .venv/bin/python benchmarks/service_bench.py                    # 30 s
     .venv/bin/python benchmarks/service_bench.py --duration 300     # the 5-minute memory run of the issue
+    .venv/bin/python benchmarks/service_bench.py --int8             # int8 embeddings (NORMA_EMBEDDINGS_INT8=1)
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from pathlib import Path
 
 import httpx
 
+from norma.embeddings import INT8_ENV
 from norma.matching import Rule
 from norma.store import open_store
 
@@ -353,7 +355,12 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--sample", type=float, default=5.0, help="seconds between two RSS samples")
+    parser.add_argument(
+        "--int8", action="store_true", help=f"int8 embeddings ({INT8_ENV}=1) in the store set-up and the server"
+    )
     args = parser.parse_args()
+    if args.int8:
+        os.environ[INT8_ENV] = "1"  # inherited by `norma serve`
 
     with tempfile.TemporaryDirectory(prefix="norma-service-bench-") as tmp:
         db = f"sqlite:///{Path(tmp) / 'norma.db'}"
@@ -395,6 +402,7 @@ def main() -> int:
     when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     print(
         f"service_bench: {args.rules} rules, {args.workers} workers, {args.concurrency} connections, "
+        f"{'int8' if args.int8 else 'fp32'} embeddings, "
         f"{args.duration:g} s; {when}; {os.cpu_count()} cores; Python {platform.python_version()}; "
         f"store set-up {setup:.1f} s; load average at the end {os.getloadavg()[0]:.1f}"
     )
