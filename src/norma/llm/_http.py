@@ -24,16 +24,16 @@ import logging
 import random
 import ssl
 import time
-from collections.abc import Generator, Mapping
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 
 from norma._version import __version__
 from norma.errors import BackendError
-from norma.llm._config import LLMSettings, redact_url
+from norma.llm._config import BackendKind, LLMSettings, RetryPolicy, redact_url
 from norma.llm._messages import clean_reply, to_messages
 from norma.llm._protocol import Prompt
 
@@ -97,9 +97,30 @@ class ChatClient:
     it, so a client is safe to share between threads and event loops and never leaks a socket.
     """
 
-    kind = "base"
+    kind: ClassVar[BackendKind]
+    """The protocol: each subclass sets it."""
 
-    def __init__(self, settings: LLMSettings) -> None:
+    def __init__(
+        self,
+        url: str,
+        model: str,
+        *,
+        api_key: str | None = None,
+        fallback_models: Sequence[str] = (),
+        connect_timeout: float = 5.0,
+        read_timeout: float = 120.0,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        settings = LLMSettings(
+            url=url,
+            model=model,
+            kind=self.kind,
+            api_key=api_key,
+            fallback_models=tuple(fallback_models),
+            connect_timeout=connect_timeout,
+            read_timeout=read_timeout,
+            retry=retry or RetryPolicy(),
+        )
         self.settings = settings
         self.model = settings.model
         self.endpoint = self._endpoint(settings.url)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 from urllib.parse import urlsplit, urlunsplit
 
-from norma.llm._config import LLMSettings, RetryPolicy
+from norma.llm._config import BackendKind
 from norma.llm._http import ChatClient
 
 __all__ = ["OllamaClient"]
@@ -20,31 +20,7 @@ class OllamaClient(ChatClient):
     go into ``options``. An ``api_key``, if given, is sent as a bearer token (for Ollama behind a proxy).
     """
 
-    kind = "ollama"
-
-    def __init__(
-        self,
-        url: str,
-        model: str,
-        *,
-        api_key: str | None = None,
-        fallback_models: Sequence[str] = (),
-        connect_timeout: float = 5.0,
-        read_timeout: float = 120.0,
-        retry: RetryPolicy | None = None,
-    ) -> None:
-        super().__init__(
-            LLMSettings(
-                url=url,
-                model=model,
-                kind="ollama",
-                api_key=api_key,
-                fallback_models=tuple(fallback_models),
-                connect_timeout=connect_timeout,
-                read_timeout=read_timeout,
-                retry=retry or RetryPolicy(),
-            )
-        )
+    kind: ClassVar[BackendKind] = "ollama"
 
     def _endpoint(self, url: str) -> str:
         parts = urlsplit(url)
