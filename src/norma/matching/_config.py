@@ -27,8 +27,10 @@ Bm25Text = Literal["condition", "rule", "rule_and_examples"]
 CandidatePool = Literal["vector", "hybrid"]
 """``vector`` (ADR): only the top ``max_candidates`` by similarity get a vector score, every other candidate 0;
 ``hybrid``: the top ``max_candidates`` by similarity and by BM25 are pooled and all of them scored exactly."""
-ThresholdOn = Literal["final", "hybrid", "similarity"]
-"""The score ``threshold`` is compared with."""
+ThresholdOn = Literal["final", "hybrid", "similarity", "hybrid_or_similarity"]
+"""The score ``threshold`` is compared with; ``hybrid_or_similarity`` is ``max(hybrid, similarity -
+similarity_slack)``: a rule passes on the hybrid score, or on a clearly high semantic similarity alone (a paraphrase
+that shares few words with the rule)."""
 LongMessages = Literal["chunk", "truncate"]
 """Messages longer than the model's window: embedded in windows (similarity = max over windows) or truncated."""
 
@@ -65,10 +67,12 @@ class MatchConfig(BaseModel):
     """Weight of the scope weight inside the final score (ADR 0.1)."""
     scope_weights: dict[Scope, float] = Field(default_factory=lambda: dict(_DEFAULT_SCOPE_WEIGHTS))
     """Per-scope weight (ADR: global 1.0, scenario 1.1, step 1.2)."""
-    threshold: float | None = 0.6
+    threshold: float | None = 0.62
     """Minimum score (the one named by ``threshold_on``) a rule needs to match; None: no threshold."""
-    threshold_on: ThresholdOn = "hybrid"
+    threshold_on: ThresholdOn = "hybrid_or_similarity"
     """Which score the threshold applies to; ``final`` includes the near-constant priority and scope terms."""
+    similarity_slack: float = Field(default=0.15, ge=0, le=1)
+    """With ``threshold_on="hybrid_or_similarity"``: how far above the threshold the similarity alone must be."""
     max_candidates: int = Field(default=30, ge=1)
     """Over-fetch: candidates taken from the vector (and, with the hybrid pool, the BM25) ranking (ADR 30)."""
     max_matched: int = Field(default=10, ge=1)

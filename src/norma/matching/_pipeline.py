@@ -147,6 +147,27 @@ def similarities(matcher: RuleMatcher, query: np.ndarray, mask: np.ndarray, cfg:
     return sims
 
 
+def threshold_scores(
+    cfg: MatchConfig,
+    final: np.ndarray,
+    hybrid: np.ndarray,
+    scored: np.ndarray,
+    exact: dict[int, tuple[float, int]],
+) -> np.ndarray:
+    """The score ``cfg.threshold`` is compared with, for each scored slot (see :data:`ThresholdOn`)."""
+    if cfg.threshold_on == "final":
+        return final
+    if cfg.threshold_on == "hybrid":
+        return hybrid
+    similarity = np.fromiter(
+        (exact.get(int(s), (0.0, 0))[0] for s in scored), dtype=np.float64, count=len(scored)
+    )  # the max over the rule's texts, as reported (0 for a slot the ADR pool left without a vector score)
+    if cfg.threshold_on == "similarity":
+        return similarity
+    gate: np.ndarray = np.maximum(hybrid, similarity - cfg.similarity_slack)
+    return gate
+
+
 def match_one(
     matcher: RuleMatcher,
     message: str,
@@ -203,7 +224,7 @@ def match_one(
     hybrid = hybrid_scores(vector[scored], normalized[scored], cfg)
     priority = priorities(matcher, cfg)[scored]
     final = final_scores(hybrid, priority, scope_weights[matcher._scope[scored]], cfg)
-    gate = {"final": final, "hybrid": hybrid, "similarity": vector[scored]}[cfg.threshold_on]
+    gate = threshold_scores(cfg, final, hybrid, scored, exact)
     passed = np.ones(len(scored), dtype=bool) if cfg.threshold is None else gate >= cfg.threshold
     blocked = session_blocked(matcher, session)
     allowed = passed.copy()
@@ -243,6 +264,7 @@ def match_one(
             final=float(final[i]),
             threshold=cfg.threshold,
             threshold_on=cfg.threshold_on,
+            similarity_slack=cfg.similarity_slack,
             weights=weights,
             bm25_normalization=cfg.bm25_normalization,
             example_centroid=None if np.isnan(centroid[slot]) else float(centroid[slot]),

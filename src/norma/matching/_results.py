@@ -45,6 +45,8 @@ class MatchExplanation:
     """The weights used."""
     bm25_normalization: str = "query"
     """How BM25 was normalised."""
+    similarity_slack: float = 0.15
+    """With ``threshold_on="hybrid_or_similarity"``: the threshold score is ``max(hybrid, similarity - slack)``."""
     example_centroid: float | None = None
     """Cosine similarity to the normalised mean of the rule's examples, when it was blended into ``vector_score``
     (``example_centroid_weight`` > 0 and the rule has 2+ examples); None otherwise."""
@@ -52,6 +54,8 @@ class MatchExplanation:
     @property
     def threshold_score(self) -> float:
         """The score the threshold applies to."""
+        if self.threshold_on == "hybrid_or_similarity":
+            return max(self.hybrid, self.similarity - self.similarity_slack)
         return {"final": self.final, "hybrid": self.hybrid}.get(self.threshold_on, self.similarity)
 
     def to_dict(self) -> dict[str, Any]:
@@ -71,6 +75,7 @@ class MatchExplanation:
             "final": self.final,
             "threshold": self.threshold,
             "threshold_on": self.threshold_on,
+            "similarity_slack": self.similarity_slack,
             "weights": dict(self.weights),
             "example_centroid": self.example_centroid,
         }
