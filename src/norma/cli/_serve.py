@@ -96,6 +96,11 @@ def _banner(host: str, port: int, demo: dict[str, Any] | None) -> dict[str, Any]
     show_default=True,
     help="Seconds to finish requests on shutdown.",
 )
+@click.option(
+    "--int8",
+    is_flag=True,
+    help="int8 embeddings (NORMA_EMBEDDINGS_INT8=1): about a third more match requests/s; rules are re-embedded once.",
+)
 @click.option("--demo", is_flag=True, help="Load examples/rulebooks into tenant 'demo', create a key, print the URL.")
 @click.option("--examples", type=click.Path(path_type=Path), default=Path("examples"), show_default=True)
 @format_option
@@ -113,6 +118,7 @@ def serve(
     request_timeout: float | None,
     cors_origins: tuple[str, ...],
     graceful_timeout: int,
+    int8: bool,
     demo: bool,
     examples: Path,
     output_format: str | None,
@@ -122,6 +128,10 @@ def serve(
     The admin key, if any, is read from $NORMA_ADMIN_KEY (never from the command line, where `ps` shows it).
     """
     fmt = resolve_format(ctx, output_format)
+    if int8:  # before anything builds an embedder; the workers inherit it
+        from norma.embeddings import INT8_ENV
+
+        os.environ[INT8_ENV] = "1"
     try:
         import uvicorn
 

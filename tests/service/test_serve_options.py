@@ -1,0 +1,58 @@
+"""`norma serve` options over a real socket: --int8, and a port that is already taken (one socket per worker)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+from pathlib import Path
+
+import httpx
+
+from norma.embeddings import get_embedder
+from norma.store import open_store
+from tests.service._server import NORMA, serve_process
+from tests.service.conftest import bearer
+from tests.service.test_socket import _read_json_banner
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_int8_serves_matches_with_the_int8_model(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'norma.db'}"
+    args = ["--demo", "--int8", "--db", db, "--format", "json"]
+    with serve_process(args, log=tmp_path / "serve.log", cwd=REPO) as (url, proc):
+        banner = json.loads(_read_json_banner(proc))
+        key = banner["demo"]["key"]
+        answer = httpx.post(
+            f"{url}/v1/tenants/demo/match",
+            json={"message": "someone used my card without asking"},
+            headers=bearer(key),
+            timeout=60,
+        )
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["matches"][0]["rule"]["id"] == "fraud-suspected"
+    int8_model = get_embedder(quantize=True).model_id
+    assert int8_model.endswith("#int8")
+    store = open_store(db)
+    try:
+        _, rules, vectors = store.snapshot("demo", int8_model)
+    finally:
+        store.close()
+    assert len(vectors) == len(rules) > 10  # the service embedded every rule with the int8 model, and kept them
+
+
+def test_a_taken_port_is_a_clear_error_with_several_workers(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [NORMA, "serve", "--port", str(port), "--workers", "2", "--db", f"sqlite:///{tmp_path / 'n.db'}"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert result.returncode == 2
+    assert f"could not start on 127.0.0.1:{port}" in result.stderr
