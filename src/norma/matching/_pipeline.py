@@ -16,7 +16,14 @@ from norma.matching._config import MatchConfig
 from norma.matching._explain import explain_dropped
 from norma.matching._models import Scope, SessionState, rule_texts
 from norma.matching._results import MatchedRule, MatchExplanation, MatchResult
-from norma.matching._scoring import final_scores, hybrid_scores, normalize_bm25, normalize_priority, top_with_ties
+from norma.matching._scoring import (
+    final_scores,
+    hybrid_scores,
+    normalize_bm25,
+    normalize_priority,
+    top_k_by_id,
+    top_with_ties,
+)
 
 if TYPE_CHECKING:
     from norma.matching._matcher import RuleMatcher
@@ -192,6 +199,9 @@ def match_one(
     assert matcher._vectors is not None
     finite = np.flatnonzero(mask & np.isfinite(approx))
     near = top_with_ties(finite, approx[finite], cfg.max_candidates, _TIE_MARGIN)
+    if len(near) > 2 * cfg.max_candidates:  # many rules with (nearly) the same vector: cut the tie by id, as below
+        order = sorted(near.tolist(), key=lambda s: (-float(approx[s]), ids[s]))
+        near = np.asarray(order[: 2 * cfg.max_candidates], dtype=np.intp)
     exact = exact_similarities(matcher, near, query)
     vector_top = sorted(exact, key=lambda s: (-exact[s][0], ids[s]))[: cfg.max_candidates]
     lexical = matcher._lexical_index(cfg.bm25_text)
@@ -206,7 +216,7 @@ def match_one(
         scored = cand
     else:
         hits = np.flatnonzero(mask & (raw > 0))
-        lexical_top = top_with_ties(hits, raw[hits], cfg.max_candidates)
+        lexical_top = top_k_by_id(hits, raw[hits], cfg.max_candidates, ids)
         missing = [int(s) for s in lexical_top if int(s) not in exact]
         exact.update(exact_similarities(matcher, missing, query))
         scored = np.union1d(np.asarray(vector_top, dtype=np.intp), lexical_top).astype(np.intp)

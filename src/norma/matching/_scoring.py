@@ -5,11 +5,13 @@ Each function is small and vectorised over candidates (numpy float64), so the fo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from norma.matching._config import Bm25Normalization, MatchConfig
 
-__all__ = ["final_scores", "hybrid_scores", "normalize_bm25", "normalize_priority", "top_with_ties"]
+__all__ = ["final_scores", "hybrid_scores", "normalize_bm25", "normalize_priority", "top_k_by_id", "top_with_ties"]
 
 
 def normalize_bm25(raw: np.ndarray, mode: Bm25Normalization, query_idf: float) -> np.ndarray:
@@ -53,4 +55,23 @@ def top_with_ties(items: np.ndarray, values: np.ndarray, k: int, margin: float =
         return items
     kth = np.partition(values, len(values) - k)[len(values) - k]
     chosen: np.ndarray = items[values >= kth - margin]
+    return chosen
+
+
+def top_k_by_id(items: np.ndarray, values: np.ndarray, k: int, ids: Sequence[str]) -> np.ndarray:
+    """The ``k`` items with the largest values; a tie at the cut goes to the smaller rule id (``ids[item]``).
+
+    Unlike :func:`top_with_ties` the result never holds more than ``k`` items, so a word shared by thousands of
+    rules with the same BM25 score does not send all of them to exact scoring; the id order keeps it deterministic
+    whatever order the rules were added in.
+    """
+    if len(items) <= k:
+        return items
+    kth = np.partition(values, len(values) - k)[len(values) - k]
+    above = items[values > kth]
+    tied = items[values == kth]
+    need = k - len(above)
+    if len(tied) > need:
+        tied = np.asarray(sorted(tied.tolist(), key=ids.__getitem__)[:need], dtype=items.dtype)
+    chosen: np.ndarray = np.concatenate([above, tied])
     return chosen
