@@ -33,11 +33,12 @@ def tokenize(text: str) -> list[str]:
 
 
 class _Postings:
-    __slots__ = ("arrays", "tf")
+    __slots__ = ("arrays", "tf", "weights")
 
     def __init__(self) -> None:
         self.tf: dict[int, int] = {}
         self.arrays: tuple[np.ndarray, np.ndarray] | None = None
+        self.weights: tuple[tuple[float, float, int], np.ndarray] | None = None  # ((k1, b, generation), idf * tfc)
 
     def slots_and_tf(self) -> tuple[np.ndarray, np.ndarray]:
         if self.arrays is None:
@@ -55,6 +56,7 @@ class LexicalIndex:
         self._doc_terms: dict[int, Counter[str]] = {}
         self._doc_len: np.ndarray = np.zeros(0, dtype=np.float64)
         self._total_len = 0
+        self._generation = 0  # bumped by every change: document count and average length feed every weight
 
     def __len__(self) -> int:
         return len(self._doc_terms)
@@ -62,6 +64,7 @@ class LexicalIndex:
     def set(self, slot: int, text: str) -> None:
         """Index (or re-index) ``text`` as the document of ``slot``."""
         self.remove(slot)
+        self._generation += 1
         terms = Counter(tokenize(text))
         self._doc_terms[slot] = terms
         if slot >= len(self._doc_len):
@@ -83,6 +86,7 @@ class LexicalIndex:
         terms = self._doc_terms.pop(slot, None)
         if terms is None:
             return
+        self._generation += 1
         self._total_len -= int(self._doc_len[slot])
         self._doc_len[slot] = 0
         for term in terms:
@@ -116,16 +120,22 @@ class LexicalIndex:
         if n == 0:
             return out
         avg = self._total_len / n if self._total_len else 1.0
+        key = (k1, b, self._generation)
         for term in terms:
             postings = self._postings.get(term)
             if postings is None:
                 continue
             slots, tf = postings.slots_and_tf()
-            idf = _score_idf_lucene(len(slots), N=n)
-            tfc = _score_tfc_lucene(tf, l_d=self._doc_len[slots], l_avg=avg, k1=k1, b=b)
+            cached = postings.weights
+            if cached is not None and cached[0] == key:
+                weights = cached[1]
+            else:  # idf * tfc of each posting, kept until the index or (k1, b) change
+                idf = _score_idf_lucene(len(slots), N=n)
+                weights = idf * _score_tfc_lucene(tf, l_d=self._doc_len[slots], l_avg=avg, k1=k1, b=b)
+                postings.weights = (key, weights)
             live = slots < size
             if live.all():  # a term's postings name each slot once: a plain scatter-add, no size-long temporary
-                out[slots] += idf * tfc
+                out[slots] += weights
             else:
-                out[slots[live]] += (idf * tfc)[live]
+                out[slots[live]] += weights[live]
         return out

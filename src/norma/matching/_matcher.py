@@ -98,6 +98,7 @@ class RuleMatcher:
         self._global_usable: np.ndarray | None = None
         self._priority_bounds: tuple[float, float] | None = None
         self._ids: list[str] | None = None
+        self._id_rank: np.ndarray | None = None  # each slot's position in rule-id order (ties are cut by it)
         self._priority_norm: np.ndarray | None = None
         self._apply(list(rules), vectors, bump=False)
 
@@ -298,6 +299,7 @@ class RuleMatcher:
         self._global_usable = None
         self._priority_bounds = None
         self._ids = None
+        self._id_rank = None
         self._priority_norm = None
         if bump:
             self.version += 1

@@ -195,19 +195,28 @@ def match_one(
     if matcher._ids is None:
         matcher._ids = [r.id if r is not None else "" for r in matcher._rule_at]
     ids = matcher._ids
+    if matcher._id_rank is None:
+        rank = np.empty(len(ids), dtype=np.intp)
+        rank[np.argsort(np.asarray(ids, dtype=object), kind="stable")] = np.arange(len(ids), dtype=np.intp)
+        matcher._id_rank = rank
+    id_rank = matcher._id_rank
     # vector over-fetch: top max_candidates by similarity, near-ties rescored exactly, ties broken by id
     assert matcher._vectors is not None
     finite = np.flatnonzero(mask & np.isfinite(approx))
     near = top_with_ties(finite, approx[finite], cfg.max_candidates, _TIE_MARGIN)
     if len(near) > 2 * cfg.max_candidates:  # many rules with (nearly) the same vector: cut the tie by id, as below
-        order = sorted(near.tolist(), key=lambda s: (-float(approx[s]), ids[s]))
-        near = np.asarray(order[: 2 * cfg.max_candidates], dtype=np.intp)
-    exact = exact_similarities(matcher, near, query)
-    vector_top = sorted(exact, key=lambda s: (-exact[s][0], ids[s]))[: cfg.max_candidates]
+        near = near[np.lexsort((id_rank[near], -approx[near]))[: 2 * cfg.max_candidates]]
     lexical = matcher._lexical_index(cfg.bm25_text)
     terms = lexical.query_terms(message)
     raw = lexical.scores(terms, size, k1=cfg.bm25_k1, b=cfg.bm25_b)
     query_idf = lexical.idf(terms)
+    if cfg.candidate_pool == "vector":
+        exact = exact_similarities(matcher, near, query)
+    else:  # the BM25 top is pooled with the vector top: one exact rescoring for both
+        hits = np.flatnonzero(mask & (raw > 0))
+        lexical_top = top_k_by_id(hits, raw[hits], cfg.max_candidates, id_rank)
+        exact = exact_similarities(matcher, np.union1d(near, lexical_top), query)
+    vector_top = sorted(near.tolist(), key=lambda s: (-exact[s][0], ids[s]))[: cfg.max_candidates]
     normalized = np.zeros(size, dtype=np.float64)
     if cfg.bm25_normalization != "query":  # depends on every candidate
         normalized[cand] = normalize_bm25(raw[cand], cfg.bm25_normalization, query_idf)
@@ -215,10 +224,6 @@ def match_one(
     if cfg.candidate_pool == "vector":
         scored = cand
     else:
-        hits = np.flatnonzero(mask & (raw > 0))
-        lexical_top = top_k_by_id(hits, raw[hits], cfg.max_candidates, ids)
-        missing = [int(s) for s in lexical_top if int(s) not in exact]
-        exact.update(exact_similarities(matcher, missing, query))
         scored = np.union1d(np.asarray(vector_top, dtype=np.intp), lexical_top).astype(np.intp)
     if cfg.bm25_normalization == "query":  # per rule: only the scored ones are needed
         normalized[scored] = normalize_bm25(raw[scored], "query", query_idf)

@@ -5,8 +5,6 @@ Each function is small and vectorised over candidates (numpy float64), so the fo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
 from norma.matching._config import Bm25Normalization, MatchConfig
@@ -58,12 +56,12 @@ def top_with_ties(items: np.ndarray, values: np.ndarray, k: int, margin: float =
     return chosen
 
 
-def top_k_by_id(items: np.ndarray, values: np.ndarray, k: int, ids: Sequence[str]) -> np.ndarray:
-    """The ``k`` items with the largest values; a tie at the cut goes to the smaller rule id (``ids[item]``).
+def top_k_by_id(items: np.ndarray, values: np.ndarray, k: int, id_rank: np.ndarray) -> np.ndarray:
+    """The ``k`` items with the largest values; a tie at the cut goes to the smaller rule id.
 
-    Unlike :func:`top_with_ties` the result never holds more than ``k`` items, so a word shared by thousands of
-    rules with the same BM25 score does not send all of them to exact scoring; the id order keeps it deterministic
-    whatever order the rules were added in.
+    ``id_rank[item]`` is the item's position in rule-id order. Unlike :func:`top_with_ties` the result never holds
+    more than ``k`` items, so a word shared by thousands of rules with the same BM25 score does not send all of
+    them to exact scoring; the id order keeps it deterministic whatever order the rules were added in.
     """
     if len(items) <= k:
         return items
@@ -72,6 +70,6 @@ def top_k_by_id(items: np.ndarray, values: np.ndarray, k: int, ids: Sequence[str
     tied = items[values == kth]
     need = k - len(above)
     if len(tied) > need:
-        tied = np.asarray(sorted(tied.tolist(), key=ids.__getitem__)[:need], dtype=items.dtype)
+        tied = tied[np.argsort(id_rank[tied], kind="stable")[:need]]
     chosen: np.ndarray = np.concatenate([above, tied])
     return chosen
