@@ -11,25 +11,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from norma.embeddings import BertEmbedder, CachedEmbedder, EmbeddingCache
+from norma.embeddings import BertEmbedder, CachedEmbedder, EmbedderWrapper, EmbeddingCache
 from norma.errors import StoreError
 
 
-class CountingEmbedder:
+class CountingEmbedder(EmbedderWrapper):
     """Wraps the real embedder and records every text that reaches the model."""
 
     def __init__(self, inner: BertEmbedder) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.seen: list[str] = []
         self._lock = threading.Lock()
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         with self._lock:

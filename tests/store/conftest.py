@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import pytest
 
-from norma.embeddings import Embedder, get_embedder
+from norma.embeddings import Embedder, EmbedderWrapper, get_embedder
 from norma.store import RuleStore, open_store
 from tests._pgserver import fresh_database, postgres_server
 
@@ -45,20 +45,12 @@ def embedder() -> Embedder:
     return get_embedder()
 
 
-class CountingEmbedder:
+class CountingEmbedder(EmbedderWrapper):
     """The real embedder, counting the texts it is asked to embed."""
 
     def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.texts: list[str] = []
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         self.texts.extend(texts)

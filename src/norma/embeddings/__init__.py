@@ -7,6 +7,7 @@
 * :func:`get_embedder` — the shared, lazily built instance of a process.
 * :class:`EmbeddingCache` and :class:`CachedEmbedder` — vectors keyed by (model id, text hash), in a bounded LRU
   and optionally a SQLite file, so texts already embedded are not embedded again.
+* :class:`EmbedderWrapper` — base of the wrappers below (``model_id`` and ``dim`` of the wrapped embedder).
 * :class:`BatchingEmbedder` — joins concurrent ``embed`` calls from many threads into one model call.
 
 See docs/embeddings.md.
@@ -18,7 +19,7 @@ from norma.embeddings._batching import BatchingEmbedder
 from norma.embeddings._bert import BertEmbedder, get_embedder
 from norma.embeddings._cache import CachedEmbedder, EmbeddingCache
 from norma.embeddings._model_files import DEFAULT_MODEL_ID, MODEL_DIR_ENV, MODEL_INSTALL_COMMAND
-from norma.embeddings._protocol import Embedder
+from norma.embeddings._protocol import Embedder, EmbedderWrapper
 from norma.embeddings._quantize import CACHE_DIR_ENV, INT8_ENV
 from norma.embeddings._session import THREADS_ENV
 
@@ -29,6 +30,7 @@ __all__ = [
     "CachedEmbedder",
     "DEFAULT_MODEL_ID",
     "Embedder",
+    "EmbedderWrapper",
     "EmbeddingCache",
     "INT8_ENV",
     "MODEL_DIR_ENV",

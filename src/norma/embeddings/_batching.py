@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from norma.embeddings._protocol import Embedder
+from norma.embeddings._protocol import Embedder, EmbedderWrapper
 
 __all__ = ["BatchingEmbedder"]
 
@@ -32,7 +32,7 @@ class _Call:
         self.done = False
 
 
-class BatchingEmbedder:
+class BatchingEmbedder(EmbedderWrapper):
     """Wraps an embedder; concurrent :meth:`embed` calls share model calls of up to ``max_texts`` texts.
 
     Attributes other than ``embed`` (``model_id``, ``dim``, ``token_counts``, ``max_seq_length``, ...) are the
@@ -42,21 +42,13 @@ class BatchingEmbedder:
     def __init__(self, embedder: Embedder, *, max_texts: int = 64) -> None:
         if max_texts < 1:
             raise ValueError("max_texts must be at least 1")
-        self.inner = embedder
+        super().__init__(embedder)
         self.max_texts = max_texts
         self._cond = threading.Condition()
         self._queue: list[_Call] = []
         self._running = False
         self.batches = 0
         """Model calls made so far (for tests and metrics)."""
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)

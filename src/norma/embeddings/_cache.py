@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from norma.embeddings._protocol import Embedder
+from norma.embeddings._protocol import Embedder, EmbedderWrapper
 from norma.embeddings._tokenize import check_texts
 from norma.errors import InvalidInputError, StoreError
 
@@ -153,28 +153,23 @@ class EmbeddingCache:
         return out
 
 
-class CachedEmbedder:
+class CachedEmbedder(EmbedderWrapper):
     """An :class:`Embedder` that answers from an :class:`EmbeddingCache` and embeds only the misses.
 
     Attributes ``hits`` and ``misses`` count texts answered from the cache and texts sent to the wrapped embedder.
     """
 
     def __init__(self, embedder: Embedder, cache: EmbeddingCache | None = None) -> None:
-        self.embedder = embedder
+        super().__init__(embedder)
         self.cache = cache if cache is not None else EmbeddingCache()
         self.hits = 0
         self.misses = 0
         self._lock = threading.Lock()
 
     @property
-    def model_id(self) -> str:
-        """The wrapped embedder's model id."""
-        return self.embedder.model_id
-
-    @property
-    def dim(self) -> int:
-        """The wrapped embedder's vector length."""
-        return self.embedder.dim
+    def embedder(self) -> Embedder:
+        """The wrapped embedder."""
+        return self.inner
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors for ``texts``: cached ones as stored, the others embedded (once per distinct text) and cached."""

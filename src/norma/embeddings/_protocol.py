@@ -7,7 +7,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Embedder"]
+__all__ = ["Embedder", "EmbedderWrapper"]
 
 
 @runtime_checkable
@@ -34,3 +34,21 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """A float32 array of shape ``(len(texts), dim)``, each row L2-normalised, in the order of ``texts``."""
         ...
+
+
+class EmbedderWrapper:
+    """Base of embedders that wrap another one (a cache, a batcher, a counter): ``model_id`` and ``dim`` are the
+    wrapped embedder's, so vectors and caches keyed on the model id stay interchangeable."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+
+    @property
+    def model_id(self) -> str:
+        """The wrapped embedder's model id."""
+        return self.inner.model_id
+
+    @property
+    def dim(self) -> int:
+        """The wrapped embedder's vector length."""
+        return self.inner.dim
