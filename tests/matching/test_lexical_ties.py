@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 import norma.matching._pipeline as pipeline
@@ -18,14 +19,13 @@ RULES.append(Rule(id="refund", condition_text="customer wants a refund"))
 
 def test_tied_lexical_hits_are_cut_at_max_candidates(axis: AxisEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
     sizes: list[int] = []
-    real = pipeline.exact_similarities
+    real = pipeline.rescore
 
-    def spy(matcher: RuleMatcher, slots: object, query: object) -> dict[int, tuple[float, int]]:
-        chosen = list(slots)  # type: ignore[call-overload]
-        sizes.append(len(chosen))
-        return real(matcher, chosen, query)  # type: ignore[arg-type]
+    def spy(matcher: RuleMatcher, slots: np.ndarray, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        sizes.append(len(slots))
+        return real(matcher, slots, query)
 
-    monkeypatch.setattr(pipeline, "exact_similarities", spy)
+    monkeypatch.setattr(pipeline, "rescore", spy)
     matcher = RuleMatcher(RULES, MatchConfig(threshold=None), embedder=axis)
     result = matcher.match("customer")
     assert max(sizes) <= 2 * matcher.config.max_candidates + 10

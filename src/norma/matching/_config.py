@@ -91,9 +91,14 @@ class MatchConfig(BaseModel):
     """Fixed (low, high) priorities mapped to 0 and 1; None: min-max over the matcher's rules (0 when all equal)."""
     hnsw_min_rows: int = Field(default=50_000, ge=1)
     """From this many rule vectors (rules + examples) on, candidates come from an HNSW index, rescored exactly."""
+    vector_scan: Literal["int8", "float32"] = "int8"
+    """How the vector candidates are found below ``hnsw_min_rows``: ``int8`` scans an int8 copy of the rule vectors
+    with exact error bounds and rescores every rule the bounds cannot rule out (the same candidates as a float32
+    scan, a quarter of the memory traffic); ``float32`` scans the float32 matrix. Results are identical."""
     blas: bool = False
-    """Compute the exact similarity product with BLAS (OpenBLAS' threads) instead of numpy's single-threaded
-    einsum; faster on an idle machine, much slower when the cores are busy (docs/design/040-matching.md)."""
+    """For the float32 scan (``vector_scan="float32"``, the explanation of dropped rules, and the exact scan while
+    an HNSW index is built): BLAS (OpenBLAS' threads) instead of numpy's single-threaded einsum; faster on an idle
+    machine, much slower when the cores are busy (docs/design/040-matching.md)."""
     hnsw_build: Literal["background", "blocking"] = "background"
     """``background``: the first match past ``hnsw_min_rows`` starts building the HNSW index in a thread and
     matches scan exactly until it is ready; ``blocking``: that match builds it first."""

@@ -32,13 +32,17 @@ def tokenize(text: str) -> list[str]:
     return [t for t in _TOKEN.findall(text.lower()) if t not in _STOP]
 
 
+_DENSE_SHARE = 8  # a term in more than 1/8 of the rules keeps its weights as a dense row: one contiguous add
+
+
 class _Postings:
-    __slots__ = ("arrays", "tf", "weights")
+    __slots__ = ("arrays", "dense", "tf", "weights")
 
     def __init__(self) -> None:
         self.tf: dict[int, int] = {}
         self.arrays: tuple[np.ndarray, np.ndarray] | None = None
         self.weights: tuple[tuple[float, float, int], np.ndarray] | None = None  # ((k1, b, generation), idf * tfc)
+        self.dense: tuple[tuple[float, float, int, int], np.ndarray] | None = None  # (key + size, weight by slot)
 
     def slots_and_tf(self) -> tuple[np.ndarray, np.ndarray]:
         if self.arrays is None:
@@ -79,7 +83,7 @@ class LexicalIndex:
             if postings is None:
                 postings = self._postings[term] = _Postings()
             postings.tf[slot] = count
-            postings.arrays = None
+            postings.arrays = postings.dense = None
 
     def remove(self, slot: int) -> None:
         """Forget the document of ``slot`` (nothing if it has none)."""
@@ -92,13 +96,13 @@ class LexicalIndex:
         for term in terms:
             postings = self._postings[term]
             del postings.tf[slot]
-            postings.arrays = None
+            postings.arrays = postings.dense = None
             if not postings.tf:
                 del self._postings[term]
 
     def terms_of(self, slot: int) -> Counter[str]:
         """The term counts of ``slot``'s document."""
-        return self._doc_terms.get(slot, Counter())
+        return self._doc_terms.get(slot) or Counter()
 
     def query_terms(self, text: str) -> list[str]:
         """The distinct terms of a message, sorted (the order scores are summed in, so results are stable)."""
@@ -133,6 +137,15 @@ class LexicalIndex:
                 idf = _score_idf_lucene(len(slots), N=n)
                 weights = idf * _score_tfc_lucene(tf, l_d=self._doc_len[slots], l_avg=avg, k1=k1, b=b)
                 postings.weights = (key, weights)
+            if len(slots) * _DENSE_SHARE > size:  # a common term: add its dense row (cached with the weights)
+                dense = postings.dense
+                if dense is None or dense[0] != (*key, size):
+                    row = np.zeros(size, dtype=np.float64)
+                    live = slots < size
+                    row[slots[live]] = weights[live]
+                    dense = postings.dense = ((*key, size), row)
+                out += dense[1]
+                continue
             live = slots < size
             if live.all():  # a term's postings name each slot once: a plain scatter-add, no size-long temporary
                 out[slots] += weights

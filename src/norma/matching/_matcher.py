@@ -84,6 +84,7 @@ class RuleMatcher:
         self.version = 0
         self._rule_at: list[Rule | None] = []
         self._fingerprint_at: list[str] = []
+        self._texts_at: list[list[str]] = []  # rule_texts of each slot's rule (what its vector rows are of)
         self._slot_of: dict[str, int] = {}
         self._free_slots: list[int] = []
         self._priority = np.zeros(0, dtype=np.float64)
@@ -246,6 +247,7 @@ class RuleMatcher:
             self._slot_of[rule.id] = slot
         self._rule_at[slot] = rule
         self._fingerprint_at[slot] = rule_fingerprint(rule)
+        self._texts_at[slot] = rule_texts(rule)
         self._priority[slot] = rule.priority
         self._scope[slot] = _SCOPE_CODE[rule.scope]
         self._alive[slot] = True
@@ -286,6 +288,7 @@ class RuleMatcher:
         slot = len(self._rule_at)
         self._rule_at.append(None)
         self._fingerprint_at.append("")
+        self._texts_at.append([])
         if slot >= len(self._priority):
             size = max(16, 2 * len(self._priority))
             for name in ("_priority", "_scope", "_usable", "_alive"):

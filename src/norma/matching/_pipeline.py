@@ -6,7 +6,7 @@ exactly in float64 -> BM25 -> hybrid and final scores -> threshold -> session fi
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -14,16 +14,19 @@ import numpy as np
 from norma.errors import InvalidInputError
 from norma.matching._config import MatchConfig
 from norma.matching._explain import explain_dropped
-from norma.matching._models import Scope, SessionState, rule_texts
+from norma.matching._models import Scope, SessionState
 from norma.matching._results import MatchedRule, MatchExplanation, MatchResult
 from norma.matching._scoring import (
     final_scores,
     hybrid_scores,
+    kth_floor,
+    kth_largest,
     normalize_bm25,
     normalize_priority,
     top_k_by_id,
     top_with_ties,
 )
+from norma.matching._vectors import int8_scan_available
 
 if TYPE_CHECKING:
     from norma.matching._matcher import RuleMatcher
@@ -32,6 +35,7 @@ __all__ = ["match_one"]
 
 _SCOPES = (Scope.GLOBAL, Scope.SCENARIO, Scope.STEP)
 _TIE_MARGIN = 1e-5  # float32 similarities this close to the cut are rescored in float64 before the cut
+_BOUNDED_LIMIT = 32  # the int8 scan hands at most this many times max_candidates (and >= 1024) to exact rescoring
 
 
 def candidates(matcher: RuleMatcher, session: SessionState | None, tags: list[str] | None) -> np.ndarray:
@@ -78,31 +82,30 @@ def priorities(matcher: RuleMatcher, cfg: MatchConfig) -> np.ndarray:
     return normalized
 
 
-def exact_similarities(matcher: RuleMatcher, slots: Iterable[int], query: np.ndarray) -> dict[int, tuple[float, int]]:
-    """Exact float64 similarity (max over rows and windows) and the best row of each slot."""
+def rescore(matcher: RuleMatcher, slots: np.ndarray, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Exact float64 similarity of each slot (max over its rows and the query windows) and its best row (the
+    first one reaching the max: 0 is the rule's own text, ``i`` its example ``i - 1``), aligned with ``slots``."""
     assert matcher._vectors is not None
-    chosen = [int(s) for s in slots]
-    if not chosen:
-        return {}
+    chosen = np.asarray(slots, dtype=np.intp)
+    if not len(chosen):
+        return np.zeros(0, dtype=np.float64), np.zeros(0, dtype=np.intp)
     index = matcher._vectors
-    if index.one_row_per_slot(len(matcher._rule_at)):  # row i is slot i's only vector
-        rows = index.matrix_rows(np.asarray(chosen, dtype=np.intp)).astype(np.float64)
-        groups = None
-    else:
-        groups = [index.row_ids(slot) for slot in chosen]
-        rows = index.matrix_rows(np.concatenate(groups)).astype(np.float64)
+    one_row = index.one_row_per_slot(len(matcher._rule_at))  # row i is slot i's only vector
+    groups = None if one_row else [index.row_ids(int(slot)) for slot in chosen]
+    rows = index.matrix_rows(chosen if groups is None else np.concatenate(groups)).astype(np.float64)
     # elementwise product and a per-row sum: each row's result is independent of the others (deterministic)
-    sims = np.max([(rows * q).sum(axis=1) for q in query.astype(np.float64)], axis=0)
-    out: dict[int, tuple[float, int]] = {}
-    start = 0
-    if groups is None or len(sims) == len(chosen):  # one vector per rule
-        return {slot: (float(value), 0) for slot, value in zip(chosen, sims.tolist(), strict=True)}
-    for slot, group in zip(chosen, groups, strict=True):
-        part = sims[start : start + len(group)]
-        best = int(np.argmax(part))
-        out[slot] = (float(part[best]), best)
-        start += len(group)
-    return out
+    per_row = (rows * query[0].astype(np.float64)).sum(axis=1)
+    for q in query[1:].astype(np.float64):
+        np.maximum(per_row, (rows * q).sum(axis=1), out=per_row)
+    if groups is None or len(per_row) == len(chosen):  # one vector per rule
+        return per_row, np.zeros(len(chosen), dtype=np.intp)
+    lengths = np.fromiter((len(group) for group in groups), dtype=np.intp, count=len(groups))
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.intp)
+    best = np.maximum.reduceat(per_row, starts)
+    owner = np.repeat(np.arange(len(chosen), dtype=np.intp), lengths)
+    at_max = np.flatnonzero(per_row == best[owner])
+    _, first = np.unique(owner[at_max], return_index=True)  # each group's first row reaching its max
+    return best, at_max[first] - starts
 
 
 def centroid_similarities(matcher: RuleMatcher, slots: np.ndarray, query: np.ndarray) -> np.ndarray:
@@ -112,6 +115,8 @@ def centroid_similarities(matcher: RuleMatcher, slots: np.ndarray, query: np.nda
     assert matcher._vectors is not None
     index = matcher._vectors
     out = np.full(len(slots), np.nan, dtype=np.float64)
+    if not index.has_centroids:
+        return out
     picked = [(i, index.row_ids(int(slot))[1:], norm) for i, slot in enumerate(slots)
               if (norm := index.centroid_norm(int(slot)))]  # fmt: skip
     if not picked:
@@ -148,27 +153,78 @@ def similarities(matcher: RuleMatcher, query: np.ndarray, mask: np.ndarray, cfg:
     scoped = np.flatnonzero(mask & (matcher._scope[:size] != 0))
     chosen = np.union1d(found, scoped).astype(np.intp)
     sims = np.full(size, -np.inf, dtype=np.float64)
-    if chosen.size:
-        exact = exact_similarities(matcher, chosen, query)
-        sims[chosen] = [exact[int(s)][0] for s in chosen]
+    sims[chosen] = rescore(matcher, chosen, query)[0]
     return sims
 
 
-def threshold_scores(
-    cfg: MatchConfig,
-    final: np.ndarray,
-    hybrid: np.ndarray,
-    scored: np.ndarray,
-    exact: dict[int, tuple[float, int]],
-) -> np.ndarray:
-    """The score ``cfg.threshold`` is compared with, for each scored slot (see :data:`ThresholdOn`)."""
+def bounded_candidates(
+    matcher: RuleMatcher, query: np.ndarray, mask: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Every candidate slot that can be among the ``k`` most similar, from the int8 scan's bounds: those whose upper
+    bound reaches the k-th largest lower bound (a superset of the exact top ``k``, rescored by the caller), with
+    their lower and upper bounds.
+
+    None when that set is too large to rescore cheaply (many rules with nearly the same vector): the caller scans in
+    float32 instead.
+    """
+    assert matcher._vectors is not None
+    size = len(matcher._rule_at)
+    lower, upper = matcher._vectors.similarity_bounds(query, size)
+    if not mask.all():
+        lower[~mask] = -np.inf
+        upper[~mask] = -np.inf
+    if np.count_nonzero(np.isfinite(lower)) <= k:
+        near = np.flatnonzero(np.isfinite(lower))
+    else:
+        near = np.flatnonzero(upper >= kth_largest(lower, k))
+    return (near, lower[near], upper[near]) if len(near) <= max(1024, _BOUNDED_LIMIT * k) else None
+
+
+def rescore_vector_top(
+    matcher: RuleMatcher,
+    query: np.ndarray,
+    bounds: tuple[np.ndarray, np.ndarray, np.ndarray],
+    also: np.ndarray | None,
+    k: int,
+    exact: np.ndarray,
+    best_row: np.ndarray,
+) -> None:
+    """Exact similarities (into ``exact`` and ``best_row``, by slot) of the candidates ``bounds`` leaves, skipping
+    those that cannot be in the top ``k``, and of ``also`` (candidates scored anyway: the BM25 top).
+
+    The likeliest candidates (by the middle of their bounds) and ``also`` are rescored first; the k-th largest of
+    those exact values is at most the k-th largest overall, so a candidate whose upper bound is below it cannot be
+    in the top ``k`` and is not rescored.
+    """
+    near, lower, upper = bounds
+    first = near
+    if len(near) > 2 * k:
+        likely = k + k // 2
+        first = near[np.argpartition(-(lower + upper), likely)[:likely]]
+    if also is not None:
+        first = np.union1d(first, also)
+    exact[first], best_row[first] = rescore(matcher, first, query)
+    if len(first) >= k and len(near) > 2 * k:
+        rest = near[(upper >= kth_largest(exact[first], k)) & np.isnan(exact[near])]
+        exact[rest], best_row[rest] = rescore(matcher, rest, query)
+
+
+def lexical_hits(raw: np.ndarray, mask: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The candidate slots with a positive BM25 score, or at least those among them that can be in the top ``k``
+    (every slot at or above a floor no higher than the k-th largest score), and their scores."""
+    values = raw if mask.all() else np.where(mask, raw, 0.0)
+    floor = kth_floor(values, k)
+    slots = np.flatnonzero(values >= floor) if floor > 0 else np.flatnonzero(values > 0)
+    return slots, values[slots]
+
+
+def threshold_scores(cfg: MatchConfig, final: np.ndarray, hybrid: np.ndarray, similarity: np.ndarray) -> np.ndarray:
+    """The score ``cfg.threshold`` is compared with, for each scored slot (see :data:`ThresholdOn`); ``similarity``
+    is the max over the rule's texts, as reported (0 for a slot the ADR pool left without a vector score)."""
     if cfg.threshold_on == "final":
         return final
     if cfg.threshold_on == "hybrid":
         return hybrid
-    similarity = np.fromiter(
-        (exact.get(int(s), (0.0, 0))[0] for s in scored), dtype=np.float64, count=len(scored)
-    )  # the max over the rule's texts, as reported (0 for a slot the ADR pool left without a vector score)
     if cfg.threshold_on == "similarity":
         return similarity
     gate: np.ndarray = np.maximum(hybrid, similarity - cfg.similarity_slack)
@@ -190,47 +246,59 @@ def match_one(
         raise InvalidInputError(f"query vector of dim {query.shape[1]}, the rules' are {matcher._vectors.dim}")
     size = len(matcher._rule_at)
     mask = candidates(matcher, session, tags)
-    cand = np.flatnonzero(mask)
-    approx = similarities(matcher, query, mask, cfg)
     if matcher._ids is None:
         matcher._ids = [r.id if r is not None else "" for r in matcher._rule_at]
-    ids = matcher._ids
     if matcher._id_rank is None:
+        ids = matcher._ids
         rank = np.empty(len(ids), dtype=np.intp)
         rank[np.argsort(np.asarray(ids, dtype=object), kind="stable")] = np.arange(len(ids), dtype=np.intp)
         matcher._id_rank = rank
     id_rank = matcher._id_rank
     # vector over-fetch: top max_candidates by similarity, near-ties rescored exactly, ties broken by id
     assert matcher._vectors is not None
-    finite = np.flatnonzero(mask & np.isfinite(approx))
-    near = top_with_ties(finite, approx[finite], cfg.max_candidates, _TIE_MARGIN)
-    if len(near) > 2 * cfg.max_candidates:  # many rules with (nearly) the same vector: cut the tie by id, as below
-        near = near[np.lexsort((id_rank[near], -approx[near]))[: 2 * cfg.max_candidates]]
+    approx: np.ndarray | None = None
+    bounds = None
+    if cfg.vector_scan == "int8" and matcher._vectors.rows < cfg.hnsw_min_rows and int8_scan_available():
+        bounds = bounded_candidates(matcher, query, mask, cfg.max_candidates)
+    if bounds is not None:
+        near = bounds[0]
+    else:
+        approx = similarities(matcher, query, mask, cfg)
+        finite = np.flatnonzero(mask & np.isfinite(approx))
+        near = top_with_ties(finite, approx[finite], cfg.max_candidates, _TIE_MARGIN)
+        if len(near) > 2 * cfg.max_candidates:  # many rules with (nearly) the same vector: cut the tie by id
+            near = near[np.lexsort((id_rank[near], -approx[near]))[: 2 * cfg.max_candidates]]
     lexical = matcher._lexical_index(cfg.bm25_text)
     terms = lexical.query_terms(message)
     raw = lexical.scores(terms, size, k1=cfg.bm25_k1, b=cfg.bm25_b)
     query_idf = lexical.idf(terms)
-    if cfg.candidate_pool == "vector":
-        exact = exact_similarities(matcher, near, query)
-    else:  # the BM25 top is pooled with the vector top: one exact rescoring for both
-        hits = np.flatnonzero(mask & (raw > 0))
-        lexical_top = top_k_by_id(hits, raw[hits], cfg.max_candidates, id_rank)
-        exact = exact_similarities(matcher, np.union1d(near, lexical_top), query)
-    vector_top = sorted(near.tolist(), key=lambda s: (-exact[s][0], ids[s]))[: cfg.max_candidates]
-    normalized = np.zeros(size, dtype=np.float64)
-    if cfg.bm25_normalization != "query":  # depends on every candidate
-        normalized[cand] = normalize_bm25(raw[cand], cfg.bm25_normalization, query_idf)
-    vector = np.zeros(size, dtype=np.float64)
-    if cfg.candidate_pool == "vector":
-        scored = cand
+    lexical_top = None  # with the hybrid pool, the BM25 top is pooled with the vector top and rescored with it
+    if cfg.candidate_pool == "hybrid":
+        lexical_top = top_k_by_id(*lexical_hits(raw, mask, cfg.max_candidates), cfg.max_candidates, id_rank)
+    exact = np.full(size, np.nan, dtype=np.float64)  # exact similarity of the slots rescored so far
+    best_row = np.zeros(size, dtype=np.intp)
+    if bounds is not None:
+        rescore_vector_top(matcher, query, bounds, lexical_top, cfg.max_candidates, exact, best_row)
+        near = near[~np.isnan(exact[near])]
     else:
-        scored = np.union1d(np.asarray(vector_top, dtype=np.intp), lexical_top).astype(np.intp)
+        pool = near if lexical_top is None else np.union1d(near, lexical_top)
+        exact[pool], best_row[pool] = rescore(matcher, pool, query)
+    vector_top = near[np.lexsort((id_rank[near], -exact[near]))[: cfg.max_candidates]]
+    normalized = np.zeros(size, dtype=np.float64)
+    if lexical_top is None:
+        scored = np.flatnonzero(mask)
+        pooled = np.sort(vector_top)
+    else:
+        scored = pooled = np.union1d(vector_top, lexical_top).astype(np.intp)
     if cfg.bm25_normalization == "query":  # per rule: only the scored ones are needed
         normalized[scored] = normalize_bm25(raw[scored], "query", query_idf)
-    pooled = np.asarray(vector_top if cfg.candidate_pool == "vector" else scored, dtype=np.intp)
-    vector[pooled] = [exact[int(s)][0] for s in pooled]
+    else:  # depends on every candidate
+        everyone = scored if cfg.candidate_pool == "vector" else np.flatnonzero(mask)
+        normalized[everyone] = normalize_bm25(raw[everyone], cfg.bm25_normalization, query_idf)
+    vector = np.zeros(size, dtype=np.float64)
+    vector[pooled] = exact[pooled]
     centroid = np.full(size, np.nan, dtype=np.float64)
-    if cfg.example_centroid_weight > 0 and len(pooled):
+    if cfg.example_centroid_weight > 0 and len(pooled) and matcher._vectors.has_centroids:
         centroid[pooled] = centroid_similarities(matcher, pooled, query)
         blended = pooled[np.isfinite(centroid[pooled])]
         weight = cfg.example_centroid_weight
@@ -239,18 +307,24 @@ def match_one(
     hybrid = hybrid_scores(vector[scored], normalized[scored], cfg)
     priority = priorities(matcher, cfg)[scored]
     final = final_scores(hybrid, priority, scope_weights[matcher._scope[scored]], cfg)
-    gate = threshold_scores(cfg, final, hybrid, scored, exact)
+    similarity = exact[scored]
+    if cfg.candidate_pool == "vector":  # rules outside the vector pool have no vector score
+        similarity[np.isnan(similarity)] = 0.0
+    gate = threshold_scores(cfg, final, hybrid, similarity)
     passed = np.ones(len(scored), dtype=bool) if cfg.threshold is None else gate >= cfg.threshold
     blocked = session_blocked(matcher, session)
     allowed = passed.copy()
     if blocked:
         allowed &= ~np.isin(scored, np.fromiter(blocked, dtype=np.intp, count=len(blocked)))
-    keep_arr = np.flatnonzero(allowed)
-    keep = [int(i) for i in top_with_ties(keep_arr, final[keep_arr], cfg.max_matched)]
-    keep.sort(key=lambda i: (-final[i], -matcher._priority[scored[i]], ids[scored[i]]))
-    chosen = keep[: cfg.max_matched]
-    missing = [int(scored[i]) for i in chosen if int(scored[i]) not in exact]
-    exact.update(exact_similarities(matcher, missing, query))
+    keep = np.flatnonzero(allowed)
+    if len(keep) > 4 * cfg.max_matched:  # only the best and their ties need sorting
+        keep = top_with_ties(keep, final[keep], cfg.max_matched)
+    kept = scored[keep]
+    picked = keep[np.lexsort((id_rank[kept], -matcher._priority[kept], -final[keep]))[: cfg.max_matched]]
+    slots = scored[picked]
+    missing = slots[np.isnan(exact[slots])]
+    if len(missing):  # the ADR pool: a chosen rule outside the vector top has no exact similarity yet
+        exact[missing], best_row[missing] = rescore(matcher, missing, query)
     weights = {
         "vector": cfg.vector_weight,
         "bm25": cfg.bm25_weight,
@@ -259,34 +333,48 @@ def match_one(
         "scope": cfg.scope_weight,
     }
     matches = []
-    for i in chosen:
-        slot = int(scored[i])
+    columns = zip(
+        slots.tolist(),
+        exact[slots].tolist(),
+        best_row[slots].tolist(),
+        vector[slots].tolist(),
+        raw[slots].tolist(),
+        normalized[slots].tolist(),
+        hybrid[picked].tolist(),
+        priority[picked].tolist(),
+        scope_weights[matcher._scope[slots]].tolist(),
+        final[picked].tolist(),
+        centroid[slots].tolist(),
+        strict=True,
+    )
+    for slot, similarity, row, vector_score, bm25_raw, bm25, hybrid_score, prio, scope_w, final_score, mean in columns:
         rule = matcher._rule_at[slot]
         assert rule is not None
-        similarity, row = exact[slot]
         doc_terms = lexical.terms_of(slot)
         explanation = MatchExplanation(
             similarity=similarity,
-            vector_score=float(vector[slot]),
-            matched_text=rule_texts(rule)[row],
+            vector_score=vector_score,
+            matched_text=matcher._texts_at[slot][row],
             matched_example=None if row == 0 else row - 1,
-            bm25_raw=float(raw[slot]),
-            bm25_normalized=float(normalized[slot]),
+            bm25_raw=bm25_raw,
+            bm25_normalized=bm25,
             matched_terms=tuple(t for t in terms if t in doc_terms),
-            hybrid=float(hybrid[i]),
-            priority_normalized=float(priority[i]),
-            scope_weight=float(scope_weights[matcher._scope[slot]]),
-            final=float(final[i]),
+            hybrid=hybrid_score,
+            priority_normalized=prio,
+            scope_weight=scope_w,
+            final=final_score,
             threshold=cfg.threshold,
             threshold_on=cfg.threshold_on,
             similarity_slack=cfg.similarity_slack,
             weights=weights,
             bm25_normalization=cfg.bm25_normalization,
-            example_centroid=None if np.isnan(centroid[slot]) else float(centroid[slot]),
+            example_centroid=None if math.isnan(mean) else mean,
         )
-        matches.append(MatchedRule(rule, similarity, float(normalized[slot]), float(final[i]), explanation))
+        matches.append(MatchedRule(rule, similarity, bm25, final_score, explanation))
     result = MatchResult(matches)
     if explain:
+        if approx is None:  # the int8 scan gave bounds only: the dropped rules' similarities come from float32
+            approx = similarities(matcher, query, mask, cfg)
         result.dropped = explain_dropped(
             matcher_rules=matcher._rule_at,
             approx=approx,
@@ -299,7 +387,7 @@ def match_one(
             gate=gate,
             passed=passed,
             blocked=blocked,
-            chosen={int(scored[i]) for i in chosen},
+            chosen=set(slots.tolist()),
             config=cfg,
         )
     return result

@@ -5,11 +5,23 @@ Each function is small and vectorised over candidates (numpy float64), so the fo
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from norma.matching._config import Bm25Normalization, MatchConfig
 
-__all__ = ["final_scores", "hybrid_scores", "normalize_bm25", "normalize_priority", "top_k_by_id", "top_with_ties"]
+__all__ = [
+    "final_scores",
+    "hybrid_scores",
+    "kth_largest",
+    "normalize_bm25",
+    "normalize_priority",
+    "top_k_by_id",
+    "top_with_ties",
+]
+
+_SAMPLE = 32  # kth_largest samples about this many times k values to bound the k-th largest from below
 
 
 def normalize_bm25(raw: np.ndarray, mode: Bm25Normalization, query_idf: float) -> np.ndarray:
@@ -47,6 +59,24 @@ def final_scores(hybrid: np.ndarray, priority: np.ndarray, scope_weight: np.ndar
     return config.hybrid_weight * hybrid + config.priority_weight * priority + config.scope_weight * scope_weight
 
 
+def kth_floor(values: np.ndarray, k: int) -> float:
+    """A value no higher than the ``k``-th largest of ``values``, and close to it: the k-th largest of an evenly
+    spaced sample of about ``32 k`` values (-inf when ``values`` is short enough to select from directly)."""
+    if len(values) <= 4 * _SAMPLE * k:
+        return -math.inf
+    sample = values[:: len(values) // (_SAMPLE * k)]
+    return float(np.partition(sample, len(sample) - k)[len(sample) - k])
+
+
+def kth_largest(values: np.ndarray, k: int) -> float:
+    """The ``k``-th largest of ``values`` (``1 <= k <= len(values)``), without partitioning all of a long array:
+    the values below :func:`kth_floor` (most of them) cannot be it and are dropped first."""
+    floor = kth_floor(values, k)
+    if floor > -math.inf:
+        values = values[values >= floor]
+    return float(np.partition(values, len(values) - k)[len(values) - k])
+
+
 def top_with_ties(items: np.ndarray, values: np.ndarray, k: int, margin: float = 0.0) -> np.ndarray:
     """The items whose value is within ``margin`` of the k-th largest or above (so ties at the cut all stay)."""
     if len(items) <= k:
@@ -65,7 +95,7 @@ def top_k_by_id(items: np.ndarray, values: np.ndarray, k: int, id_rank: np.ndarr
     """
     if len(items) <= k:
         return items
-    kth = np.partition(values, len(values) - k)[len(values) - k]
+    kth = kth_largest(values, k)
     above = items[values > kth]
     tied = items[values == kth]
     need = k - len(above)

@@ -4,6 +4,12 @@ Rows hold the vectors of :func:`~norma.matching.rule_texts` (the rule's own text
 maps a row to its rule's slot (-1 for a free row). Updates append rows and free the old ones; the matrix is
 compacted when a quarter of it is free. A rule's similarity is the max over its rows (ADR-002 option D).
 
+Below that size the scan that picks candidates runs on an int8 copy of the matrix (per-row scale, simsimd's exact
+integer dot products, a quarter of the memory traffic) and yields, for every rule, a lower and an upper bound of
+its float32 similarity: ``|r.q - (s_r r8).(s_q q8)| <= e_r |q| + |s_r r8| e_q`` where ``e_r`` and ``e_q`` are the
+lengths of the rounding residuals. Every rule whose upper bound reaches the k-th largest lower bound is rescored
+exactly, so the candidates are those of an exact scan (docs/design/040-matching.md).
+
 Above ``hnsw_min_rows`` rows, :meth:`VectorIndex.search` asks a usearch HNSW index (inner product, int8 storage)
 for candidate rows instead of scanning the matrix; the matcher then rescores the candidates exactly. The HNSW index
 is built on first use past the threshold (in a background thread by default: matches scan exactly until it is
@@ -19,11 +25,36 @@ import numpy as np
 
 from norma.errors import InvalidInputError
 
-__all__ = ["VectorIndex"]
+_simsimd: Any
+try:
+    import simsimd as _simsimd
+except ImportError:  # pragma: no cover - a dependency; without it the float32 scan is used
+    _simsimd = None
+
+__all__ = ["VectorIndex", "int8_scan_available", "quantize_rows"]
 
 _HNSW_CONNECTIVITY = 16
 _HNSW_EXPANSION_ADD = 64
 _HNSW_EXPANSION_SEARCH = 64
+_Q8_LIMIT = 127.0  # symmetric: -128 is never used, so every SIMD kernel's integer sum is exact
+_BOUND_SLACK = 1e-5  # float32 rounding of the bound arithmetic itself (values are ~1, an ulp is 6e-8)
+
+
+def int8_scan_available() -> bool:
+    """Whether the int8 candidate scan can run (simsimd is importable)."""
+    return _simsimd is not None
+
+
+def quantize_rows(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Symmetric per-row int8 quantisation: ``(q8, scale, residual)`` with ``vectors[i] ~ scale[i] * q8[i]`` and
+    ``residual[i] = |vectors[i] - scale[i] * q8[i]|`` (float64, exact to rounding) for the error bound."""
+    exact = np.asarray(vectors, dtype=np.float64)
+    peak = np.abs(exact).max(axis=1) if exact.size else np.zeros(len(exact))
+    scale = np.where(peak > 0, peak / _Q8_LIMIT, 1.0)
+    levels = np.rint(exact / scale[:, None])  # |x| / (peak / 127) <= 127 (+ rounding), so within [-127, 127]
+    difference = exact - levels * scale[:, None]
+    residual = np.sqrt(np.einsum("ij,ij->i", difference, difference))
+    return levels.astype(np.int8), scale, residual
 
 
 class VectorIndex:
@@ -32,6 +63,11 @@ class VectorIndex:
     def __init__(self, dim: int) -> None:
         self.dim = dim
         self._matrix = np.zeros((16, dim), dtype=np.float32)
+        self._q8 = np.zeros((16, dim), dtype=np.int8)  # the int8 copy the candidate scan reads
+        self._q8_scale = np.zeros(16, dtype=np.float64)
+        self._q8_residual = np.zeros(16, dtype=np.float64)
+        self._q8_scale32 = np.zeros(16, dtype=np.float32)  # float32 copies for the scan's arithmetic
+        self._q8_residual32 = np.zeros(16, dtype=np.float32)
         self._row_slot = np.full(16, -1, dtype=np.intp)
         self._rows_used = 0
         self._free = 0
@@ -59,6 +95,11 @@ class VectorIndex:
         """The row numbers of ``slot``'s vectors."""
         return self._slot_rows[slot]
 
+    @property
+    def has_centroids(self) -> bool:
+        """Whether some slot has 2+ example vectors (and so an example centroid)."""
+        return bool(self._centroid_norm)
+
     def centroid_norm(self, slot: int) -> float | None:
         """The length of the mean of ``slot``'s example vectors (2+ examples), None otherwise."""
         return self._centroid_norm.get(slot)
@@ -77,6 +118,8 @@ class VectorIndex:
             self._grow(self._rows_used + count)
         rows = np.arange(self._rows_used, self._rows_used + count, dtype=np.intp)
         self._matrix[rows] = vectors
+        self._q8[rows], self._q8_scale[rows], self._q8_residual[rows] = quantize_rows(self._matrix[rows])
+        self._q8_scale32[rows], self._q8_residual32[rows] = self._q8_scale[rows], self._q8_residual[rows]
         self._row_slot[rows] = slot
         self._rows_used += count
         self._slot_rows[slot] = rows
@@ -96,6 +139,9 @@ class VectorIndex:
         self._row_slot[rows] = -1
         self._identity_size = -1
         self._matrix[rows] = 0.0
+        self._q8[rows] = 0
+        for array in (self._q8_scale, self._q8_residual, self._q8_scale32, self._q8_residual32):
+            array[rows] = 0.0
         self._free += len(rows)
         if self._hnsw is not None:
             self._hnsw.remove(rows.astype(np.uint64))
@@ -106,11 +152,19 @@ class VectorIndex:
 
     def _grow(self, needed: int) -> None:
         size = max(needed, 2 * len(self._matrix))
+        used = self._rows_used
         matrix = np.zeros((size, self.dim), dtype=np.float32)
-        matrix[: self._rows_used] = self._matrix[: self._rows_used]
+        matrix[:used] = self._matrix[:used]
+        q8 = np.zeros((size, self.dim), dtype=np.int8)
+        q8[:used] = self._q8[:used]
         row_slot = np.full(size, -1, dtype=np.intp)
-        row_slot[: self._rows_used] = self._row_slot[: self._rows_used]
-        self._matrix, self._row_slot = matrix, row_slot
+        row_slot[:used] = self._row_slot[:used]
+        self._matrix, self._row_slot, self._q8 = matrix, row_slot, q8
+        for name in ("_q8_scale", "_q8_residual", "_q8_scale32", "_q8_residual32"):
+            old = getattr(self, name)
+            new = np.zeros(size, dtype=old.dtype)
+            new[:used] = old[:used]
+            setattr(self, name, new)
 
     def _compact(self) -> None:
         live = np.flatnonzero(self._row_slot[: self._rows_used] >= 0)
@@ -118,6 +172,9 @@ class VectorIndex:
         new_of_old[live] = np.arange(len(live), dtype=np.intp)
         self._matrix[: len(live)] = self._matrix[live]
         self._matrix[len(live) : self._rows_used] = 0.0
+        for array in (self._q8, self._q8_scale, self._q8_residual, self._q8_scale32, self._q8_residual32):
+            array[: len(live)] = array[live]
+            array[len(live) : self._rows_used] = 0
         self._row_slot[: len(live)] = self._row_slot[live]
         self._row_slot[len(live) : self._rows_used] = -1
         self._slot_rows = {slot: new_of_old[rows] for slot, rows in self._slot_rows.items()}
@@ -145,6 +202,43 @@ class VectorIndex:
         for i in range(len(queries)):
             np.maximum.at(out[i], slots, sims[i])
         return out[:, :size]
+
+    def similarity_bounds(self, queries: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper bounds (float32) of each slot's similarity, the max over its rows and the query windows,
+        from the int8 scan: the float32 similarity of every slot lies between them. -inf for empty slots.
+
+        Needs simsimd (:func:`int8_scan_available`).
+        """
+        assert _simsimd is not None
+        used = self._rows_used
+        if used == 0:
+            empty = np.full(size, -np.inf, dtype=np.float32)
+            return empty, empty.copy()
+        q8, q_scale, q_residual = quantize_rows(queries)
+        exact = np.asarray(queries, dtype=np.float64)
+        q_norm = np.sqrt(np.einsum("ij,ij->i", exact, exact))
+        # integer sums, exact in float32 (|sum| <= dim * 127 * 127 < 2**24 for dim <= 1040). Not cdist's `out=`:
+        # simsimd 6.5 drops a reference to None on each such call, which crashes the interpreter in the end.
+        sums = np.asarray(_simsimd.cdist(q8, self._q8[:used], metric="dot", out_dtype="float32"))
+        sums *= self._q8_scale32[:used]
+        lower = upper = sums[0]
+        for i in range(len(queries)):
+            approx = sums[i]
+            approx *= np.float32(q_scale[i])
+            # |r.q - r~.q~| <= |r - r~| |q| + |r~| |q - q~|, and |r~| <= |r| + |r - r~| with |r| = 1 (+ rounding)
+            bound = self._q8_residual32[:used] * np.float32(q_norm[i] + q_residual[i])
+            bound += np.float32((1.0 + 1e-6) * q_residual[i] + _BOUND_SLACK)
+            low = approx - bound
+            approx += bound
+            lower, upper = (low, approx) if i == 0 else (np.maximum(lower, low), np.maximum(upper, approx))
+        if used == size and self._free == 0 and self._identity(size):
+            return lower, upper
+        slots = np.where(self._row_slot[:used] >= 0, self._row_slot[:used], size)
+        low_out = np.full(size + 1, -np.inf, dtype=np.float32)
+        high_out = np.full(size + 1, -np.inf, dtype=np.float32)
+        np.maximum.at(low_out, slots, lower)
+        np.maximum.at(high_out, slots, upper)
+        return low_out[:size], high_out[:size]
 
     def one_row_per_slot(self, size: int) -> bool:
         """Whether row i holds the only vector of slot i for every slot below ``size`` (no examples, no updates)."""

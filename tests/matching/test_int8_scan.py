@@ -1,0 +1,166 @@
+"""The int8 candidate scan: its bounds contain every exact similarity, and a matcher using it returns exactly what
+the float32 scan returns (rules, scores, explanations, dropped rules), whatever the vectors, examples, windows,
+scopes, filters and updates."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import norma.matching._pipeline as pipeline
+from norma.matching import MatchConfig, Rule, RuleMatcher, Scope, SessionState
+from norma.matching._vectors import VectorIndex, quantize_rows
+
+DIM = 24
+
+
+def unit_rows(rng: np.random.Generator, count: int, dim: int = DIM, kind: str = "gauss") -> np.ndarray:
+    if kind == "onehot":  # the whole norm on one coordinate: the coarsest int8 scale
+        rows = np.zeros((count, dim), dtype=np.float32)
+        rows[np.arange(count), rng.integers(0, dim, count)] = rng.choice([-1.0, 1.0], count)
+        return rows
+    rows = rng.standard_normal((count, dim)).astype(np.float32)
+    if kind == "spiky":  # one large coordinate and small noise: most coordinates round to 0 or 1 level
+        rows *= 0.01
+        rows[np.arange(count), rng.integers(0, dim, count)] += 1.0
+    if kind == "clustered":  # near-duplicates: many rules within the bound of each other
+        rows = rows[:1] + 0.002 * rows
+    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_quantize_rows_levels_scale_and_residual() -> None:
+    rows = unit_rows(np.random.default_rng(1), 50)
+    rows[0] = 0.0
+    q8, scale, residual = quantize_rows(rows)
+    assert q8.dtype == np.int8
+    assert int(np.abs(q8.astype(np.int16)).max()) == 127  # -128 never appears
+    assert np.array_equal(np.abs(q8[1:]).max(axis=1), np.full(49, 127, dtype=np.int8))
+    expected = np.linalg.norm(rows.astype(np.float64) - q8.astype(np.float64) * scale[:, None], axis=1)
+    np.testing.assert_allclose(residual, expected, rtol=0, atol=1e-15)
+    assert residual[0] == 0.0
+    assert not q8[0].any()
+    assert (residual[1:] > 0).all()
+    assert (residual <= scale * np.sqrt(DIM) / 2 + 1e-12).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    rules=st.integers(1, 40),
+    examples=st.integers(0, 3),
+    windows=st.integers(1, 3),
+    kind=st.sampled_from(["gauss", "onehot", "spiky", "clustered"]),
+)
+def test_bounds_contain_the_exact_similarity(seed: int, rules: int, examples: int, windows: int, kind: str) -> None:
+    rng = np.random.default_rng(seed)
+    index = VectorIndex(DIM)
+    vectors = {slot: unit_rows(rng, 1 + examples, kind=kind) for slot in range(rules)}
+    for slot, rows in vectors.items():
+        index.set(slot, rows)
+    for slot in range(0, rules, 3):  # free some rows, and move others by updates
+        index.remove(slot)
+        if slot % 2:
+            vectors[slot] = unit_rows(rng, 1 + examples, kind=kind)
+            index.set(slot, vectors[slot])
+        else:
+            del vectors[slot]
+    query = unit_rows(rng, windows, kind=kind)
+    query[0] *= 1.5  # a query of another length: the bound scales with |q|
+    lower, upper = index.similarity_bounds(query, rules)
+    for slot in range(rules):
+        if slot not in vectors:
+            assert lower[slot] == upper[slot] == -np.inf
+            continue
+        exact = float((vectors[slot].astype(np.float64) @ query.astype(np.float64).T).max())
+        assert lower[slot] <= exact <= upper[slot]
+        assert upper[slot] - lower[slot] < 0.2 * max(1.0, float(np.linalg.norm(query, axis=1).max()))
+
+
+def _rules(rng: np.random.Generator, count: int, examples: int, kind: str) -> tuple[list[Rule], dict[str, np.ndarray]]:
+    rules, vectors = [], {}
+    for i in range(count):
+        scope = [Scope.GLOBAL, Scope.GLOBAL, Scope.SCENARIO, Scope.STEP][i % 4]
+        rule = Rule(
+            id=f"r{i:03d}",
+            condition_text=f"topic{i % 7} word{i % 5} customer",
+            priority=int(rng.integers(0, 4)),
+            scope=scope,
+            scenario_id="s1" if scope is not Scope.GLOBAL else None,
+            step_id="p1" if scope is Scope.STEP else None,
+            tags=[f"t{i % 3}"],
+            examples=[f"example {i} {j}" for j in range(examples)],
+            max_fires_per_session=2 if i % 5 == 0 else None,
+        )
+        rules.append(rule)
+        vectors[rule.id] = unit_rows(rng, 1 + examples, kind=kind)
+    return rules, vectors
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    count=st.integers(1, 120),
+    examples=st.integers(0, 3),
+    kind=st.sampled_from(["gauss", "onehot", "spiky", "clustered"]),
+    adr=st.booleans(),
+    max_candidates=st.sampled_from([1, 3, 30]),
+)
+def test_int8_and_float32_scans_give_identical_matches(
+    seed: int, count: int, examples: int, kind: str, adr: bool, max_candidates: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    rules, vectors = _rules(rng, count, examples, kind)
+    base = MatchConfig.adr() if adr else MatchConfig()
+    int8 = base.with_(threshold=None, max_candidates=max_candidates, vector_scan="int8")
+    exact = int8.with_(vector_scan="float32")
+    matcher = RuleMatcher(rules, int8, embedder=None, vectors=vectors)
+    sessions = [None, SessionState(active_scenario_id="s1", active_step_id="p1", fire_counts={"r000": 2}, turn=3)]
+    for round_ in range(2):
+        for _ in range(4):
+            query = unit_rows(rng, int(rng.integers(1, 3)), kind=kind)
+            message = f"topic{int(rng.integers(0, 7))} customer word{int(rng.integers(0, 5))}"
+            for session in sessions:
+                for tags in (None, ["t1"]):
+                    a = matcher.match(message, session, tags=tags, query_vector=query, explain=True)
+                    b = matcher.match(message, session, tags=tags, query_vector=query, explain=True, config=exact)
+                    assert a == b
+                    assert a.dropped == b.dropped
+        if round_ == 0 and count > 2:  # updates: change some vectors, remove a rule, then match again
+            changed = rules[: count // 2]
+            matcher.upsert(changed, {r.id: unit_rows(rng, 1 + examples, kind=kind) for r in changed})
+            matcher.remove([rules[-1].id])
+
+
+def test_many_equal_vectors_fall_back_to_the_float32_scan(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 1,500 rules with one vector: the bounds cannot separate them, so the candidates come from the float32 scan
+    same = unit_rows(np.random.default_rng(3), 1)
+    rules = [Rule(id=f"r{i:04d}", condition_text=f"topic{i}") for i in range(1500)]
+    vectors = {r.id: same for r in rules}
+    scans: list[str] = []
+    real = pipeline.similarities
+
+    def spy(*args: object) -> np.ndarray:
+        scans.append("float32")
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pipeline, "similarities", spy)
+    matcher = RuleMatcher(rules, MatchConfig(threshold=None), embedder=None, vectors=vectors)
+    result = matcher.match("topic7", query_vector=same[0])
+    assert scans == ["float32"]
+    assert result[0].rule.id == "r0007"  # the one lexical hit wins the tie of equal similarities
+    assert [m.rule.id for m in result[1:]] == [f"r{i:04d}" for i in range(10) if i != 7]  # then by id
+
+
+def test_the_int8_scan_keeps_the_interpreter_sane() -> None:
+    # simsimd 6.5's cdist(out=...) drops a reference to None on each call; norma must not use it
+    before = sys.getrefcount(None)
+    rng = np.random.default_rng(4)
+    index = VectorIndex(DIM)
+    index.set(0, unit_rows(rng, 3))
+    for _ in range(2000):
+        index.similarity_bounds(unit_rows(rng, 1), 1)
+    assert sys.getrefcount(None) >= before - 100
