@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import norma.matching._pipeline as pipeline
+import norma.matching._vectors as vectors_module
 from norma.matching import MatchConfig, Rule, RuleMatcher, Scope, SessionState
 from norma.matching._vectors import VectorIndex, quantize_rows
 
@@ -164,3 +165,59 @@ def test_the_int8_scan_keeps_the_interpreter_sane() -> None:
     for _ in range(2000):
         index.similarity_bounds(unit_rows(rng, 1), 1)
     assert sys.getrefcount(None) >= before - 100
+
+
+def test_the_packed_product_covers_large_indexes_through_updates_and_compaction() -> None:
+    # past _PACKED_MIN_ROWS rows the int8 scan is onnxruntime's prepacked MatMulInteger, plus simsimd for rows
+    # added after packing; the bounds must hold (and match the float32 scan) at every stage
+    rng = np.random.default_rng(11)
+    size = vectors_module._PACKED_MIN_ROWS + 500
+    index = VectorIndex(DIM)
+    rows = {slot: unit_rows(rng, 1 + slot % 2) for slot in range(size)}
+    for slot, vectors in rows.items():
+        index.set(slot, vectors)
+    query = unit_rows(rng, 2)
+
+    def check() -> None:
+        lower, upper = index.similarity_bounds(query, size)
+        for slot in range(size):
+            if slot not in rows:
+                assert upper[slot] == -np.inf
+                continue
+            exact = float((rows[slot].astype(np.float64) @ query.astype(np.float64).T).max())
+            assert lower[slot] <= exact <= upper[slot]
+
+    check()
+    packed = index._packed
+    assert packed is not None
+    assert packed.rows == index._rows_used
+    for slot in range(0, 300):  # a tail of new rows (scanned by simsimd) and freed rows inside the pack
+        rows[slot] = unit_rows(rng, 1)
+        index.set(slot, rows[slot])
+    check()
+    assert index._packed is packed  # the tail is small: no repacking
+    for slot in range(300, size, 2):  # enough removals to compact: rows are renumbered and the pack rebuilt
+        index.remove(slot)
+        del rows[slot]
+    check()
+    assert index._packed is not packed
+    assert index._packed is not None
+    assert index._packed.rows == index._rows_used
+
+
+def test_a_large_matcher_answers_the_same_with_int8_and_float32_scans() -> None:
+    rng = np.random.default_rng(12)
+    rules, vectors = _rules(rng, vectors_module._PACKED_MIN_ROWS + 200, 1, "gauss")
+    config = MatchConfig(threshold=None)
+    matcher = RuleMatcher(rules, config, embedder=None, vectors=vectors)
+    exact = config.with_(vector_scan="float32")
+    session = SessionState(active_scenario_id="s1", active_step_id="p1")
+    for round_ in range(3):
+        for _ in range(5):
+            query = unit_rows(rng, 1)
+            message = f"topic{int(rng.integers(0, 7))} customer"
+            assert matcher.match(message, session, query_vector=query) == matcher.match(
+                message, session, query_vector=query, config=exact
+            )
+        changed = rules[round_ * 700 : round_ * 700 + 700]
+        matcher.upsert(changed, {r.id: unit_rows(rng, 2) for r in changed})

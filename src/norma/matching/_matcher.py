@@ -101,6 +101,8 @@ class RuleMatcher:
         self._ids: list[str] | None = None
         self._id_rank: np.ndarray | None = None  # each slot's position in rule-id order (ties are cut by it)
         self._priority_norm: np.ndarray | None = None
+        self._exact_buffer: np.ndarray | None = None  # work buffers of the pipeline (see _pipeline.score_buffers)
+        self._row_buffer: np.ndarray | None = None
         self._apply(list(rules), vectors, bump=False)
 
     # -- public state -------------------------------------------------------------------------------------------

@@ -92,11 +92,11 @@ def rescore(matcher: RuleMatcher, slots: np.ndarray, query: np.ndarray) -> tuple
     index = matcher._vectors
     one_row = index.one_row_per_slot(len(matcher._rule_at))  # row i is slot i's only vector
     groups = None if one_row else [index.row_ids(int(slot)) for slot in chosen]
-    rows = index.matrix_rows(chosen if groups is None else np.concatenate(groups)).astype(np.float64)
-    # elementwise product and a per-row sum: each row's result is independent of the others (deterministic)
-    per_row = (rows * query[0].astype(np.float64)).sum(axis=1)
-    for q in query[1:].astype(np.float64):
-        np.maximum(per_row, (rows * q).sum(axis=1), out=per_row)
+    rows = index.matrix_rows(chosen if groups is None else np.concatenate(groups))
+    # einsum without BLAS: each row's float64 sum is the same whatever other rows are computed with it
+    per_row = np.einsum("rd,d->r", rows, query[0], dtype=np.float64)
+    for q in query[1:]:
+        np.maximum(per_row, np.einsum("rd,d->r", rows, q, dtype=np.float64), out=per_row)
     if groups is None or len(per_row) == len(chosen):  # one vector per rule
         return per_row, np.zeros(len(chosen), dtype=np.intp)
     lengths = np.fromiter((len(group) for group in groups), dtype=np.intp, count=len(groups))
@@ -121,8 +121,9 @@ def centroid_similarities(matcher: RuleMatcher, slots: np.ndarray, query: np.nda
               if (norm := index.centroid_norm(int(slot)))]  # fmt: skip
     if not picked:
         return out
-    rows = index.matrix_rows(np.concatenate([group for _, group, _ in picked])).astype(np.float64)
-    sums = np.max([np.add.reduceat((rows * q).sum(axis=1), _starts(picked)) for q in query.astype(np.float64)], axis=0)
+    rows = index.matrix_rows(np.concatenate([group for _, group, _ in picked]))
+    starts = _starts(picked)
+    sums = np.max([np.add.reduceat(np.einsum("rd,d->r", rows, q, dtype=np.float64), starts) for q in query], axis=0)
     for (i, group, norm), total in zip(picked, sums.tolist(), strict=True):
         out[i] = total / len(group) / norm
     return out
@@ -180,6 +181,16 @@ def bounded_candidates(
     return (near, lower[near], upper[near]) if len(near) <= max(1024, _BOUNDED_LIMIT * k) else None
 
 
+def score_buffers(matcher: RuleMatcher, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The matcher's by-slot work buffers for exact similarities (all NaN between matches) and best rows; reused
+    from match to match (under the matcher's lock) so a match at 100k rules allocates no 100k-long arrays."""
+    if matcher._exact_buffer is None or len(matcher._exact_buffer) < size:
+        matcher._exact_buffer = np.full(max(size, 16) * 2, np.nan, dtype=np.float64)
+        matcher._row_buffer = np.zeros(max(size, 16) * 2, dtype=np.intp)
+    assert matcher._row_buffer is not None
+    return matcher._exact_buffer[:size], matcher._row_buffer[:size]
+
+
 def rescore_vector_top(
     matcher: RuleMatcher,
     query: np.ndarray,
@@ -188,9 +199,10 @@ def rescore_vector_top(
     k: int,
     exact: np.ndarray,
     best_row: np.ndarray,
-) -> None:
+) -> list[np.ndarray]:
     """Exact similarities (into ``exact`` and ``best_row``, by slot) of the candidates ``bounds`` leaves, skipping
-    those that cannot be in the top ``k``, and of ``also`` (candidates scored anyway: the BM25 top).
+    those that cannot be in the top ``k``, and of ``also`` (candidates scored anyway: the BM25 top); returns the
+    slots written.
 
     The likeliest candidates (by the middle of their bounds) and ``also`` are rescored first; the k-th largest of
     those exact values is at most the k-th largest overall, so a candidate whose upper bound is below it cannot be
@@ -204,9 +216,11 @@ def rescore_vector_top(
     if also is not None:
         first = np.union1d(first, also)
     exact[first], best_row[first] = rescore(matcher, first, query)
-    if len(first) >= k and len(near) > 2 * k:
-        rest = near[(upper >= kth_largest(exact[first], k)) & np.isnan(exact[near])]
-        exact[rest], best_row[rest] = rescore(matcher, rest, query)
+    if len(first) < k or len(near) <= 2 * k:
+        return [first]
+    rest = near[(upper >= kth_largest(exact[first], k)) & np.isnan(exact[near])]
+    exact[rest], best_row[rest] = rescore(matcher, rest, query)
+    return [first, rest]
 
 
 def lexical_hits(raw: np.ndarray, mask: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -275,56 +289,66 @@ def match_one(
     lexical_top = None  # with the hybrid pool, the BM25 top is pooled with the vector top and rescored with it
     if cfg.candidate_pool == "hybrid":
         lexical_top = top_k_by_id(*lexical_hits(raw, mask, cfg.max_candidates), cfg.max_candidates, id_rank)
-    exact = np.full(size, np.nan, dtype=np.float64)  # exact similarity of the slots rescored so far
-    best_row = np.zeros(size, dtype=np.intp)
-    if bounds is not None:
-        rescore_vector_top(matcher, query, bounds, lexical_top, cfg.max_candidates, exact, best_row)
-        near = near[~np.isnan(exact[near])]
-    else:
-        pool = near if lexical_top is None else np.union1d(near, lexical_top)
-        exact[pool], best_row[pool] = rescore(matcher, pool, query)
-    vector_top = near[np.lexsort((id_rank[near], -exact[near]))[: cfg.max_candidates]]
-    normalized = np.zeros(size, dtype=np.float64)
-    if lexical_top is None:
-        scored = np.flatnonzero(mask)
-        pooled = np.sort(vector_top)
-    else:
-        scored = pooled = np.union1d(vector_top, lexical_top).astype(np.intp)
-    if cfg.bm25_normalization == "query":  # per rule: only the scored ones are needed
-        normalized[scored] = normalize_bm25(raw[scored], "query", query_idf)
-    else:  # depends on every candidate
-        everyone = scored if cfg.candidate_pool == "vector" else np.flatnonzero(mask)
-        normalized[everyone] = normalize_bm25(raw[everyone], cfg.bm25_normalization, query_idf)
-    vector = np.zeros(size, dtype=np.float64)
-    vector[pooled] = exact[pooled]
-    centroid = np.full(size, np.nan, dtype=np.float64)
-    if cfg.example_centroid_weight > 0 and len(pooled) and matcher._vectors.has_centroids:
-        centroid[pooled] = centroid_similarities(matcher, pooled, query)
-        blended = pooled[np.isfinite(centroid[pooled])]
-        weight = cfg.example_centroid_weight
-        vector[blended] = (1.0 - weight) * vector[blended] + weight * centroid[blended]
-    scope_weights = np.array([cfg.scope_weights[s] for s in _SCOPES], dtype=np.float64)
-    hybrid = hybrid_scores(vector[scored], normalized[scored], cfg)
-    priority = priorities(matcher, cfg)[scored]
-    final = final_scores(hybrid, priority, scope_weights[matcher._scope[scored]], cfg)
-    similarity = exact[scored]
-    if cfg.candidate_pool == "vector":  # rules outside the vector pool have no vector score
-        similarity[np.isnan(similarity)] = 0.0
-    gate = threshold_scores(cfg, final, hybrid, similarity)
-    passed = np.ones(len(scored), dtype=bool) if cfg.threshold is None else gate >= cfg.threshold
-    blocked = session_blocked(matcher, session)
-    allowed = passed.copy()
-    if blocked:
-        allowed &= ~np.isin(scored, np.fromiter(blocked, dtype=np.intp, count=len(blocked)))
-    keep = np.flatnonzero(allowed)
-    if len(keep) > 4 * cfg.max_matched:  # only the best and their ties need sorting
-        keep = top_with_ties(keep, final[keep], cfg.max_matched)
-    kept = scored[keep]
-    picked = keep[np.lexsort((id_rank[kept], -matcher._priority[kept], -final[keep]))[: cfg.max_matched]]
-    slots = scored[picked]
-    missing = slots[np.isnan(exact[slots])]
-    if len(missing):  # the ADR pool: a chosen rule outside the vector top has no exact similarity yet
-        exact[missing], best_row[missing] = rescore(matcher, missing, query)
+    exact, best_row = score_buffers(matcher, size)  # exact similarity (NaN: not rescored) and best row, by slot
+    touched: list[np.ndarray] = []
+    try:
+        if bounds is not None:
+            touched.extend(rescore_vector_top(matcher, query, bounds, lexical_top, cfg.max_candidates, exact, best_row))
+            near = near[~np.isnan(exact[near])]
+        else:
+            pool = near if lexical_top is None else np.union1d(near, lexical_top)
+            exact[pool], best_row[pool] = rescore(matcher, pool, query)
+            touched.append(pool)
+        vector_top = near[np.lexsort((id_rank[near], -exact[near]))[: cfg.max_candidates]]
+        if lexical_top is None:  # ADR pool: every candidate is scored, the vector top alone has a vector score
+            scored = np.flatnonzero(mask)
+            pooled_at = np.searchsorted(scored, np.sort(vector_top))
+        else:
+            scored = np.union1d(vector_top, lexical_top).astype(np.intp)
+            pooled_at = np.arange(len(scored))
+        # from here on, arrays are aligned with `scored`
+        bm25_raw = raw[scored]
+        if cfg.bm25_normalization == "query" or lexical_top is None:  # "query" is per rule; ADR: scored = everyone
+            normalized = normalize_bm25(bm25_raw, cfg.bm25_normalization, query_idf)
+        else:  # min-max or max over every candidate
+            everyone = np.flatnonzero(mask)
+            normalized = normalize_bm25(raw[everyone], cfg.bm25_normalization, query_idf)
+            normalized = normalized[np.searchsorted(everyone, scored)]
+        similarity = exact[scored]
+        vector = np.zeros(len(scored), dtype=np.float64)
+        vector[pooled_at] = similarity[pooled_at]
+        centroid = np.full(len(scored), np.nan, dtype=np.float64)
+        if cfg.example_centroid_weight > 0 and len(pooled_at) and matcher._vectors.has_centroids:
+            centroid[pooled_at] = centroid_similarities(matcher, scored[pooled_at], query)
+            blended = pooled_at[np.isfinite(centroid[pooled_at])]
+            weight = cfg.example_centroid_weight
+            vector[blended] = (1.0 - weight) * vector[blended] + weight * centroid[blended]
+        scope_weight = np.array([cfg.scope_weights[s] for s in _SCOPES], dtype=np.float64)[matcher._scope[scored]]
+        hybrid = hybrid_scores(vector, normalized, cfg)
+        priority = priorities(matcher, cfg)[scored]
+        final = final_scores(hybrid, priority, scope_weight, cfg)
+        if lexical_top is None:  # rules outside the ADR vector pool have no vector score
+            similarity[np.isnan(similarity)] = 0.0
+        gate = threshold_scores(cfg, final, hybrid, similarity)
+        passed = np.ones(len(scored), dtype=bool) if cfg.threshold is None else gate >= cfg.threshold
+        blocked = session_blocked(matcher, session)
+        allowed = passed.copy()
+        if blocked:
+            allowed &= ~np.isin(scored, np.fromiter(blocked, dtype=np.intp, count=len(blocked)))
+        keep = np.flatnonzero(allowed)
+        if len(keep) > 4 * cfg.max_matched:  # only the best and their ties need sorting
+            keep = top_with_ties(keep, final[keep], cfg.max_matched)
+        kept = scored[keep]
+        picked = keep[np.lexsort((id_rank[kept], -matcher._priority[kept], -final[keep]))[: cfg.max_matched]]
+        slots = scored[picked]
+        missing = slots[np.isnan(exact[slots])]
+        if len(missing):  # the ADR pool: a chosen rule outside the vector top has no exact similarity yet
+            exact[missing], best_row[missing] = rescore(matcher, missing, query)
+            touched.append(missing)
+        chosen_similarity, chosen_row = exact[slots].tolist(), best_row[slots].tolist()
+    finally:
+        for done in touched:  # leave the buffer all NaN for the next match
+            exact[done] = np.nan
     weights = {
         "vector": cfg.vector_weight,
         "bm25": cfg.bm25_weight,
@@ -335,16 +359,16 @@ def match_one(
     matches = []
     columns = zip(
         slots.tolist(),
-        exact[slots].tolist(),
-        best_row[slots].tolist(),
-        vector[slots].tolist(),
-        raw[slots].tolist(),
-        normalized[slots].tolist(),
+        chosen_similarity,
+        chosen_row,
+        vector[picked].tolist(),
+        bm25_raw[picked].tolist(),
+        normalized[picked].tolist(),
         hybrid[picked].tolist(),
         priority[picked].tolist(),
-        scope_weights[matcher._scope[slots]].tolist(),
+        scope_weight[picked].tolist(),
         final[picked].tolist(),
-        centroid[slots].tolist(),
+        centroid[picked].tolist(),
         strict=True,
     )
     for slot, similarity, row, vector_score, bm25_raw, bm25, hybrid_score, prio, scope_w, final_score, mean in columns:

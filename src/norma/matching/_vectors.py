@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from norma.errors import InvalidInputError
+from norma.matching._packed import PackedRows
 
 _simsimd: Any
 try:
@@ -36,6 +37,7 @@ __all__ = ["VectorIndex", "int8_scan_available", "quantize_rows"]
 _HNSW_CONNECTIVITY = 16
 _HNSW_EXPANSION_ADD = 64
 _HNSW_EXPANSION_SEARCH = 64
+_PACKED_MIN_ROWS = 4096  # below, simsimd's scan is as fast as a call into onnxruntime
 _Q8_LIMIT = 127.0  # symmetric: -128 is never used, so every SIMD kernel's integer sum is exact
 _BOUND_SLACK = 1e-5  # float32 rounding of the bound arithmetic itself (values are ~1, an ulp is 6e-8)
 
@@ -77,6 +79,9 @@ class VectorIndex:
         self._identity_size = -1
         self._identity_ok = False
         self._generation = 0  # bumped when rows are renumbered
+        self._packed: PackedRows | None = None  # the int8 rows as one prepacked matrix (see _packed.py)
+        self._packed_generation = -1
+        self._packed_failed = False
         self._build_thread: threading.Thread | None = None
         self._pending: tuple[int, Any] | None = None
         self._journal: list[tuple[np.ndarray, np.ndarray | None]] | None = None
@@ -217,9 +222,7 @@ class VectorIndex:
         q8, q_scale, q_residual = quantize_rows(queries)
         exact = np.asarray(queries, dtype=np.float64)
         q_norm = np.sqrt(np.einsum("ij,ij->i", exact, exact))
-        # integer sums, exact in float32 (|sum| <= dim * 127 * 127 < 2**24 for dim <= 1040). Not cdist's `out=`:
-        # simsimd 6.5 drops a reference to None on each such call, which crashes the interpreter in the end.
-        sums = np.asarray(_simsimd.cdist(q8, self._q8[:used], metric="dot", out_dtype="float32"))
+        sums = self._integer_dots(q8, used)
         sums *= self._q8_scale32[:used]
         lower = upper = sums[0]
         for i in range(len(queries)):
@@ -239,6 +242,38 @@ class VectorIndex:
         np.maximum.at(low_out, slots, lower)
         np.maximum.at(high_out, slots, upper)
         return low_out[:size], high_out[:size]
+
+    def _integer_dots(self, q8: np.ndarray, used: int) -> np.ndarray:
+        """``q8 @ int8 rows.T`` for the first ``used`` rows, exact, as float32 (|sum| <= dim * 127 * 127 < 2**24
+        for dim <= 1040): the packed product for the rows it covers, simsimd for the rows added since."""
+        assert _simsimd is not None
+        packed = self._packed_rows(used)
+        start = 0 if packed is None else packed.rows
+        # Not cdist's `out=`: simsimd 6.5 drops a reference to None on each such call, which crashes the
+        # interpreter in the end.
+        tail = None
+        if start < used:
+            tail = np.asarray(_simsimd.cdist(q8, self._q8[start:used], metric="dot", out_dtype="float32"))
+        if packed is None:
+            assert tail is not None
+            return tail
+        head = packed.dots(q8).astype(np.float32)
+        return head if tail is None else np.concatenate([head, tail], axis=1)
+
+    def _packed_rows(self, used: int) -> PackedRows | None:
+        """The packed int8 matrix, (re)built when missing, renumbered (compaction) or far behind (more than an
+        eighth of the rows added since); None below ``_PACKED_MIN_ROWS`` rows or if onnxruntime fails."""
+        if used < _PACKED_MIN_ROWS or self._packed_failed:
+            return None
+        packed = self._packed
+        if packed is None or self._packed_generation != self._generation or used - packed.rows > packed.rows // 8:
+            try:
+                packed = PackedRows(self._q8[:used])
+            except Exception:  # pragma: no cover - onnxruntime is a dependency; simsimd alone still answers
+                self._packed_failed = True
+                return None
+            self._packed, self._packed_generation = packed, self._generation
+        return packed
 
     def one_row_per_slot(self, size: int) -> bool:
         """Whether row i holds the only vector of slot i for every slot below ``size`` (no examples, no updates)."""
