@@ -149,7 +149,7 @@ def test_many_equal_vectors_fall_back_to_the_float32_scan(monkeypatch: pytest.Mo
         return real(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(pipeline, "similarities", spy)
-    matcher = RuleMatcher(rules, MatchConfig(threshold=None), embedder=None, vectors=vectors)
+    matcher = RuleMatcher(rules, MatchConfig(threshold=None, vector_scan="int8"), embedder=None, vectors=vectors)
     result = matcher.match("topic7", query_vector=same[0])
     assert scans == ["float32"]
     assert result[0].rule.id == "r0007"  # the one lexical hit wins the tie of equal similarities
@@ -168,7 +168,7 @@ def test_the_int8_scan_keeps_the_interpreter_sane() -> None:
 
 
 def test_the_packed_product_covers_large_indexes_through_updates_and_compaction() -> None:
-    # past _PACKED_MIN_ROWS rows the int8 scan is onnxruntime's prepacked MatMulInteger, plus simsimd for rows
+    # from _PACKED_MIN_ROWS rows on, the int8 scan is onnxruntime's prepacked MatMulInteger, plus simsimd for rows
     # added after packing; the bounds must hold (and match the float32 scan) at every stage
     rng = np.random.default_rng(11)
     size = vectors_module._PACKED_MIN_ROWS + 500
@@ -206,6 +206,7 @@ def test_the_packed_product_covers_large_indexes_through_updates_and_compaction(
 
 
 def test_a_large_matcher_answers_the_same_with_int8_and_float32_scans() -> None:
+    # the default ("auto") scans in int8 from 2,048 rule vectors on
     rng = np.random.default_rng(12)
     rules, vectors = _rules(rng, vectors_module._PACKED_MIN_ROWS + 200, 1, "gauss")
     config = MatchConfig(threshold=None)
@@ -221,3 +222,17 @@ def test_a_large_matcher_answers_the_same_with_int8_and_float32_scans() -> None:
             )
         changed = rules[round_ * 700 : round_ * 700 + 700]
         matcher.upsert(changed, {r.id: unit_rows(rng, 2) for r in changed})
+
+
+@pytest.mark.parametrize(("rows", "expected"), [(100, "float32"), (2100, "int8")])
+def test_auto_scans_in_int8_from_2048_rule_vectors(rows: int, expected: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(13)
+    rules = [Rule(id=f"r{i:04d}", condition_text=f"topic{i}") for i in range(rows)]
+    vectors = {r.id: unit_rows(rng, 1) for r in rules}
+    used: list[str] = []
+    real_bounded, real_float = pipeline.bounded_candidates, pipeline.similarities
+    monkeypatch.setattr(pipeline, "bounded_candidates", lambda *a: used.append("int8") or real_bounded(*a))
+    monkeypatch.setattr(pipeline, "similarities", lambda *a: used.append("float32") or real_float(*a))
+    matcher = RuleMatcher(rules, MatchConfig(threshold=None), embedder=None, vectors=vectors)
+    assert len(matcher.match("topic1", query_vector=vectors["r0001"][0])) == 10
+    assert used == [expected]

@@ -91,10 +91,11 @@ class MatchConfig(BaseModel):
     """Fixed (low, high) priorities mapped to 0 and 1; None: min-max over the matcher's rules (0 when all equal)."""
     hnsw_min_rows: int = Field(default=50_000, ge=1)
     """From this many rule vectors (rules + examples) on, candidates come from an HNSW index, rescored exactly."""
-    vector_scan: Literal["int8", "float32"] = "int8"
+    vector_scan: Literal["auto", "int8", "float32"] = "auto"
     """How the vector candidates are found below ``hnsw_min_rows``: ``int8`` scans an int8 copy of the rule vectors
     with exact error bounds and rescores every rule the bounds cannot rule out (the same candidates as a float32
-    scan, a quarter of the memory traffic); ``float32`` scans the float32 matrix. Results are identical."""
+    scan, a quarter of the memory traffic); ``float32`` scans the float32 matrix; ``auto`` is ``int8`` from 2,048
+    rule vectors on (below, the float32 scan is the faster). Results are identical."""
     blas: bool = False
     """For the float32 scan (``vector_scan="float32"``, the explanation of dropped rules, and the exact scan while
     an HNSW index is built): BLAS (OpenBLAS' threads) instead of numpy's single-threaded einsum; faster on an idle

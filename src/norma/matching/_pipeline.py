@@ -35,6 +35,7 @@ __all__ = ["match_one"]
 
 _SCOPES = (Scope.GLOBAL, Scope.SCENARIO, Scope.STEP)
 _TIE_MARGIN = 1e-5  # float32 similarities this close to the cut are rescored in float64 before the cut
+_INT8_MIN_ROWS = 2048  # vector_scan="auto": from this many rule vectors on the int8 scan is the faster
 _BOUNDED_LIMIT = 32  # the int8 scan hands at most this many times max_candidates (and >= 1024) to exact rescoring
 
 
@@ -272,7 +273,9 @@ def match_one(
     assert matcher._vectors is not None
     approx: np.ndarray | None = None
     bounds = None
-    if cfg.vector_scan == "int8" and matcher._vectors.rows < cfg.hnsw_min_rows and int8_scan_available():
+    rows = matcher._vectors.rows
+    int8 = cfg.vector_scan == "int8" or (cfg.vector_scan == "auto" and rows >= _INT8_MIN_ROWS)
+    if int8 and rows < cfg.hnsw_min_rows and int8_scan_available():
         bounds = bounded_candidates(matcher, query, mask, cfg.max_candidates)
     if bounds is not None:
         near = bounds[0]

@@ -37,7 +37,7 @@ __all__ = ["VectorIndex", "int8_scan_available", "quantize_rows"]
 _HNSW_CONNECTIVITY = 16
 _HNSW_EXPANSION_ADD = 64
 _HNSW_EXPANSION_SEARCH = 64
-_PACKED_MIN_ROWS = 4096  # below, simsimd's scan is as fast as a call into onnxruntime
+_PACKED_MIN_ROWS = 2048  # below, simsimd's scan is about as fast as a call into onnxruntime
 _Q8_LIMIT = 127.0  # symmetric: -128 is never used, so every SIMD kernel's integer sum is exact
 _BOUND_SLACK = 1e-5  # float32 rounding of the bound arithmetic itself (values are ~1, an ulp is 6e-8)
 
