@@ -374,16 +374,16 @@ def match_one(
         centroid[picked].tolist(),
         strict=True,
     )
-    for slot, similarity, row, vector_score, bm25_raw, bm25, hybrid_score, prio, scope_w, final_score, mean in columns:
+    for slot, sim, row, vector_score, lexical_raw, bm25, hybrid_score, prio, scope_w, final_score, mean in columns:
         rule = matcher._rule_at[slot]
         assert rule is not None
         doc_terms = lexical.terms_of(slot)
         explanation = MatchExplanation(
-            similarity=similarity,
+            similarity=sim,
             vector_score=vector_score,
             matched_text=matcher._texts_at[slot][row],
             matched_example=None if row == 0 else row - 1,
-            bm25_raw=bm25_raw,
+            bm25_raw=lexical_raw,
             bm25_normalized=bm25,
             matched_terms=tuple(t for t in terms if t in doc_terms),
             hybrid=hybrid_score,
@@ -397,7 +397,7 @@ def match_one(
             bm25_normalization=cfg.bm25_normalization,
             example_centroid=None if math.isnan(mean) else mean,
         )
-        matches.append(MatchedRule(rule, similarity, bm25, final_score, explanation))
+        matches.append(MatchedRule(rule, sim, bm25, final_score, explanation))
     result = MatchResult(matches)
     if explain:
         if approx is None:  # the int8 scan gave bounds only: the dropped rules' similarities come from float32
