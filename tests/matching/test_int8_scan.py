@@ -236,3 +236,29 @@ def test_auto_scans_in_int8_from_2048_rule_vectors(rows: int, expected: str, mon
     matcher = RuleMatcher(rules, MatchConfig(threshold=None), embedder=None, vectors=vectors)
     assert len(matcher.match("topic1", query_vector=vectors["r0001"][0])) == 10
     assert used == [expected]
+
+
+def test_rows_added_after_a_scan_are_quantised_at_the_next_one_even_across_a_compaction() -> None:
+    rng = np.random.default_rng(14)
+    index = VectorIndex(DIM)
+    rows = {slot: unit_rows(rng, 2) for slot in range(200)}
+    for slot, vectors in rows.items():
+        index.set(slot, vectors)
+    query = unit_rows(rng, 1)
+    index.similarity_bounds(query, 200)  # rows 0..399 quantised
+    for slot in range(200, 300):  # an unquantised tail ...
+        rows[slot] = unit_rows(rng, 2)
+        index.set(slot, rows[slot])
+    generation = index._generation
+    for slot in range(0, 250, 2):  # ... then a compaction that renumbers quantised and unquantised rows alike
+        index.remove(slot)
+        del rows[slot]
+    assert index._generation > generation
+    lower, upper = index.similarity_bounds(query, 300)
+    for slot in range(300):
+        if slot in rows:
+            exact = float((rows[slot].astype(np.float64) @ query[0].astype(np.float64)).max())
+            assert lower[slot] <= exact <= upper[slot]
+            assert upper[slot] - lower[slot] < 0.2
+        else:
+            assert upper[slot] == -np.inf

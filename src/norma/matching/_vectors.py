@@ -38,6 +38,7 @@ _HNSW_CONNECTIVITY = 16
 _HNSW_EXPANSION_ADD = 64
 _HNSW_EXPANSION_SEARCH = 64
 _PACKED_MIN_ROWS = 2048  # below, simsimd's scan is about as fast as a call into onnxruntime
+_QUANTIZE_CHUNK = 4096  # rows quantised per pass (float64 temporaries of 4096 x dim)
 _Q8_LIMIT = 127.0  # symmetric: -128 is never used, so every SIMD kernel's integer sum is exact
 _BOUND_SLACK = 1e-5  # float32 rounding of the bound arithmetic itself (values are ~1, an ulp is 6e-8)
 
@@ -66,10 +67,9 @@ class VectorIndex:
         self.dim = dim
         self._matrix = np.zeros((16, dim), dtype=np.float32)
         self._q8 = np.zeros((16, dim), dtype=np.int8)  # the int8 copy the candidate scan reads
-        self._q8_scale = np.zeros(16, dtype=np.float64)
-        self._q8_residual = np.zeros(16, dtype=np.float64)
-        self._q8_scale32 = np.zeros(16, dtype=np.float32)  # float32 copies for the scan's arithmetic
-        self._q8_residual32 = np.zeros(16, dtype=np.float32)
+        self._q8_scale = np.zeros(16, dtype=np.float32)  # per row: int8 scale and rounding residual length
+        self._q8_residual = np.zeros(16, dtype=np.float32)
+        self._quantized = 0  # rows below this one have their int8 copy (quantised in bulk at the next scan)
         self._row_slot = np.full(16, -1, dtype=np.intp)
         self._rows_used = 0
         self._free = 0
@@ -123,8 +123,6 @@ class VectorIndex:
             self._grow(self._rows_used + count)
         rows = np.arange(self._rows_used, self._rows_used + count, dtype=np.intp)
         self._matrix[rows] = vectors
-        self._q8[rows], self._q8_scale[rows], self._q8_residual[rows] = quantize_rows(self._matrix[rows])
-        self._q8_scale32[rows], self._q8_residual32[rows] = self._q8_scale[rows], self._q8_residual[rows]
         self._row_slot[rows] = slot
         self._rows_used += count
         self._slot_rows[slot] = rows
@@ -143,10 +141,7 @@ class VectorIndex:
             return
         self._row_slot[rows] = -1
         self._identity_size = -1
-        self._matrix[rows] = 0.0
-        self._q8[rows] = 0
-        for array in (self._q8_scale, self._q8_residual, self._q8_scale32, self._q8_residual32):
-            array[rows] = 0.0
+        self._matrix[rows] = 0.0  # (its int8 copy is left: a free row's scores are never read)
         self._free += len(rows)
         if self._hnsw is not None:
             self._hnsw.remove(rows.astype(np.uint64))
@@ -160,15 +155,14 @@ class VectorIndex:
         used = self._rows_used
         matrix = np.zeros((size, self.dim), dtype=np.float32)
         matrix[:used] = self._matrix[:used]
-        q8 = np.zeros((size, self.dim), dtype=np.int8)
-        q8[:used] = self._q8[:used]
         row_slot = np.full(size, -1, dtype=np.intp)
         row_slot[:used] = self._row_slot[:used]
-        self._matrix, self._row_slot, self._q8 = matrix, row_slot, q8
-        for name in ("_q8_scale", "_q8_residual", "_q8_scale32", "_q8_residual32"):
+        self._matrix, self._row_slot = matrix, row_slot
+        done = self._quantized
+        for name in ("_q8", "_q8_scale", "_q8_residual"):
             old = getattr(self, name)
-            new = np.zeros(size, dtype=old.dtype)
-            new[:used] = old[:used]
+            new = np.zeros((size, *old.shape[1:]), dtype=old.dtype)  # zero pages: no memory until written
+            new[:done] = old[:done]
             setattr(self, name, new)
 
     def _compact(self) -> None:
@@ -177,9 +171,10 @@ class VectorIndex:
         new_of_old[live] = np.arange(len(live), dtype=np.intp)
         self._matrix[: len(live)] = self._matrix[live]
         self._matrix[len(live) : self._rows_used] = 0.0
-        for array in (self._q8, self._q8_scale, self._q8_residual, self._q8_scale32, self._q8_residual32):
-            array[: len(live)] = array[live]
-            array[len(live) : self._rows_used] = 0
+        quantized = live[live < self._quantized]  # live rows keep their order: these come first
+        for array in (self._q8, self._q8_scale, self._q8_residual):
+            array[: len(quantized)] = array[quantized]
+        self._quantized = len(quantized)
         self._row_slot[: len(live)] = self._row_slot[live]
         self._row_slot[len(live) : self._rows_used] = -1
         self._slot_rows = {slot: new_of_old[rows] for slot, rows in self._slot_rows.items()}
@@ -219,17 +214,22 @@ class VectorIndex:
         if used == 0:
             empty = np.full(size, -np.inf, dtype=np.float32)
             return empty, empty.copy()
+        for start in range(self._quantized, used, _QUANTIZE_CHUNK):  # rows added since the last scan, in bulk
+            end = min(start + _QUANTIZE_CHUNK, used)
+            q8, scale, residual = quantize_rows(self._matrix[start:end])
+            self._q8[start:end], self._q8_scale[start:end], self._q8_residual[start:end] = q8, scale, residual
+            self._quantized = end
         q8, q_scale, q_residual = quantize_rows(queries)
         exact = np.asarray(queries, dtype=np.float64)
         q_norm = np.sqrt(np.einsum("ij,ij->i", exact, exact))
         sums = self._integer_dots(q8, used)
-        sums *= self._q8_scale32[:used]
+        sums *= self._q8_scale[:used]
         lower = upper = sums[0]
         for i in range(len(queries)):
             approx = sums[i]
             approx *= np.float32(q_scale[i])
             # |r.q - r~.q~| <= |r - r~| |q| + |r~| |q - q~|, and |r~| <= |r| + |r - r~| with |r| = 1 (+ rounding)
-            bound = self._q8_residual32[:used] * np.float32(q_norm[i] + q_residual[i])
+            bound = self._q8_residual[:used] * np.float32(q_norm[i] + q_residual[i])
             bound += np.float32((1.0 + 1e-6) * q_residual[i] + _BOUND_SLACK)
             low = approx - bound
             approx += bound
