@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import norma.matching._pipeline as pipeline
 import norma.matching._vectors as vectors_module
+from norma.errors import InvalidInputError
 from norma.matching import MatchConfig, Rule, RuleMatcher, Scope, SessionState
 from norma.matching._vectors import VectorIndex, quantize_rows
 
@@ -262,3 +263,15 @@ def test_rows_added_after_a_scan_are_quantised_at_the_next_one_even_across_a_com
             assert upper[slot] - lower[slot] < 0.2
         else:
             assert upper[slot] == -np.inf
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [np.full(DIM, np.nan), np.full(DIM, np.inf), np.zeros(DIM), np.zeros((2, DIM)), np.zeros((1, 0)), [["x"] * DIM]],
+)
+def test_a_bad_query_vector_is_invalid_input(bad: object) -> None:
+    rng = np.random.default_rng(15)
+    rules = [Rule(id="a", condition_text="refund"), Rule(id="b", condition_text="card")]
+    matcher = RuleMatcher(rules, embedder=None, vectors={r.id: unit_rows(rng, 1) for r in rules})
+    with pytest.raises(InvalidInputError, match="query_vectors"):
+        matcher.match("refund", query_vector=bad)  # type: ignore[arg-type]

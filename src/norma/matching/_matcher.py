@@ -53,6 +53,22 @@ def _wanted_tags(tags: object) -> list[str] | None:
     return wanted
 
 
+def _checked_query(vector: object, index: int) -> np.ndarray:
+    """A caller's message vector as ``(windows, dim)`` float32; InvalidInputError unless finite and non-zero."""
+    try:
+        array = np.atleast_2d(np.asarray(vector, dtype=np.float32))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"query_vectors[{index}] is not a numeric array: {exc}") from None
+    if array.ndim != 2 or array.size == 0:
+        raise InvalidInputError(f"query_vectors[{index}] has shape {array.shape}, expected (dim,) or (windows, dim)")
+    if not np.isfinite(array).all() or not np.linalg.norm(array, axis=1).all():
+        raise InvalidInputError(
+            f"query_vectors[{index}] must be finite and non-zero in every window",
+            hint="pass the message's embedding, or omit query_vector to embed the message",
+        )
+    return array
+
+
 class RuleMatcher:
     """Matches messages to the rules of one tenant (see the module docstring for the pipeline).
 
@@ -383,10 +399,8 @@ class RuleMatcher:
         if query_vectors is not None:
             if len(query_vectors) != len(items):
                 raise InvalidInputError(f"{len(items)} messages but {len(query_vectors)} vectors")
-            queries: list[np.ndarray | None] = [
-                None if not m.strip() else np.atleast_2d(np.asarray(v, dtype=np.float32))
-                for m, v in zip(items, query_vectors, strict=True)
-            ]
+            pairs = enumerate(zip(items, query_vectors, strict=True))
+            queries: list[np.ndarray | None] = [None if not m.strip() else _checked_query(v, i) for i, (m, v) in pairs]
         elif len(self) == 0:
             queries = [None] * len(items)
         else:
