@@ -5,6 +5,7 @@ scopes, filters and updates."""
 from __future__ import annotations
 
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -275,3 +276,39 @@ def test_a_bad_query_vector_is_invalid_input(bad: object) -> None:
     matcher = RuleMatcher(rules, embedder=None, vectors={r.id: unit_rows(rng, 1) for r in rules})
     with pytest.raises(InvalidInputError, match="query_vectors"):
         matcher.match("refund", query_vector=bad)  # type: ignore[arg-type]
+
+
+def test_concurrent_matches_and_updates_share_the_scan_buffers_safely() -> None:
+    # the int8 scan, its pack and the by-slot score buffers are per matcher: threads must not see each other's work
+    rng = np.random.default_rng(16)
+    rules, vectors = _rules(rng, 2600, 1, "gauss")
+    matcher = RuleMatcher(rules, MatchConfig(threshold=None), embedder=None, vectors=vectors)
+    queries = [unit_rows(rng, 1) for _ in range(60)]
+    messages = [f"topic{i % 7} customer word{i % 5}" for i in range(60)]
+    expected = [matcher.match(m, query_vector=q) for m, q in zip(messages, queries, strict=True)]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        got = list(pool.map(lambda i: matcher.match(messages[i], query_vector=queries[i]), range(60)))
+    assert got == expected
+
+    changed = {r.id: unit_rows(rng, 2) for r in rules[:400]}
+    errors: list[BaseException] = []
+
+    def update() -> None:
+        try:
+            for start in range(0, 400, 50):
+                batch = rules[start : start + 50]
+                matcher.upsert(batch, {r.id: changed[r.id] for r in batch})
+            matcher.remove([r.id for r in rules[-100:]])
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        writer = pool.submit(update)
+        results = list(pool.map(lambda i: len(matcher.match(messages[i], query_vector=queries[i])), range(60)))
+        writer.result()
+    assert not errors
+    assert results == [10] * 60
+    final_vectors = {**vectors, **changed}
+    fresh = RuleMatcher(rules[:-100], MatchConfig(threshold=None), embedder=None, vectors=final_vectors)
+    for message, query in zip(messages, queries, strict=True):
+        assert matcher.match(message, query_vector=query) == fresh.match(message, query_vector=query)
