@@ -312,3 +312,19 @@ def test_concurrent_matches_and_updates_share_the_scan_buffers_safely() -> None:
     fresh = RuleMatcher(rules[:-100], MatchConfig(threshold=None), embedder=None, vectors=final_vectors)
     for message, query in zip(messages, queries, strict=True):
         assert matcher.match(message, query_vector=query) == fresh.match(message, query_vector=query)
+
+
+def test_bounds_hold_past_the_dimension_where_float32_integer_sums_round() -> None:
+    # +-1/sqrt(d) vectors quantise to +-127 everywhere: at d = 1536 a self dot product is 1536 * 127**2 > 2**24
+    rng = np.random.default_rng(17)
+    dim = 1536
+    rows = rng.choice([-1.0, 1.0], (40, dim)).astype(np.float32) / np.float32(np.sqrt(dim))
+    index = VectorIndex(dim)
+    for slot in range(40):
+        index.set(slot, rows[slot : slot + 1])
+    query = rows[:2].copy()
+    lower, upper = index.similarity_bounds(query, 40)
+    exact = (rows.astype(np.float64) @ query.astype(np.float64).T).max(axis=1)
+    assert (lower <= exact).all()
+    assert (exact <= upper).all()
+    assert exact[0] == pytest.approx(1.0)
