@@ -123,6 +123,20 @@ def test_one_slot_for_two_rules_goes_to_a_variation_built_by_both(name: str) -> 
     ] == pytest.approx(1.0)
 
 
+def test_a_larger_total_gives_each_of_three_rules_its_own_variation() -> None:
+    # No variation follows two of these rules, so all three need a variation each. With 7 variations the rule
+    # target is int(7 * 0.29) = 2 and three rule variations score 0.75; 11 variations make the target 3 and the
+    # rule score 1.0, which is worth more than the count score lost to the extra non-rule variations.
+    balanced = {"Light": 0.3, "Medium": 0.4, "Far": 0.3}
+    rules = ["replace_random_vowel_with_random_vowel", "swap_adjacent_consonants", "initial_only_first_name"]
+    variations = generate_variations("George Ward", 7, balanced, balanced, rules, 29, seed=0, compat="stable")
+    labels = {"selected_rules": rules, "rule_percentage": 29}
+    final, _, metrics = variation_quality("George Ward", variations, balanced, balanced, 7, labels, compat="stable")
+    assert metrics["rule_compliance"]["score"] == pytest.approx(1.0)
+    assert len(variations) >= 11
+    assert final > 0.81  # 0.799 when the total stays inside the count tolerance
+
+
 def test_two_part_names_stay_near_their_ceiling() -> None:
     # Measured 0.923 (compat="stable", which does not depend on the hash seed); the best any variations could reach
     # on such queries is about 0.94 (docs/benchmarks.md, "names: generator").

@@ -9,7 +9,7 @@ import pytest
 
 from norma.names import RULE_CATALOG, evaluate_rule, evaluate_rule_compliance
 from norma.names._similarity import phonetic_codes
-from norma.names._variants import alphabet_of, edit_pool, rule_pool
+from norma.names._variants import alphabet_of, edit_pool, onset_variants, rule_pool
 
 NAMES = ["John Smith", "Anna Lee Hall", "Matthew", "Mary-Jane Watson", "Иван Петров"]
 
@@ -71,8 +71,29 @@ def _matching_codes(part: str, text: str) -> int:
         ("Baker", {0, 1, 2, 3, 4, 5, 7}),  # NYSIIS alone: a final "s" ("Bakers")
         ("Adams", {0, 1, 2, 3, 4, 5, 7}),  # Metaphone alone: a silent "gh" ("Aghdams")
         ("Carter", {0, 1, 2, 3, 5, 6, 7}),  # Metaphone and NYSIIS without Soundex: "Karter"
+        ("carter", {6}),  # the same for the lower-case seeds the validator sends
+        ("Nancy", {6}),  # "Knancy"
+        ("frank", {6}),  # "phrank"
     ],
 )
 def test_edit_pool_reaches_every_partial_phonetic_match(part: str, wanted: set[int]) -> None:
     pool = edit_pool(part, random.Random(0))
     assert {_matching_codes(part, text) for text in pool} >= wanted
+
+
+@pytest.mark.parametrize(
+    ("part", "respelled"),
+    [("Karen", "Caren"), ("karen", "caren"), ("Nancy", "Knancy"), ("Frank", "Phrank"), ("KING", "CKING")],
+)
+def test_onset_variants_respell_the_first_sound(part: str, respelled: str) -> None:
+    variants = onset_variants(part)
+    assert respelled in variants
+    assert part not in variants
+    # Metaphone and NYSIIS hear the respelling as the part, Soundex (which keeps the first letter) does not.
+    assert _matching_codes(part, respelled) == 6
+
+
+def test_onset_variants_leave_non_latin_and_non_letter_starts_alone() -> None:
+    assert onset_variants("Иван") == []
+    assert onset_variants("'Abdallah") == []
+    assert onset_variants("") == []

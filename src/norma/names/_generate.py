@@ -11,8 +11,11 @@ How it plays the score (docs/design/012-names-generator.md has the reasoning):
   orthographic level) cells; a small min-cost flow (:mod:`norma.names._plan`) picks how many of each cell to take
   so that every level gets exactly ``int(share * k)`` variations (a level past its target loses almost all its
   credit), preferring same-length edits (the length score).
-* The number ``k`` of non-rule variations is chosen inside the count tolerance so that the level targets floor
-  well, and first and last parts are paired so that no pair is accidentally compliant with an effective rule.
+* The number ``k`` of non-rule variations is chosen, in and around the count tolerance, on the estimated final
+  score (level targets that floor well, a rule target that every rule can meet), and first and last parts are
+  paired so that no pair is accidentally compliant with an effective rule.
+* Some phonetic scores need Metaphone and NYSIIS to match and Soundex not: only a respelled first sound ("Karen"
+  -> "Caren", "Nancy" -> "Knancy", "Frank" -> "Phrank") does that, so such respellings seed the pool and the walks.
 
 Deterministic for a ``seed``. In ``compat="miid"`` the phonetic weights come from Python's ``hash()`` (as in the
 validator), so the output is reproducible across processes only under the same ``PYTHONHASHSEED``; use
@@ -60,8 +63,9 @@ def generate_variations(
 
     Args:
         name: the seed name (one, two or three parts; non-Latin letters are edited within their own script).
-        count: the requested number of variations (``variation_count``); the result stays inside the validator's
-            count tolerance, so it may hold a few more or fewer.
+        count: the requested number of variations (``variation_count``); the result may hold a few more or fewer
+            when that scores higher (the validator's count tolerance, or a larger total that gives every rule its
+            own variation).
         phonetic_similarity: the phonetic level distribution, e.g. ``{"Light": 0.2, "Medium": 0.6, "Far": 0.2}``
             (``None``: ``{"Medium": 1.0}``, the validator's default).
         orthographic_similarity: the orthographic level distribution.
@@ -176,11 +180,18 @@ def _walk_patterns(part: str, pool: dict[str, Candidate], rng: random.Random, co
     reference = phonetic_codes(part)
     alphabet = alphabet_of(part)
     steps = min(_STEPS_PER_LETTER * len(part), _MAX_STEPS)
+    patterns: dict[tuple[bool, ...], list[str]] = {}
+    for text in pool:
+        codes = phonetic_codes(text)
+        patterns.setdefault(tuple(codes[i] == reference[i] for i in range(3)), []).append(text)
     for keep in _PATTERNS:
         kept = [i for i in range(3) if keep[i]]
         dropped = [i for i in range(3) if not keep[i]]
-        for _walk in range(_WALKS):
-            current = part
+        # Half the walks start from strings that already have this pattern (a respelled first sound is the only
+        # way to some patterns), the others from the part itself.
+        starts = patterns.get(keep, [])[: _WALKS // 2]
+        for walk in range(_WALKS):
+            current = starts[(walk // 2) % len(starts)] if walk % 2 and starts else part
             for _step in range(steps):
                 text = _mutate(part, current, rng, alphabet)
                 if text == current or not text or TRIPLE.search(text):
@@ -194,17 +205,20 @@ def _walk_patterns(part: str, pool: dict[str, Candidate], rng: random.Random, co
 
 
 def _k_choices(expected: float) -> list[int]:
-    """Numbers of non-rule variations worth trying: the count tolerance and one step either side.
+    """Numbers of non-rule variations worth trying: the count tolerance, three steps below it and up to about
+    ``expected`` steps above it.
 
-    A step outside costs a little count score (``exp(-d / E)``) and can buy more: level targets that floor well,
-    or fewer rule slots to fill. The choice is made on the estimated final score.
+    A step outside costs some count score (``exp(-d / E)``) and can buy more: level targets that floor well, or a
+    larger total, which raises the rule target ``int(n * p)`` until the rules can each get their own variation
+    (three rules that no single variation follows together score 1.0 only with three rule variations, so with
+    ``p = 0.29`` the total has to reach 11). The choice is made on the estimated final score.
     """
     if expected <= 0:
         return [0]
     tolerance = min(0.2 + 0.05 * (expected // 10), 0.4)
     spread = expected * tolerance
     low, high = max(1.0, expected - spread), expected + spread
-    return list(range(max(1, math.ceil(low) - 1), math.floor(high) + 2))
+    return list(range(max(1, math.ceil(low) - 3), math.floor(high) + 2 + max(3, int(expected))))
 
 
 def _count_score(n: int, expected: float) -> float:

@@ -16,7 +16,15 @@ from functools import lru_cache
 
 from norma.names._evaluators import VOWELS
 
-__all__ = ["SPECIAL_CHARACTERS", "TRIPLE", "alphabet_of", "edit_pool", "rule_pool", "substitute_letter"]
+__all__ = [
+    "SPECIAL_CHARACTERS",
+    "TRIPLE",
+    "alphabet_of",
+    "edit_pool",
+    "onset_variants",
+    "rule_pool",
+    "substitute_letter",
+]
 
 TRIPLE = re.compile(r"(?i)(.)\1{2,}")
 """The validator drops a variation with three equal characters in a row (any case)."""
@@ -29,7 +37,29 @@ _SOUNDEX_CLASSES = ("aeiouy", "bfpv", "cgjkqsxz", "dt", "l", "mn", "r", "hw")
 _TITLES = ("Mr.", "Dr.", "Ms.", "Mrs.", "Prof.", "Sir", "Lady", "Lord", "Rev.", "Capt.")
 _SUFFIXES = ("Jr.", "Sr.", "PhD", "MD", "III", "Esq.")
 _SILENT_PAIRS = ("gh", "kn", "wh", "hw")
-_FIRST_SOUNDS = (("C", "K"), ("K", "C"), ("Ph", "F"), ("F", "Ph"), ("S", "C"), ("C", "S"), ("J", "G"), ("G", "J"))
+_ONSETS = ("c", "k", "ck", "kn", "n", "ph", "pf", "f", "s", "g", "j", "ca", "co", "cu")
+"""Spellings of a first sound. Soundex keeps the first letter as written while Metaphone and NYSIIS read
+"c"/"k", "kn"/"n" and "ph"/"f" alike, so these rewrites are how a string matches Metaphone and NYSIIS but not
+Soundex: a phonetic score that no edit after the first letter reaches."""
+
+
+def onset_variants(part: str) -> list[str]:
+    """``part`` with its first one or two letters respelled by each of :data:`_ONSETS`, in the part's case."""
+    if not part[:1].isalpha() or not part.isascii():
+        return []
+    out = []
+    for cut in (1, 2):
+        if cut == 2 and not part[1:2].isalpha():
+            break
+        for onset in _ONSETS:
+            if part.isupper() and len(part) > 1:
+                head = onset.upper()
+            else:
+                head = onset.capitalize() if part[:1].isupper() else onset
+            text = head + part[cut:]
+            if text != part:
+                out.append(text)
+    return out
 
 
 def alphabet_of(part: str) -> str:
@@ -101,10 +131,9 @@ def edit_pool(part: str, rng: random.Random, per_distance: int = 32) -> list[str
         if alphabet == _LATIN:
             for pair in _SILENT_PAIRS:
                 add(part[:i] + pair + part[i:])
-    if alphabet == _LATIN and part[:1].isupper():
-        for old, new in _FIRST_SOUNDS:
-            if part.startswith(old):
-                add(new + part[len(old) :])
+    if alphabet == _LATIN:
+        for text in onset_variants(part):
+            add(text)
     for distance in range(2, len(letters) + 1):
         for trial in range(per_distance):
             chars = list(part)
