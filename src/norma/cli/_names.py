@@ -25,6 +25,7 @@ from norma.names import (
     generate_variations,
     score_jsonl,
     score_record,
+    score_upper_bound,
     variation_quality,
 )
 
@@ -219,20 +220,23 @@ def generate(
     compat: str,
     output_format: str | None,
 ) -> int:
-    """Generate variations of NAME built to score well, and print them with their score."""
+    """Generate variations of NAME built to score well, and print them with their score and the highest final score
+    any variations could get for NAME and these labels (``score_upper_bound``)."""
     fmt = resolve_format(ctx, output_format)
     rule_list = [rule.strip() for item in rules for rule in item.split(",") if rule.strip()]
     pdist = _distribution(phonetic, "--phonetic")
     odist = _distribution(orthographic, "--orthographic")
     variations = generate_variations(name, count, pdist, odist, rule_list, rule_percentage, seed=seed, compat=compat)
+    rule_based = {"selected_rules": rule_list, "rule_percentage": rule_percentage}
     labels = {
         "variation_count": count,
         "phonetic_similarity": pdist,
         "orthographic_similarity": odist,
-        "rule_based": {"selected_rules": rule_list, "rule_percentage": rule_percentage},
+        "rule_based": rule_based,
     }
     scored = score_record({"name": name, "variations": variations, "labels": labels}, compat=compat)
-    payload = {"name": name, "labels": labels, "variations": variations, "score": scored}
+    bound = score_upper_bound(name, count, pdist, odist, rule_based, compat=compat)
+    payload = {"name": name, "labels": labels, "variations": variations, "score": scored, "upper_bound": bound}
     emit(fmt, payload, lambda con: _generate_table(con, payload))
     return 0
 
@@ -248,6 +252,7 @@ def _generate_table(con: Console, payload: dict[str, Any]) -> None:
     rule = scored["rule_compliance"]
     rule_text = "" if rule is None else f", rule compliance {rule:.4f}"
     con.print(f"final {scored['final']:.4f}, base {scored['base']:.4f}{rule_text}")
+    con.print(f"no variations can score above {payload['upper_bound']:.4f} for this name and these labels")
 
 
 def names_demo(examples: Path) -> tuple[dict[str, Any], Callable[[Console], None]]:

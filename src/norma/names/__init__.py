@@ -8,6 +8,7 @@ gaps between similarity levels, no float overshoot). ``docs/design/010-names-com
 from __future__ import annotations
 
 from norma.names._batch import MAX_RECORD_BYTES, ScoredRecord, count_records, score_jsonl, score_record
+from norma.names._bound import score_upper_bound
 from norma.names._catalog import (
     EXTRA_RULES,
     RULE_CATALOG,
@@ -62,6 +63,7 @@ __all__ = [
     "rule_description",
     "score_jsonl",
     "score_record",
+    "score_upper_bound",
     "transliterate",
     "validate_query_template",
     "variation_quality",

@@ -1,0 +1,181 @@
+"""The highest final score any variations can get for a name and a query: an upper bound, exact for its relaxation.
+
+``variation_quality`` is a sum of terms that each have a best case. This module takes every term at the best value
+the validator's formulas allow, given only what no variation can change:
+
+* the part weights (``hash(name)`` in compat="miid"; for a three-part name they add to less than 1);
+* the phonetic scores a part can give: the weights drawn from ``hash(part)`` only allow the sums of subsets of
+  three weights, so a level none of the eight subsets falls in (or only the one at 1.0000000000000002, above every
+  range) is lost whatever the variations are;
+* how the similarity quality counts: ``int(p * n)`` per level, the overflow curve, the unmatched penalty.
+
+Everything else is assumed to go the variations' way: every orthographic level is reachable, every length score is
+1.0, the rule-compliance score is 1.0, no variation is filtered, every variation has a last part. The similarity
+quality of each kind is then maximised exactly over how many of ``u`` unique variations fall in each level (a
+max-plus convolution over the three levels), and the part score over ``u <= n`` (unique and all variations) and
+``n`` (the count score). The result is an upper bound of the final score: no list of variations scores above it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Mapping
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from norma.errors import InvalidInputError
+from norma.names._compat import SIMILARITY_LEVELS, Compat, check_compat, name_part_weights, phonetic_plan, string_seed
+from norma.names._validate import check_count, check_distribution, check_fraction, check_str
+
+__all__ = ["score_upper_bound"]
+
+_LEVELS = ("Light", "Medium", "Far")
+_NEG = -math.inf
+_COUNT_TAIL = 3.0
+"""Count scores are enumerated up to ``3 * E`` past the tolerance; beyond it the count score is below ``e**-3``
+and the rest is bounded in closed form."""
+
+
+def score_upper_bound(
+    name: str,
+    variation_count: float,
+    phonetic_similarity: Mapping[str, float] | None,
+    orthographic_similarity: Mapping[str, float] | None,
+    rule_based: Mapping[str, Any] | None = None,
+    *,
+    compat: str = "miid",
+    phonetic_masks: Collection[int] = range(8),
+) -> float:
+    """An upper bound of ``variation_quality(name, variations, ...)[0]`` over every list of variations.
+
+    Takes the arguments of :func:`norma.names.variation_quality` without the variations. ``phonetic_masks`` are
+    the sets of equal phonetic codes (bit 0 Soundex, bit 1 Metaphone, bit 2 NYSIIS) the variations may reach; the
+    default, all eight, makes the result a bound for any variations. Passing fewer gives the bound for variations
+    limited to those (for instance without ``6``, Metaphone and NYSIIS equal but Soundex not, which only a
+    respelled first sound reaches).
+
+    Raises:
+        InvalidInputError: the same bad inputs :func:`variation_quality` rejects, and masks outside 0-7.
+    """
+    mode = check_compat(compat)
+    name = check_str(name, "name")
+    expected_count = check_count(variation_count, "variation_count")
+    pdist = check_distribution(phonetic_similarity, "phonetic_similarity")
+    odist = check_distribution(orthographic_similarity, "orthographic_similarity")
+    masks = sorted(set(phonetic_masks))
+    if not masks or any(isinstance(m, bool) or not isinstance(m, int) or not 0 <= m <= 7 for m in masks):
+        raise InvalidInputError(
+            f"phonetic_masks must be integers 0-7, not {list(phonetic_masks)!r}",
+            location="phonetic_masks",
+            hint="bit 0 Soundex, bit 1 Metaphone, bit 2 NYSIIS; range(8) allows every subset",
+        )
+    has_rules = bool(rule_based) and "selected_rules" in rule_based  # type: ignore[operator]
+    selected = list(rule_based.get("selected_rules", [])) if has_rules else []  # type: ignore[union-attr]
+    fraction = 0.0
+    if selected:
+        fraction = check_fraction(rule_based.get("rule_percentage", 30), "rule_percentage", upper=100.0) / 100  # type: ignore[union-attr]
+    expected = expected_count * (1.0 - fraction)
+    parts = name.split()
+    if expected == 0 or not parts:
+        base = 1.0 if expected == 0 else 0.0
+    else:
+        first_weight, last_weight = name_part_weights(name, mode)
+        base = first_weight * _part_bound(parts[0], pdist, odist, expected, mode, masks)
+        if len(parts) >= 2:
+            base += last_weight * _part_bound(parts[-1], pdist, odist, expected, mode, masks)
+    if not has_rules:
+        return 0.8 * base
+    if not selected:
+        return base
+    return 0.8 * base + 0.2
+
+
+def _count_score(n: int, expected: float) -> float:
+    tolerance = min(0.2 + 0.05 * (expected // 10), 0.4)
+    spread = expected * tolerance
+    lower, upper = max(1.0, expected - spread), expected + spread
+    if lower <= n <= upper:
+        return 1.0
+    return math.exp(-((lower - n) if n < lower else (n - upper)) / expected)
+
+
+def _reachable_levels(part: str, masks: list[int], compat: Compat) -> set[int]:
+    """Phonetic level indexes (0-2, and 3 for "in no level") that some mask's score falls in."""
+    plan = phonetic_plan(string_seed(part, compat))
+    scores = plan.by_mask if compat == "miid" else plan.by_mask_stable
+    ranges = SIMILARITY_LEVELS[compat]["phonetic"]
+    out = set()
+    for mask in masks:
+        index = next((i for i, level in enumerate(_LEVELS) if ranges[level].contains(scores[mask])), 3)
+        out.add(index)
+    return out
+
+
+def _max_plus(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``out[s] = max(a[i] + b[s - i])`` over ``0 <= i <= s`` (both of length ``u + 1``)."""
+    out = np.full(a.shape[0], _NEG)
+    for i, value in enumerate(a):
+        if value == _NEG:
+            continue
+        np.maximum(out[i:], value + b[: a.shape[0] - i], out=out[i:])
+    return out
+
+
+@lru_cache(maxsize=1 << 14)
+def _kind_quality(u: int, distribution: tuple[tuple[str, float], ...], reachable: frozenset[int]) -> float:
+    """The best similarity quality of one kind for ``u`` unique variations, each falling in a reachable level.
+
+    Counted levels (share > 0 and ``int(share * u) > 0``) earn ``share * r`` (``r = c / t``), or
+    ``share * (1 - exp(-(r - 1)))`` past the target; every variation outside them costs ``0.1 / u``. A level with a
+    share whose target floors to 0 counts as "no level" (its variations are unmatched), as in the validator.
+    """
+    counts = np.arange(u + 1, dtype=np.float64)
+    total = np.zeros(u + 1)
+    total[1:] = _NEG  # the sum over counted levels, by how many variations they hold
+    unmatched_room = 3 in reachable
+    for index, level in enumerate(_LEVELS):
+        share = float(dict(distribution).get(level, 0.0))
+        target = int(share * u) if share > 0 else 0
+        if target == 0:
+            unmatched_room = unmatched_room or index in reachable
+            continue
+        if index not in reachable:
+            continue
+        ratio = counts / target
+        gain = share * np.where(ratio <= 1.0, ratio, 1.0 - np.exp(-(ratio - 1.0))) + 0.1 * counts / u
+        total = _max_plus(total, gain)
+    # Variations in no counted level need a reachable place to go; otherwise all u are in counted levels.
+    best = float(np.max(total)) if unmatched_room else float(total[u])
+    return max(0.0, best - 0.1) if best != _NEG else 0.0
+
+
+def _part_bound(
+    part: str,
+    pdist: Mapping[str, float],
+    odist: Mapping[str, float],
+    expected: float,
+    compat: Compat,
+    masks: list[int],
+) -> float:
+    """The best part score: ``0.6 * sim(u) + 0.15 * count(n) + 0.10 * u / n + 0.15`` over ``1 <= u <= n``."""
+    reachable = frozenset(_reachable_levels(part, masks, compat))
+    every = frozenset({0, 1, 2, 3})
+    pkey, okey = tuple(sorted(pdist.items())), tuple(sorted(odist.items()))
+    tolerance = min(0.2 + 0.05 * (expected // 10), 0.4)
+    last_n = math.ceil(expected + expected * tolerance + _COUNT_TAIL * expected) + 1
+    sims = [0.0]
+    for u in range(1, last_n + 1):
+        sim = (_kind_quality(u, pkey, reachable) + _kind_quality(u, okey, every)) / 2
+        sims.append(sim * 0.1 if sim < 0.2 else sim)
+    best = 0.0
+    for n in range(1, last_n + 1):
+        similarity = max(0.6 * sims[u] + 0.1 * u / n for u in range(1, n + 1))
+        best = max(best, similarity + 0.15 * _count_score(n, expected) + 0.15)
+    # Past last_n: the similarity quality is at most the shares of the reachable levels (orthographic: all of them).
+    phonetic_cap = sum(float(pdist.get(level, 0.0)) for i, level in enumerate(_LEVELS) if i in reachable)
+    cap = (min(1.0, phonetic_cap) + 1.0) / 2
+    tail = 0.6 * (cap * 0.1 if cap < 0.2 else cap) + 0.1 + 0.15 * _count_score(last_n + 1, expected) + 0.15
+    return max(best, tail)
