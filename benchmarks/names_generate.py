@@ -42,11 +42,16 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from norma.names import generate_variations, random_labels, score_jsonl, score_upper_bound, variation_quality
+from norma.names import (
+    generate_from_labels,
+    quality_from_labels,
+    random_labels,
+    score_jsonl,
+    upper_bound_from_labels,
+)
 from norma.names._compat import name_part_weights
 
 _FIRST = (
@@ -91,20 +96,6 @@ def ceiling(name: str, compat: str) -> float:
     return 0.8 * (first + last) + 0.2
 
 
-def upper_bound(name: str, labels: dict[str, Any], compat: str, masks: Sequence[int] = range(8)) -> float:
-    """The highest final score any variations can get for ``name`` and ``labels`` (:func:`score_upper_bound`);
-    ``masks`` are the sets of matching phonetic codes (bit 0 Soundex, 1 Metaphone, 2 NYSIIS) assumed reachable."""
-    return score_upper_bound(
-        name,
-        labels["variation_count"],
-        labels["phonetic_similarity"],
-        labels["orthographic_similarity"],
-        labels["rule_based"],
-        compat=compat,
-        phonetic_masks=masks,
-    )
-
-
 def _summary(finals: list[float], parts: list[int], seconds: list[float]) -> dict[str, Any]:
     ordered = sorted(finals)
     two = [f for f, p in zip(finals, parts, strict=True) if p == 2]
@@ -129,9 +120,10 @@ starting with C, K, N or F (and edits after the first letter, searched within tw
 
 def _with_ceiling(summary: dict[str, Any], cases: list[tuple[str, dict[str, Any]]], compat: str) -> dict[str, Any]:
     summary["ceiling"] = statistics.mean(ceiling(name, compat) for name, _ in cases)
-    summary["bound"] = statistics.mean(upper_bound(name, labels, compat) for name, labels in cases)
+    summary["bound"] = statistics.mean(upper_bound_from_labels(name, labels, compat=compat) for name, labels in cases)
     summary["bound_no6"] = statistics.mean(
-        upper_bound(name, labels, compat, _NO_METAPHONE_NYSIIS_ONLY) for name, labels in cases
+        upper_bound_from_labels(name, labels, compat=compat, phonetic_masks=_NO_METAPHONE_NYSIIS_ONLY)
+        for name, labels in cases
     )
     return summary
 
@@ -141,28 +133,10 @@ def child_generate(args: argparse.Namespace) -> None:
     finals, parts, seconds, cases = [], [], [], []
     with open(args.records, "w", encoding="utf-8") as out:
         for index, (name, labels) in enumerate(workload(args.names, args.seed, args.three_part)):
-            rule_based = labels["rule_based"]
             start = time.perf_counter()
-            variations = generate_variations(
-                name,
-                labels["variation_count"],
-                labels["phonetic_similarity"],
-                labels["orthographic_similarity"],
-                rule_based["selected_rules"],
-                rule_based["rule_percentage"],
-                seed=index,
-                compat=args.compat,
-            )
+            variations = generate_from_labels(name, labels, seed=index, compat=args.compat)
             seconds.append(time.perf_counter() - start)
-            final, _, _ = variation_quality(
-                name,
-                variations,
-                labels["phonetic_similarity"],
-                labels["orthographic_similarity"],
-                labels["variation_count"],
-                rule_based,
-                compat=args.compat,
-            )
+            final, _, _ = quality_from_labels(name, variations, labels, compat=args.compat)
             finals.append(final)
             parts.append(len(name.split()))
             cases.append((name, labels))

@@ -9,35 +9,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from norma.errors import InvalidInputError
-from norma.names import generate_variations, random_labels, score_upper_bound, variation_quality
+from norma.names import (
+    generate_from_labels,
+    quality_from_labels,
+    random_labels,
+    score_upper_bound,
+    upper_bound_from_labels,
+)
 from norma.names._compat import SIMILARITY_LEVELS, name_part_weights, phonetic_plan, string_seed
 
 NAMES = ["John Smith", "Maria Garcia", "Anna Lee Hall", "David", "Christopher Walker", "Nancy Cooper"]
 MEDIUM_ONLY = {"Medium": 1.0}
 NO_RULES = {"selected_rules": [], "rule_percentage": 30}
-
-
-def _bound(name: str, labels: dict, compat: str) -> float:
-    return score_upper_bound(
-        name,
-        labels["variation_count"],
-        labels["phonetic_similarity"],
-        labels["orthographic_similarity"],
-        labels["rule_based"],
-        compat=compat,
-    )
-
-
-def _final(name: str, variations: list[str], labels: dict, compat: str) -> float:
-    return variation_quality(
-        name,
-        variations,
-        labels["phonetic_similarity"],
-        labels["orthographic_similarity"],
-        labels["variation_count"],
-        labels["rule_based"],
-        compat=compat,
-    )[0]
 
 
 def _edits(name: str, rng: random.Random, count: int) -> list[str]:
@@ -66,20 +49,11 @@ def test_no_variations_score_above_the_bound(name: str, seed: int, compat: str, 
     rng = random.Random(seed)
     labels = random_labels(rng)
     if generated:  # the generator's output is as close to the bound as we get: the sharpest check
-        rule_based = labels["rule_based"]
-        variations = generate_variations(
-            name,
-            labels["variation_count"],
-            labels["phonetic_similarity"],
-            labels["orthographic_similarity"],
-            rule_based["selected_rules"],
-            rule_based["rule_percentage"],
-            seed=seed,
-            compat=compat,
-        )
+        variations = generate_from_labels(name, labels, seed=seed, compat=compat)
     else:
         variations = _edits(name, rng, rng.randint(1, 20))
-    assert _final(name, variations, labels, compat) <= _bound(name, labels, compat) + 1e-12
+    final = quality_from_labels(name, variations, labels, compat=compat)[0]
+    assert final <= upper_bound_from_labels(name, labels, compat=compat) + 1e-12
 
 
 def _stable_levels(part: str) -> set[str]:
@@ -130,35 +104,35 @@ def test_the_generator_reaches_the_bound_on_an_easy_query() -> None:
         "orthographic_similarity": {"Light": 0.5, "Medium": 0.5},
         "rule_based": {"selected_rules": ["delete_random_letter"], "rule_percentage": 20},
     }
-    bound = _bound("Samantha Peterson", labels, "stable")
-    variations = generate_variations(
-        "Samantha Peterson", 10, labels["phonetic_similarity"], labels["orthographic_similarity"],
-        ["delete_random_letter"], 20, seed=0, compat="stable",
-    )  # fmt: skip
-    assert _final("Samantha Peterson", variations, labels, "stable") == pytest.approx(bound, abs=0.02)
+    bound = upper_bound_from_labels("Samantha Peterson", labels, compat="stable")
+    variations = generate_from_labels("Samantha Peterson", labels, seed=0, compat="stable")
+    final = quality_from_labels("Samantha Peterson", variations, labels, compat="stable")[0]
+    assert final == pytest.approx(bound, abs=0.02)
+
+
+ARGUMENTS = ("John Smith", 10, MEDIUM_ONLY, MEDIUM_ONLY, NO_RULES)
 
 
 @pytest.mark.parametrize(
-    "kwargs",
+    ("index", "value"),
     [
-        {"phonetic_masks": [8]},
-        {"phonetic_masks": []},
-        {"phonetic_masks": [True]},
-        {"rule_based": {"selected_rules": ["x"], "rule_percentage": float("nan")}},
-        {"phonetic_similarity": {"Loud": 1.0}},
-        {"variation_count": float("nan")},
-        {"name": 42},
-        {"compat": "strict"},
+        (0, 42),
+        (1, float("nan")),
+        (2, {"Loud": 1.0}),
+        (3, {"Light": float("nan")}),
+        (4, {"selected_rules": ["x"], "rule_percentage": float("nan")}),
     ],
 )
-def test_bad_inputs_raise(kwargs: dict) -> None:
-    args = {
-        "name": "John Smith",
-        "variation_count": 10,
-        "phonetic_similarity": MEDIUM_ONLY,
-        "orthographic_similarity": MEDIUM_ONLY,
-        "rule_based": NO_RULES,
-    }
-    args.update(kwargs)
+def test_bad_arguments_raise(index: int, value: object) -> None:
+    arguments = list(ARGUMENTS)
+    arguments[index] = value
     with pytest.raises(InvalidInputError):
-        score_upper_bound(**args)
+        score_upper_bound(*arguments)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "options", [{"phonetic_masks": [8]}, {"phonetic_masks": []}, {"phonetic_masks": [True]}, {"compat": "strict"}]
+)
+def test_bad_options_raise(options: dict) -> None:
+    with pytest.raises(InvalidInputError):
+        score_upper_bound(*ARGUMENTS, **options)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from norma.names import score_record, score_upper_bound
+from norma.names import score_record, upper_bound_from_labels
 from tests.conftest import EXAMPLES, CliResult
 
 Run = Callable[..., CliResult]
@@ -120,10 +120,7 @@ def test_generate_prints_variations_and_their_score(run_cli: Run) -> None:
     rescored = score_record({"name": "John Smith", "variations": payload["variations"], "labels": payload["labels"]})
     assert payload["score"]["final"] == rescored["final"]
     assert payload["score"]["final"] > 0.7
-    labels = payload["labels"]
-    bound = score_upper_bound(
-        "John Smith", 8, labels["phonetic_similarity"], labels["orthographic_similarity"], labels["rule_based"]
-    )
+    bound = upper_bound_from_labels("John Smith", payload["labels"])
     assert payload["upper_bound"] == bound
     assert payload["score"]["final"] <= bound
     table = run_cli("names", "generate", "John Smith", "--seed", "1")

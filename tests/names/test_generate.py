@@ -12,37 +12,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from norma.errors import InvalidInputError
-from norma.names import evaluate_rule, evaluate_rule_compliance, generate_variations, random_labels, variation_quality
+from norma.names import (
+    evaluate_rule,
+    evaluate_rule_compliance,
+    generate_from_labels,
+    generate_variations,
+    quality_from_labels,
+    random_labels,
+    variation_quality,
+)
 
 TRIPLE = re.compile(r"(?i)(.)\1{2,}")
 MEDIUM = {"Light": 0.2, "Medium": 0.6, "Far": 0.2}
 NAMES = ["John Smith", "Maria Garcia", "William Johnson", "Anna Lee", "Christopher Walker", "Olivia Brown"]
-
-
-def _score(name: str, variations: list[str], labels: dict, compat: str = "miid") -> tuple[float, float, dict]:
-    return variation_quality(
-        name,
-        variations,
-        labels["phonetic_similarity"],
-        labels["orthographic_similarity"],
-        labels["variation_count"],
-        labels["rule_based"],
-        compat=compat,
-    )
-
-
-def _generate(name: str, labels: dict, seed: int = 0, compat: str = "miid") -> list[str]:
-    rule_based = labels["rule_based"]
-    return generate_variations(
-        name,
-        labels["variation_count"],
-        labels["phonetic_similarity"],
-        labels["orthographic_similarity"],
-        rule_based["selected_rules"],
-        rule_based["rule_percentage"],
-        seed=seed,
-        compat=compat,
-    )
 
 
 @pytest.mark.parametrize("compat", ["miid", "stable"])
@@ -52,7 +34,11 @@ def test_mean_score_on_random_queries_is_high(compat: str) -> None:
     for i in range(10):
         name = NAMES[i % len(NAMES)]
         labels = random_labels(rng)
-        finals.append(_score(name, _generate(name, labels, seed=i, compat=compat), labels, compat)[0])
+        finals.append(
+            quality_from_labels(name, generate_from_labels(name, labels, seed=i, compat=compat), labels, compat=compat)[
+                0
+            ]
+        )
     assert statistics.mean(finals) >= 0.85, finals
     assert min(finals) >= 0.6, finals
 
@@ -65,8 +51,10 @@ def test_beats_a_naive_miner() -> None:
         "rule_based": {"selected_rules": ["swap_adjacent_consonants"], "rule_percentage": 30},
     }
     naive = ["Jon Smith", "Jhon Smith", "John Smyth", "Johnny Smith", "Jon Smyth", "John Smithe", "Jean Smit"]
-    ours = _score("John Smith", _generate("John Smith", labels, seed=1, compat="stable"), labels, "stable")[0]
-    assert ours > _score("John Smith", naive, labels, "stable")[0] + 0.2
+    ours = quality_from_labels(
+        "John Smith", generate_from_labels("John Smith", labels, seed=1, compat="stable"), labels, compat="stable"
+    )[0]
+    assert ours > quality_from_labels("John Smith", naive, labels, compat="stable")[0] + 0.2
 
 
 @given(
@@ -78,12 +66,12 @@ def test_beats_a_naive_miner() -> None:
 def test_variations_are_valid(first: str, last: str, seed: int) -> None:
     name = f"{first.capitalize()} {last.capitalize()}"
     labels = random_labels(random.Random(seed))
-    variations = _generate(name, labels, seed=seed, compat="stable")
+    variations = generate_from_labels(name, labels, seed=seed, compat="stable")
     assert len(variations) == len(set(variations))
     assert name not in variations
     assert all(v.strip() for v in variations)
     assert not [v for v in variations if any(TRIPLE.search(part) for part in v.split())]
-    assert variations == _generate(name, labels, seed=seed, compat="stable")
+    assert variations == generate_from_labels(name, labels, seed=seed, compat="stable")
 
 
 def test_count_stays_inside_the_tolerance_and_rules_take_their_share() -> None:
@@ -145,7 +133,11 @@ def test_two_part_names_stay_near_their_ceiling() -> None:
     for i in range(12):
         name = NAMES[i % len(NAMES)]
         labels = random_labels(rng)
-        finals.append(_score(name, _generate(name, labels, seed=i, compat="stable"), labels, "stable")[0])
+        finals.append(
+            quality_from_labels(
+                name, generate_from_labels(name, labels, seed=i, compat="stable"), labels, compat="stable"
+            )[0]
+        )
     assert statistics.mean(finals) >= 0.90, finals
 
 
@@ -156,8 +148,8 @@ def test_no_rules_means_no_rule_variation_and_final_equals_base() -> None:
         "orthographic_similarity": MEDIUM,
         "rule_based": {"selected_rules": [], "rule_percentage": 30},
     }
-    variations = _generate("Peter Novak", labels, seed=2)
-    final, base, _ = _score("Peter Novak", variations, labels)
+    variations = generate_from_labels("Peter Novak", labels, seed=2)
+    final, base, _ = quality_from_labels("Peter Novak", variations, labels)
     assert final == base
     assert math.ceil(8 * 0.8) - 1 <= len(variations) <= math.floor(8 * 1.2) + 1  # the tolerance, one step either side
 
@@ -176,9 +168,9 @@ def test_one_part_names() -> None:
         "orthographic_similarity": {"Light": 0.5, "Medium": 0.5},
         "rule_based": {"selected_rules": ["name_parts_permutations", "remove_random_vowel"], "rule_percentage": 30},
     }
-    variations = _generate("Alexander", labels, seed=5, compat="stable")
+    variations = generate_from_labels("Alexander", labels, seed=5, compat="stable")
     assert all(" " not in v for v in variations)
-    assert _score("Alexander", variations, labels, "stable")[0] >= 0.8
+    assert quality_from_labels("Alexander", variations, labels, compat="stable")[0] >= 0.8
 
 
 def test_non_latin_seed_is_edited_in_its_own_script() -> None:
@@ -237,7 +229,7 @@ def test_bad_inputs_raise(kwargs: dict) -> None:
 @settings(max_examples=25, deadline=None)
 def test_any_name_gives_distinct_variations_other_than_the_name(name: str, seed: int) -> None:
     labels = random_labels(random.Random(seed))
-    variations = _generate(name, labels, seed=seed, compat="stable")
+    variations = generate_from_labels(name, labels, seed=seed, compat="stable")
     assert len(variations) == len(set(variations))
     assert name not in variations
     assert all(isinstance(v, str) and v.strip() for v in variations)

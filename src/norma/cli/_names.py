@@ -22,11 +22,11 @@ from norma.names import (
     VariationQuery,
     build_query,
     count_records,
-    generate_variations,
+    generate_from_labels,
+    quality_from_labels,
     score_jsonl,
     score_record,
-    score_upper_bound,
-    variation_quality,
+    upper_bound_from_labels,
 )
 
 __all__ = ["names", "names_demo"]
@@ -226,16 +226,15 @@ def generate(
     rule_list = [rule.strip() for item in rules for rule in item.split(",") if rule.strip()]
     pdist = _distribution(phonetic, "--phonetic")
     odist = _distribution(orthographic, "--orthographic")
-    variations = generate_variations(name, count, pdist, odist, rule_list, rule_percentage, seed=seed, compat=compat)
-    rule_based = {"selected_rules": rule_list, "rule_percentage": rule_percentage}
     labels = {
         "variation_count": count,
         "phonetic_similarity": pdist,
         "orthographic_similarity": odist,
-        "rule_based": rule_based,
+        "rule_based": {"selected_rules": rule_list, "rule_percentage": rule_percentage},
     }
+    variations = generate_from_labels(name, labels, seed=seed, compat=compat)
     scored = score_record({"name": name, "variations": variations, "labels": labels}, compat=compat)
-    bound = score_upper_bound(name, count, pdist, odist, rule_based, compat=compat)
+    bound = upper_bound_from_labels(name, labels, compat=compat)
     payload = {"name": name, "labels": labels, "variations": variations, "score": scored, "upper_bound": bound}
     emit(fmt, payload, lambda con: _generate_table(con, payload))
     return 0
@@ -262,24 +261,8 @@ def names_demo(examples: Path) -> tuple[dict[str, Any], Callable[[Console], None
     record_score = score_record(first)
     built = build_query(first["name"], seed=7)
     labels = built.labels
-    rule_based = labels["rule_based"]
-    variations = generate_variations(
-        first["name"],
-        labels["variation_count"],
-        labels["phonetic_similarity"],
-        labels["orthographic_similarity"],
-        rule_based["selected_rules"],
-        rule_based["rule_percentage"],
-        seed=7,
-    )
-    final, base, _ = variation_quality(
-        first["name"],
-        variations,
-        labels["phonetic_similarity"],
-        labels["orthographic_similarity"],
-        labels["variation_count"],
-        rule_based,
-    )
+    variations = generate_from_labels(first["name"], labels, seed=7)
+    final, base, _ = quality_from_labels(first["name"], variations, labels)
     summary = {
         "record": record_score,
         "query": {"labels": labels, "text": built.text},

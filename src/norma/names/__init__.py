@@ -20,6 +20,7 @@ from norma.names._compat import COMPATS, SIMILARITY_LEVELS
 from norma.names._compliance import evaluate_rule_compliance, rule_compliance_score
 from norma.names._evaluators import RULE_EVALUATORS, evaluate_rule
 from norma.names._generate import generate_variations
+from norma.names._labels import generate_from_labels, quality_from_labels, upper_bound_from_labels
 from norma.names._quality import part_score, variation_quality
 from norma.names._query import (
     QUERY_DISTRIBUTIONS,
@@ -50,10 +51,12 @@ __all__ = [
     "evaluate_rule",
     "evaluate_rule_compliance",
     "format_rules_for_query",
+    "generate_from_labels",
     "generate_variations",
     "orthographic_similarity",
     "part_score",
     "phonetic_similarity",
+    "quality_from_labels",
     "query_phrasing_prompt",
     "query_template",
     "query_template_issues",
@@ -65,6 +68,7 @@ __all__ = [
     "score_record",
     "score_upper_bound",
     "transliterate",
+    "upper_bound_from_labels",
     "validate_query_template",
     "variation_quality",
 ]

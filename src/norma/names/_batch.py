@@ -25,7 +25,7 @@ from typing import Any
 
 from norma.errors import InvalidInputError, LimitExceededError, NormaError
 from norma.names._compat import check_compat
-from norma.names._quality import variation_quality
+from norma.names._labels import check_labels, quality_from_labels
 
 __all__ = ["MAX_RECORD_BYTES", "ScoredRecord", "count_records", "score_jsonl", "score_record"]
 
@@ -63,21 +63,10 @@ def score_record(
         raise InvalidInputError(
             f"the record lacks {', '.join(missing)}", hint="every record needs name, variations and labels"
         )
-    labels = record["labels"]
-    if not isinstance(labels, Mapping):
-        raise InvalidInputError(f"labels must be an object, not {type(labels).__name__}", location="labels")
-    if "variation_count" not in labels:
-        raise InvalidInputError("labels lack variation_count", location="labels.variation_count")
     try:
-        final, base, details = variation_quality(
-            record["name"],
-            record["variations"],
-            labels.get("phonetic_similarity"),
-            labels.get("orthographic_similarity"),
-            labels["variation_count"],
-            labels.get("rule_based"),
-            compat=check_compat(compat),
-            transliterate=transliterate,
+        labels = check_labels(record["labels"])
+        final, base, details = quality_from_labels(
+            record["name"], record["variations"], labels, compat=check_compat(compat), transliterate=transliterate
         )
     except InvalidInputError as exc:
         raise _in_record_terms(exc) from exc
