@@ -8,9 +8,9 @@ For each backend (SQLite file in a temporary directory; PostgreSQL 18 + pgvector
   store; the model's own throughput is in the ``embeddings`` section), and, apart, 1,000 rules embedded for real
   by the default embedder during the import;
 * cold load: a new store object (as a restarted replica) builds the tenant's matcher from stored vectors
-  (``store.matcher``): total, and the part spent reading rules and vectors (``snapshot``);
-* store-backed match latency: ``store.matcher(t).match(message)`` for 200 banking messages (the message embedding
-  included; the matcher comes from the cache, the version check included every ``refresh_interval``);
+  (``norma.matching.tenant_matcher``): total, and the part spent reading rules and vectors (``snapshot``);
+* store-backed match latency: ``tenant_matcher(store, t).match(message)`` for 200 banking messages (the message
+  embedding included; the matcher comes from the cache, the version check included every ``refresh_interval``);
 * PostgreSQL only: push-down ``candidate_matcher(t, message, limit=50).match(message)`` per query, and the HNSW
   ``search`` alone, at each size of ``--pushdown-sizes``; with the cold-load time this gives the break-even
   (queries per tenant load) written in docs/design/050-store.md.
@@ -43,7 +43,7 @@ sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(REPO))
 
 from norma.embeddings import get_embedder  # noqa: E402
-from norma.matching import Rule  # noqa: E402
+from norma.matching import Rule, candidate_matcher, tenant_matcher  # noqa: E402
 from norma.store import PostgresRuleStore, open_store  # noqa: E402
 
 TOPICS = [
@@ -122,12 +122,12 @@ def bench_backend(name: str, n: int, pg_url: str | None, messages: list[str]) ->
         for _ in range(3):
             fresh = open_store(url)
             start = time.perf_counter()
-            fresh.snapshot("bench", embedder.model_id)  # type: ignore[attr-defined]
+            fresh.snapshot("bench", embedder.model_id)
             reads.append(time.perf_counter() - start)
             fresh.close()
             fresh = open_store(url)
             start = time.perf_counter()
-            matcher = fresh.matcher("bench", embedder=embedder)
+            matcher = tenant_matcher(fresh, "bench", embedder=embedder)
             loads.append(time.perf_counter() - start)
             assert len(matcher) == n
             if _ < 2:
@@ -138,7 +138,7 @@ def bench_backend(name: str, n: int, pg_url: str | None, messages: list[str]) ->
         latencies = []
         for message in messages * 2:
             start = time.perf_counter()
-            fresh.matcher("bench", embedder=embedder).match(message)
+            tenant_matcher(fresh, "bench", embedder=embedder).match(message)
             latencies.append((time.perf_counter() - start) * 1000)
         row["match_p50_ms"], row["match_p95_ms"] = pct(latencies, 50), pct(latencies, 95)
         fresh.close()
@@ -173,12 +173,12 @@ def bench_pushdown(sizes: list[int], pg_url: str | None, messages: list[str]) ->
             pushed = []
             for message in messages[:100]:
                 start = time.perf_counter()
-                store.candidate_matcher("big", message, embedder=embedder, limit=50).match(message)
+                candidate_matcher(store, "big", message, embedder=embedder, limit=50).match(message)
                 pushed.append((time.perf_counter() - start) * 1000)
             store.close()
             fresh = open_store(url)
             start = time.perf_counter()
-            matcher = fresh.matcher("big", embedder=embedder)
+            matcher = tenant_matcher(fresh, "big", embedder=embedder)
             load = time.perf_counter() - start
             memory = []
             for message in messages[:100]:
@@ -217,8 +217,8 @@ def render(rows: list[dict[str, Any]], push: list[dict[str, Any]], args: argpars
         'vectors (random unit vectors: the import is measured, not the model); the "1k embedded" column imports '
         "1,000 more rules letting the default embedder (all-MiniLM-L6-v2, fp32) embed their 3,000 texts. Cold load: "
         "a new store object builds the tenant's matcher from the stored vectors (median of 3), of which reading "
-        'rules and vectors is the "read" part. Match: `store.matcher(t).match(message)` on 400 banking messages, '
-        "the message embedding included.",
+        'rules and vectors is the "read" part. Match: `tenant_matcher(store, t).match(message)` on 400 banking '
+        "messages, the message embedding included.",
         "",
         "| backend | rules | import (precomputed vectors) | rules/s | 1k embedded | cold load | of which read "
         "| match p50 | match p95 |",

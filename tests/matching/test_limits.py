@@ -8,7 +8,8 @@ import pytest
 import yaml
 
 from norma.errors import InvalidInputError, LimitExceededError
-from norma.matching import MAX_RULE_TEXT_CHARS, MatchConfig, Rule, RuleMatcher
+from norma.matching import MatchConfig, Rule, RuleMatcher
+from norma.rules import MAX_RULE_TEXT_CHARS
 from norma.store import MAX_RULEBOOK_RULES, RulebookError, load_rulebook
 from tests.matching.conftest import AxisEmbedder
 

@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from norma.errors import InvalidInputError, NotFoundError
-from norma.matching import MatchConfig, Rule, RuleMatcher, Scope, SessionState, rule_texts
+from norma.matching import MatchConfig, Rule, RuleMatcher, Scope, SessionState
 from norma.matching._vectors import VectorIndex
+from norma.rules import rule_texts
 from tests.matching.conftest import AxisEmbedder
 
 ADR_RULES = [

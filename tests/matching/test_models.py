@@ -7,7 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from norma.errors import InvalidInputError
-from norma.matching import Rule, Scope, SessionState, rule_fingerprint, rule_texts
+from norma.matching import Rule, Scope, SessionState
+from norma.rules import rule_fingerprint, rule_texts
 
 
 def test_scope_is_case_insensitive() -> None:

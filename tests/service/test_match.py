@@ -7,7 +7,7 @@ import time
 import httpx
 import pytest
 
-from norma.matching import SessionState
+from norma.matching import SessionState, tenant_matcher
 from norma.store import RuleStore
 from tests.service.conftest import ADMIN_KEY, bearer
 
@@ -26,7 +26,7 @@ async def test_match_equals_the_library(client: httpx.AsyncClient, store: RuleSt
         assert {"similarity_score", "bm25_score", "final_score", "explanation"} <= set(match)
     finals = [m["final_score"] for m in matches]
     assert finals == sorted(finals, reverse=True)
-    expected = store.matcher("acme").match(message)
+    expected = tenant_matcher(store, "acme").match(message)
     assert [m["rule"]["id"] for m in matches] == [m.rule.id for m in expected]
     assert [m["final_score"] for m in matches] == pytest.approx([m.final_score for m in expected])
 
@@ -37,7 +37,7 @@ async def test_match_with_session_and_tags(client: httpx.AsyncClient, store: Rul
     response = await client.post("/v1/tenants/acme/match", json=body, headers=bearer(acme_key))
     assert response.status_code == 200, response.text
     got = [m["rule"]["id"] for m in response.json()["matches"]]
-    expected = store.matcher("acme").match(
+    expected = tenant_matcher(store, "acme").match(
         "I want my money back", SessionState.model_validate(session), explain=True, tags=["billing"]
     )
     assert got == [m.rule.id for m in expected]

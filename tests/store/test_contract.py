@@ -9,8 +9,9 @@ import pytest
 
 from norma.embeddings import Embedder, get_embedder
 from norma.errors import InvalidInputError, NotFoundError
-from norma.matching import Rule, Scope, rule_texts
-from norma.store import RuleStore, open_store
+from norma.matching import Rule, Scope
+from norma.rules import rule_texts
+from norma.store import KeyStore, RuleStore, Store, open_store
 from tests.store.conftest import CountingEmbedder
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -48,8 +49,22 @@ def rules_for(tenant: str = "default") -> list[Rule]:
     ]
 
 
-def test_is_a_rule_store(store: RuleStore) -> None:
+def test_is_a_rule_store_and_a_key_store(store: RuleStore) -> None:
     assert isinstance(store, RuleStore)
+    assert isinstance(store, KeyStore)
+    assert isinstance(store, Store)
+
+
+def test_rules_with_vectors_reads_some_rules_and_their_fresh_vectors(store: RuleStore, embedder: Embedder) -> None:
+    store.upsert_rules("acme", rules_for(), embedder=embedder)
+    store.upsert_rules("globex", [Rule(id="greet", condition_text="customer waves")], embedder=embedder)
+    rules, vectors = store.rules_with_vectors("acme", ["refund", "nope", "greet", "refund"], embedder.model_id)
+    assert [r.id for r in rules] == ["greet", "refund"]  # sorted by id, unknown ids skipped, duplicates once
+    assert rules[0].condition_text == "customer says hello"  # acme's, not globex's
+    assert sorted(vectors) == ["greet", "refund"]
+    np.testing.assert_allclose(vectors["refund"], embedder.embed(rule_texts(rules[1])), atol=1e-6)
+    assert store.rules_with_vectors("acme", [], embedder.model_id) == ([], {})
+    assert store.rules_with_vectors("acme", ["refund"], "another-model")[1] == {}
 
 
 def test_upsert_then_get_and_list(store: RuleStore, embedder: Embedder) -> None:

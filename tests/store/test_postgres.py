@@ -9,7 +9,8 @@ import psycopg
 import pytest
 
 from norma.embeddings import Embedder
-from norma.matching import Rule, rule_texts
+from norma.matching import Rule, candidate_matcher
+from norma.rules import rule_texts
 from norma.store import PostgresRuleStore, open_store
 from tests._pgserver import fresh_database
 
@@ -122,7 +123,7 @@ def test_candidate_matcher_holds_only_the_nearest_rules(pg_url: str, embedder: E
             Rule(id="hours", condition_text="customer asks when the branch opens"),
         ]
         store.upsert_rules("acme", rules, embedder=embedder)
-        small = store.candidate_matcher("acme", "I want my money back", embedder=embedder, limit=2)
+        small = candidate_matcher(store, "acme", "I want my money back", embedder=embedder, limit=2)
         assert len(small) == 2
         assert small.tenant_id == "acme"
         assert small.match("I want my money back")[0].rule.id == "refund"

@@ -22,7 +22,7 @@ from norma.matching import Rule
 from norma.store import (
     DB_URL_ENV,
     RulebookError,
-    RuleStore,
+    Store,
     dump_rulebook,
     export_rulebook,
     import_rulebook,
@@ -55,7 +55,7 @@ def tenant_option(required: bool = True) -> Callable[[F], F]:
 
 
 @contextmanager
-def _store(db_url: str | None) -> Iterator[RuleStore]:
+def _store(db_url: str | None) -> Iterator[Store]:
     store = open_store(db_url)
     try:
         yield store

@@ -1,10 +1,13 @@
 """Which of a tenant's rules apply to a user message (ADR-002): hybrid vector + BM25, priority and scope.
 
-* :class:`Rule`, :class:`Scope`, :class:`SessionState` — the rule and the conversation it is matched in.
+* :class:`Rule`, :class:`Scope` (from :mod:`norma.rules`, re-exported), :class:`SessionState` — the rule and the
+  conversation it is matched in.
 * :class:`RuleMatcher` — a tenant's rules compiled into in-memory indexes; ``match`` / ``match_many`` /
   ``amatch`` return :class:`MatchedRule` lists (a :class:`MatchResult`) with a :class:`MatchExplanation` each.
 * :class:`MatchConfig` — every weight, threshold and switch; ``MatchConfig.adr()`` is ADR-002 exactly.
-* :func:`load_rules` — rules from a YAML / JSON file.
+* :func:`load_rules` — rules from a YAML / JSON rulebook (read by :func:`norma.rules.load_rulebook`).
+* :func:`tenant_matcher` / :class:`TenantMatchers` — a tenant's matcher built from a store's vectors, cached and
+  refreshed when the tenant's version moves; :func:`candidate_matcher` — push-down over the nearest stored rules.
 * :func:`generate_examples` / :func:`fill_examples` — example messages for rules, written by an LLM (docs/llm.md).
 
 See docs/matching.md.
@@ -17,24 +20,21 @@ from norma.matching._examples import ExamplesResult, examples_prompt, fill_examp
 from norma.matching._files import load_rules
 from norma.matching._lexical import tokenize
 from norma.matching._matcher import RuleMatcher
-from norma.matching._models import (
-    MAX_RULE_ID_LENGTH,
-    MAX_RULE_ITEMS,
-    MAX_RULE_TEXT_CHARS,
-    Rule,
-    Scope,
-    SessionState,
-    rule_fingerprint,
-    rule_texts,
-)
+from norma.matching._models import SessionState
 from norma.matching._results import DroppedRule, MatchedRule, MatchExplanation, MatchResult
+from norma.matching._tenants import (
+    DEFAULT_REFRESH_INTERVAL,
+    TenantMatchers,
+    candidate_matcher,
+    tenant_matcher,
+    tenant_matchers,
+)
+from norma.rules import Rule, Scope
 
 __all__ = [
+    "DEFAULT_REFRESH_INTERVAL",
     "DroppedRule",
     "ExamplesResult",
-    "MAX_RULE_ID_LENGTH",
-    "MAX_RULE_ITEMS",
-    "MAX_RULE_TEXT_CHARS",
     "MatchConfig",
     "MatchExplanation",
     "MatchResult",
@@ -43,12 +43,14 @@ __all__ = [
     "RuleMatcher",
     "Scope",
     "SessionState",
+    "TenantMatchers",
+    "candidate_matcher",
     "examples_prompt",
     "fill_examples",
     "generate_examples",
     "load_rules",
     "parse_examples",
-    "rule_fingerprint",
-    "rule_texts",
+    "tenant_matcher",
+    "tenant_matchers",
     "tokenize",
 ]

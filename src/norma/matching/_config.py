@@ -14,7 +14,7 @@ import pydantic
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from norma.errors import InvalidInputError
-from norma.matching._models import Scope
+from norma.rules import Scope
 
 __all__ = ["Bm25Normalization", "Bm25Text", "CandidatePool", "LongMessages", "MatchConfig", "ThresholdOn"]
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from norma.errors import ConfigError, InvalidInputError
-from norma.matching._models import Rule
+from norma.rules import Rule
 
 if TYPE_CHECKING:
     from norma.embeddings import Embedder

@@ -7,8 +7,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from norma.matching._config import MatchConfig
-from norma.matching._models import Rule, Scope, SessionState
+from norma.matching._models import SessionState
 from norma.matching._results import DroppedRule
+from norma.rules import Rule, Scope
 
 __all__ = ["explain_dropped", "gate_reason"]
 

@@ -19,11 +19,12 @@ from norma.embeddings import Embedder, get_embedder
 from norma.errors import InvalidInputError, NotFoundError
 from norma.matching._config import Bm25Text, MatchConfig
 from norma.matching._lexical import LexicalIndex
-from norma.matching._models import Rule, Scope, SessionState, rule_fingerprint, rule_texts
+from norma.matching._models import SessionState
 from norma.matching._pipeline import match_one
 from norma.matching._query import check_message_sizes, check_messages, embed_messages
 from norma.matching._results import MatchResult
 from norma.matching._vectors import VectorIndex
+from norma.rules import Rule, Scope, rule_fingerprint, rule_texts
 
 __all__ = ["RuleMatcher"]
 

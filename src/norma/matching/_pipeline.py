@@ -14,7 +14,7 @@ import numpy as np
 from norma.errors import InvalidInputError
 from norma.matching._config import MatchConfig
 from norma.matching._explain import explain_dropped
-from norma.matching._models import Scope, SessionState
+from norma.matching._models import SessionState
 from norma.matching._results import MatchedRule, MatchExplanation, MatchResult
 from norma.matching._scoring import (
     final_scores,
@@ -27,6 +27,7 @@ from norma.matching._scoring import (
     top_with_ties,
 )
 from norma.matching._vectors import int8_scan_available
+from norma.rules import Scope
 
 if TYPE_CHECKING:
     from norma.matching._matcher import RuleMatcher

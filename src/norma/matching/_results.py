@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from norma.matching._models import Rule
+from norma.rules import Rule
 
 __all__ = ["DroppedRule", "MatchExplanation", "MatchResult", "MatchedRule"]
 

@@ -22,7 +22,7 @@ from norma.service._settings import ServiceSettings
 from norma.service._state import ServiceState
 
 if TYPE_CHECKING:
-    from norma.store import RuleStore
+    from norma.store import Store
 
 __all__ = ["app_from_env", "create_app"]
 
@@ -35,7 +35,7 @@ tenant's routes only (any other tenant answers 404); admin keys manage tenants a
 """
 
 
-def create_app(settings: ServiceSettings | None = None, *, store: RuleStore | None = None) -> FastAPI:
+def create_app(settings: ServiceSettings | None = None, *, store: Store | None = None) -> FastAPI:
     """The service as an ASGI app.
 
     Args:

@@ -119,7 +119,7 @@ async def rule_history(tenant: TenantId, rule_id: RuleId, state: State, caller: 
 )
 async def match(tenant: TenantId, body: MatchRequest, state: State, caller: Caller) -> JSONResponse:
     def work() -> JSONResponse:
-        matcher = state.store.matcher(tenant)
+        matcher = state.matchers.get(tenant)
         check_message_sizes([body.message], matcher.config.max_message_chars)
         # embedded with the concurrent requests' messages in one model call (BatchingEmbedder)
         (query,) = embed_messages(state.batching(matcher.embedder), [body.message], matcher.config)

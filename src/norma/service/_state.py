@@ -17,7 +17,8 @@ from norma.service._errors import RequestTimeoutError, UnauthorizedError
 from norma.service._settings import ServiceSettings
 
 if TYPE_CHECKING:
-    from norma.store import RuleStore
+    from norma.matching import TenantMatchers
+    from norma.store import Store
 
 __all__ = ["ServiceState", "get_state"]
 
@@ -27,7 +28,7 @@ T = TypeVar("T")
 class ServiceState:
     """The per-app state routes reach through :func:`get_state`."""
 
-    def __init__(self, settings: ServiceSettings, store: RuleStore | None = None) -> None:
+    def __init__(self, settings: ServiceSettings, store: Store | None = None) -> None:
         self.settings = settings
         self._store = store
         self._owns_store = store is None
@@ -36,6 +37,7 @@ class ServiceState:
         self._llm: tuple[Any] | None = None
         self.limiter = RateLimiter(settings.rate_limit, settings.rate_burst)
         self._batching: dict[str, Any] = {}
+        self._matchers: TenantMatchers | None = None
 
     def batching(self, embedder: Any) -> Any:
         """``embedder`` wrapped in a :class:`~norma.embeddings.BatchingEmbedder` shared by this worker's requests,
@@ -51,7 +53,21 @@ class ServiceState:
         return wrapped
 
     @property
-    def store(self) -> RuleStore:
+    def matchers(self) -> TenantMatchers:
+        """The tenants' matchers over :attr:`store` (built from stored vectors, refreshed on version change)."""
+        matchers = self._matchers
+        if matchers is None:
+            store = self.store
+            with self._lock:
+                if self._matchers is None:
+                    from norma.matching import TenantMatchers
+
+                    self._matchers = TenantMatchers(store)
+                matchers = self._matchers
+        return matchers
+
+    @property
+    def store(self) -> Store:
         """The rule store, opened on first use (``settings.db_url``)."""
         store = self._store
         if store is None:
@@ -118,6 +134,9 @@ class ServiceState:
     def close(self) -> None:
         """Close the store if this state opened it."""
         with self._lock:
+            if self._matchers is not None:
+                self._matchers.clear()
+                self._matchers = None
             if self._store is not None and self._owns_store:
                 self._store.close()
                 self._store = None

@@ -2,21 +2,19 @@
 
 * :func:`open_store` — the store a URL names: ``sqlite:///path.db`` (default ``./.norma/norma.db``, or
   ``$NORMA_DB_URL``) or ``postgresql://…`` (pgvector; ``pip install 'norma[postgres]'``).
-* :class:`RuleStore` — the protocol both backends follow: atomic batch upserts, per-tenant version and per-rule
-  history, stored vectors, cached per-tenant matchers, API keys.
-* Rulebooks — a tenant's rules as one YAML/JSON file: :func:`load_rulebook`, :func:`import_rulebook`,
-  :func:`export_rulebook`, :func:`dump_rulebook`; :class:`RulebookError` lists every problem.
+* :class:`RuleStore` — the protocol both backends follow for rules: atomic batch upserts, per-tenant version and
+  per-rule history, stored vectors. :class:`KeyStore` — the service's API keys. :class:`Store` — both, what
+  :func:`open_store` returns. :class:`VectorSearch` — nearest vectors found in the database (PostgreSQL).
+* Rulebooks in and out of a tenant: :func:`import_rulebook`, :func:`export_rulebook` (the format and its reader,
+  :func:`~norma.rules.load_rulebook`, are in :mod:`norma.rules`, re-exported here).
 
-See docs/store.md.
+The store knows nothing of matchers: :mod:`norma.matching` builds a tenant's matcher from what the store keeps
+(``norma.matching.tenant_matcher(store, tenant)``). See docs/store.md.
 """
 
 from __future__ import annotations
 
-from norma.store._models import ApiKey, RuleVersion
-from norma.store._open import DB_URL_ENV, DEFAULT_DB_URL, open_store
-from norma.store._postgres import PostgresRuleStore
-from norma.store._protocol import RuleStore
-from norma.store._rulebook import (
+from norma.rules import (
     MAX_RULEBOOK_BYTES,
     MAX_RULEBOOK_RULES,
     RULEBOOK_FORMAT,
@@ -24,16 +22,20 @@ from norma.store._rulebook import (
     RulebookError,
     RulebookProblem,
     dump_rulebook,
-    export_rulebook,
-    import_rulebook,
     load_rulebook,
 )
+from norma.store._models import ApiKey, RuleVersion
+from norma.store._open import DB_URL_ENV, DEFAULT_DB_URL, open_store
+from norma.store._postgres import PostgresRuleStore
+from norma.store._protocol import KeyStore, RuleStore, Store, VectorSearch
+from norma.store._rulebooks import export_rulebook, import_rulebook
 from norma.store._sqlite import SQLiteRuleStore
 
 __all__ = [
     "ApiKey",
     "DB_URL_ENV",
     "DEFAULT_DB_URL",
+    "KeyStore",
     "MAX_RULEBOOK_BYTES",
     "MAX_RULEBOOK_RULES",
     "PostgresRuleStore",
@@ -44,6 +46,8 @@ __all__ = [
     "RulebookError",
     "RulebookProblem",
     "SQLiteRuleStore",
+    "Store",
+    "VectorSearch",
     "dump_rulebook",
     "export_rulebook",
     "import_rulebook",

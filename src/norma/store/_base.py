@@ -1,4 +1,4 @@
-"""The store logic both backends share: validation, change detection, versions, history, vectors, matchers.
+"""The store logic both backends share: validation, change detection, versions, history, vectors.
 
 A backend supplies connections and transactions (``_sql.SqlBackend``), the tenant lock and how vectors are laid out;
 every SQL statement here is written with ``?`` placeholders and scoped by tenant.
@@ -10,19 +10,15 @@ import json
 import threading
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from norma.embeddings import Embedder
 from norma.errors import InvalidInputError, NotFoundError
-from norma.matching import Rule, Scope, rule_fingerprint, rule_texts
-from norma.store._matchers import MatcherCache
+from norma.rules import Rule, Scope, check_tenant_id, rule_fingerprint, rule_texts
 from norma.store._models import RuleVersion
-from norma.store._sql import ApiKeys, Cursor, check_tenant_id
-
-if TYPE_CHECKING:
-    from norma.matching import RuleMatcher
+from norma.store._sql import ApiKeys, Cursor
 
 __all__ = ["SqlRuleStore", "embed_rules", "load_rule"]
 
@@ -42,11 +38,8 @@ class SqlRuleStore(ApiKeys):
     """A :class:`~norma.store.RuleStore` over a SQL database (subclasses: SQLite, PostgreSQL)."""
 
     url: str
-    refresh_interval: float = 0.5
-    """Seconds between two checks of a tenant's version by :meth:`matcher`."""
 
     def __init__(self) -> None:
-        self._matchers = MatcherCache(self)
         self._closed = False
         self._close_lock = threading.Lock()
 
@@ -364,7 +357,23 @@ class SqlRuleStore(ApiKeys):
             cur.execute(self._sql("SELECT tenant_id FROM tenants WHERE version > 0 ORDER BY tenant_id"))
             return [r[0] for r in cur.fetchall()]
 
-    # -- vectors and matchers ------------------------------------------------------------------------------------
+    def rules_with_vectors(
+        self, tenant_id: str, rule_ids: Sequence[str], model_id: str
+    ) -> tuple[list[Rule], dict[str, np.ndarray]]:
+        """The stored rules among ``rule_ids`` (sorted by id; unknown ids are skipped) and their fresh vectors for
+        ``model_id``, read in one transaction."""
+        check_tenant_id(tenant_id)
+        ids = sorted(set(rule_ids))
+        if not ids:
+            return [], {}
+        with self._read() as cur:
+            rows = self._select_in(
+                cur, "SELECT data FROM rules WHERE tenant_id = ? AND rule_id IN {ids}", (tenant_id,), ids
+            )
+            rules = sorted((load_rule(r[0]) for r in rows), key=lambda rule: rule.id)
+            return rules, self._get_vectors(cur, tenant_id, model_id, [r.id for r in rules])
+
+    # -- vectors ------------------------------------------------------------------------------------
 
     def load_vectors(self, tenant_id: str, model_id: str) -> dict[str, np.ndarray]:
         check_tenant_id(tenant_id)
@@ -394,10 +403,6 @@ class SqlRuleStore(ApiKeys):
 
         self._write(work)
 
-    def matcher(self, tenant_id: str, *, embedder: Embedder | None = None, config: Any = None) -> RuleMatcher:
-        check_tenant_id(tenant_id)
-        return self._matchers.get(tenant_id, _embedder(embedder), config)
-
     # -- plumbing ------------------------------------------------------------------------------------------------
 
     def close(self) -> None:
@@ -405,7 +410,6 @@ class SqlRuleStore(ApiKeys):
             if self._closed:
                 return
             self._closed = True
-        self._matchers.clear()
         self._backend_close()
 
     def __enter__(self) -> SqlRuleStore:

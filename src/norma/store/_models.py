@@ -6,7 +6,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 
-from norma.matching import Rule
+from norma.rules import Rule
 
 __all__ = ["ApiKey", "RuleVersion"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from norma.errors import ConfigError
-from norma.store._protocol import RuleStore
+from norma.store._protocol import Store
 
 __all__ = ["DB_URL_ENV", "DEFAULT_DB_URL", "open_store", "resolve_url"]
 
@@ -21,7 +21,7 @@ def resolve_url(url: str | None = None) -> str:
     return chosen.strip() if chosen else DEFAULT_DB_URL
 
 
-def open_store(url: str | None = None) -> RuleStore:
+def open_store(url: str | None = None) -> Store:
     """Open (creating and migrating when needed) the rule store at ``url``.
 
     * ``sqlite:///relative/path.db`` or ``sqlite:////absolute/path.db`` — the embedded default (WAL mode).

@@ -28,15 +28,14 @@ import numpy as np
 
 from norma.embeddings import Embedder
 from norma.errors import ConfigError, MissingDependencyError, StoreError
-from norma.matching import Rule
-from norma.store._base import SqlRuleStore, _embedder, load_rule
+from norma.rules import Rule, check_tenant_id
+from norma.store._base import SqlRuleStore, _embedder
 from norma.store._schema import MIGRATIONS_TABLE, POSTGRES_MIGRATIONS
-from norma.store._sql import Cursor, check_tenant_id
+from norma.store._sql import Cursor
 
 if TYPE_CHECKING:
     import psycopg
 
-    from norma.matching import RuleMatcher
 
 __all__ = ["PostgresRuleStore", "redact_url"]
 
@@ -336,36 +335,6 @@ class PostgresRuleStore(SqlRuleStore):
 
         return self._guard(work)
 
-    def candidate_matcher(
-        self,
-        tenant_id: str,
-        message: str,
-        *,
-        embedder: Embedder | None = None,
-        config: Any = None,
-        limit: int = 50,
-    ) -> RuleMatcher:
-        """A matcher over only the ``limit`` rules nearest ``message`` (pgvector push-down), for huge tenants.
-
-        Nothing of the tenant is loaded but those rules and their vectors; BM25 statistics are those of the
-        candidates, and a rule that only matches lexically can be missed (see docs/store.md).
-        """
-        from norma.matching import RuleMatcher
-
-        model = _embedder(embedder)
-        vector = np.asarray(model.embed([message]), dtype=np.float32)[0]
-        ids = [rule_id for rule_id, _ in self.search(tenant_id, vector, model_id=model.model_id, limit=limit)]
-
-        def work(cur: Cursor) -> tuple[list[Rule], dict[str, np.ndarray]]:
-            rows = self._select_in(
-                cur, "SELECT data FROM rules WHERE tenant_id = ? AND rule_id IN {ids}", (tenant_id,), ids
-            )
-            rules = [load_rule(r[0]) for r in rows]
-            return rules, self._get_vectors(cur, tenant_id, model.model_id, ids)
-
-        rules, vectors = self._guard(work, isolation="REPEATABLE READ")
-        return RuleMatcher(rules, config, embedder=_Primed(model, message, vector), vectors=vectors)
-
     def _backend_close(self) -> None:
         with self._connections_lock:
             connections, self._connections = self._connections, []
@@ -389,23 +358,3 @@ def _assemble(rows: list[Any]) -> dict[str, np.ndarray]:
         out[rule_id] = matrix.astype(np.float32)
         start = end
     return out
-
-
-class _Primed:
-    """An embedder that already knows one text's vector (so a push-down match embeds the message once)."""
-
-    def __init__(self, inner: Embedder, text: str, vector: np.ndarray) -> None:
-        self._inner, self._text, self._vector = inner, text, vector
-
-    @property
-    def model_id(self) -> str:
-        return self._inner.model_id
-
-    @property
-    def dim(self) -> int:
-        return self._inner.dim
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        if list(texts) == [self._text]:
-            return self._vector.reshape(1, -1)
-        return self._inner.embed(texts)

@@ -1,25 +1,28 @@
-"""The interface every rule store has (SQLite and PostgreSQL implement it; the service codes against it)."""
+"""The interfaces every store has (SQLite and PostgreSQL implement them; matching and the service code against them).
+
+* :class:`RuleStore` — a tenant's rules, versions, history and stored vectors.
+* :class:`KeyStore` — the service's API keys.
+* :class:`VectorSearch` — nearest stored vectors computed in the database (PostgreSQL + pgvector only).
+* :class:`Store` — what :func:`~norma.store.open_store` returns: both of the first two, on one database.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from norma.embeddings import Embedder
-from norma.matching import Rule, Scope
+from norma.rules import Rule, Scope
 from norma.store._models import ApiKey, RuleVersion
 
-if TYPE_CHECKING:
-    from norma.matching import RuleMatcher
-
-__all__ = ["RuleStore"]
+__all__ = ["KeyStore", "RuleStore", "Store", "VectorSearch"]
 
 
 @runtime_checkable
 class RuleStore(Protocol):
-    """Tenant-scoped, versioned rules with their embeddings, and the API keys of the service.
+    """Tenant-scoped, versioned rules with their embeddings.
 
     Every method takes the tenant first and never reads or writes another tenant's rows. Writes are atomic: a
     failed call leaves the store as it was. Each committed change bumps the tenant's rule-set :meth:`version` and
@@ -84,10 +87,39 @@ class RuleStore(Protocol):
         """Stored vectors of the tenant's rules made by ``model_id`` that are still fresh (texts unchanged)."""
         ...
 
-    def matcher(self, tenant_id: str, *, embedder: Embedder | None = None, config: Any = None) -> RuleMatcher:
-        """The tenant's :class:`~norma.matching.RuleMatcher`, built from stored vectors, cached, and refreshed
-        when the tenant's version changes (checked at most every ``refresh_interval`` seconds)."""
+    def save_vectors(self, tenant_id: str, model_id: str, vectors: Mapping[str, tuple[str, np.ndarray]]) -> None:
+        """Keep vectors computed outside :meth:`upsert_rules` (lazy re-embedding); no version change.
+
+        ``vectors`` maps rule id to ``(fingerprint, matrix)``; entries whose rule changed meanwhile are dropped.
+        """
         ...
+
+    def snapshot(self, tenant_id: str, model_id: str) -> tuple[int, list[Rule], dict[str, np.ndarray]]:
+        """``(version, rules sorted by id, their fresh vectors for model_id)`` of a tenant, read in one transaction."""
+        ...
+
+    def changes_since(
+        self, tenant_id: str, version: int, model_id: str
+    ) -> tuple[int, list[Rule], list[str], dict[str, np.ndarray]]:
+        """What changed after ``version``: ``(current version, rules now stored, ids now deleted, their fresh
+        vectors for model_id)``, read in one transaction."""
+        ...
+
+    def rules_with_vectors(
+        self, tenant_id: str, rule_ids: Sequence[str], model_id: str
+    ) -> tuple[list[Rule], dict[str, np.ndarray]]:
+        """The stored rules among ``rule_ids`` (sorted by id; unknown ids are skipped) and their fresh vectors for
+        ``model_id``, read in one transaction."""
+        ...
+
+    def close(self) -> None:
+        """Release connections; the store is not usable afterwards."""
+        ...
+
+
+@runtime_checkable
+class KeyStore(Protocol):
+    """The API keys of the service: only a hash of each secret is kept."""
 
     def create_api_key(self, tenant_id: str | None, *, name: str = "", admin: bool = False) -> str:
         """Create a key and return its secret (shown once; only its hash is kept)."""
@@ -105,6 +137,18 @@ class RuleStore(Protocol):
         """Revoke a key for good; NotFoundError if there is no such key."""
         ...
 
-    def close(self) -> None:
-        """Release connections; the store is not usable afterwards."""
+
+@runtime_checkable
+class VectorSearch(Protocol):
+    """A store that finds a tenant's nearest stored vectors itself (PostgreSQL + pgvector)."""
+
+    def search(
+        self, tenant_id: str, vector: np.ndarray, *, model_id: str, limit: int = 30, ef_search: int | None = None
+    ) -> list[tuple[str, float]]:
+        """The ``limit`` rules whose best fresh vector is nearest ``vector``: ``(rule_id, similarity)``, best first."""
         ...
+
+
+@runtime_checkable
+class Store(RuleStore, KeyStore, Protocol):
+    """A rule store and a key store on one database: what :func:`~norma.store.open_store` returns."""

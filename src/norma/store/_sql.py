@@ -14,11 +14,11 @@ from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
 
 from norma.errors import InvalidInputError, NotFoundError
-from norma.matching import MAX_RULE_ID_LENGTH
+from norma.rules import check_tenant_id
 from norma.store._keys import hash_secret, new_secret, parse_key_id, secret_matches
 from norma.store._models import ApiKey
 
-__all__ = ["ApiKeys", "Cursor", "SqlBackend", "check_tenant_id", "iter_batches"]
+__all__ = ["ApiKeys", "Cursor", "SqlBackend", "iter_batches"]
 
 T = TypeVar("T")
 
@@ -30,18 +30,6 @@ class Cursor(Protocol):
     def executemany(self, sql: Any, params: Any, /) -> Any: ...
     def fetchone(self) -> Any: ...
     def fetchall(self) -> list[Any]: ...
-
-
-def check_tenant_id(tenant_id: str) -> str:
-    """``tenant_id`` if it is a usable tenant id, else InvalidInputError."""
-    if not isinstance(tenant_id, str) or not tenant_id or tenant_id != tenant_id.strip():
-        raise InvalidInputError(
-            f"tenant id {tenant_id!r} must be a non-empty string without leading or trailing spaces",
-            hint="pass the tenant id exactly as it was created",
-        )
-    if len(tenant_id) > MAX_RULE_ID_LENGTH or any(ord(c) < 32 for c in tenant_id):
-        raise InvalidInputError(f"tenant id {tenant_id[:40]!r} is too long or has control characters")
-    return tenant_id
 
 
 def iter_batches(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:

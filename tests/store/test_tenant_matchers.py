@@ -1,12 +1,17 @@
-"""store.matcher(): built from stored vectors (nothing re-embedded at start-up), cached, refreshed on change."""
+"""Tenant matchers (norma.matching) over every store backend: built from stored vectors (nothing re-embedded at
+start-up), cached, refreshed on change."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
 from norma.embeddings import Embedder, get_embedder
-from norma.matching import Rule, rule_texts
-from norma.store import RuleStore, open_store
+from norma.errors import ConfigError
+from norma.matching import Rule, TenantMatchers, candidate_matcher, tenant_matcher
+from norma.rules import rule_texts
+from norma.store import RuleStore, SQLiteRuleStore, open_store
 from tests.store.conftest import CountingEmbedder
 
 RULES = [
@@ -34,7 +39,7 @@ def filled(store_url: str, embedder: Embedder) -> str:
 def test_start_up_embeds_nothing(filled: str, counting: CountingEmbedder) -> None:
     store = open_store(filled)  # a fresh process would start exactly like this
     try:
-        matcher = store.matcher("acme", embedder=counting)
+        matcher = tenant_matcher(store, "acme", embedder=counting)
         assert counting.texts == []
         assert len(matcher) == 3
         assert matcher.tenant_id == "acme"
@@ -50,14 +55,14 @@ def test_cached_until_the_version_changes(filled: str, embedder: Embedder) -> No
     other_replica = open_store(filled)
     counting = CountingEmbedder(embedder)
     try:
-        store.refresh_interval = 3600.0  # type: ignore[attr-defined]
-        first = store.matcher("acme", embedder=counting)
-        assert store.matcher("acme", embedder=counting) is first
+        matchers = TenantMatchers(store, refresh_interval=3600.0)
+        first = matchers.get("acme", embedder=counting)
+        assert matchers.get("acme", embedder=counting) is first
         new_rule = Rule(id="fees", condition_text="customer asks why they were charged a fee")
         other_replica.upsert_rules("acme", [new_rule], embedder=embedder)
-        assert len(store.matcher("acme", embedder=counting)) == 3  # not checked again within the interval
-        store.refresh_interval = 0.0  # type: ignore[attr-defined]
-        refreshed = store.matcher("acme", embedder=counting)
+        assert len(matchers.get("acme", embedder=counting)) == 3  # not checked again within the interval
+        matchers.refresh_interval = 0.0
+        refreshed = matchers.get("acme", embedder=counting)
         assert sorted(r.id for r in refreshed.rules) == ["fees", "hello", "lost-card", "refund"]
         assert counting.texts == []  # the other replica's vectors were used
         assert refreshed.match("why was I charged this fee")[0].rule.id == "fees"
@@ -65,7 +70,7 @@ def test_cached_until_the_version_changes(filled: str, embedder: Embedder) -> No
         other_replica.delete_rules("acme", ["hello"])
         edited = RULES[1].model_copy(update={"tenant_id": "acme", "condition_text": "customer forgot their PIN"})
         other_replica.upsert_rules("acme", [edited], embedder=embedder)
-        again = store.matcher("acme", embedder=counting)
+        again = matchers.get("acme", embedder=counting)
         assert sorted(r.id for r in again.rules) == ["fees", "lost-card", "refund"]
         assert next(r for r in again.rules if r.id == "lost-card").condition_text == "customer forgot their PIN"
         assert counting.texts == []
@@ -79,7 +84,7 @@ def test_a_new_model_re_embeds_once_lazily(filled: str) -> None:
     store = open_store(filled)
     try:
         assert store.load_vectors("acme", int8.model_id) == {}
-        matcher = store.matcher("acme", embedder=int8)
+        matcher = tenant_matcher(store, "acme", embedder=int8)
         assert sorted(int8.texts) == sorted(t for r in RULES for t in rule_texts(r))
         assert matcher.model_id == int8.model_id
         assert set(store.load_vectors("acme", int8.model_id)) == {"refund", "lost-card", "hello"}
@@ -88,7 +93,7 @@ def test_a_new_model_re_embeds_once_lazily(filled: str) -> None:
     int8.texts.clear()
     restarted = open_store(filled)
     try:
-        restarted.matcher("acme", embedder=int8)
+        tenant_matcher(restarted, "acme", embedder=int8)
         assert int8.texts == []  # written back the first time
     finally:
         restarted.close()
@@ -97,8 +102,8 @@ def test_a_new_model_re_embeds_once_lazily(filled: str) -> None:
 def test_matchers_are_per_tenant(filled: str, embedder: Embedder) -> None:
     store = open_store(filled)
     try:
-        acme = store.matcher("acme", embedder=embedder)
-        globex = store.matcher("globex", embedder=embedder)
+        acme = tenant_matcher(store, "acme", embedder=embedder)
+        globex = tenant_matcher(store, "globex", embedder=embedder)
         assert [r.id for r in globex.rules] == ["fees"]
         assert globex.tenant_id == "globex"
         assert "fees" not in {r.id for r in acme.rules}
@@ -108,12 +113,38 @@ def test_matchers_are_per_tenant(filled: str, embedder: Embedder) -> None:
 
 
 def test_an_empty_tenant_gets_an_empty_matcher_that_fills_up(store: RuleStore, embedder: Embedder) -> None:
-    store.refresh_interval = 0.0  # type: ignore[attr-defined]
-    empty = store.matcher("newcomer", embedder=embedder)
+    matchers = TenantMatchers(store, refresh_interval=0.0)
+    empty = matchers.get("newcomer", embedder=embedder)
     assert len(empty) == 0
     assert list(empty.match("I want my money back")) == []
     store.upsert_rules("newcomer", RULES, embedder=embedder)
-    filled = store.matcher("newcomer", embedder=embedder)
+    filled = matchers.get("newcomer", embedder=embedder)
     assert sorted(r.id for r in filled.rules) == ["hello", "lost-card", "refund"]
     assert filled.tenant_id == "newcomer"
     assert filled.match("I want my money back please")[0].rule.id == "refund"
+
+
+def test_one_cache_per_store_object(filled: str, embedder: Embedder) -> None:
+    store = open_store(filled)
+    other = open_store(filled)
+    try:
+        first = tenant_matcher(store, "acme", embedder=embedder)
+        assert tenant_matcher(store, "acme", embedder=embedder) is first
+        assert tenant_matcher(other, "acme", embedder=embedder) is not first
+    finally:
+        store.close()
+        other.close()
+
+
+def test_a_bad_tenant_id_is_refused_before_the_store_is_read(store: RuleStore, embedder: Embedder) -> None:
+    with pytest.raises(ValueError, match="tenant id"):
+        tenant_matcher(store, " acme", embedder=embedder)
+
+
+def test_push_down_needs_a_store_that_searches_vectors(tmp_path: Path, embedder: Embedder) -> None:
+    store = SQLiteRuleStore(tmp_path / "x.db")
+    try:
+        with pytest.raises(ConfigError, match="cannot search vectors"):
+            candidate_matcher(store, "acme", "I want my money back", embedder=embedder)
+    finally:
+        store.close()

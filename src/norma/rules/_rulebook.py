@@ -5,7 +5,7 @@ The format (docs/store.md)::
     format: norma.rulebook/v1      # optional; the only version so far
     tenant: acme-bank              # optional; `--tenant` / tenant_id= must agree with it when both are given
     description: Support rules     # optional
-    rules:                         # required: a list of rules, each with the fields of norma.matching.Rule
+    rules:                         # required: a list of rules, each with the fields of norma.rules.Rule
       - id: refund-request
         condition_text: customer asks for a refund
         ...
@@ -27,11 +27,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict
 
 from norma._safety import DEFAULT_LIMITS, InputLimits, load_json, load_yaml
-from norma.embeddings import Embedder
 from norma.errors import InvalidInputError, LimitExceededError
-from norma.matching import Rule
-from norma.store._protocol import RuleStore
-from norma.store._sql import check_tenant_id
+from norma.rules._model import Rule, check_tenant_id
 
 __all__ = [
     "MAX_RULEBOOK_BYTES",
@@ -41,8 +38,6 @@ __all__ = [
     "RulebookError",
     "RulebookProblem",
     "dump_rulebook",
-    "export_rulebook",
-    "import_rulebook",
     "load_rulebook",
 ]
 
@@ -101,7 +96,7 @@ class Rulebook(BaseModel):
     """The rules, in file order, with ``tenant_id`` set when a tenant is known."""
 
 
-def _parse(source: str | Path | Mapping[str, Any] | Sequence[Any], max_bytes: int) -> tuple[Any, str]:
+def _parse(source: str | os.PathLike[str] | Mapping[str, Any] | Sequence[Any], max_bytes: int) -> tuple[Any, str]:
     if isinstance(source, Mapping) or (isinstance(source, Sequence) and not isinstance(source, str)):
         return source, "<data>"
     if not isinstance(source, str | os.PathLike):
@@ -143,7 +138,7 @@ def _validate(fields: dict[str, Any]) -> Rule:
 
 
 def load_rulebook(
-    source: str | Path | Mapping[str, Any] | Sequence[Any],
+    source: str | os.PathLike[str] | Mapping[str, Any] | Sequence[Any],
     *,
     tenant_id: str | None = None,
     max_rules: int = MAX_RULEBOOK_RULES,
@@ -276,31 +271,3 @@ def dump_rulebook(
     if fmt == "json":
         return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
-
-
-def import_rulebook(
-    store: RuleStore,
-    source: str | Path | Mapping[str, Any] | Sequence[Any],
-    *,
-    tenant_id: str | None = None,
-    embedder: Embedder | None = None,
-    max_rules: int = MAX_RULEBOOK_RULES,
-    max_bytes: int = MAX_RULEBOOK_BYTES,
-) -> tuple[Rulebook, int]:
-    """Validate a rulebook, then upsert all of its rules in one transaction; return it and the new version.
-
-    The tenant is ``tenant_id``, else the file's ``tenant``; InvalidInputError when neither is given. The limits
-    are those of :func:`load_rulebook`.
-    """
-    book = load_rulebook(source, tenant_id=tenant_id, max_rules=max_rules, max_bytes=max_bytes)
-    if book.tenant_id is None:
-        raise InvalidInputError(
-            "the rulebook names no tenant", hint="pass --tenant (or tenant_id=), or add `tenant:` to the file"
-        )
-    version = store.upsert_rules(book.tenant_id, list(book.rules), embedder=embedder)
-    return book, version
-
-
-def export_rulebook(store: RuleStore, tenant_id: str, *, fmt: Literal["yaml", "json"] = "yaml") -> str:
-    """The tenant's rules as a rulebook text (sorted by id)."""
-    return dump_rulebook(store.list_rules(tenant_id), tenant_id=tenant_id, fmt=fmt)

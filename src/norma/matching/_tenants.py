@@ -1,0 +1,218 @@
+"""A tenant's stored rules turned into a matcher: cached per (tenant, model, config), refreshed when the tenant's
+version moves, and a push-down matcher over only the nearest rules for tenants too large to load.
+
+The first :meth:`TenantMatchers.get` for a tenant reads its rules and fresh vectors in one transaction
+(:meth:`~norma.store.RuleStore.snapshot`) and builds a :class:`~norma.matching.RuleMatcher` with them: only rules
+without a fresh vector for the embedder's model are embedded (one batch), and those vectors are written back
+(:meth:`~norma.store.RuleStore.save_vectors`), so a model change re-embeds each rule once, lazily. Later calls return
+the cached matcher; at most every ``refresh_interval`` seconds one of them reads the tenant's version and, when it
+moved, applies just the rules changed since (:meth:`~norma.store.RuleStore.changes_since`) with ``matcher.upsert`` /
+``matcher.remove``.
+
+The store knows nothing of matchers: everything here reads it through the :class:`~norma.store.RuleStore` protocol.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import weakref
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from norma.embeddings import Embedder, get_embedder
+from norma.errors import ConfigError
+from norma.matching._config import MatchConfig
+from norma.matching._matcher import RuleMatcher
+from norma.rules import Rule, check_tenant_id, rule_fingerprint
+from norma.store import RuleStore, VectorSearch
+
+__all__ = [
+    "DEFAULT_REFRESH_INTERVAL",
+    "MAX_CACHED_MATCHERS",
+    "TenantMatchers",
+    "candidate_matcher",
+    "tenant_matcher",
+    "tenant_matchers",
+]
+
+DEFAULT_REFRESH_INTERVAL = 0.5
+"""Seconds between two checks of a tenant's version by :meth:`TenantMatchers.get`."""
+MAX_CACHED_MATCHERS = 256
+"""Most matchers kept per store (least recently used ones are dropped first)."""
+
+
+def _config_key(config: Any) -> str:
+    if config is None:
+        return ""
+    dump = getattr(config, "model_dump_json", None)
+    return str(dump()) if callable(dump) else repr(config)
+
+
+@dataclass
+class _Entry:
+    matcher: RuleMatcher | None = None
+    version: int = -1
+    checked_at: float = 0.0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class TenantMatchers:
+    """The matchers of one store's tenants, by (tenant, model id, config), each refreshed on version change.
+
+    Args:
+        store: where the rules and their vectors are kept.
+        refresh_interval: seconds a cached matcher is returned without checking the tenant's version (0: every
+            call checks).
+        max_cached: most matchers kept (least recently used ones are dropped first).
+    """
+
+    def __init__(
+        self,
+        store: RuleStore,
+        *,
+        refresh_interval: float = DEFAULT_REFRESH_INTERVAL,
+        max_cached: int = MAX_CACHED_MATCHERS,
+    ) -> None:
+        self.store = store
+        self.refresh_interval = refresh_interval
+        self._max = max_cached
+        self._entries: OrderedDict[tuple[str, str, str], _Entry] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(
+        self, tenant_id: str, *, embedder: Embedder | None = None, config: MatchConfig | None = None
+    ) -> RuleMatcher:
+        """The tenant's matcher, built from the stored vectors on first use, cached, and brought up to date when the
+        tenant's version changed (checked at most every :attr:`refresh_interval` seconds)."""
+        check_tenant_id(tenant_id)
+        model = embedder if embedder is not None else get_embedder()
+        key = (tenant_id, model.model_id, _config_key(config))
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                entry = self._entries[key] = _Entry()
+                while len(self._entries) > self._max:
+                    self._entries.popitem(last=False)
+            else:
+                self._entries.move_to_end(key)
+        matcher = entry.matcher
+        if matcher is not None and time.monotonic() - entry.checked_at < self.refresh_interval:
+            return matcher
+        with entry.lock:
+            if entry.matcher is None:
+                self._build(entry, tenant_id, model, config)
+            elif (
+                time.monotonic() - entry.checked_at >= self.refresh_interval
+                and self.store.version(tenant_id) != entry.version
+            ):
+                self._refresh(entry, tenant_id, model)
+            entry.checked_at = time.monotonic()
+            assert entry.matcher is not None
+            return entry.matcher
+
+    def clear(self) -> None:
+        """Forget every cached matcher (the next :meth:`get` of each tenant reads the store again)."""
+        with self._lock:
+            self._entries.clear()
+
+    def _build(self, entry: _Entry, tenant_id: str, embedder: Embedder, config: MatchConfig | None) -> None:
+        version, rules, vectors = self.store.snapshot(tenant_id, embedder.model_id)
+        matcher = RuleMatcher(rules, config, embedder=embedder, vectors=vectors)
+        self._keep_new_vectors(tenant_id, embedder, matcher, [r for r in rules if r.id not in vectors])
+        entry.matcher, entry.version = matcher, version
+
+    def _refresh(self, entry: _Entry, tenant_id: str, embedder: Embedder) -> None:
+        assert entry.matcher is not None
+        version, present, gone, vectors = self.store.changes_since(tenant_id, entry.version, embedder.model_id)
+        if present:
+            entry.matcher.upsert(present, vectors=vectors)
+        if gone:
+            known = {r.id for r in entry.matcher.rules}
+            dropped = [i for i in gone if i in known]
+            if dropped:
+                entry.matcher.remove(dropped)
+        self._keep_new_vectors(tenant_id, embedder, entry.matcher, [r for r in present if r.id not in vectors])
+        entry.version = version
+
+    def _keep_new_vectors(self, tenant_id: str, embedder: Embedder, matcher: RuleMatcher, rules: list[Rule]) -> None:
+        if not rules:
+            return
+        fresh: dict[str, tuple[str, np.ndarray]] = {
+            r.id: (rule_fingerprint(r), np.asarray(matcher.vectors_for(r.id), dtype=np.float32)) for r in rules
+        }
+        self.store.save_vectors(tenant_id, embedder.model_id, fresh)
+
+
+_BY_STORE: weakref.WeakKeyDictionary[RuleStore, TenantMatchers] = weakref.WeakKeyDictionary()
+_BY_STORE_LOCK = threading.Lock()
+
+
+def tenant_matchers(store: RuleStore) -> TenantMatchers:
+    """The :class:`TenantMatchers` of ``store`` (one per store object, kept as long as the store is)."""
+    with _BY_STORE_LOCK:
+        matchers = _BY_STORE.get(store)
+        if matchers is None:
+            matchers = _BY_STORE[store] = TenantMatchers(store)
+        return matchers
+
+
+def tenant_matcher(
+    store: RuleStore, tenant_id: str, *, embedder: Embedder | None = None, config: MatchConfig | None = None
+) -> RuleMatcher:
+    """The tenant's :class:`~norma.matching.RuleMatcher`, built from the stored vectors, cached, and refreshed when
+    the tenant's version changes: ``tenant_matchers(store).get(tenant_id, ...)``."""
+    return tenant_matchers(store).get(tenant_id, embedder=embedder, config=config)
+
+
+class _Primed:
+    """An embedder that already knows one text's vector (so a push-down match embeds the message once)."""
+
+    def __init__(self, inner: Embedder, text: str, vector: np.ndarray) -> None:
+        self._inner, self._text, self._vector = inner, text, vector
+
+    @property
+    def model_id(self) -> str:
+        return self._inner.model_id
+
+    @property
+    def dim(self) -> int:
+        return self._inner.dim
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if list(texts) == [self._text]:
+            return self._vector.reshape(1, -1)
+        return self._inner.embed(texts)
+
+
+def candidate_matcher(
+    store: RuleStore,
+    tenant_id: str,
+    message: str,
+    *,
+    embedder: Embedder | None = None,
+    config: MatchConfig | None = None,
+    limit: int = 50,
+) -> RuleMatcher:
+    """A matcher over only the ``limit`` rules nearest ``message``, found by the database (push-down), for tenants
+    too large to load.
+
+    Nothing of the tenant is loaded but those rules and their vectors; BM25 statistics are those of the candidates,
+    and a rule that only matches lexically can be missed (see docs/store.md). The store must find vectors itself
+    (:class:`~norma.store.VectorSearch`: PostgreSQL + pgvector); ConfigError otherwise.
+    """
+    if not isinstance(store, VectorSearch):
+        raise ConfigError(
+            f"{type(store).__name__} cannot search vectors in the database",
+            hint="use a PostgreSQL store (postgresql://...) for push-down, or tenant_matcher() to load the tenant",
+        )
+    check_tenant_id(tenant_id)
+    model = embedder if embedder is not None else get_embedder()
+    vector = np.asarray(model.embed([message]), dtype=np.float32)[0]
+    ids = [rule_id for rule_id, _ in store.search(tenant_id, vector, model_id=model.model_id, limit=limit)]
+    rules, vectors = store.rules_with_vectors(tenant_id, ids, model.model_id)
+    return RuleMatcher(rules, config, embedder=_Primed(model, message, vector), vectors=vectors)

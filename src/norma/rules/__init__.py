@@ -1,0 +1,57 @@
+"""The rule model every capability and the store share: the bottom layer of norma, next to ``norma.errors``.
+
+* :class:`Rule`, :class:`Scope` — one statement of expected behaviour and where it applies.
+* :func:`rule_texts` / :func:`rule_fingerprint` — the texts of a rule that get embedded, and a digest that changes
+  exactly when they do (a store knows when a stored vector is stale).
+* :func:`check_tenant_id` and the limits (:data:`MAX_RULE_ID_LENGTH`, :data:`MAX_RULE_TEXT_CHARS`,
+  :data:`MAX_RULE_ITEMS`).
+* Rulebooks — a tenant's rules as one YAML / JSON file: :func:`load_rulebook` (the one reader of the format; it
+  reports every problem in one :class:`RulebookError`) and :func:`dump_rulebook`.
+
+This package imports nothing of norma but ``errors`` and ``_safety``. See docs/store.md for the rulebook format and
+docs/matching.md for the rule fields.
+"""
+
+from __future__ import annotations
+
+from norma.rules._model import (
+    MAX_RULE_ID_LENGTH,
+    MAX_RULE_ITEMS,
+    MAX_RULE_TEXT_CHARS,
+    Rule,
+    Scope,
+    check_tenant_id,
+    describe_validation_error,
+    rule_fingerprint,
+    rule_texts,
+)
+from norma.rules._rulebook import (
+    MAX_RULEBOOK_BYTES,
+    MAX_RULEBOOK_RULES,
+    RULEBOOK_FORMAT,
+    Rulebook,
+    RulebookError,
+    RulebookProblem,
+    dump_rulebook,
+    load_rulebook,
+)
+
+__all__ = [
+    "MAX_RULEBOOK_BYTES",
+    "MAX_RULEBOOK_RULES",
+    "MAX_RULE_ID_LENGTH",
+    "MAX_RULE_ITEMS",
+    "MAX_RULE_TEXT_CHARS",
+    "RULEBOOK_FORMAT",
+    "Rule",
+    "Rulebook",
+    "RulebookError",
+    "RulebookProblem",
+    "Scope",
+    "check_tenant_id",
+    "describe_validation_error",
+    "dump_rulebook",
+    "load_rulebook",
+    "rule_fingerprint",
+    "rule_texts",
+]
