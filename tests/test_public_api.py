@@ -59,3 +59,43 @@ def test_all_is_complete_and_importable(name: str) -> None:
 def test_version_is_exported() -> None:
     assert norma.__version__.count(".") == 2
     assert "__version__" in norma.__all__
+
+
+def test_root_docstring_names_the_four_capabilities() -> None:
+    doc = norma.__doc__ or ""
+    for capability in ("rubrics", "matching", "audit", "names"):
+        assert f"**{capability}** (``norma.{capability}``)" in doc
+
+
+@pytest.mark.parametrize(
+    ("name", "home"),
+    [
+        ("Rubric", "norma.rubrics"),
+        ("evaluate_events_against_rubric", "norma.rubrics"),
+        ("RuleMatcher", "norma.matching"),
+        ("tenant_matcher", "norma.matching"),
+        ("analyze", "norma.audit"),
+        ("quality_from_labels", "norma.names"),
+        ("Rule", "norma.rules"),
+        ("open_store", "norma.store"),
+        ("get_embedder", "norma.embeddings"),
+    ],
+)
+def test_root_entry_points_are_the_capabilities_own(name: str, home: str) -> None:
+    assert name in norma.__all__
+    assert getattr(norma, name) is getattr(importlib.import_module(home), name)
+
+
+def test_root_names_nothing_else() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        _ = norma.nothing_here  # type: ignore[attr-defined]
+
+
+def test_import_norma_loads_no_capability() -> None:
+    """The entry points are loaded on first use: ``import norma`` (and so ``norma.errors``) stays cheap."""
+    import subprocess
+    import sys
+
+    code = "import sys, norma; print(sorted(m for m in sys.modules if m.startswith('norma')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['norma', 'norma._version', 'norma.errors']"
