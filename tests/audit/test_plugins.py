@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from norma.audit import AuditConfig, analyze, rule_registry
+from norma.audit import BUILTIN_RULES, AuditConfig, AuditRule, Severity, analyze, rule_registry
 from norma.errors import ConfigError
 
 PLUGIN = """
@@ -56,3 +56,24 @@ def test_broken_plugin_is_a_config_error(plugin_path: Path) -> None:
     _install(plugin_path, "norma_broken_plugin", "norma_broken_plugin:NOPE")
     with pytest.raises(ConfigError, match="norma_broken_plugin:NOPE"):
         rule_registry(refresh=True)
+
+
+def _rule(rule_id: str, source: str = "tests") -> AuditRule:
+    return AuditRule(
+        id=rule_id, title="t", severity=Severity.WARNING, check=lambda ctx: [], condition="c", detection="d",
+        source=source,
+    )  # fmt: skip
+
+
+def test_given_rules_are_merged_with_plugins(plugin_path: Path) -> None:
+    _install(plugin_path, "norma_todo_plugin", "norma_todo_plugin:RULE")
+    assert list(rule_registry([_rule("IR.9.02"), _rule("IR.1.01")], refresh=True)) == ["IR.1.01", "IR.9.01", "IR.9.02"]
+    assert list(rule_registry([_rule("IR.1.01")], plugins=False)) == ["IR.1.01"]
+    # the default registry reads the same plugins: the built-ins plus IR.9.01
+    assert list(rule_registry()) == [r.id for r in BUILTIN_RULES] + ["IR.9.01"]
+
+
+def test_plugin_may_not_reuse_a_given_id(plugin_path: Path) -> None:
+    _install(plugin_path, "norma_todo_plugin", "norma_todo_plugin:RULE")
+    with pytest.raises(ConfigError, match=r"IR\.9\.01 from norma-todo-plugin is already registered by tests"):
+        rule_registry([_rule("IR.9.01")], refresh=True)

@@ -7,8 +7,9 @@ with severity and output line, coverage / determinism / drift metrics.
 * :func:`load_documents` / :class:`DocumentSet` — the normative documents, their sections and priority (§6).
 * :class:`AuditConfig` / :func:`load_config` — §8.02's thresholds (and IR.3.01's 0.70), extra reference patterns
   (RE2) and :class:`AuditLimits` (sizes checked before any work starts).
-* :class:`AuditRule` / :func:`rule_registry` — the rules; plugins register through the entry-point group
-  ``norma.audit_rules``. :func:`ruleset_snapshot` / :func:`required_bump` — §9.02 versioning.
+* :class:`AuditRule` / :data:`BUILTIN_RULES` / :func:`rule_registry` — the rules are data: the built-ins are a
+  tuple, and the registry merges the rules it is given (the built-ins by default) with those of the entry-point
+  group ``norma.audit_rules`` (plugins). :func:`ruleset_snapshot` / :func:`required_bump` — §9.02 versioning.
 * :func:`classify_context` / :func:`count_keywords` — §4.01.
 
 See docs/audit.md and docs/design/060-audit.md.
@@ -17,6 +18,7 @@ See docs/audit.md and docs/design/060-audit.md.
 from __future__ import annotations
 
 from norma.audit._batch import BatchItem, analyze_batch, read_request, read_requests
+from norma.audit._builtin import BUILTIN_RULES
 from norma.audit._classify import classify_context, count_keywords
 from norma.audit._concepts import Concept, extract_concepts
 from norma.audit._config import AuditConfig, FormalityTolerance, load_config
@@ -35,7 +37,8 @@ from norma.audit._models import (
     Violation,
 )
 from norma.audit._pipeline import analyze
-from norma.audit._registry import ENTRY_POINT_GROUP, AuditRule, Finding, NotEvaluated, builtin_rules, rule_registry
+from norma.audit._registry import ENTRY_POINT_GROUP, builtin_rules, rule_registry
+from norma.audit._rule import AuditRule, Finding, NotEvaluated
 from norma.audit._rules.ir4_drift import best_window_ratio
 from norma.audit._versioning import RULESET_VERSION, Bump, BumpReport, required_bump, ruleset_snapshot
 
@@ -46,6 +49,7 @@ __all__ = [
     "AuditReport",
     "AuditRequest",
     "AuditRule",
+    "BUILTIN_RULES",
     "BatchItem",
     "Bump",
     "BumpReport",

@@ -27,7 +27,8 @@ from norma.audit._models import (
     Verdict,
     Violation,
 )
-from norma.audit._registry import AuditRule, Finding, NotEvaluated, select_rules
+from norma.audit._registry import select_rules
+from norma.audit._rule import AuditRule, Finding, NotEvaluated
 from norma.audit._segments import segment_output
 from norma.audit._text import parse_text
 from norma.audit._versioning import RULESET_VERSION

@@ -1,132 +1,57 @@
-"""The rule registry: every rule declares its id, condition, detection, thresholds, exceptions, severity and
-version (§9.01), and a check function. Built-in rules are registered by their modules; third-party packages add
-rules through the entry-point group ``norma.audit_rules`` (an :class:`AuditRule`, a list of them, or a
-zero-argument callable returning either).
+"""The rule registry: the rules it is given (the built-ins, :data:`BUILTIN_RULES`, by default) merged with those
+third-party packages declare in the entry-point group ``norma.audit_rules`` (an :class:`AuditRule`, a list of
+them, or a zero-argument callable returning either). Rules are data: no module registers itself when imported.
 """
 
 from __future__ import annotations
 
-import re
 import threading
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 from importlib import metadata
-from typing import TYPE_CHECKING, Any
 
-from norma.audit._models import ContextType, Severity
+from norma.audit._builtin import BUILTIN_RULES
+from norma.audit._rule import AuditRule
 from norma.errors import ConfigError
 
-if TYPE_CHECKING:
-    from norma.audit._context import AuditContext
-
-__all__ = [
-    "ENTRY_POINT_GROUP",
-    "AuditRule",
-    "Finding",
-    "NotEvaluated",
-    "RuleCheck",
-    "builtin_rules",
-    "register_builtin",
-    "rule_registry",
-]
+__all__ = ["ENTRY_POINT_GROUP", "builtin_rules", "rule_registry", "select_rules"]
 
 ENTRY_POINT_GROUP = "norma.audit_rules"
-RULE_ID = re.compile(r"^IR\.\d+\.\d+$")
-TECHNICAL_ONLY = frozenset({ContextType.TECHNICAL})
-ANY_CONTEXT = frozenset({ContextType.TECHNICAL, ContextType.CONVERSATIONAL})
 
-
-@dataclass(frozen=True)
-class Finding:
-    """One violation a check found, before severity and location are filled in."""
-
-    description: str
-    line: int | None = None
-    evidence: str = ""
-    location: str | None = None
-    """Override for the location text (``"documents"``, ``"input"``); default ``"output line N"``."""
-
-
-@dataclass(frozen=True)
-class NotEvaluated:
-    """A check that could not run: what it needs is missing (documents, re-runs, embeddings)."""
-
-    reason: str
-
-
-RuleCheck = Callable[["AuditContext"], "Sequence[Finding] | NotEvaluated"]
-
-
-@dataclass(frozen=True)
-class AuditRule:
-    """One executable rule ``IR.x.y``."""
-
-    id: str
-    title: str
-    severity: Severity
-    check: RuleCheck = field(repr=False, compare=False)
-    condition: str
-    detection: str
-    exceptions: tuple[str, ...] = ()
-    thresholds: tuple[str, ...] = ()
-    """Names of the :class:`~norma.audit.AuditConfig` fields the rule reads (their values go in snapshots)."""
-    contexts: frozenset[ContextType] = TECHNICAL_ONLY
-    """Contexts the rule applies in (TECHNICAL: technical turns and technical segments of mixed ones)."""
-    version: str = "1.0"
-    """Bumped when the detection algorithm changes."""
-    needs: tuple[str, ...] = ()
-    """What it cannot run without: ``"documents"``, ``"embeddings"``, ``"reruns"``."""
-    meta: bool = False
-    """Runs after the others and sees their findings (IR.8.01)."""
-    overrides: tuple[str, ...] = ()
-    """More specific than these rules (§6): when this rule fires, their violations are dropped."""
-    source: str = "builtin"
-
-    def __post_init__(self) -> None:
-        if not RULE_ID.match(self.id):
-            raise ConfigError(f"audit rule id {self.id!r} does not follow IR.{{section}}.{{number}} (§9.01)")
-        if not callable(self.check):
-            raise ConfigError(f"audit rule {self.id} has no check function")
-
-    def describe(self) -> dict[str, Any]:
-        """The rule's declaration as plain data (what ``norma audit rules`` prints)."""
-        return {
-            "id": self.id,
-            "title": self.title,
-            "severity": self.severity.value,
-            "version": self.version,
-            "condition": self.condition,
-            "detection": self.detection,
-            "exceptions": list(self.exceptions),
-            "thresholds": list(self.thresholds),
-            "contexts": sorted(c.value for c in self.contexts),
-            "needs": list(self.needs),
-            "meta": self.meta,
-            "overrides": list(self.overrides),
-            "source": self.source,
-        }
-
-
-_BUILTIN: dict[str, AuditRule] = {}
-_REGISTRY: dict[str, AuditRule] | None = None
+_PLUGINS: tuple[AuditRule, ...] | None = None
+"""The entry points' rules, read once per process (``refresh=True`` reads them again)."""
+_REGISTRY: tuple[tuple[AuditRule, ...], dict[str, AuditRule]] | None = None
+"""The default registry (the built-ins plus the plugins), with the plugin rules it was built from."""
 _LOCK = threading.Lock()
-
-
-def register_builtin(rule: AuditRule) -> AuditRule:
-    """Add a built-in rule (called at import by the rule modules)."""
-    _BUILTIN[rule.id] = rule
-    return rule
-
-
-def builtin_rules() -> dict[str, AuditRule]:
-    """The rules norma ships, by id."""
-    from norma.audit import _rules  # noqa: F401  (imports every rule module, which register themselves)
-
-    return dict(sorted(_BUILTIN.items(), key=lambda item: _sort_key(item[0])))
 
 
 def _sort_key(rule_id: str) -> tuple[int, ...]:
     return tuple(int(part) for part in rule_id[3:].split("."))
+
+
+def _by_id(rules: Iterable[AuditRule]) -> dict[str, AuditRule]:
+    """The rules by id, in id order; an id given twice is a :class:`ConfigError`."""
+    found: dict[str, AuditRule] = {}
+    for rule in rules:
+        if rule.id in found:
+            raise ConfigError(
+                f"audit rule {rule.id} from {rule.source} is given twice (also from {found[rule.id].source})",
+                hint="give each rule its own IR.x.y id",
+            )
+        found[rule.id] = rule
+    return dict(sorted(found.items(), key=lambda item: _sort_key(item[0])))
+
+
+def _with_plugins(rules: dict[str, AuditRule], plugins: Iterable[AuditRule]) -> dict[str, AuditRule]:
+    """``rules`` plus the plugins' rules, in id order; a plugin may not reuse an id."""
+    merged = dict(rules)
+    for rule in plugins:
+        if rule.id in merged:
+            raise ConfigError(
+                f"audit rule {rule.id} from {rule.source} is already registered by {merged[rule.id].source}",
+                hint="give the plugin rule another IR.x.y id",
+            )
+        merged[rule.id] = rule
+    return dict(sorted(merged.items(), key=lambda item: _sort_key(item[0])))
 
 
 def _plugin_rules(entry_points: Iterable[metadata.EntryPoint]) -> list[AuditRule]:
@@ -151,29 +76,47 @@ def _plugin_rules(entry_points: Iterable[metadata.EntryPoint]) -> list[AuditRule
     return found
 
 
-def rule_registry(*, plugins: bool = True, refresh: bool = False) -> dict[str, AuditRule]:
-    """Every rule by id: the built-ins plus (``plugins``) those of the ``norma.audit_rules`` entry points.
+def _read_entry_points() -> tuple[AuditRule, ...]:
+    return tuple(_plugin_rules(metadata.entry_points(group=ENTRY_POINT_GROUP)))
 
-    Built once per process (behind a lock); ``refresh=True`` reads the entry points again.
+
+def builtin_rules() -> dict[str, AuditRule]:
+    """The rules norma ships (:data:`BUILTIN_RULES`), by id."""
+    return _by_id(BUILTIN_RULES)
+
+
+def rule_registry(
+    rules: Iterable[AuditRule] | None = None, *, plugins: bool = True, refresh: bool = False
+) -> dict[str, AuditRule]:
+    """Every rule by id, in id order: ``rules`` (default: the built-ins, :data:`BUILTIN_RULES`) plus
+    (``plugins``) those of the ``norma.audit_rules`` entry points.
+
+    The entry points are read once per process (behind a lock), and the default registry built once;
+    ``refresh=True`` reads the entry points again. An id given twice is a :class:`~norma.errors.ConfigError`.
     """
-    global _REGISTRY
+    global _PLUGINS, _REGISTRY
+    if rules is not None:
+        given = _by_id(rules)
+        if not plugins:
+            return given
+        loaded = _PLUGINS
+        if loaded is None or refresh:
+            with _LOCK:
+                if _PLUGINS is None or refresh:
+                    _PLUGINS = _read_entry_points()
+                loaded = _PLUGINS
+        return _with_plugins(given, loaded)
     if not plugins:
         return builtin_rules()
-    registry = _REGISTRY
-    if registry is not None and not refresh:
-        return registry
+    cached = _REGISTRY
+    if cached is not None and cached[0] is _PLUGINS and not refresh:
+        return cached[1]
     with _LOCK:
-        if _REGISTRY is None or refresh:
-            rules = builtin_rules()
-            for rule in _plugin_rules(metadata.entry_points(group=ENTRY_POINT_GROUP)):
-                if rule.id in rules:
-                    raise ConfigError(
-                        f"audit rule {rule.id} from {rule.source} is already registered by {rules[rule.id].source}",
-                        hint="give the plugin rule another IR.x.y id",
-                    )
-                rules[rule.id] = rule
-            _REGISTRY = dict(sorted(rules.items(), key=lambda item: _sort_key(item[0])))
-        return _REGISTRY
+        loaded = _read_entry_points() if refresh or _PLUGINS is None else _PLUGINS
+        if refresh or _REGISTRY is None or _REGISTRY[0] is not loaded:
+            registry = _with_plugins(builtin_rules(), loaded)  # a clash keeps the previous registry and plugins
+            _PLUGINS, _REGISTRY = loaded, (loaded, registry)
+        return _REGISTRY[1]
 
 
 def select_rules(rules: Sequence[AuditRule] | None) -> list[AuditRule]:

@@ -14,6 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from norma.audit._config import AuditConfig
+from norma.audit._registry import rule_registry
+from norma.audit._rule import AuditRule
 from norma.errors import InvalidInputError
 
 __all__ = ["RULESET_VERSION", "Bump", "BumpReport", "required_bump", "ruleset_snapshot"]
@@ -50,11 +53,8 @@ class BumpReport:
         return {"bump": str(self.bump), "reasons": list(self.reasons)}
 
 
-def ruleset_snapshot(rules: Sequence[Any] | None = None, config: Any | None = None) -> dict[str, Any]:
+def ruleset_snapshot(rules: Sequence[AuditRule] | None = None, config: Any | None = None) -> dict[str, Any]:
     """Plain data describing a rule set under a configuration (what ``norma audit rules --format json`` prints)."""
-    from norma.audit._config import AuditConfig
-    from norma.audit._registry import rule_registry
-
     chosen = list(rules) if rules is not None else list(rule_registry().values())
     cfg = AuditConfig.parse(config)
     values = cfg.model_dump(mode="json")

@@ -1,22 +1,4 @@
 """The built-in rules, one module per rule family (IR.0 references, IR.3 context, IR.4 drift and quotations,
-IR.5 coverage, IR.6 determinism, IR.7 inference and tone, IR.8 failure handling); importing registers them."""
-
-from norma.audit._rules import (
-    ir0_references,
-    ir3_context,
-    ir4_drift,
-    ir5_coverage,
-    ir6_determinism,
-    ir7_communication,
-    ir8_failure,
-)
-
-__all__ = [
-    "ir0_references",
-    "ir3_context",
-    "ir4_drift",
-    "ir5_coverage",
-    "ir6_determinism",
-    "ir7_communication",
-    "ir8_failure",
-]
+IR.5 coverage, IR.6 determinism, IR.7 inference and tone, IR.8 failure handling), plus ``decisions`` (helpers
+IR.0 and IR.5 share). Each module defines its rules as plain :class:`~norma.audit.AuditRule` values; importing it
+registers nothing. ``norma.audit._builtin.BUILTIN_RULES`` lists them."""

@@ -8,26 +8,11 @@ from collections.abc import Sequence
 from norma.audit._context import AuditContext
 from norma.audit._documents import section_key
 from norma.audit._models import Severity
-from norma.audit._registry import AuditRule, Finding, NotEvaluated, register_builtin
+from norma.audit._rule import AuditRule, Finding, NotEvaluated
+from norma.audit._rules.decisions import uncovered_decision_line
 from norma.audit._text import shorten
 
-__all__ = ["IR_0_01", "IR_0_02", "IR_0_03", "uncovered_decision_line"]
-
-
-def uncovered_decision_line(ctx: AuditContext, major_only: bool) -> int | None:
-    """The first decision whose paragraph (or, for code, the paragraph just before the code) cites nothing."""
-    cited = {r.line for r in ctx.references}
-    decisions = ctx.major_decisions if major_only else ctx.decisions
-    for decision in decisions:
-        paragraph = ctx.output.paragraph_of(decision.line)
-        if paragraph is None:
-            continue
-        spans = [paragraph]
-        if paragraph.code and paragraph.index > 0:
-            spans.append(ctx.output.paragraphs[paragraph.index - 1])
-        if not any(p.start <= line <= p.end for p in spans for line in cited):
-            return decision.line
-    return decisions[0].line if decisions else None
+__all__ = ["IR_0_01", "IR_0_02", "IR_0_03"]
 
 
 def _check_0_01(ctx: AuditContext) -> Sequence[Finding]:
@@ -47,20 +32,18 @@ def _check_0_01(ctx: AuditContext) -> Sequence[Finding]:
     return [Finding(text, line, shorten(decision.text))]
 
 
-IR_0_01 = register_builtin(
-    AuditRule(
-        id="IR.0.01",
-        title="Referencia obligatoria (técnico)",
-        severity=Severity.ERROR,
-        check=_check_0_01,
-        condition="output técnico (generación de código / auditoría) con decisiones técnicas mayores",
-        detection=(
-            "referencias (DNS|DR|ICR|RED|IRA) §N.N o RN.N fuera de código; al menos 1 por decisión técnica mayor "
-            "(tipos declarados en código, frases con verbos de diseño mayores)"
-        ),
-        exceptions=("sintaxis C# obvia (using, namespace)", "respuesta a una consulta conversacional pura"),
-        overrides=("IR.5.02",),
-    )
+IR_0_01 = AuditRule(
+    id="IR.0.01",
+    title="Referencia obligatoria (técnico)",
+    severity=Severity.ERROR,
+    check=_check_0_01,
+    condition="output técnico (generación de código / auditoría) con decisiones técnicas mayores",
+    detection=(
+        "referencias (DNS|DR|ICR|RED|IRA) §N.N o RN.N fuera de código; al menos 1 por decisión técnica mayor "
+        "(tipos declarados en código, frases con verbos de diseño mayores)"
+    ),
+    exceptions=("sintaxis C# obvia (using, namespace)", "respuesta a una consulta conversacional pura"),
+    overrides=("IR.5.02",),
 )
 
 
@@ -96,17 +79,15 @@ def _check_0_02(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
     return findings
 
 
-IR_0_02 = register_builtin(
-    AuditRule(
-        id="IR.0.02",
-        title="Versión de documento normativo",
-        severity=Severity.ERROR,
-        check=_check_0_02,
-        condition="la petición declara document_versions (§1)",
-        detection="cada versión declarada es igual a la versión que declara el documento cargado",
-        exceptions=("sin document_versions no hay nada que comparar",),
-        needs=("documents",),
-    )
+IR_0_02 = AuditRule(
+    id="IR.0.02",
+    title="Versión de documento normativo",
+    severity=Severity.ERROR,
+    check=_check_0_02,
+    condition="la petición declara document_versions (§1)",
+    detection="cada versión declarada es igual a la versión que declara el documento cargado",
+    exceptions=("sin document_versions no hay nada que comparar",),
+    needs=("documents",),
 )
 
 
@@ -154,18 +135,16 @@ def _check_0_03(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
     return findings
 
 
-IR_0_03 = register_builtin(
-    AuditRule(
-        id="IR.0.03",
-        title="Referencia normativa resoluble",
-        severity=Severity.ERROR,
-        check=_check_0_03,
-        condition="output técnico con referencias normativas",
-        detection=(
-            "cada referencia apunta a una sección existente de un documento activo; una regla RN.N sin sigla se "
-            "resuelve por prioridad (§6) y un empate de prioridad es un conflicto no resuelto"
-        ),
-        exceptions=(),
-        needs=("documents",),
-    )
+IR_0_03 = AuditRule(
+    id="IR.0.03",
+    title="Referencia normativa resoluble",
+    severity=Severity.ERROR,
+    check=_check_0_03,
+    condition="output técnico con referencias normativas",
+    detection=(
+        "cada referencia apunta a una sección existente de un documento activo; una regla RN.N sin sigla se "
+        "resuelve por prioridad (§6) y un empate de prioridad es un conflicto no resuelto"
+    ),
+    exceptions=(),
+    needs=("documents",),
 )

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from norma.audit._context import AuditContext
 from norma.audit._models import Severity
-from norma.audit._registry import ANY_CONTEXT, AuditRule, Finding, NotEvaluated, register_builtin
+from norma.audit._rule import ANY_CONTEXT, AuditRule, Finding, NotEvaluated
 
 __all__ = ["IR_3_01", "IR_3_02"]
 
@@ -47,22 +47,20 @@ def _check_3_01(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
     ]
 
 
-IR_3_01 = register_builtin(
-    AuditRule(
-        id="IR.3.01",
-        title="Contexto implícito prohibido",
-        severity=Severity.ERROR,
-        check=_check_3_01,
-        condition="output técnico",
-        detection=(
-            "cada concepto técnico del output (identificadores, siglas) está en el input, se deduce de él "
-            "(similitud coseno de embeddings >= ir_3_01_similarity_threshold con sus frases o conceptos) o está "
-            "definido en un documento que el output cita"
-        ),
-        exceptions=("conocimiento C#/.NET estándar (ICR §9.01)", "patrones GoF", "principios SOLID"),
-        thresholds=("ir_3_01_similarity_threshold",),
-        needs=("embeddings",),
-    )
+IR_3_01 = AuditRule(
+    id="IR.3.01",
+    title="Contexto implícito prohibido",
+    severity=Severity.ERROR,
+    check=_check_3_01,
+    condition="output técnico",
+    detection=(
+        "cada concepto técnico del output (identificadores, siglas) está en el input, se deduce de él "
+        "(similitud coseno de embeddings >= ir_3_01_similarity_threshold con sus frases o conceptos) o está "
+        "definido en un documento que el output cita"
+    ),
+    exceptions=("conocimiento C#/.NET estándar (ICR §9.01)", "patrones GoF", "principios SOLID"),
+    thresholds=("ir_3_01_similarity_threshold",),
+    needs=("embeddings",),
 )
 
 
@@ -83,15 +81,13 @@ def _check_3_02(ctx: AuditContext) -> Sequence[Finding]:
     return findings
 
 
-IR_3_02 = register_builtin(
-    AuditRule(
-        id="IR.3.02",
-        title="Memoria histórica no referenciada",
-        severity=Severity.WARNING,
-        check=_check_3_02,
-        condition="cualquier output",
-        detection="frases que remiten a turnos anteriores (history_phrases.txt) sin '[turno N]' en la misma línea",
-        exceptions=("la línea cita el turno: [turno N], (turno N), turno N, turn N",),
-        contexts=ANY_CONTEXT,
-    )
+IR_3_02 = AuditRule(
+    id="IR.3.02",
+    title="Memoria histórica no referenciada",
+    severity=Severity.WARNING,
+    check=_check_3_02,
+    condition="cualquier output",
+    detection="frases que remiten a turnos anteriores (history_phrases.txt) sin '[turno N]' en la misma línea",
+    exceptions=("la línea cita el turno: [turno N], (turno N), turno N, turn N",),
+    contexts=ANY_CONTEXT,
 )

@@ -10,7 +10,7 @@ from rapidfuzz import fuzz
 
 from norma.audit._context import AuditContext
 from norma.audit._models import Severity
-from norma.audit._registry import AuditRule, Finding, NotEvaluated, register_builtin
+from norma.audit._rule import AuditRule, Finding, NotEvaluated
 from norma.audit._text import fold, shorten
 
 __all__ = ["IR_4_01", "IR_4_02", "best_window_ratio", "normalise_quote"]
@@ -54,21 +54,19 @@ def _check_4_01(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
     ]
 
 
-IR_4_01 = register_builtin(
-    AuditRule(
-        id="IR.4.01",
-        title="Deriva semántica",
-        severity=Severity.ERROR,
-        check=_check_4_01,
-        condition="output técnico con términos de dominio",
-        detection=(
-            "cada término técnico del output está en DNS/DR/ICR/RED literalmente o tiene similitud coseno "
-            ">= ir_4_01_embedding_threshold con el vocabulario normativo (all-MiniLM-L6-v2 por defecto)"
-        ),
-        exceptions=("whitelist manual: términos C#, .NET, patrones estándar (whitelist.txt)",),
-        thresholds=("ir_4_01_embedding_threshold",),
-        needs=("documents", "embeddings"),
-    )
+IR_4_01 = AuditRule(
+    id="IR.4.01",
+    title="Deriva semántica",
+    severity=Severity.ERROR,
+    check=_check_4_01,
+    condition="output técnico con términos de dominio",
+    detection=(
+        "cada término técnico del output está en DNS/DR/ICR/RED literalmente o tiene similitud coseno "
+        ">= ir_4_01_embedding_threshold con el vocabulario normativo (all-MiniLM-L6-v2 por defecto)"
+    ),
+    exceptions=("whitelist manual: términos C#, .NET, patrones estándar (whitelist.txt)",),
+    thresholds=("ir_4_01_embedding_threshold",),
+    needs=("documents", "embeddings"),
 )
 
 
@@ -123,20 +121,18 @@ def _check_4_02(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
     return findings
 
 
-IR_4_02 = register_builtin(
-    AuditRule(
-        id="IR.4.02",
-        title="Parafraseo normativo prohibido",
-        severity=Severity.ERROR,
-        check=_check_4_02,
-        condition="output que atribuye un texto a una norma ('DNS dice que...', 'según RED §1.01, ...')",
-        detection=(
-            "ratio Indel normalizado (rapidfuzz) del texto citado contra la mejor ventana de la sección citada; "
-            "umbral ir_4_02_fuzzy_match_threshold"
-        ),
-        exceptions=("reformulación marcada con 'en otras palabras'",),
-        thresholds=("ir_4_02_fuzzy_match_threshold",),
-        version="1.1",
-        needs=("documents",),
-    )
+IR_4_02 = AuditRule(
+    id="IR.4.02",
+    title="Parafraseo normativo prohibido",
+    severity=Severity.ERROR,
+    check=_check_4_02,
+    condition="output que atribuye un texto a una norma ('DNS dice que...', 'según RED §1.01, ...')",
+    detection=(
+        "ratio Indel normalizado (rapidfuzz) del texto citado contra la mejor ventana de la sección citada; "
+        "umbral ir_4_02_fuzzy_match_threshold"
+    ),
+    exceptions=("reformulación marcada con 'en otras palabras'",),
+    thresholds=("ir_4_02_fuzzy_match_threshold",),
+    version="1.1",
+    needs=("documents",),
 )

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 from norma.audit._context import AuditContext
 from norma.audit._models import Severity
-from norma.audit._registry import AuditRule, Finding, register_builtin
-from norma.audit._rules.ir0_references import uncovered_decision_line
+from norma.audit._rule import AuditRule, Finding
+from norma.audit._rules.decisions import uncovered_decision_line
 
 __all__ = ["IR_5_02", "coverage_ratio"]
 
@@ -34,15 +34,13 @@ def _check(ctx: AuditContext) -> Sequence[Finding]:
     ]
 
 
-IR_5_02 = register_builtin(
-    AuditRule(
-        id="IR.5.02",
-        title="Exhaustividad contextual",
-        severity=Severity.WARNING,
-        check=_check,
-        condition="output técnico con decisiones técnicas (SKIP en contexto conversacional)",
-        detection="ratio = reglas distintas citadas / decisiones técnicas; umbral ir_5_02_coverage_ratio",
-        exceptions=("sin decisiones técnicas no hay ratio",),
-        thresholds=("ir_5_02_coverage_ratio",),
-    )
+IR_5_02 = AuditRule(
+    id="IR.5.02",
+    title="Exhaustividad contextual",
+    severity=Severity.WARNING,
+    check=_check,
+    condition="output técnico con decisiones técnicas (SKIP en contexto conversacional)",
+    detection="ratio = reglas distintas citadas / decisiones técnicas; umbral ir_5_02_coverage_ratio",
+    exceptions=("sin decisiones técnicas no hay ratio",),
+    thresholds=("ir_5_02_coverage_ratio",),
 )

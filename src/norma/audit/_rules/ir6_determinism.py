@@ -10,7 +10,7 @@ import numpy as np
 
 from norma.audit._context import AuditContext
 from norma.audit._models import Severity
-from norma.audit._registry import AuditRule, Finding, NotEvaluated, register_builtin
+from norma.audit._rule import AuditRule, Finding, NotEvaluated
 from norma.audit._text import parse_text
 from norma.errors import NormaError
 
@@ -95,19 +95,17 @@ def _check(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
     ]
 
 
-IR_6_02 = register_builtin(
-    AuditRule(
-        id="IR.6.02",
-        title="Determinismo (técnico)",
-        severity=Severity.WARNING,
-        check=_check,
-        condition="output técnico con re-ejecuciones (campo reruns o un cliente LLM)",
-        detection=(
-            "similitud semántica (embeddings por párrafo, alineados) entre cada par de ejecuciones >= "
-            "ir_6_02_determinism_threshold; orden de enumeraciones indiferente"
-        ),
-        exceptions=("timestamps", "ejemplos con datos aleatorios (GUIDs, hex y números largos)"),
-        thresholds=("ir_6_02_determinism_threshold",),
-        needs=("reruns", "embeddings"),
-    )
+IR_6_02 = AuditRule(
+    id="IR.6.02",
+    title="Determinismo (técnico)",
+    severity=Severity.WARNING,
+    check=_check,
+    condition="output técnico con re-ejecuciones (campo reruns o un cliente LLM)",
+    detection=(
+        "similitud semántica (embeddings por párrafo, alineados) entre cada par de ejecuciones >= "
+        "ir_6_02_determinism_threshold; orden de enumeraciones indiferente"
+    ),
+    exceptions=("timestamps", "ejemplos con datos aleatorios (GUIDs, hex y números largos)"),
+    thresholds=("ir_6_02_determinism_threshold",),
+    needs=("reruns", "embeddings"),
 )

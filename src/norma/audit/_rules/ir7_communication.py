@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from norma.audit._context import AuditContext
 from norma.audit._models import Severity
-from norma.audit._registry import ANY_CONTEXT, AuditRule, Finding, register_builtin
+from norma.audit._rule import ANY_CONTEXT, AuditRule, Finding
 
 __all__ = ["IR_7_01", "IR_7_02"]
 
@@ -47,23 +47,21 @@ def _check_7_01(ctx: AuditContext) -> Sequence[Finding]:
     return findings
 
 
-IR_7_01 = register_builtin(
-    AuditRule(
-        id="IR.7.01",
-        title="Inferencia no solicitada prohibida",
-        severity=Severity.ERROR,
-        check=_check_7_01,
-        condition="output técnico; en contexto conversacional solo los requisitos introducidos",
-        detection=(
-            "verbos modales que el input no usa ('debería', 'podría', 'sería mejor', 'should'...) y "
-            "requisitos introducidos ('también necesitas', 'además debes'...) fuera de código"
-        ),
-        exceptions=(
-            "contexto conversacional: sugerencias (modales) permitidas",
-            "marcadas explícitamente: 'Sugerencia no-normativa:'",
-        ),
-        contexts=ANY_CONTEXT,
-    )
+IR_7_01 = AuditRule(
+    id="IR.7.01",
+    title="Inferencia no solicitada prohibida",
+    severity=Severity.ERROR,
+    check=_check_7_01,
+    condition="output técnico; en contexto conversacional solo los requisitos introducidos",
+    detection=(
+        "verbos modales que el input no usa ('debería', 'podría', 'sería mejor', 'should'...) y "
+        "requisitos introducidos ('también necesitas', 'además debes'...) fuera de código"
+    ),
+    exceptions=(
+        "contexto conversacional: sugerencias (modales) permitidas",
+        "marcadas explícitamente: 'Sugerencia no-normativa:'",
+    ),
+    contexts=ANY_CONTEXT,
 )
 
 
@@ -92,19 +90,17 @@ def _check_7_02(ctx: AuditContext) -> Sequence[Finding]:
     return findings
 
 
-IR_7_02 = register_builtin(
-    AuditRule(
-        id="IR.7.02",
-        title="Comunicación por contexto",
-        severity=Severity.WARNING,
-        check=_check_7_02,
-        condition="cualquier output",
-        detection=(
-            "técnico: lista negra de términos valorativos (evaluative_terms.txt); conversacional: marcas de "
-            "formalidad excesiva (formal_markers.txt) por encima de ir_7_02_formality_tolerance"
-        ),
-        exceptions=("el código no se revisa",),
-        thresholds=("ir_7_02_formality_tolerance",),
-        contexts=ANY_CONTEXT,
-    )
+IR_7_02 = AuditRule(
+    id="IR.7.02",
+    title="Comunicación por contexto",
+    severity=Severity.WARNING,
+    check=_check_7_02,
+    condition="cualquier output",
+    detection=(
+        "técnico: lista negra de términos valorativos (evaluative_terms.txt); conversacional: marcas de "
+        "formalidad excesiva (formal_markers.txt) por encima de ir_7_02_formality_tolerance"
+    ),
+    exceptions=("el código no se revisa",),
+    thresholds=("ir_7_02_formality_tolerance",),
+    contexts=ANY_CONTEXT,
 )

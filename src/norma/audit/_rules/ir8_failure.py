@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from norma.audit._context import AuditContext
 from norma.audit._models import Severity
-from norma.audit._registry import ANY_CONTEXT, AuditRule, Finding, register_builtin
+from norma.audit._rule import ANY_CONTEXT, AuditRule, Finding
 
 __all__ = ["IR_8_01", "IR_8_03", "declared_fail"]
 
@@ -50,20 +50,18 @@ def _check_8_01(ctx: AuditContext) -> Sequence[Finding]:
     ]
 
 
-IR_8_01 = register_builtin(
-    AuditRule(
-        id="IR.8.01",
-        title="FAIL técnico explícito",
-        severity=Severity.ERROR,
-        check=_check_8_01,
-        condition="violación ERROR en contexto técnico, o un FAIL declarado por el propio output",
-        detection=(
-            "el output entrega solución (código o decisiones técnicas) pese a una violación ERROR de otra regla o "
-            "a su propio FAIL declarado (fail_markers.txt)"
-        ),
-        exceptions=("violaciones que no están en el output (IR.0.02: versiones de documentos)",),
-        meta=True,
-    )
+IR_8_01 = AuditRule(
+    id="IR.8.01",
+    title="FAIL técnico explícito",
+    severity=Severity.ERROR,
+    check=_check_8_01,
+    condition="violación ERROR en contexto técnico, o un FAIL declarado por el propio output",
+    detection=(
+        "el output entrega solución (código o decisiones técnicas) pese a una violación ERROR de otra regla o "
+        "a su propio FAIL declarado (fail_markers.txt)"
+    ),
+    exceptions=("violaciones que no están en el output (IR.0.02: versiones de documentos)",),
+    meta=True,
 )
 
 
@@ -84,16 +82,14 @@ def _check_8_03(ctx: AuditContext) -> Sequence[Finding]:
     ]
 
 
-IR_8_03 = register_builtin(
-    AuditRule(
-        id="IR.8.03",
-        title="Errores conversacionales",
-        severity=Severity.ERROR,
-        check=_check_8_03,
-        condition="el usuario expresa frustración o un malentendido (frustration_phrases.txt)",
-        detection="el output responde con un FAIL declarado (fail_markers.txt) en lugar de una aclaración",
-        exceptions=("sin frustración en el input no hay malentendido que juzgar",),
-        contexts=ANY_CONTEXT,
-        overrides=("IR.8.01",),
-    )
+IR_8_03 = AuditRule(
+    id="IR.8.03",
+    title="Errores conversacionales",
+    severity=Severity.ERROR,
+    check=_check_8_03,
+    condition="el usuario expresa frustración o un malentendido (frustration_phrases.txt)",
+    detection="el output responde con un FAIL declarado (fail_markers.txt) en lugar de una aclaración",
+    exceptions=("sin frustración en el input no hay malentendido que juzgar",),
+    contexts=ANY_CONTEXT,
+    overrides=("IR.8.01",),
 )

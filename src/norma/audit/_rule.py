@@ -1,0 +1,99 @@
+"""One audit rule as data: :class:`AuditRule` declares its id, condition, detection, thresholds, exceptions,
+severity and version (§9.01) next to its check function; a check returns :class:`Finding` objects or
+:class:`NotEvaluated`. Defining a rule registers nothing: the registry (``_registry``) merges the rules it is given.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from norma.audit._context import AuditContext
+from norma.audit._models import ContextType, Severity
+from norma.errors import ConfigError
+
+__all__ = [
+    "ANY_CONTEXT",
+    "TECHNICAL_ONLY",
+    "AuditRule",
+    "Finding",
+    "NotEvaluated",
+    "RuleCheck",
+]
+
+RULE_ID = re.compile(r"^IR\.\d+\.\d+$")
+TECHNICAL_ONLY = frozenset({ContextType.TECHNICAL})
+ANY_CONTEXT = frozenset({ContextType.TECHNICAL, ContextType.CONVERSATIONAL})
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One violation a check found, before severity and location are filled in."""
+
+    description: str
+    line: int | None = None
+    evidence: str = ""
+    location: str | None = None
+    """Override for the location text (``"documents"``, ``"input"``); default ``"output line N"``."""
+
+
+@dataclass(frozen=True)
+class NotEvaluated:
+    """A check that could not run: what it needs is missing (documents, re-runs, embeddings)."""
+
+    reason: str
+
+
+RuleCheck = Callable[[AuditContext], Sequence[Finding] | NotEvaluated]
+
+
+@dataclass(frozen=True)
+class AuditRule:
+    """One executable rule ``IR.x.y``."""
+
+    id: str
+    title: str
+    severity: Severity
+    check: RuleCheck = field(repr=False, compare=False)
+    condition: str
+    detection: str
+    exceptions: tuple[str, ...] = ()
+    thresholds: tuple[str, ...] = ()
+    """Names of the :class:`~norma.audit.AuditConfig` fields the rule reads (their values go in snapshots)."""
+    contexts: frozenset[ContextType] = TECHNICAL_ONLY
+    """Contexts the rule applies in (TECHNICAL: technical turns and technical segments of mixed ones)."""
+    version: str = "1.0"
+    """Bumped when the detection algorithm changes."""
+    needs: tuple[str, ...] = ()
+    """What it cannot run without: ``"documents"``, ``"embeddings"``, ``"reruns"``."""
+    meta: bool = False
+    """Runs after the others and sees their findings (IR.8.01)."""
+    overrides: tuple[str, ...] = ()
+    """More specific than these rules (§6): when this rule fires, their violations are dropped."""
+    source: str = "builtin"
+
+    def __post_init__(self) -> None:
+        if not RULE_ID.match(self.id):
+            raise ConfigError(f"audit rule id {self.id!r} does not follow IR.{{section}}.{{number}} (§9.01)")
+        if not callable(self.check):
+            raise ConfigError(f"audit rule {self.id} has no check function")
+
+    def describe(self) -> dict[str, Any]:
+        """The rule's declaration as plain data (what ``norma audit rules`` prints)."""
+        return {
+            "id": self.id,
+            "title": self.title,
+            "severity": self.severity.value,
+            "version": self.version,
+            "condition": self.condition,
+            "detection": self.detection,
+            "exceptions": list(self.exceptions),
+            "thresholds": list(self.thresholds),
+            "contexts": sorted(c.value for c in self.contexts),
+            "needs": list(self.needs),
+            "meta": self.meta,
+            "overrides": list(self.overrides),
+            "source": self.source,
+        }
