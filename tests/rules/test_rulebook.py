@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from norma.embeddings import Embedder
 from norma.errors import InvalidInputError
-from norma.matching import Rule, Scope
-from norma.store import RulebookError, RuleStore, dump_rulebook, import_rulebook, load_rulebook
+from norma.rules import Rule, RulebookError, Scope, dump_rulebook, load_rulebook
 from tests.conftest import EXAMPLES
 
 BANKING = EXAMPLES / "rulebooks" / "banking-support.yaml"
@@ -74,17 +71,6 @@ rules:
     assert "rules[2] (bad-priority).priority" in text
 
 
-def test_an_invalid_file_writes_nothing(store: RuleStore, tmp_path: Path, embedder: Embedder) -> None:
-    path = tmp_path / "half.json"
-    good = {"id": "good", "condition_text": "customer says hello"}
-    path.write_text(json.dumps({"tenant": "acme", "rules": [good, {"id": "bad"}]}), encoding="utf-8")
-    with pytest.raises(RulebookError):
-        import_rulebook(store, path, embedder=embedder)
-    assert store.version("acme") == 0
-    assert store.list_rules("acme") == []
-    assert store.tenants() == []
-
-
 def test_file_level_problems(tmp_path: Path) -> None:
     cases = {
         "notalist.yaml": "rules: {id: x}",
@@ -112,25 +98,6 @@ def test_tenant_conflicts(tmp_path: Path) -> None:
         load_rulebook([{"id": "a", "condition_text": "x", "tenant_id": "globex"}], tenant_id="acme")
     book = load_rulebook([{"id": "a", "condition_text": "x", "tenant_id": "acme"}], tenant_id="acme")
     assert book.rules[0].tenant_id == "acme"
-
-
-def test_import_needs_a_tenant(store: RuleStore, embedder: Embedder) -> None:
-    with pytest.raises(InvalidInputError, match="names no tenant"):
-        import_rulebook(store, [{"id": "a", "condition_text": "x"}], embedder=embedder)
-
-
-def test_import_then_export_round_trips(store: RuleStore, embedder: Embedder, tmp_path: Path) -> None:
-    book, version = import_rulebook(store, BANKING, embedder=embedder)
-    assert version == 1
-    from norma.store import export_rulebook
-
-    for fmt in ("yaml", "json"):
-        path = tmp_path / f"out.{fmt}"
-        path.write_text(export_rulebook(store, "northwind-bank", fmt=fmt), encoding="utf-8")  # type: ignore[arg-type]
-        again = load_rulebook(path)
-        assert sorted(again.rules, key=lambda r: r.id) == sorted(book.rules, key=lambda r: r.id)
-    # importing the export changes nothing
-    assert import_rulebook(store, tmp_path / "out.yaml", embedder=embedder)[1] == 1
 
 
 texts = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1, max_size=30).filter(
