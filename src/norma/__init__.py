@@ -7,9 +7,11 @@ Four capabilities share one idea of a rule (a named, versioned statement of expe
 
 from norma._version import __version__
 from norma.errors import (
+    AuthenticationError,
     BackendError,
     ConfigError,
     ConflictError,
+    ForbiddenError,
     InvalidInputError,
     LimitExceededError,
     MissingDependencyError,
@@ -21,9 +23,11 @@ from norma.errors import (
 )
 
 __all__ = [
+    "AuthenticationError",
     "BackendError",
     "ConfigError",
     "ConflictError",
+    "ForbiddenError",
     "InvalidInputError",
     "LimitExceededError",
     "MissingDependencyError",
