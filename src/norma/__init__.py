@@ -27,9 +27,11 @@ import typing as _typing
 
 from norma._version import __version__
 from norma.errors import (
+    AuthenticationError,
     BackendError,
     ConfigError,
     ConflictError,
+    ForbiddenError,
     InvalidInputError,
     LimitExceededError,
     MissingDependencyError,
@@ -76,10 +78,12 @@ _ENTRY_POINTS: dict[str, str] = {
 }
 
 __all__ = [
+    "AuthenticationError",
     "BackendError",
     "ConfigError",
     "ConflictError",
     "Criterion",
+    "ForbiddenError",
     "InvalidInputError",
     "LimitExceededError",
     "MatchConfig",

@@ -1,7 +1,8 @@
-"""``python -m norma`` runs the CLI."""
+"""``python -m norma`` runs the CLI (importing this module does nothing)."""
 
 import sys
 
 from norma.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,18 +1,31 @@
 """Every error norma raises on purpose.
 
-The tree::
+The tree (a class that lives outside this module names, in parentheses, the package that exports it)::
 
     NormaError                      root: catch this to catch anything norma raises on purpose
     ├── InvalidInputError           bad user input (file, text, record, argument); ValueError too
     │   ├── RubricError             a rubric that cannot be loaded or fails validation
+    │   │   ├── RubricFileError (norma.rubrics)           a rubric file that cannot be read; OSError too
+    │   │   │   ├── RubricFileMissingError (norma.rubrics)    no such file; FileNotFoundError too
+    │   │   │   ├── RubricIsADirectoryError (norma.rubrics)   a directory; IsADirectoryError too
+    │   │   │   └── RubricPermissionError (norma.rubrics)     not readable; PermissionError too
+    │   │   ├── RubricJSONError (norma.rubrics)           malformed JSON; json.JSONDecodeError too
+    │   │   ├── RubricYAMLError (norma.rubrics)           malformed YAML; yaml.YAMLError too
+    │   │   └── BackendJudgeFormatError (norma.rubrics)   a backend judge rubric where a task rubric is expected
+    │   ├── RulebookError (norma.rules)   a rulebook with problems; ``problems`` lists every one
     │   └── LimitExceededError      input larger than a configured limit (size, count, depth)
     ├── NotFoundError               a tenant, rule, key or document that does not exist; LookupError too
     ├── ConflictError               a write that conflicts with what is stored (duplicate id, stale version)
     ├── RateLimitedError            too many requests for a key; carries ``retry_after`` seconds
+    ├── AuthenticationError         no credentials, or ones that are unknown, malformed or revoked
+    │   └── UnauthorizedError (norma.service)   no valid API key on a request (HTTP 401)
+    ├── ForbiddenError              a known caller asking for something it may not do
     ├── ConfigError                 a setting, environment variable or config file that makes no sense
     ├── MissingDependencyError      an optional package or model is not installed; ImportError too
     ├── StoreError                  the rule store could not read or write; nothing half-written is kept
-    └── BackendError                a model, LLM or HTTP backend failed or answered nonsense
+    ├── BackendError                a model, LLM or HTTP backend failed or answered nonsense
+    │   └── LLMBackendError (norma.llm)   an LLM server that failed after every retry and fallback model
+    └── RequestTimeoutError (norma.service)   a request that ran past the service's ``request_timeout``
 
 Each error carries *what* went wrong (the message), *where* (``source`` and ``location``: a file and
 line, a field path, a record number, a rule id) and *what to do* (``hint``). ``str(error)`` renders all three on one
@@ -26,9 +39,11 @@ working.
 from __future__ import annotations
 
 __all__ = [
+    "AuthenticationError",
     "BackendError",
     "ConfigError",
     "ConflictError",
+    "ForbiddenError",
     "InvalidInputError",
     "LimitExceededError",
     "MissingDependencyError",
@@ -98,6 +113,14 @@ class RateLimitedError(NormaError):
     def __init__(self, message: str, *, retry_after: float, source: str | None = None) -> None:
         super().__init__(message, source=source, hint=f"retry after {retry_after:.0f} s")
         self.retry_after = retry_after
+
+
+class AuthenticationError(NormaError):
+    """No credentials, or credentials that are unknown, malformed or revoked (the service answers 401)."""
+
+
+class ForbiddenError(NormaError):
+    """A known caller asking for something it may not do (the service answers 403)."""
 
 
 class ConfigError(NormaError):

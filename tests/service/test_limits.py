@@ -8,9 +8,11 @@ import httpx
 import pytest
 
 from norma.errors import (
+    AuthenticationError,
     BackendError,
     ConfigError,
     ConflictError,
+    ForbiddenError,
     InvalidInputError,
     LimitExceededError,
     MissingDependencyError,
@@ -20,7 +22,7 @@ from norma.errors import (
     RubricError,
     StoreError,
 )
-from norma.service import ERROR_STATUS, create_app, status_for
+from norma.service import ERROR_STATUS, RequestTimeoutError, UnauthorizedError, create_app, status_for
 from norma.service._auth import RateLimiter
 from norma.store import RuleStore
 from tests.service.conftest import ADMIN_KEY, bearer, make_settings
@@ -45,6 +47,10 @@ def _client(app: object) -> httpx.AsyncClient:
         (BackendError("x"), 503),
         (MissingDependencyError("x", install="pip install x"), 503),
         (ConfigError("x"), 503),
+        (AuthenticationError("x"), 401),
+        (UnauthorizedError("x"), 401),
+        (ForbiddenError("x"), 403),
+        (RequestTimeoutError(1.0), 503),
         (NormaError("x"), 500),
         (RuntimeError("x"), 500),
     ],
@@ -56,10 +62,10 @@ def test_error_table(error: BaseException, status: int) -> None:
 def test_error_table_covers_every_error_class() -> None:
     import norma.errors
 
-    classes = {getattr(norma.errors, name) for name in norma.errors.__all__}
+    classes = {getattr(norma.errors, name) for name in norma.errors.__all__} | {UnauthorizedError, RequestTimeoutError}
     assert set(ERROR_STATUS) <= classes
     for cls in classes - {norma.errors.NormaError}:  # every error raised on purpose has a non-500 status
-        assert status_for(cls.__new__(cls)) in {400, 404, 409, 413, 429, 503}, cls
+        assert status_for(cls.__new__(cls)) in {400, 401, 403, 404, 409, 413, 429, 503}, cls
 
 
 async def test_body_over_the_cap_is_413_before_any_work(store: RuleStore, acme_key: str) -> None:

@@ -14,8 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from norma.cli._serve import load_demo
-from norma.service import create_app
+from norma.service import create_app, seed_demo_tenant
 from norma.store import RuleStore, open_store
 from tests.service._server import serve_app, serve_process
 from tests.service.conftest import ADMIN_KEY, bearer, make_settings
@@ -107,8 +106,8 @@ def test_norma_serve_demo_with_two_workers_then_a_graceful_stop(tmp_path: Path) 
     errors = [line for line in lines if line["level"] == "error"]
     assert not errors, errors
     # a second --demo start revokes the first demo key: one live demo key at a time
-    again = load_demo(db, REPO / "examples")
-    assert again["key"] != key
+    again = seed_demo_tenant(db, REPO / "examples")
+    assert again.key != key
     store = open_store(db)
     try:
         keys = store.list_api_keys("demo")

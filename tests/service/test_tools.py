@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 from norma.audit import analyze, load_documents
 from norma.names import build_query, generate_variations, score_record
+from norma.rubrics import check_rubric, evaluate_rubric
 from norma.service import create_app
 from norma.store import RuleStore
+from tests.conftest import CliResult
 from tests.service.conftest import ADMIN_KEY, bearer, make_settings
 
 pytestmark = pytest.mark.anyio
@@ -39,6 +42,70 @@ async def test_rubric_validate_valid_and_invalid(client: httpx.AsyncClient, acme
         "/v1/rubrics/validate", json={"rubric": RUBRIC, "strict": True}, headers=bearer(acme_key)
     )
     assert strict.json()["valid"] is False  # weights over 1 are not the strict format
+
+
+JUDGE = {"event": {"criteria": []}, "outcome": {"criteria": []}}
+"""A backend judge rubric: readable, but not a task rubric."""
+
+VALIDATE_CASES = {
+    "valid": (RUBRIC, False),
+    "bad-weight": ({**RUBRIC, "criteria": [{"id": "x", "description": "d", "weight": "heavy"}]}, False),
+    "not-strict": (RUBRIC, True),
+    "backend-judge": (JUDGE, False),
+    "backend-judge-strict": (JUDGE, True),
+}
+
+
+@pytest.mark.parametrize(("rubric", "strict"), VALIDATE_CASES.values(), ids=VALIDATE_CASES.keys())
+async def test_rubric_validate_agrees_with_the_cli(
+    client: httpx.AsyncClient,
+    acme_key: str,
+    run_cli: Callable[..., CliResult],
+    tmp_path: Path,
+    rubric: dict[str, Any],
+    strict: bool,
+) -> None:
+    """``POST /v1/rubrics/validate`` and ``norma rubric validate`` give one verdict (``check_rubric``): a backend
+    judge rubric is ``valid=false`` with its issue on both, not an HTTP 400 on one and a verdict on the other."""
+    body = {"rubric": rubric, "strict": strict}
+    response = await client.post("/v1/rubrics/validate", json=body, headers=bearer(acme_key))
+    assert response.status_code == 200
+    path = tmp_path / "rubric.json"
+    path.write_text(json.dumps(rubric), encoding="utf-8")
+    result = run_cli("rubric", "validate", "--format", "json", *(["--strict"] if strict else []), str(path))
+    (check,) = json.loads(result.out)["files"]
+    assert result.code == (0 if check["valid"] else 1)
+    assert response.json() == {key: check[key] for key in ("valid", "strict", "issues", "criteria")}
+    assert response.json() == check_rubric(rubric, strict=strict).model_dump(exclude={"file"})
+
+
+async def test_backend_judge_rubric_is_invalid_not_an_error(client: httpx.AsyncClient, acme_key: str) -> None:
+    response = await client.post("/v1/rubrics/validate", json={"rubric": JUDGE}, headers=bearer(acme_key))
+    assert response.status_code == 200
+    assert response.json()["valid"] is False
+    (issue,) = response.json()["issues"]
+    assert issue["path"] == ""
+    assert "backend judge format" in issue["message"]
+    evaluate = {"rubric": JUDGE, "outcome": {}}
+    refused = await client.post("/v1/rubrics/evaluate", json=evaluate, headers=bearer(acme_key))
+    assert refused.status_code == 400  # nothing to evaluate against: an input error, as `norma rubric eval` exits 2
+    assert "backend judge format" in refused.json()["detail"]
+
+
+async def test_rubric_evaluate_agrees_with_the_library_and_the_cli(
+    client: httpx.AsyncClient, acme_key: str, run_cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    outcome = {"correctness": 0.4, "style": 1.0}
+    body = {"rubric": RUBRIC, "outcome": outcome, "enforce_required": True, "pass_threshold": 0.5}
+    served = (await client.post("/v1/rubrics/evaluate", json=body, headers=bearer(acme_key))).json()
+    assert served == evaluate_rubric(RUBRIC, outcome=outcome, enforce_required=True, pass_threshold=0.5)
+    rubric_file, outcome_file = tmp_path / "rubric.json", tmp_path / "outcome.json"
+    rubric_file.write_text(json.dumps(RUBRIC), encoding="utf-8")
+    outcome_file.write_text(json.dumps(outcome), encoding="utf-8")
+    args = ["--outcome", str(outcome_file), "--enforce-required", "--pass-threshold", "0.5", "--format", "json"]
+    result = run_cli("rubric", "eval", str(rubric_file), *args)
+    assert result.code == 1  # the verdict fails: correctness is required and below 0.5
+    assert json.loads(result.out) == served
 
 
 async def test_rubric_evaluate_events_and_outcome(client: httpx.AsyncClient, acme_key: str) -> None:

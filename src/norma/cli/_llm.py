@@ -18,7 +18,7 @@ from rich.table import Table
 from norma.cli._output import emit, format_option, resolve_format
 from norma.errors import BackendError, ConfigError
 from norma.llm import KIND_ENV, MODEL_ENV, URL_ENV, ChatClient, LLMCheck, check_llm, get_llm, redact_url
-from norma.matching._examples import fill_examples
+from norma.matching import fill_examples
 
 __all__ = ["llm", "rules_examples"]
 

@@ -15,7 +15,7 @@ from norma.rubrics import (
     Rubric,
     RubricCheck,
     blend_rubric_files,
-    check_rubric_file,
+    check_rubric,
     evaluate_rubric_file,
     rubric_json_schema,
 )
@@ -58,7 +58,7 @@ def validate(ctx: click.Context, files: tuple[Path, ...], strict: bool, output_f
     fmt = resolve_format(ctx, output_format)
     checks: list[RubricCheck] = []
     for file in files:
-        checks.append(check_rubric_file(file, strict=strict))
+        checks.append(check_rubric(file, strict=strict))
         if not checks[-1].valid:
             break
     valid = all(check.valid for check in checks)
@@ -199,7 +199,7 @@ def _demo_section(examples: Path) -> tuple[dict[str, Any], Any]:
         folder / "safety_gate.yaml", outcome_path=folder / "inputs" / "safety_gate_outcome.yaml", aggregator="min"
     )
     blended = blend_rubric_files(folder / "code_review.json", folder / "code_review_override.yaml")
-    strict = check_rubric_file(folder / "verifier_strict.json", strict=True)
+    strict = check_rubric(folder / "verifier_strict.json", strict=True)
     summary = {
         "events_reward": events["reward"],
         "outcome_reward": outcome["reward"],

@@ -12,7 +12,7 @@ import os
 import signal
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import pydantic
@@ -21,52 +21,24 @@ from rich.console import Console
 from norma.cli._output import emit, format_option, resolve_format
 from norma.errors import ConfigError, MissingDependencyError
 
-__all__ = ["DEMO_KEY_NAME", "DEMO_TENANT", "load_demo", "serve"]
+if TYPE_CHECKING:
+    from norma.service import DemoTenant
 
-DEMO_TENANT = "demo"
-"""The tenant ``--demo`` loads the example rulebooks into."""
-DEMO_KEY_NAME = "demo (norma serve --demo)"
-"""The name of the key ``--demo`` creates; the previous demo keys are revoked each time."""
+__all__ = ["serve"]
 
 _OPTION_NAMES = {"request_timeout": "--timeout", "cors_origins": "--cors-origin", "db_url": "--db"}
 _LEVELS = ("critical", "error", "warning", "info", "debug")
 
 
-def load_demo(db_url: str | None, examples: Path) -> dict[str, Any]:
-    """Load ``examples/rulebooks/*`` into the demo tenant and create a fresh demo key; return what to print."""
-    from norma.matching import Rule
-    from norma.store import load_rulebook, open_store
-
-    folder = examples / "rulebooks"
-    files = sorted(p for p in folder.glob("*") if p.suffix.lower() in (".yaml", ".yml", ".json"))
-    if not files:
-        raise ConfigError("no rulebooks to load", source=str(folder), hint="pass --examples DIR (the repository's)")
-    rules: list[Rule] = []
-    for path in files:
-        book = load_rulebook(path)
-        rules.extend(r.model_copy(update={"tenant_id": DEMO_TENANT}) for r in book.rules)
-    store = open_store(db_url)
-    try:
-        version = store.upsert_rules(DEMO_TENANT, rules)
-        for key in store.list_api_keys(DEMO_TENANT):
-            if key.name == DEMO_KEY_NAME and key.revoked_at is None:
-                store.revoke_api_key(key.key_id)
-        secret = store.create_api_key(DEMO_TENANT, name=DEMO_KEY_NAME)
-        url = store.url
-    finally:
-        store.close()
-    return {"tenant": DEMO_TENANT, "rules": len(rules), "version": version, "key": secret, "store": url}
-
-
-def _banner(host: str, port: int, demo: dict[str, Any] | None) -> dict[str, Any]:
+def _banner(host: str, port: int, demo: DemoTenant | None) -> dict[str, Any]:
     shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
     base = f"http://{shown}:{port}"
     payload: dict[str, Any] = {"url": base, "playground": f"{base}/", "openapi": f"{base}/docs"}
     if demo is not None:
-        payload["demo"] = demo
-        payload["playground"] = f"{base}/#key={demo['key']}"
+        payload["demo"] = demo.model_dump()
+        payload["playground"] = f"{base}/#key={demo.key}"
         payload["curl"] = (
-            f"curl -s {base}/v1/tenants/{DEMO_TENANT}/match -H 'Authorization: Bearer {demo['key']}' "
+            f"curl -s {base}/v1/tenants/{demo.tenant}/match -H 'Authorization: Bearer {demo.key}' "
             "-H 'Content-Type: application/json' -d '{\"message\": \"someone used my card without asking\"}'"
         )
     return payload
@@ -136,8 +108,7 @@ def serve(
         import uvicorn
 
         from norma.cli._workers import reuse_port_available, run_reuse_port_workers
-        from norma.service import SETTINGS_ENV, ServiceSettings
-        from norma.service._logging import logging_config
+        from norma.service import SETTINGS_ENV, ServiceSettings, logging_config, seed_demo_tenant
     except ImportError as exc:
         raise MissingDependencyError(
             "the HTTP service", extra="service", install="pip install 'norma[service]'"
@@ -160,14 +131,14 @@ def serve(
         field = str(first["loc"][0])
         option = _OPTION_NAMES.get(field, "--" + field.replace("_", "-"))
         raise click.BadParameter(str(first["msg"]), param_hint=option) from None
-    demo_info = load_demo(settings.db_url, examples) if demo else None
+    demo_info = seed_demo_tenant(settings.db_url, examples) if demo else None
     banner = _banner(host, port, demo_info)
 
     def table(con: Console) -> None:
         con.print(f"norma serving on {banner['url']}  (API docs: {banner['openapi']})")
         if demo_info is not None:
-            con.print(f"demo tenant {DEMO_TENANT!r}: {demo_info['rules']} rules from {examples / 'rulebooks'}")
-            con.print(f"API key (shown once): {demo_info['key']}")
+            con.print(f"demo tenant {demo_info.tenant!r}: {demo_info.rules} rules from {examples / 'rulebooks'}")
+            con.print(f"API key (shown once): {demo_info.key}")
             con.print(f"playground: {banner['playground']}")
             con.print(f"try: {banner['curl']}")
         else:

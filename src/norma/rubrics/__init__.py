@@ -9,7 +9,12 @@ The compatible surface (same names, behaviour, results and error texts as synth-
 
 Beyond it, opt-in: safe URL loading limits (``timeout``, ``max_bytes``), ``enforce_required`` and
 ``pass_threshold`` verdicts, named aggregators for ``custom`` rubrics (:func:`register_aggregator`), JSON Schema
-export (:func:`rubric_json_schema`) and file-level helpers for CI (:func:`check_rubric_file`). See docs/rubrics.md.
+export (:func:`rubric_json_schema`), one check of a rubric file or mapping (:func:`check_rubric`, valid or not with
+every problem's field path) and one evaluation of events or an outcome (:func:`evaluate_rubric`), which the CLI and
+the HTTP service both call, and file-level helpers for CI (:func:`check_rubric_file`, :func:`evaluate_rubric_file`).
+Errors are :class:`~norma.errors.RubricError`\\ s that are also the builtin the compatible loaders let through
+(:class:`RubricFileError` and its subclasses, :class:`RubricJSONError`, :class:`RubricYAMLError`,
+:class:`BackendJudgeFormatError`). See docs/rubrics.md.
 """
 
 from __future__ import annotations
@@ -17,25 +22,34 @@ from __future__ import annotations
 from norma.errors import RubricError
 from norma.rubrics._aggregators import Aggregator, aggregator_names, get_aggregator, register_aggregator
 from norma.rubrics._blend import blend_rubrics, blend_weights
+from norma.rubrics._check import (
+    RubricCheck,
+    RubricIssue,
+    check_rubric,
+    check_rubric_file,
+    field_path,
+    validation_issues,
+)
+from norma.rubrics._errors import (
+    BackendJudgeFormatError,
+    RubricFileError,
+    RubricFileMissingError,
+    RubricIsADirectoryError,
+    RubricJSONError,
+    RubricPermissionError,
+    RubricYAMLError,
+)
 from norma.rubrics._evaluation import (
     AggregatorChoice,
     evaluate_events_against_rubric,
     evaluate_outcome_against_rubric,
+    evaluate_rubric,
     evaluate_values,
     score_events_against_rubric,
     score_outcome_against_rubric,
 )
 from norma.rubrics._fetch import fetch_rubric_text
-from norma.rubrics._files import (
-    RubricCheck,
-    RubricIssue,
-    blend_rubric_files,
-    check_rubric_file,
-    evaluate_rubric_file,
-    field_path,
-    load_rubric_file,
-    validation_issues,
-)
+from norma.rubrics._files import blend_rubric_files, evaluate_rubric_file, load_rubric_file
 from norma.rubrics._loaders import RubricSource, load_rubric, parse_rubric_text, read_rubric_file
 from norma.rubrics._models import AGGREGATIONS, Criterion, Rubric
 from norma.rubrics._schema import rubric_json_schema
@@ -58,14 +72,21 @@ __all__ = [
     "AGGREGATIONS",
     "Aggregator",
     "AggregatorChoice",
+    "BackendJudgeFormatError",
     "Criterion",
     "Rubric",
     "RubricCheck",
     "RubricCriterion",
     "RubricError",
+    "RubricFileError",
+    "RubricFileMissingError",
+    "RubricIsADirectoryError",
     "RubricIssue",
+    "RubricJSONError",
+    "RubricPermissionError",
     "RubricSource",
     "RubricSpec",
+    "RubricYAMLError",
     "StrictCriterion",
     "StrictRubric",
     "ValidationError",
@@ -73,9 +94,11 @@ __all__ = [
     "blend_rubric_files",
     "blend_rubrics",
     "blend_weights",
+    "check_rubric",
     "check_rubric_file",
     "evaluate_events_against_rubric",
     "evaluate_outcome_against_rubric",
+    "evaluate_rubric",
     "evaluate_rubric_file",
     "evaluate_values",
     "fetch_rubric_text",

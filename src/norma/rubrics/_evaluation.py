@@ -21,6 +21,7 @@ from typing import Any
 
 from norma.errors import RubricError
 from norma.rubrics._aggregators import Aggregator, get_aggregator
+from norma.rubrics._loaders import load_rubric
 from norma.rubrics._models import Criterion, Rubric
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "AggregatorChoice",
     "evaluate_events_against_rubric",
     "evaluate_outcome_against_rubric",
+    "evaluate_rubric",
     "evaluate_values",
     "score_events_against_rubric",
     "score_outcome_against_rubric",
@@ -221,6 +223,44 @@ def score_outcome_against_rubric(
     """The older name of :func:`evaluate_outcome_against_rubric`: reports ``"score"`` instead of ``"reward"``."""
     options = _options(enforce_required, pass_threshold, required_threshold, aggregator)
     return _run(_from_outcome(outcome) if rubric is not None else {}, rubric, "score", options)
+
+
+def evaluate_rubric(
+    rubric: Rubric | Mapping[str, Any],
+    *,
+    events: Iterable[Any] | None = None,
+    outcome: Mapping[str, Any] | None = None,
+    enforce_required: bool = False,
+    pass_threshold: float | None = None,
+    aggregator: AggregatorChoice = None,
+) -> dict[str, Any]:
+    """Evaluate ``events`` or ``outcome`` (exactly one) against ``rubric``: what ``norma rubric eval`` and the
+    service's ``POST /v1/rubrics/evaluate`` both answer.
+
+    Args:
+        rubric: a loaded rubric, or one as a mapping (validated with :func:`load_rubric`; never a path or text).
+        events: judgement events, as for :func:`evaluate_events_against_rubric`.
+        outcome: ``{criterion_id: value}``, as for :func:`evaluate_outcome_against_rubric`.
+        enforce_required: fail when a required criterion is below the threshold.
+        pass_threshold: give a ``"passed"`` verdict at this reward.
+        aggregator: the aggregator of a ``custom`` rubric.
+
+    Raises:
+        RubricError: neither or both of ``events`` and ``outcome`` (``location="events"``), the backend judge
+            format, an unknown aggregator or a threshold that is not a finite number.
+        pydantic.ValidationError: a mapping that does not fit the :class:`Rubric` model.
+    """
+    if (events is None) == (outcome is None):
+        raise RubricError("give exactly one of events and outcome", location="events")
+    loaded = rubric if isinstance(rubric, Rubric) else load_rubric(rubric)
+    options: dict[str, Any] = {
+        "enforce_required": enforce_required,
+        "pass_threshold": pass_threshold,
+        "aggregator": aggregator,
+    }
+    if events is not None:
+        return evaluate_events_against_rubric(events, loaded, **options)
+    return evaluate_outcome_against_rubric(outcome, loaded, **options)
 
 
 def _options(

@@ -1,4 +1,4 @@
-"""Rubric work on files, for the CLI and CI scripts: check, load with field paths, evaluate, blend.
+"""Rubric work on files, for the CLI and CI scripts: load with field paths, evaluate, blend (checks: ``_check``).
 
 These wrap the compatible API with what a command line needs: pydantic errors turned into field paths
 (``criteria[1].weight``) and :class:`~norma.errors.RubricError`\\ s that name the file.
@@ -8,115 +8,20 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pydantic
-from pydantic import BaseModel, ConfigDict
 
 from norma.errors import RubricError
 from norma.rubrics._blend import blend_rubrics
-from norma.rubrics._errors import BackendJudgeFormatError, RubricJSONError
-from norma.rubrics._evaluation import AggregatorChoice, evaluate_events_against_rubric, evaluate_outcome_against_rubric
+from norma.rubrics._check import validation_issues
+from norma.rubrics._errors import RubricJSONError
+from norma.rubrics._evaluation import AggregatorChoice, evaluate_rubric
 from norma.rubrics._loaders import load_rubric, parse_rubric_text, read_rubric_file
 from norma.rubrics._models import Rubric
-from norma.rubrics._strict import StrictRubric
 
-__all__ = [
-    "RubricCheck",
-    "RubricIssue",
-    "blend_rubric_files",
-    "check_rubric_file",
-    "evaluate_rubric_file",
-    "field_path",
-    "load_rubric_file",
-    "validation_issues",
-]
-
-
-class RubricIssue(BaseModel):
-    """One problem in a rubric: where (a field path, ``""`` for the whole rubric) and what."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    path: str
-    """Field path such as ``criteria[1].weight``; empty for the rubric as a whole."""
-
-    message: str
-    """What is wrong there."""
-
-
-class RubricCheck(BaseModel):
-    """The verdict of :func:`check_rubric_file` on one file."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    file: str
-    """The file checked."""
-
-    strict: bool
-    """Whether the strict format was checked."""
-
-    valid: bool
-    """Whether the rubric is valid."""
-
-    issues: list[RubricIssue]
-    """What is wrong, in pydantic's order; empty when valid."""
-
-    criteria: int
-    """Number of criteria of a valid rubric (0 when invalid)."""
-
-
-def field_path(loc: Sequence[int | str]) -> str:
-    """A pydantic error location as a field path: ``("criteria", 1, "weight")`` -> ``criteria[1].weight``."""
-    path = ""
-    for part in loc:
-        if isinstance(part, int):
-            path += f"[{part}]"
-        else:
-            path += f".{part}" if path else str(part)
-    return path
-
-
-def validation_issues(error: pydantic.ValidationError) -> list[RubricIssue]:
-    """The problems of a pydantic ``ValidationError`` as field paths and messages."""
-    issues = []
-    for detail in error.errors(include_url=False):
-        message = str(detail["msg"]).removeprefix("Value error, ")
-        issues.append(RubricIssue(path=field_path(detail["loc"]), message=message))
-    return issues
-
-
-def _parse_file(path: Path) -> dict[str, Any]:
-    return parse_rubric_text(read_rubric_file(path), path.suffix.lower(), source=str(path), fetch=False)
-
-
-def check_rubric_file(path: str | os.PathLike[str], *, strict: bool = False) -> RubricCheck:
-    """Check one rubric file (JSON or YAML) against the flexible format, or the strict one.
-
-    Returns:
-        The verdict; a rubric that parses but breaks the format is ``valid=False`` with its issues.
-
-    Raises:
-        RubricError: the file cannot be read or parsed into a mapping (missing, a directory, too large,
-            malformed JSON/YAML, not a mapping).
-    """
-    file = Path(path)
-    try:
-        rubric: Rubric | StrictRubric | None
-        if strict:
-            rubric = StrictRubric.model_validate(_parse_file(file))
-        else:
-            read_rubric_file(file)  # refuse missing files rather than read their name as rubric text
-            rubric = load_rubric(file)
-    except pydantic.ValidationError as exc:
-        return RubricCheck(file=str(path), strict=strict, valid=False, issues=validation_issues(exc), criteria=0)
-    except BackendJudgeFormatError as exc:
-        issue = RubricIssue(path="", message=exc.message)
-        return RubricCheck(file=str(path), strict=strict, valid=False, issues=[issue], criteria=0)
-    count = len(rubric.criteria) if rubric is not None else 0
-    return RubricCheck(file=str(path), strict=strict, valid=True, issues=[], criteria=count)
+__all__ = ["blend_rubric_files", "evaluate_rubric_file", "load_rubric_file"]
 
 
 def load_rubric_file(path: str | os.PathLike[str]) -> Rubric:
@@ -188,12 +93,12 @@ def evaluate_rubric_file(
         events = _read_data(Path(events_path))
         if not isinstance(events, list):
             raise RubricError("events must be a list of {criterion_id, reward} objects", source=str(events_path))
-        return evaluate_events_against_rubric(events, rubric, **options)
+        return evaluate_rubric(rubric, events=events, **options)
     assert outcome_path is not None
     outcome = _read_data(Path(outcome_path))
     if not isinstance(outcome, dict):
         raise RubricError("an outcome must be a mapping of criterion id to value", source=str(outcome_path))
-    return evaluate_outcome_against_rubric(outcome, rubric, **options)
+    return evaluate_rubric(rubric, outcome=outcome, **options)
 
 
 def blend_rubric_files(base_path: str | os.PathLike[str], override_path: str | os.PathLike[str]) -> Rubric:

@@ -13,9 +13,12 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.staticfiles import StaticFiles
 
+import norma.service._routes_admin as routes_admin
+import norma.service._routes_system as routes_system
+import norma.service._routes_tenants as routes_tenants
+import norma.service._routes_tools as routes_tools
 from norma._version import __version__
 from norma.errors import NormaError
-from norma.service import _routes_admin, _routes_system, _routes_tenants, _routes_tools
 from norma.service._errors import install_error_handlers
 from norma.service._middleware import EdgeMiddleware
 from norma.service._settings import ServiceSettings
@@ -70,13 +73,13 @@ def create_app(settings: ServiceSettings | None = None, *, store: Store | None =
     )
     app.state.norma = state
     install_error_handlers(app)
-    app.include_router(_routes_system.router)
-    app.include_router(_routes_tenants.router)
-    app.include_router(_routes_tools.router)
-    app.include_router(_routes_admin.router)
+    app.include_router(routes_system.router)
+    app.include_router(routes_tenants.router)
+    app.include_router(routes_tools.router)
+    app.include_router(routes_admin.router)
     if settings.playground:
-        app.include_router(_routes_system.playground_router)
-        app.mount("/static", StaticFiles(directory=_routes_system.STATIC_DIR), name="static")
+        app.include_router(routes_system.playground_router)
+        app.mount("/static", StaticFiles(directory=routes_system.STATIC_DIR), name="static")
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,

@@ -1,9 +1,11 @@
 """One table from errors to HTTP statuses, and every error answered as a JSON problem (RFC 9457) naming the field.
 
 The table (:data:`ERROR_STATUS`) is looked up along the exception's MRO, so a subclass gets its parent's status
-unless it has its own row. Request bodies that do not fit a route's schema are FastAPI's 422; authentication and
-unknown routes are the HTTP layer's own 401 / 403 / 404 / 405. Anything else is a bug: the edge middleware answers
-500 with no detail (the traceback goes to the log, never to the client).
+unless it has its own row. Every error a route raises on purpose is a :class:`~norma.errors.NormaError`, the
+service's own two included (:class:`UnauthorizedError`, 401; :class:`RequestTimeoutError`, 503). Request bodies that
+do not fit a route's schema are FastAPI's 422; unknown routes and methods are the HTTP layer's own 404 / 405.
+Anything else is a bug: the edge middleware answers 500 with no detail (the traceback goes to the log, never to the
+client).
 """
 
 from __future__ import annotations
@@ -20,9 +22,11 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from norma.errors import (
+    AuthenticationError,
     BackendError,
     ConfigError,
     ConflictError,
+    ForbiddenError,
     InvalidInputError,
     LimitExceededError,
     MissingDependencyError,
@@ -45,9 +49,32 @@ __all__ = [
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 
+
+class UnauthorizedError(AuthenticationError):
+    """No API key, or one that is unknown, malformed or revoked (401); the hint says how to send one."""
+
+    def __init__(self, message: str = "a valid API key is required") -> None:
+        super().__init__(
+            message,
+            hint="send `Authorization: Bearer <key>` (create one with `norma keys create --tenant T`)",
+        )
+
+
+class RequestTimeoutError(NormaError):
+    """The request ran past ``request_timeout`` (503); ``seconds`` is that limit."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(
+            f"the request took longer than {seconds:g} s", hint="retry later, or send less work per request"
+        )
+        self.seconds = seconds
+
+
 ERROR_STATUS: Mapping[type[BaseException], int] = {
     LimitExceededError: 413,
     InvalidInputError: 400,
+    AuthenticationError: 401,
+    ForbiddenError: 403,
     NotFoundError: 404,
     ConflictError: 409,
     RateLimitedError: 429,
@@ -55,6 +82,7 @@ ERROR_STATUS: Mapping[type[BaseException], int] = {
     BackendError: 503,
     MissingDependencyError: 503,
     ConfigError: 503,
+    RequestTimeoutError: 503,
     NormaError: 500,
 }
 """Every error a route can raise on purpose, and the status it is answered with."""
@@ -74,18 +102,6 @@ _TITLES = {
 }
 
 _log = logging.getLogger("norma.service")
-
-
-class UnauthorizedError(Exception):
-    """No API key, or one that is unknown, malformed or revoked (401)."""
-
-
-class RequestTimeoutError(Exception):
-    """The request ran past ``request_timeout`` (503)."""
-
-    def __init__(self, seconds: float) -> None:
-        super().__init__(f"the request took longer than {seconds:g} s")
-        self.seconds = seconds
 
 
 def status_for(error: BaseException) -> int:
@@ -149,7 +165,9 @@ def norma_error_response(error: NormaError) -> JSONResponse:
     headers: dict[str, str] = {}
     if isinstance(error, RateLimitedError):
         headers["Retry-After"] = str(max(1, math.ceil(error.retry_after)))
-    if status >= 500:
+    if isinstance(error, AuthenticationError):
+        headers["WWW-Authenticate"] = 'Bearer realm="norma"'
+    if status >= 500 and not isinstance(error, RequestTimeoutError):  # a timeout is load, not a fault: see access log
         _log.warning("request failed: %s: %s", type(error).__name__, error)
     errors: list[dict[str, Any]] = []
     problems = getattr(error, "problems", None)
@@ -188,20 +206,7 @@ def install_error_handlers(app: FastAPI) -> None:
         detail = exc.detail if isinstance(exc.detail, str) else _TITLES.get(exc.status_code, "error")
         return problem_response(exc.status_code, detail, headers=exc.headers)
 
-    async def on_unauthorized(request: Request, exc: Exception) -> JSONResponse:
-        return problem_response(
-            401,
-            str(exc) or "a valid API key is required",
-            hint="send `Authorization: Bearer <key>` (create one with `norma keys create --tenant T`)",
-            headers={"WWW-Authenticate": 'Bearer realm="norma"'},
-        )
-
-    async def on_timeout(request: Request, exc: Exception) -> JSONResponse:
-        return problem_response(503, str(exc), hint="retry later, or send less work per request")
-
     app.add_exception_handler(NormaError, on_norma)
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(pydantic.ValidationError, on_model)
     app.add_exception_handler(StarletteHTTPException, on_http)
-    app.add_exception_handler(UnauthorizedError, on_unauthorized)
-    app.add_exception_handler(RequestTimeoutError, on_timeout)

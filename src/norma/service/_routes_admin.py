@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Request, Response
+from fastapi import APIRouter, Depends, Path, Request, Response
 
+from norma.errors import ForbiddenError
 from norma.service._auth import Principal
 from norma.service._schemas import PROBLEM_RESPONSES, ApiKeyCreated, KeyRequest, Problem
 from norma.service._state import ServiceState, get_state
@@ -21,7 +22,7 @@ State = Annotated[ServiceState, Depends(get_state)]
 async def admin_caller(request: Request, state: State) -> Principal:
     principal = await state.authenticate(request)
     if not principal.admin:
-        raise HTTPException(403, "this route needs an admin key")
+        raise ForbiddenError("this route needs an admin key")
     return principal
 
 

@@ -9,11 +9,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Annotated, Any
 
-import pydantic
 from fastapi import APIRouter, Depends, Request
 
 from norma.audit import AuditRequest
-from norma.errors import InvalidInputError
 from norma.service._auth import Principal
 from norma.service._schemas import (
     PROBLEM_RESPONSES,
@@ -56,41 +54,28 @@ async def audit(body: AuditRequest, state: State, caller: Caller) -> dict[str, A
 
 @router.post("/rubrics/validate", tags=["rubrics"], summary="Validate a rubric; every problem with its field path")
 async def rubric_validate(body: RubricValidateRequest, state: State, caller: Caller) -> dict[str, Any]:
-    from norma.rubrics import StrictRubric, load_rubric, validation_issues
+    """The verdict of ``norma rubric validate``: ``valid=false`` with every issue for a rubric that breaks the
+    format (the backend judge format included)."""
+    from norma.rubrics import check_rubric
 
-    def work() -> dict[str, Any]:
-        try:
-            if body.strict:
-                rubric: Any = StrictRubric.model_validate(body.rubric)
-            else:
-                rubric = load_rubric(body.rubric)
-        except pydantic.ValidationError as exc:
-            issues = [i.model_dump() for i in validation_issues(exc)]
-            return {"valid": False, "strict": body.strict, "issues": issues, "criteria": 0}
-        return {"valid": True, "strict": body.strict, "issues": [], "criteria": len(rubric.criteria)}
-
-    return await state.run(work)
+    check = await state.run(check_rubric, body.rubric, strict=body.strict)
+    issues = [issue.model_dump() for issue in check.issues]
+    return {"valid": check.valid, "strict": check.strict, "issues": issues, "criteria": check.criteria}
 
 
 @router.post("/rubrics/evaluate", tags=["rubrics"], summary="Turn judgement events or an outcome into a reward")
 async def rubric_evaluate(body: RubricEvaluateRequest, state: State, caller: Caller) -> dict[str, Any]:
-    from norma.rubrics import evaluate_events_against_rubric, evaluate_outcome_against_rubric, load_rubric
+    from norma.rubrics import evaluate_rubric
 
-    if (body.events is None) == (body.outcome is None):
-        raise InvalidInputError("give exactly one of events and outcome", location="events")
-
-    def work() -> dict[str, Any]:
-        rubric = load_rubric(body.rubric)
-        options: dict[str, Any] = {
-            "enforce_required": body.enforce_required,
-            "pass_threshold": body.pass_threshold,
-            "aggregator": body.aggregator,
-        }
-        if body.events is not None:
-            return evaluate_events_against_rubric(body.events, rubric, **options)
-        return evaluate_outcome_against_rubric(body.outcome, rubric, **options)
-
-    return await state.run(work)
+    return await state.run(
+        evaluate_rubric,
+        body.rubric,
+        events=body.events,
+        outcome=body.outcome,
+        enforce_required=body.enforce_required,
+        pass_threshold=body.pass_threshold,
+        aggregator=body.aggregator,
+    )
 
 
 @router.post("/names/score", tags=["names"], summary="The MIID validator's score of a set of name variations")
