@@ -87,12 +87,28 @@ def score_upper_bound(
             hint="bit 0 Soundex, bit 1 Metaphone, bit 2 NYSIIS; range(8) allows every subset",
         )
     has_rules = bool(rule_based) and "selected_rules" in rule_based  # type: ignore[operator]
-    selected = list(rule_based.get("selected_rules", [])) if has_rules else []  # type: ignore[union-attr]
+    selected = bool(has_rules and list(rule_based.get("selected_rules", [])))  # type: ignore[union-attr]
     fraction = 0.0
     if selected:
         percentage = rule_based.get("rule_percentage", DEFAULT_RULE_PERCENTAGE)  # type: ignore[union-attr]
         fraction = rule_fraction(check_fraction(percentage, "rule_percentage", upper=100.0), True)
-    expected = expected_base_count(expected_count, fraction)
+    return _upper_bound(name, expected_count, pdist, odist, has_rules, selected, fraction, mode, masks)
+
+
+def _upper_bound(
+    name: str,
+    variation_count: float,
+    pdist: Mapping[str, float],
+    odist: Mapping[str, float],
+    has_rules: bool,
+    selected: bool,
+    fraction: float,
+    mode: Compat,
+    masks: list[int],
+) -> float:
+    """:func:`score_upper_bound` on checked arguments: ``has_rules`` (the labels have ``selected_rules``),
+    ``selected`` (and they are not empty), the rule fraction."""
+    expected = expected_base_count(variation_count, fraction)
     parts = name.split()
     if expected == 0 or not parts:
         base = 1.0 if expected == 0 else 0.0
@@ -102,7 +118,7 @@ def score_upper_bound(
         if len(parts) >= 2:
             base += last_weight * _part_bound(parts[-1], pdist, odist, expected, mode, masks)
     # The rule-compliance score is at most 1.0, and 0 without selected rules.
-    base_weight, rule_weight = final_weights(has_rules, bool(selected))
+    base_weight, rule_weight = final_weights(has_rules, selected)
     return base_weight * base + rule_weight * (1.0 if selected else 0.0)
 
 

@@ -103,8 +103,21 @@ def generate_variations(
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise InvalidInputError(f"seed must be an integer or None, not {seed!r}", location="seed")
     mode = check_compat(compat)
-    rng = random.Random(seed)
+    return _generate(name, count, pdist, odist, rule_list, percentage, random.Random(seed), mode)
 
+
+def _generate(
+    name: str,
+    count: int,
+    pdist: Mapping[str, float],
+    odist: Mapping[str, float],
+    rule_list: list[str],
+    percentage: float,
+    rng: random.Random,
+    mode: Compat,
+) -> list[str]:
+    """:func:`generate_variations` on checked arguments."""
+    parts = name.split()
     share = rule_fraction(percentage, bool(rule_list))
     effective = list(evaluate_rule_compliance(name, [name], rule_list, compat=mode)[0]) if rule_list else []
     checkable = [rule for rule in effective if rule in RULE_EVALUATORS]
