@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 
 import pytest
@@ -9,7 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from norma.errors import InvalidInputError
-from norma.names import RULE_CATALOG, RULE_EVALUATORS, evaluate_rule_compliance, rule_compliance_score
+from norma.names import (
+    RULE_CATALOG,
+    RULE_EVALUATORS,
+    evaluate_rule_compliance,
+    evaluator_errors,
+    reset_evaluator_errors,
+    rule_compliance_score,
+    variation_quality,
+)
 from norma.names._compliance import effective_rules
 
 
@@ -120,6 +129,47 @@ def test_an_evaluator_that_raises_counts_as_not_compliant(monkeypatch: pytest.Mo
     by_rule, ratio = evaluate_rule_compliance("John", ["Jon"], ["explode", "delete_random_letter"])
     assert by_rule == {"explode": [], "delete_random_letter": ["Jon"]}
     assert ratio == 1.0
+
+
+def test_an_evaluator_that_raises_is_logged_and_counted(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def fragile(original: str, variation: str) -> bool:
+        """Follows the rule when the variation is the original's first three letters; cannot read digits."""
+        if any(char.isdigit() for char in variation):
+            raise ValueError(f"cannot read {variation!r}")
+        return variation == original[:3]
+
+    monkeypatch.setitem(RULE_EVALUATORS, "first_three_letters", fragile)
+    reset_evaluator_errors()
+    try:
+        with caplog.at_level(logging.DEBUG, logger="norma.names"):
+            score, metrics = rule_compliance_score(
+                "John", ["Joh", "J0hn", "Jo1n", "Jon"], ["first_three_letters", "delete_random_letter"], 0.5
+            )
+            rule_compliance_score("John", ["Joh", "J2hn"], ["first_three_letters"], 0.5)
+        # The outcome is the validator's: the two variations it failed on are not compliant with that rule.
+        assert metrics["compliant_variations_by_rule"] == {
+            "first_three_letters": ["Joh"],
+            "delete_random_letter": ["Joh", "Jon"],
+        }
+        assert score == 1.0
+        # Never silent: counted every time, logged once as a warning (with the traceback), then at debug level.
+        assert evaluator_errors() == {("first_three_letters", "ValueError"): 3}
+        records = [r for r in caplog.records if r.name == "norma.names"]
+        warnings = [r for r in records if r.levelno == logging.WARNING]
+        assert len(warnings) == 1
+        assert "'first_three_letters'" in warnings[0].getMessage()
+        assert "ValueError" in warnings[0].getMessage()
+        assert warnings[0].exc_info is not None
+        assert "cannot read 'J0hn'" in caplog.text
+        assert sum(r.levelno == logging.DEBUG for r in records) == 2
+        # A variation_quality call that reaches the evaluator counts too.
+        variation_quality("John Smith", ["J3hn Smith"], None, None, 2, {"selected_rules": ["first_three_letters"]})
+        assert evaluator_errors() == {("first_three_letters", "ValueError"): 4}
+    finally:
+        reset_evaluator_errors()
+    assert evaluator_errors() == {}
 
 
 @pytest.mark.parametrize("target", [math.nan, math.inf, -0.1, 1.5, "0.3", None, True])

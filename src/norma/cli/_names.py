@@ -19,6 +19,9 @@ from norma.cli._demo import SECTIONS
 from norma.cli._output import OutputFormat, emit, format_option, resolve_format
 from norma.errors import ConfigError, NormaError
 from norma.names import (
+    DEFAULT_RULE_PERCENTAGE,
+    Labels,
+    RuleBased,
     VariationQuery,
     build_query,
     count_records,
@@ -202,7 +205,13 @@ def _distribution(value: str, param: str) -> dict[str, float]:
 @click.option("--count", type=click.IntRange(min=0), default=10, show_default=True, help="Variations requested.")
 @click.option("--seed", type=int, default=None, help="Seed (same seed, same variations).")
 @click.option("--rules", "rules", multiple=True, help="Rule ids, comma-separated or repeated.")
-@click.option("--rule-percentage", type=float, default=30, show_default=True, help="Percent following the rules.")
+@click.option(
+    "--rule-percentage",
+    type=float,
+    default=DEFAULT_RULE_PERCENTAGE,
+    show_default=True,
+    help="Percent following the rules.",
+)
 @click.option("--phonetic", default="L=.2,M=.6,F=.2", show_default=True, help="Phonetic level shares.")
 @click.option("--orthographic", default="L=.2,M=.6,F=.2", show_default=True, help="Orthographic level shares.")
 @_COMPAT
@@ -226,16 +235,22 @@ def generate(
     rule_list = [rule.strip() for item in rules for rule in item.split(",") if rule.strip()]
     pdist = _distribution(phonetic, "--phonetic")
     odist = _distribution(orthographic, "--orthographic")
-    labels = {
-        "variation_count": count,
-        "phonetic_similarity": pdist,
-        "orthographic_similarity": odist,
-        "rule_based": {"selected_rules": rule_list, "rule_percentage": rule_percentage},
-    }
+    labels = Labels(
+        variation_count=count,
+        phonetic_similarity=pdist,
+        orthographic_similarity=odist,
+        rule_based=RuleBased(selected_rules=rule_list, rule_percentage=rule_percentage),
+    )
     variations = generate_from_labels(name, labels, seed=seed, compat=compat)
     scored = score_record({"name": name, "variations": variations, "labels": labels}, compat=compat)
     bound = upper_bound_from_labels(name, labels, compat=compat)
-    payload = {"name": name, "labels": labels, "variations": variations, "score": scored, "upper_bound": bound}
+    payload = {
+        "name": name,
+        "labels": labels.to_dict(),
+        "variations": variations,
+        "score": scored,
+        "upper_bound": bound,
+    }
     emit(fmt, payload, lambda con: _generate_table(con, payload))
     return 0
 
@@ -260,12 +275,12 @@ def names_demo(examples: Path) -> tuple[dict[str, Any], Callable[[Console], None
     first = json.loads(next(line for line in records_path.read_text(encoding="utf-8").splitlines() if line.strip()))
     record_score = score_record(first)
     built = build_query(first["name"], seed=7)
-    labels = built.labels
+    labels = Labels.from_mapping(built.labels)
     variations = generate_from_labels(first["name"], labels, seed=7)
     final, base, _ = quality_from_labels(first["name"], variations, labels)
     summary = {
         "record": record_score,
-        "query": {"labels": labels, "text": built.text},
+        "query": {"labels": built.labels, "text": built.text},
         "generated": {"variations": variations, "final": final, "base": base},
     }
 

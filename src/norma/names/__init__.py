@@ -3,6 +3,9 @@
 Every function takes ``compat="miid"`` (the default: the MIID validator's result to the last bit, including its
 dependence on ``PYTHONHASHSEED``) or ``compat="stable"`` (deterministic across processes and Python versions, no
 gaps between similarity levels, no float overshoot). ``docs/design/010-names-compat.md`` compares the two.
+
+A query's labels (``build_query(...).labels``) can be given as they are to the ``*_from_labels`` functions and to
+the batch scorer; :class:`Labels` is the checked form they are read into, with the validator's defaults.
 """
 
 from __future__ import annotations
@@ -17,10 +20,16 @@ from norma.names._catalog import (
     rule_description,
 )
 from norma.names._compat import COMPATS, SIMILARITY_LEVELS
-from norma.names._compliance import evaluate_rule_compliance, rule_compliance_score
+from norma.names._compliance import (
+    evaluate_rule_compliance,
+    evaluator_errors,
+    reset_evaluator_errors,
+    rule_compliance_score,
+)
 from norma.names._evaluators import RULE_EVALUATORS, evaluate_rule
+from norma.names._from_labels import generate_from_labels, quality_from_labels, upper_bound_from_labels
 from norma.names._generate import generate_variations
-from norma.names._labels import generate_from_labels, quality_from_labels, upper_bound_from_labels
+from norma.names._labels import DEFAULT_DISTRIBUTION, DEFAULT_RULE_PERCENTAGE, Labels, RuleBased
 from norma.names._quality import part_score, variation_quality
 from norma.names._query import (
     QUERY_DISTRIBUTIONS,
@@ -37,12 +46,16 @@ from norma.names._similarity import orthographic_similarity, phonetic_similarity
 
 __all__ = [
     "COMPATS",
+    "DEFAULT_DISTRIBUTION",
+    "DEFAULT_RULE_PERCENTAGE",
     "EXTRA_RULES",
+    "Labels",
     "MAX_RECORD_BYTES",
     "QUERY_DISTRIBUTIONS",
     "RULE_CATALOG",
     "RULE_DESCRIPTIONS",
     "RULE_EVALUATORS",
+    "RuleBased",
     "SIMILARITY_LEVELS",
     "ScoredRecord",
     "VariationQuery",
@@ -50,6 +63,7 @@ __all__ = [
     "count_records",
     "evaluate_rule",
     "evaluate_rule_compliance",
+    "evaluator_errors",
     "format_rules_for_query",
     "generate_from_labels",
     "generate_variations",
@@ -62,6 +76,7 @@ __all__ = [
     "query_template_issues",
     "random_labels",
     "render_distribution",
+    "reset_evaluator_errors",
     "rule_compliance_score",
     "rule_description",
     "score_jsonl",

@@ -25,7 +25,7 @@ from typing import Any
 
 from norma.errors import InvalidInputError, LimitExceededError, NormaError
 from norma.names._compat import check_compat
-from norma.names._labels import check_labels, quality_from_labels
+from norma.names._from_labels import quality_from_labels
 
 __all__ = ["MAX_RECORD_BYTES", "ScoredRecord", "count_records", "score_jsonl", "score_record"]
 
@@ -64,9 +64,8 @@ def score_record(
             f"the record lacks {', '.join(missing)}", hint="every record needs name, variations and labels"
         )
     try:
-        labels = check_labels(record["labels"])
         final, base, details = quality_from_labels(
-            record["name"], record["variations"], labels, compat=check_compat(compat), transliterate=transliterate
+            record["name"], record["variations"], record["labels"], compat=compat, transliterate=transliterate
         )
     except InvalidInputError as exc:
         raise _in_record_terms(exc) from exc
@@ -84,22 +83,16 @@ def score_record(
     return result
 
 
-_RECORD_PATHS = (
-    ("expected_count", "labels.variation_count"),
-    ("phonetic_similarity", "labels.phonetic_similarity"),
-    ("orthographic_similarity", "labels.orthographic_similarity"),
-    ("rule_based", "labels.rule_based"),
-)
-
-
 def _in_record_terms(exc: InvalidInputError) -> InvalidInputError:
-    """The scorer's error with argument names turned into the record's field paths."""
-    message, location = exc.message, exc.location
-    for argument, path in _RECORD_PATHS:
-        message = message.replace(argument, path)
-        if location and location.startswith(argument):
-            location = path + location[len(argument) :]
-    return InvalidInputError(message, location=location, hint=exc.hint)
+    """The scorer's error with the location it names in the record's terms.
+
+    Bad labels are already named ``labels.<field>`` (:meth:`norma.names.Labels.from_mapping`); what is left is the
+    scoring error of an expected count of 0 in compat="miid", located at the scorer's ``expected_count`` argument.
+    """
+    location = exc.location
+    if location and location.startswith("expected_count"):
+        location = "labels.variation_count" + location[len("expected_count") :]
+    return InvalidInputError(exc.message, location=location, hint=exc.hint)
 
 
 MAX_RECORD_BYTES = 1024 * 1024

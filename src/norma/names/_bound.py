@@ -28,11 +28,25 @@ from numpy.typing import NDArray
 
 from norma.errors import InvalidInputError
 from norma.names._compat import SIMILARITY_LEVELS, Compat, check_compat, name_part_weights, phonetic_plan, string_seed
-from norma.names._validate import check_count, check_distribution, check_fraction, check_str
+from norma.names._formulas import (
+    COUNT_WEIGHT,
+    LENGTH_WEIGHT,
+    SIMILARITY_WEIGHT,
+    UNIQUENESS_WEIGHT,
+    UNMATCHED_PENALTY,
+    combined_similarity,
+    count_range,
+    count_score,
+    expected_base_count,
+    final_weights,
+    level_credit_array,
+    rule_fraction,
+)
+from norma.names._labels import DEFAULT_RULE_PERCENTAGE, LEVELS, check_distribution
+from norma.names._validate import check_count, check_fraction, check_str
 
 __all__ = ["score_upper_bound"]
 
-_LEVELS = ("Light", "Medium", "Far")
 _NEG = -math.inf
 _COUNT_TAIL = 3.0
 """Count scores are enumerated up to ``3 * E`` past the tolerance; beyond it the count score is below ``e**-3``
@@ -73,11 +87,28 @@ def score_upper_bound(
             hint="bit 0 Soundex, bit 1 Metaphone, bit 2 NYSIIS; range(8) allows every subset",
         )
     has_rules = bool(rule_based) and "selected_rules" in rule_based  # type: ignore[operator]
-    selected = list(rule_based.get("selected_rules", [])) if has_rules else []  # type: ignore[union-attr]
+    selected = bool(has_rules and list(rule_based.get("selected_rules", [])))  # type: ignore[union-attr]
     fraction = 0.0
     if selected:
-        fraction = check_fraction(rule_based.get("rule_percentage", 30), "rule_percentage", upper=100.0) / 100  # type: ignore[union-attr]
-    expected = expected_count * (1.0 - fraction)
+        percentage = rule_based.get("rule_percentage", DEFAULT_RULE_PERCENTAGE)  # type: ignore[union-attr]
+        fraction = rule_fraction(check_fraction(percentage, "rule_percentage", upper=100.0), True)
+    return _upper_bound(name, expected_count, pdist, odist, has_rules, selected, fraction, mode, masks)
+
+
+def _upper_bound(
+    name: str,
+    variation_count: float,
+    pdist: Mapping[str, float],
+    odist: Mapping[str, float],
+    has_rules: bool,
+    selected: bool,
+    fraction: float,
+    mode: Compat,
+    masks: list[int],
+) -> float:
+    """:func:`score_upper_bound` on checked arguments: ``has_rules`` (the labels have ``selected_rules``),
+    ``selected`` (and they are not empty), the rule fraction."""
+    expected = expected_base_count(variation_count, fraction)
     parts = name.split()
     if expected == 0 or not parts:
         base = 1.0 if expected == 0 else 0.0
@@ -86,20 +117,9 @@ def score_upper_bound(
         base = first_weight * _part_bound(parts[0], pdist, odist, expected, mode, masks)
         if len(parts) >= 2:
             base += last_weight * _part_bound(parts[-1], pdist, odist, expected, mode, masks)
-    if not has_rules:
-        return 0.8 * base
-    if not selected:
-        return base
-    return 0.8 * base + 0.2
-
-
-def _count_score(n: int, expected: float) -> float:
-    tolerance = min(0.2 + 0.05 * (expected // 10), 0.4)
-    spread = expected * tolerance
-    lower, upper = max(1.0, expected - spread), expected + spread
-    if lower <= n <= upper:
-        return 1.0
-    return math.exp(-((lower - n) if n < lower else (n - upper)) / expected)
+    # The rule-compliance score is at most 1.0, and 0 without selected rules.
+    base_weight, rule_weight = final_weights(has_rules, selected)
+    return base_weight * base + rule_weight * (1.0 if selected else 0.0)
 
 
 def _reachable_levels(part: str, masks: list[int], compat: Compat) -> set[int]:
@@ -109,7 +129,7 @@ def _reachable_levels(part: str, masks: list[int], compat: Compat) -> set[int]:
     ranges = SIMILARITY_LEVELS[compat]["phonetic"]
     out = set()
     for mask in masks:
-        index = next((i for i, level in enumerate(_LEVELS) if ranges[level].contains(scores[mask])), 3)
+        index = next((i for i, level in enumerate(LEVELS) if ranges[level].contains(scores[mask])), 3)
         out.add(index)
     return out
 
@@ -136,7 +156,7 @@ def _kind_quality(u: int, distribution: tuple[tuple[str, float], ...], reachable
     total = np.zeros(u + 1)
     total[1:] = _NEG  # the sum over counted levels, by how many variations they hold
     unmatched_room = 3 in reachable
-    for index, level in enumerate(_LEVELS):
+    for index, level in enumerate(LEVELS):
         share = float(dict(distribution).get(level, 0.0))
         target = int(share * u) if share > 0 else 0
         if target == 0:
@@ -144,12 +164,11 @@ def _kind_quality(u: int, distribution: tuple[tuple[str, float], ...], reachable
             continue
         if index not in reachable:
             continue
-        ratio = counts / target
-        gain = share * np.where(ratio <= 1.0, ratio, 1.0 - np.exp(-(ratio - 1.0))) + 0.1 * counts / u
+        gain = share * level_credit_array(counts / target) + UNMATCHED_PENALTY * counts / u
         total = _max_plus(total, gain)
     # Variations in no counted level need a reachable place to go; otherwise all u are in counted levels.
     best = float(np.max(total)) if unmatched_room else float(total[u])
-    return max(0.0, best - 0.1) if best != _NEG else 0.0
+    return max(0.0, best - UNMATCHED_PENALTY) if best != _NEG else 0.0
 
 
 def _part_bound(
@@ -160,22 +179,23 @@ def _part_bound(
     compat: Compat,
     masks: list[int],
 ) -> float:
-    """The best part score: ``0.6 * sim(u) + 0.15 * count(n) + 0.10 * u / n + 0.15`` over ``1 <= u <= n``."""
+    """The best part score: ``0.6 * sim(u) + 0.15 * count(n) + 0.10 * u / n + 0.15`` over ``1 <= u <= n`` (the
+    length score at its best, 1.0)."""
     reachable = frozenset(_reachable_levels(part, masks, compat))
     every = frozenset({0, 1, 2, 3})
     pkey, okey = tuple(sorted(pdist.items())), tuple(sorted(odist.items()))
-    tolerance = min(0.2 + 0.05 * (expected // 10), 0.4)
-    last_n = math.ceil(expected + expected * tolerance + _COUNT_TAIL * expected) + 1
+    last_n = math.ceil(count_range(expected)[1] + _COUNT_TAIL * expected) + 1
     sims = [0.0]
     for u in range(1, last_n + 1):
-        sim = (_kind_quality(u, pkey, reachable) + _kind_quality(u, okey, every)) / 2
-        sims.append(sim * 0.1 if sim < 0.2 else sim)
+        sims.append(combined_similarity(_kind_quality(u, pkey, reachable), _kind_quality(u, okey, every)))
     best = 0.0
     for n in range(1, last_n + 1):
-        similarity = max(0.6 * sims[u] + 0.1 * u / n for u in range(1, n + 1))
-        best = max(best, similarity + 0.15 * _count_score(n, expected) + 0.15)
+        similarity = max(SIMILARITY_WEIGHT * sims[u] + UNIQUENESS_WEIGHT * u / n for u in range(1, n + 1))
+        best = max(best, similarity + COUNT_WEIGHT * count_score(n, expected) + LENGTH_WEIGHT)
     # Past last_n: the similarity quality is at most the shares of the reachable levels (orthographic: all of them).
-    phonetic_cap = sum(float(pdist.get(level, 0.0)) for i, level in enumerate(_LEVELS) if i in reachable)
-    cap = (min(1.0, phonetic_cap) + 1.0) / 2
-    tail = 0.6 * (cap * 0.1 if cap < 0.2 else cap) + 0.1 + 0.15 * _count_score(last_n + 1, expected) + 0.15
+    phonetic_cap = sum(float(pdist.get(level, 0.0)) for i, level in enumerate(LEVELS) if i in reachable)
+    cap = combined_similarity(min(1.0, phonetic_cap), 1.0)
+    tail = (
+        SIMILARITY_WEIGHT * cap + UNIQUENESS_WEIGHT + COUNT_WEIGHT * count_score(last_n + 1, expected) + LENGTH_WEIGHT
+    )
     return max(best, tail)

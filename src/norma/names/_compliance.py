@@ -8,23 +8,39 @@ two adjacent characters are different consonants. Unknown rule ids are kept and 
 Score (``rule_compliance_score``): C unique compliant variations, X = max(1, int(len(variations) * p)),
 r = C / X; quantity = r up to 1, then max(0.5, 1.5 - 0.5 r); diversity = rules satisfied at least once / effective
 rules (0 when C = 0); score = quantity * diversity. No variations or no rules: 0.0; every rule impossible: 1.0.
+
+An evaluator that raises counts the variation as not compliant with its rule, as in the validator (which logs a
+warning and goes on). norma does the same and never silently: the first failure of each (rule, exception type) in a
+process is logged on the ``norma.names`` logger with its traceback, later ones at debug level, and every one is
+counted in :func:`evaluator_errors` (per process: each worker of a process pool counts its own).
 """
 
 from __future__ import annotations
 
+import logging
+import threading
+from collections import Counter
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
 from norma.names._compat import check_compat
 from norma.names._evaluators import ASCII_LENGTH_CHANGE, RAW_LENGTH_CHANGE, RULE_EVALUATORS, VOWELS
+from norma.names._formulas import expected_compliant, rule_quantity
+from norma.names._labels import DEFAULT_RULE_PERCENTAGE
 from norma.names._validate import check_fraction, check_str, check_str_list
 
 __all__ = [
     "effective_rules",
     "evaluate_rule_compliance",
+    "evaluator_errors",
+    "reset_evaluator_errors",
     "rule_compliance_score",
 ]
+
+logger = logging.getLogger("norma.names")
+_errors: Counter[tuple[str, str]] = Counter()
+_errors_lock = threading.Lock()
 
 _MULTI_PART_RULES = frozenset(
     {"name_parts_permutations", "initial_only_first_name", "shorten_name_to_initials", "shorten_name_to_abbreviations"}
@@ -97,17 +113,53 @@ def _evaluate(original: str, variations: list[str], rules: Sequence[str]) -> tup
             else:
                 matched = [variation for variation in variations if evaluator(original, variation)]
         except Exception:  # the validator logs and counts the variation as not compliant: redo one by one
-            matched = [variation for variation in variations if _safe(evaluator, original, variation)]
+            matched = [variation for variation in variations if _safe(rule, evaluator, original, variation)]
         by_rule[rule] = matched if repeat == 1 else [v for v in matched for _ in range(repeat)]
         compliant.update(matched)
     return by_rule, len(compliant) / len(variations)
 
 
-def _safe(evaluator: Callable[[str, str], bool], original: str, variation: str) -> bool:
+def _safe(rule: str, evaluator: Callable[[str, str], bool], original: str, variation: str) -> bool:
+    """``evaluator(original, variation)``; an exception is logged, counted and means "not compliant"."""
     try:
         return bool(evaluator(original, variation))
-    except Exception:
+    except Exception as exc:
+        _record_error(rule, exc)
         return False
+
+
+def _record_error(rule: str, exc: Exception) -> None:
+    key = (rule, type(exc).__name__)
+    with _errors_lock:
+        _errors[key] += 1
+        first = _errors[key] == 1
+    if first:
+        logger.warning(
+            "the evaluator of rule %r raised %s: the variation counts as not compliant (as in the validator); "
+            "later %s errors of this rule are logged at debug level and counted in evaluator_errors()",
+            rule,
+            key[1],
+            key[1],
+            exc_info=exc,
+        )
+    else:
+        logger.debug("the evaluator of rule %r raised %s: %s", rule, key[1], exc)
+
+
+def evaluator_errors() -> dict[tuple[str, str], int]:
+    """How many times each rule's evaluator raised in this process, by ``(rule id, exception type name)``.
+
+    Each such variation counted as not compliant with that rule (the validator's outcome); a non-empty result
+    means scores may be lower than they should: an evaluator has a bug or was given input it cannot handle.
+    """
+    with _errors_lock:
+        return dict(_errors)
+
+
+def reset_evaluator_errors() -> None:
+    """Forget the counts of :func:`evaluator_errors` (the next failure of each kind is logged as a warning again)."""
+    with _errors_lock:
+        _errors.clear()
 
 
 def _score(original: str, variations: list[str], rules: Sequence[str], target: float) -> tuple[float, dict[str, Any]]:
@@ -126,14 +178,8 @@ def _score(original: str, variations: list[str], rules: Sequence[str], target: f
             elif rule not in rules_of:
                 rules_of.append(rule)
     count = len(satisfied_by)
-    expected = max(1, int(len(variations) * target))
-    ratio_to_expected = count / expected
-    if ratio_to_expected <= 0.0:
-        quantity = 0.0
-    elif ratio_to_expected <= 1.0:
-        quantity = ratio_to_expected
-    else:
-        quantity = max(0.5, 1.5 - 0.5 * ratio_to_expected)
+    expected = expected_compliant(len(variations), target)
+    quantity = rule_quantity(count, expected)
     if count == 0:
         met = 0
         diversity = 0.0
@@ -190,13 +236,14 @@ def rule_compliance_score(
     original: str,
     variations: Sequence[str],
     rules: Sequence[str],
-    target_percentage: float = 0.3,
+    target_percentage: float = DEFAULT_RULE_PERCENTAGE / 100,
     *,
     compat: str = "miid",
 ) -> tuple[float, dict[str, Any]]:
     """The rule compliance score in [0, 1] and its metrics (the validator's keys).
 
-    ``target_percentage`` is a fraction: 0.3 means 30 % of the variations should follow a rule. Same in both modes.
+    ``target_percentage`` is a fraction (default: the validator's 30 %): 0.3 means 30 % of the variations should
+    follow a rule. Same in both modes.
     """
     check_compat(compat)
     check_str(original, "original")

@@ -33,9 +33,21 @@ from norma.errors import InvalidInputError
 from norma.names._compat import Compat, check_compat, name_part_weights
 from norma.names._compliance import evaluate_rule_compliance
 from norma.names._evaluators import RULE_EVALUATORS, evaluate_rule
+from norma.names._formulas import (
+    COUNT_WEIGHT,
+    count_range,
+    count_score,
+    expected_base_count,
+    expected_compliant,
+    final_weights,
+    length_score,
+    rule_fraction,
+    rule_quantity,
+)
+from norma.names._labels import DEFAULT_RULE_PERCENTAGE, check_distribution
 from norma.names._plan import Candidate, PartPlan, level_of, plan_part
 from norma.names._similarity import orthographic_similarity, phonetic_codes, phonetic_similarity
-from norma.names._validate import check_distribution, check_fraction, check_str, check_str_list
+from norma.names._validate import check_fraction, check_str, check_str_list
 from norma.names._variants import TRIPLE, alphabet_of, edit_pool, rule_pool, substitute_letter
 
 __all__ = ["generate_variations"]
@@ -54,7 +66,7 @@ def generate_variations(
     phonetic_similarity: Mapping[str, float] | None = None,
     orthographic_similarity: Mapping[str, float] | None = None,
     rules: Sequence[str] = (),
-    rule_percentage: float = 30,
+    rule_percentage: float = DEFAULT_RULE_PERCENTAGE,
     seed: int | None = None,
     *,
     compat: str = "miid",
@@ -91,26 +103,40 @@ def generate_variations(
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise InvalidInputError(f"seed must be an integer or None, not {seed!r}", location="seed")
     mode = check_compat(compat)
-    rng = random.Random(seed)
+    return _generate(name, count, pdist, odist, rule_list, percentage, random.Random(seed), mode)
 
-    share = percentage / 100 if rule_list else 0.0
+
+def _generate(
+    name: str,
+    count: int,
+    pdist: Mapping[str, float],
+    odist: Mapping[str, float],
+    rule_list: list[str],
+    percentage: float,
+    rng: random.Random,
+    mode: Compat,
+) -> list[str]:
+    """:func:`generate_variations` on checked arguments."""
+    parts = name.split()
+    share = rule_fraction(percentage, bool(rule_list))
     effective = list(evaluate_rule_compliance(name, [name], rule_list, compat=mode)[0]) if rule_list else []
     checkable = [rule for rule in effective if rule in RULE_EVALUATORS]
     rule_variations, covered = _rule_variations(name, checkable, rng, mode)
-    expected = count * (1 - share)
+    expected = expected_base_count(count, share)
     scored = [0] if len(parts) == 1 else [0, len(parts) - 1]
     weights = name_part_weights(name, mode)
     pools = [_score_pool(parts[i], rng, mode) for i in scored]
 
+    base_weight, rule_weight = final_weights(True, bool(rule_list))
     best: tuple[float, int, list[PartPlan]] | None = None
     for k in sorted(_k_choices(expected), key=lambda k: abs(k - expected)):  # ties go to the nearest count
         plans = [plan_part(pool, k, pdist, odist) for pool in pools]
-        count_score = 0.15 * _count_score(sum(len(p.chosen) for p in plans) // len(plans), expected)
-        base = 1.0 if expected == 0 else sum(w * (p.value + count_score) for w, p in zip(weights, plans, strict=False))
+        counted = COUNT_WEIGHT * count_score(sum(len(p.chosen) for p in plans) // len(plans), expected)
+        base = 1.0 if expected == 0 else sum(w * (p.value + counted) for w, p in zip(weights, plans, strict=False))
         for c in range(len(rule_variations) + 1):
             # Without rules the final score is the base score, and no variation should follow a rule.
             rule_score = _rule_score(c, k + c, share, covered, len(effective))
-            total = 0.8 * base + 0.2 * rule_score if rule_list else base - c
+            total = base_weight * base + rule_weight * rule_score if rule_list else base - c
             if best is None or total > best[0] + 1e-12:
                 best = (total, c, plans)
     assert best is not None
@@ -120,13 +146,6 @@ def generate_variations(
     variations = [text for text in dict.fromkeys(others) if text != name and text not in chosen_rules] + chosen_rules
     rng.shuffle(variations)
     return variations
-
-
-def _length_score(original: str, variation: str) -> float:
-    o, v = len(original), len(variation)
-    if o == 0 or v == 0:
-        return 0.0
-    return min(v / o, o / v) * (1 - min(1.0, abs(v - o) / o))
 
 
 def _score_pool(part: str, rng: random.Random, compat: Compat) -> list[Candidate]:
@@ -143,7 +162,7 @@ def _candidate(part: str, text: str, compat: Compat) -> Candidate:
         text,
         level_of(phonetic_similarity(part, text, compat=compat), "phonetic", compat),
         level_of(orthographic_similarity(part, text, compat=compat), "orthographic", compat),
-        _length_score(part, text),
+        length_score(len(text), len(part)),
     )
 
 
@@ -215,21 +234,8 @@ def _k_choices(expected: float) -> list[int]:
     """
     if expected <= 0:
         return [0]
-    tolerance = min(0.2 + 0.05 * (expected // 10), 0.4)
-    spread = expected * tolerance
-    low, high = max(1.0, expected - spread), expected + spread
+    low, high = count_range(expected)
     return list(range(max(1, math.ceil(low) - 3), math.floor(high) + 2 + max(3, int(expected))))
-
-
-def _count_score(n: int, expected: float) -> float:
-    if expected <= 0:
-        return 1.0 if n == 0 else 0.0
-    tolerance = min(0.2 + 0.05 * (expected // 10), 0.4)
-    spread = expected * tolerance
-    low, high = max(1.0, expected - spread), expected + spread
-    if low <= n <= high:
-        return 1.0
-    return math.exp(-(low - n) / expected) if n < low else math.exp(-(n - high) / expected)
 
 
 def _rule_score(c: int, n: int, share: float, covered: Sequence[int], n_effective: int) -> float:
@@ -238,9 +244,7 @@ def _rule_score(c: int, n: int, share: float, covered: Sequence[int], n_effectiv
         return 1.0
     if c == 0:
         return 0.0
-    ratio = c / max(1, int(n * share))
-    quantity = ratio if ratio <= 1 else max(0.5, 1.5 - 0.5 * ratio)
-    return quantity * covered[c] / n_effective
+    return rule_quantity(c, expected_compliant(n, share)) * covered[c] / n_effective
 
 
 def _rule_variations(name: str, rules: Sequence[str], rng: random.Random, compat: str) -> tuple[list[str], list[int]]:

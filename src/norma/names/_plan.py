@@ -22,10 +22,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from norma.names._compat import SIMILARITY_LEVELS, Compat
+from norma.names._formulas import (
+    LENGTH_WEIGHT,
+    SIMILARITY_WEIGHT,
+    UNIQUENESS_WEIGHT,
+    UNMATCHED_PENALTY,
+    combined_similarity,
+    level_credit,
+)
+from norma.names._labels import LEVELS
 
 __all__ = ["FREE", "Candidate", "PartPlan", "level_of", "plan_part"]
 
-_LEVELS = ("Light", "Medium", "Far")
 _OVERFLOW = 1.0
 FREE = 3
 """The level index of a score that falls in no level (or in a level the distribution does not count)."""
@@ -60,7 +68,7 @@ class PartPlan:
 
 def level_of(score: float, kind: str, compat: Compat) -> int:
     """The index of the level ``score`` falls in for ``kind`` ("phonetic" or "orthographic"), or :data:`FREE`."""
-    for index, level in enumerate(_LEVELS):
+    for index, level in enumerate(LEVELS):
         if SIMILARITY_LEVELS[compat][kind][level].contains(score):
             return index
     return FREE
@@ -69,7 +77,7 @@ def level_of(score: float, kind: str, compat: Compat) -> int:
 def _targets(distribution: Mapping[str, float], k: int) -> list[tuple[float, int]]:
     """(share, target) per level; a level with no share or a zero target counts nothing (like the free level)."""
     out = []
-    for level in _LEVELS:
+    for level in LEVELS:
         share = float(distribution.get(level, 0.0))
         target = int(share * k) if share > 0 else 0
         out.append((share, target) if target > 0 else (0.0, 0))
@@ -83,10 +91,9 @@ def kind_quality(counts: Sequence[int], targets: Sequence[tuple[float, int]], k:
     for level in range(3):
         share, target = targets[level]
         if target > 0:
-            ratio = counts[level] / target
-            quality += share * (ratio if ratio <= 1 else 1 - math.exp(-(ratio - 1)))
+            quality += share * level_credit(counts[level] / target)
             matched += counts[level]
-    quality -= 0.1 * (k - matched) / k
+    quality -= UNMATCHED_PENALTY * (k - matched) / k
     return max(0.0, quality)
 
 
@@ -117,11 +124,9 @@ def plan_part(
             pcounts[prow[cand.phonetic]] += 1
             ocounts[ocol[cand.orthographic]] += 1
         n = len(plan.chosen)
-        sim = (kind_quality(pcounts, ptargets, n) + kind_quality(ocounts, otargets, n)) / 2
-        if sim < 0.2:
-            sim *= 0.1
+        sim = combined_similarity(kind_quality(pcounts, ptargets, n), kind_quality(ocounts, otargets, n))
         length = sum(c.length for c in plan.chosen) / n
-        plan.value = 0.6 * sim + 0.15 * length + 0.10
+        plan.value = SIMILARITY_WEIGHT * sim + LENGTH_WEIGHT * length + UNIQUENESS_WEIGHT
     return plan
 
 
@@ -142,10 +147,8 @@ def _counts_value(
         pcounts[i] += units
         ocounts[j] += units
         length += sum(c.length for c in cells[(i, j)][:units])
-    sim = (kind_quality(pcounts, ptargets, n) + kind_quality(ocounts, otargets, n)) / 2
-    if sim < 0.2:
-        sim *= 0.1
-    return 0.6 * sim + 0.15 * length / n + 0.10
+    sim = combined_similarity(kind_quality(pcounts, ptargets, n), kind_quality(ocounts, otargets, n))
+    return SIMILARITY_WEIGHT * sim + LENGTH_WEIGHT * length / n + UNIQUENESS_WEIGHT
 
 
 def _improve(
@@ -229,8 +232,11 @@ def _route(
     source, sink = 0, 9
     cap_in = [ptargets[i][1] if ptargets[i][1] > 0 else 0 for i in range(3)] + [k]
     cap_out = [otargets[j][1] if otargets[j][1] > 0 else 0 for j in range(3)] + [k]
-    gain_in = [0.3 * (ptargets[i][0] / ptargets[i][1] + 0.1 / k) if ptargets[i][1] else 0.0 for i in range(3)] + [0.0]
-    gain_out = [0.3 * (otargets[j][0] / otargets[j][1] + 0.1 / k) if otargets[j][1] else 0.0 for j in range(3)] + [0.0]
+    # Each kind's similarity is half the part's: a unit in a counted level earns half the similarity weight times
+    # its share per unit of target plus the unmatched penalty it avoids.
+    half = SIMILARITY_WEIGHT / 2
+    gain_in = [half * (p / t + UNMATCHED_PENALTY / k) if t else 0.0 for p, t in ptargets[:3]] + [0.0]
+    gain_out = [half * (p / t + UNMATCHED_PENALTY / k) if t else 0.0 for p, t in otargets[:3]] + [0.0]
     flow_in = [0, 0, 0, 0]
     flow_out = [0, 0, 0, 0]
     taken: dict[tuple[int, int], int] = {}
@@ -243,8 +249,8 @@ def _route(
         members = cells.get((i, j), [])
         n = taken.get((i, j), 0)
         if forward:
-            return -0.15 * members[n].length / k if n < len(members) else None
-        return 0.15 * members[n - 1].length / k if n > 0 else None
+            return -LENGTH_WEIGHT * members[n].length / k if n < len(members) else None
+        return LENGTH_WEIGHT * members[n - 1].length / k if n > 0 else None
 
     for _ in range(k):
         dist = [math.inf] * 10

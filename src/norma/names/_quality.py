@@ -1,6 +1,7 @@
 """Variation quality: the score of one name part (``part_score``) and of a whole name (``variation_quality``).
 
-part_score (empty variations -> ``(0.0, {})``):
+part_score (empty variations -> ``(0.0, {})``), with the formulas of :mod:`norma.names._formulas` (shared with the
+upper bound and the generator):
 
 * count: tolerance = min(0.2 + 0.05 * (E // 10), 0.4), R = E * tolerance, lo = max(1, E - R), hi = E + R; 1.0 for
   n in [lo, hi], else exp(-deviation / E).
@@ -40,8 +41,20 @@ from norma.names._compat import (
     string_seed,
 )
 from norma.names._compliance import _score as _rule_score
+from norma.names._formulas import (
+    UNMATCHED_PENALTY,
+    combined_similarity,
+    count_score,
+    expected_base_count,
+    final_weights,
+    length_score,
+    level_credit,
+    part_total,
+    rule_fraction,
+)
+from norma.names._labels import DEFAULT_RULE_PERCENTAGE, check_distribution, check_rule_based
 from norma.names._similarity import _orthographic, _phonetic, phonetic_codes
-from norma.names._validate import check_count, check_distribution, check_rule_based, check_str, check_str_list
+from norma.names._validate import check_count, check_str, check_str_list
 
 __all__ = ["part_score", "variation_quality"]
 
@@ -66,21 +79,6 @@ def _plain_sum(values: Sequence[float]) -> float:
     return total
 
 
-def _count_score(actual: int, expected: float, compat: Compat) -> float:
-    if expected == 0:
-        # stable only (miid raised before): no variation expected, so every variation is one too many.
-        return 1.0 if actual == 0 else math.exp(-actual)
-    tolerance = 0.2 + (0.05 * (expected // 10))
-    tolerance = min(tolerance, 0.4)
-    tolerance_range = expected * tolerance
-    lower = max(1, expected - tolerance_range)
-    upper = expected + tolerance_range
-    if lower <= actual <= upper:
-        return 1.0
-    deviation = lower - actual if actual < lower else actual - upper
-    return math.exp(-deviation / expected)
-
-
 def _safe_length(full_score: float) -> int:
     """Largest m such that two *different* strings of length <= m are never duplicates when the phonetic score
     cannot exceed ``full_score``: for distance d >= 1, orthographic <= 1 - 1/m, and float arithmetic is monotone."""
@@ -94,12 +92,8 @@ _SAFE_LENGTH = _safe_length(MAX_FULL_MIID)
 """30: strings up to this length are near-duplicates only when identical (both modes: stable never exceeds 1.0)."""
 
 
-@lru_cache(maxsize=4096)
-def _length_score(size: int, original: int) -> float:
-    """min(v/o, o/v) * (1 - min(1, |v - o| / o)); an empty variation scores 0 (stable only: miid raised before)."""
-    if size == 0:
-        return 0.0
-    return min(size / original, original / size) * (1.0 - min(1.0, abs(size - original) / original))
+_length_score = lru_cache(maxsize=4096)(length_score)
+"""The length score, cached: a validator scores the same lengths over and over."""
 
 
 def _distribution_quality(scores: list[float], ranges: tuple[_Range, ...], targets: Mapping[str, float]) -> float:
@@ -116,12 +110,11 @@ def _distribution_quality(scores: list[float], ranges: tuple[_Range, ...], targe
             # scores in [lower, upper] (or [lower, upper)), counted on the sorted list
             top = bisect_right(ordered, upper) if inclusive else bisect_left(ordered, upper)
             count = max(0, top - bisect_left(ordered, lower))
-            ratio = count / wanted
-            quality += target * (ratio if ratio <= 1.0 else 1.0 - math.exp(-(ratio - 1.0)))
+            quality += target * level_credit(count / wanted)
             matched += count
     unmatched = total - matched
     if unmatched > 0:
-        quality = max(0.0, quality - 0.1 * (unmatched / total))
+        quality = max(0.0, quality - UNMATCHED_PENALTY * (unmatched / total))
     return quality
 
 
@@ -204,7 +197,7 @@ def _part_score(
     elif not original.strip():
         raise InvalidInputError("the name part is empty", location="original_part", hint="pass a non-empty name part")
 
-    count_score = _count_score(len(variations), expected, compat)
+    count = count_score(len(variations), expected)
     unique, filtered = _dedupe(variations, compat)
     filter_penalty = min(0.2, filtered * 0.05) if filtered > 0 else 0.0
     uniqueness = len(unique) / len(variations)
@@ -223,22 +216,20 @@ def _part_score(
         (1.0 - (distance(original, var) / (olen if olen >= size else size))) if (olen or size) else 1.0
         for var, size in zip(unique, sizes, strict=True)
     ]
-    length_score = ((_plain_sum(lengths) if miid else math.fsum(lengths)) / len(lengths)) if lengths else 0.0
+    mean_length = ((_plain_sum(lengths) if miid else math.fsum(lengths)) / len(lengths)) if lengths else 0.0
 
     phonetic_ranges, orthographic_ranges = _RANGES[compat]
     phonetic_quality = _distribution_quality(phonetic_scores, phonetic_ranges, phonetic_targets)
     orthographic_quality = _distribution_quality(orthographic_scores, orthographic_ranges, orthographic_targets)
-    similarity = (phonetic_quality + orthographic_quality) / 2
-    if similarity < 0.2:
-        similarity *= 0.1
-    score = 0.6 * similarity + 0.15 * count_score + 0.1 * uniqueness + 0.15 * length_score
+    similarity = combined_similarity(phonetic_quality, orthographic_quality)
+    score = part_total(similarity, count, uniqueness, mean_length)
     if filter_penalty > 0:
         score = max(0.0, score * (1.0 - filter_penalty))
     metrics: dict[str, Any] = {
         "similarity": {"phonetic": phonetic_quality, "orthographic": orthographic_quality, "combined": similarity},
-        "count": {"actual": len(variations), "expected": expected, "score": count_score},
+        "count": {"actual": len(variations), "expected": expected, "score": count},
         "uniqueness": {"unique_count": len(unique), "total_count": len(variations), "score": uniqueness},
-        "length": {"score": length_score},
+        "length": {"score": mean_length},
         "filter": {"filtered_count": filtered, "penalty": filter_penalty},
         "unique_variations": unique,
         "phonetic_scores": phonetic_scores,
@@ -313,13 +304,14 @@ def _variation_quality(
     has_rules = bool(rule_based) and "selected_rules" in rule_based  # type: ignore[operator]
     selected: list[str] = list(rule_based.get("selected_rules", [])) if has_rules else []  # type: ignore[union-attr]
     if selected:
-        fraction = rule_based.get("rule_percentage", 30) / 100.0  # type: ignore[union-attr]
+        percentage = rule_based.get("rule_percentage", DEFAULT_RULE_PERCENTAGE)  # type: ignore[union-attr]
+        fraction = rule_fraction(percentage, True)
         rule_score, rule_metrics = _rule_score(name, variations, selected, fraction)
         compliant = set(rule_metrics["rules_satisfied_by_variation"])
     others = [variation for variation in variations if variation not in compliant]
     first, last, firsts, lasts = _split_parts(name, others, compat)
     first_weight, last_weight = name_part_weights(name, compat)
-    expected = expected_count * (1.0 - fraction)
+    expected = expected_base_count(expected_count, fraction)
 
     first_score, first_metrics = _part_score(first, firsts, phonetic_targets, orthographic_targets, expected, compat)
     last_score = 0.0
@@ -332,11 +324,7 @@ def _variation_quality(
     base = first_weight * first_score + last_weight * last_score if last else first_score
     if expected == 0 and (compat == "miid" or not others):
         base = 1.0
-    rule_weight = 0.2
-    if has_rules and not selected:
-        base_weight, rule_weight = 1.0, 0.0
-    else:
-        base_weight = 1.0 - rule_weight
+    base_weight, rule_weight = final_weights(has_rules, bool(selected))
     final = base_weight * base + rule_weight * rule_score
     if compat == "stable":
         base, final = min(1.0, base), min(1.0, final)

@@ -34,7 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 from norma.errors import BackendError, InvalidInputError
 from norma.names._catalog import RULE_CATALOG, format_rules_for_query, rule_description
-from norma.names._validate import LEVELS, check_distribution, check_str
+from norma.names._labels import DEFAULT_RULE_PERCENTAGE, LEVELS, check_distribution
+from norma.names._validate import check_str
 
 if TYPE_CHECKING:
     from norma.llm import LLMClient
@@ -271,7 +272,7 @@ def _unpack(labels: Mapping[str, Any]) -> tuple[int, Mapping[str, float], Mappin
     rule_based = labels.get("rule_based") or {}
     if not isinstance(rule_based, Mapping):
         raise InvalidInputError("rule_based must be a mapping", location="rule_based")
-    percentage = rule_based.get("rule_percentage", rule_based.get("percentage", 30))
+    percentage = rule_based.get("rule_percentage", rule_based.get("percentage", DEFAULT_RULE_PERCENTAGE))
     if isinstance(percentage, bool) or not isinstance(percentage, int | float) or not math.isfinite(percentage):
         raise InvalidInputError(
             f"rule_based.rule_percentage must be a finite number, not {percentage!r}",

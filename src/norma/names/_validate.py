@@ -2,31 +2,18 @@
 
 Every public function of ``norma.names`` checks its arguments here first, so that a bad input raises
 :class:`~norma.errors.InvalidInputError` naming the argument (and the index inside a list) instead of a
-``TypeError`` deep inside the scoring code. The checks are cheap: they run on every call of the hot path.
+``TypeError`` deep inside the scoring code. The checks are cheap: they run on every call of the hot path. The checks
+of a query's labels (distributions, ``rule_based``) are in :mod:`norma.names._labels`, with the labels' model.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from norma.errors import InvalidInputError
 
-__all__ = [
-    "LEVELS",
-    "check_count",
-    "check_distribution",
-    "check_fraction",
-    "check_rule_based",
-    "check_str",
-    "check_str_list",
-]
-
-LEVELS = ("Light", "Medium", "Far")
-"""The similarity levels, in the order the validator scores them."""
-
-_DEFAULT_DISTRIBUTION: dict[str, float] = {"Medium": 1.0}
+__all__ = ["check_count", "check_fraction", "check_str", "check_str_list"]
 
 
 def check_str(value: object, what: str) -> str:
@@ -93,47 +80,3 @@ def check_count(value: object, what: str) -> int | float:
             f"{what} must be a finite number >= 0, got {value!r}", location=what, hint="use an int such as 10"
         )
     return number
-
-
-def check_distribution(value: object, what: str) -> dict[str, float]:
-    """Return a similarity distribution such as ``{"Light": 0.2, "Medium": 0.6, "Far": 0.2}``.
-
-    ``None`` means the validator's default ``{"Medium": 1.0}``. Keys must be similarity levels, values numbers in
-    ``[0, 1]``.
-    """
-    if value is None:
-        return dict(_DEFAULT_DISTRIBUTION)
-    if not isinstance(value, Mapping):
-        raise InvalidInputError(
-            f"{what} must be a mapping of level to fraction, not {type(value).__name__}",
-            location=what,
-            hint='use {"Light": 0.2, "Medium": 0.6, "Far": 0.2}',
-        )
-    out: dict[str, float] = {}
-    for key, fraction in value.items():
-        if key not in LEVELS:
-            raise InvalidInputError(
-                f"{what} has an unknown similarity level {key!r}",
-                location=f"{what}.{key}",
-                hint="levels are Light, Medium and Far",
-            )
-        out[key] = check_fraction(fraction, f"{what}.{key}")
-    return out
-
-
-def check_rule_based(value: object) -> Mapping[str, Any] | None:
-    """Check the ``rule_based`` labels: ``None`` or a mapping whose ``selected_rules`` (if any) is a list of str
-    and whose ``rule_percentage`` (if any) is a number in [0, 100]."""
-    if value is None:
-        return None
-    if not isinstance(value, Mapping):
-        raise InvalidInputError(
-            f"rule_based must be a mapping, not {type(value).__name__}",
-            location="rule_based",
-            hint='use {"selected_rules": [...], "rule_percentage": 30}',
-        )
-    if "selected_rules" in value:
-        check_str_list(value["selected_rules"], "rule_based.selected_rules")
-    if "rule_percentage" in value:
-        check_fraction(value["rule_percentage"], "rule_based.rule_percentage", upper=100.0)
-    return value

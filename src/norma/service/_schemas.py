@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from norma.matching import SessionState
+from norma.names import DEFAULT_RULE_PERCENTAGE
 
 __all__ = [
     "PROBLEM_RESPONSES",
@@ -147,7 +148,7 @@ class NamesGenerateRequest(BaseModel):
     phonetic_similarity: dict[str, float] | None = None
     orthographic_similarity: dict[str, float] | None = None
     rules: list[str] = Field(default_factory=list, max_length=50)
-    rule_percentage: float = Field(default=30, ge=0, le=100)
+    rule_percentage: float = Field(default=DEFAULT_RULE_PERCENTAGE, ge=0, le=100)
     seed: int | None = None
     compat: Literal["miid", "stable"] = "miid"
 
