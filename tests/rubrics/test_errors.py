@@ -24,7 +24,7 @@ def _errors(tmp_path: Path) -> list[BaseException]:
         lambda: load_rubric(broken_yaml),
         lambda: load_rubric(tmp_path),
         lambda: read_rubric_file(tmp_path / "missing.json"),
-        lambda: load_rubric("[]"),
+        lambda: load_rubric("- a\n- b"),  # YAML that is not a mapping (JSON "[]" is a ValidationError)
         lambda: load_rubric({"event": 1, "outcome": 2}),
     ]
     for attempt in attempts:

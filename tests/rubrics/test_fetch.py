@@ -9,10 +9,11 @@ import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import pydantic
 import pytest
 
 from norma.errors import RubricError
-from norma.rubrics import fetch_rubric_text, load_rubric
+from norma.rubrics import fetch_rubric_text, load_rubric, parse_rubric_text
 
 RUBRIC = {"version": "7", "goal_text": "From the web", "criteria": [{"id": "a", "description": "A", "weight": 3}]}
 YAML_RUBRIC = "version: '8'\ncriteria:\n  - id: b\n    description: B\n"
@@ -101,8 +102,11 @@ def test_yaml_url_and_surrounding_whitespace(base_url: str) -> None:
 
 
 def test_fetched_body_must_be_a_mapping(base_url: str) -> None:
-    with pytest.raises(RubricError, match="Rubric text must decode to a mapping") as caught:
+    # as in synth-ai: a JSON body that is not an object reaches Rubric.model_validate
+    with pytest.raises(pydantic.ValidationError, match="Input should be a valid dictionary or instance of Rubric"):
         load_rubric(f"{base_url}/list.json")
+    with pytest.raises(RubricError, match="Rubric text must decode to a mapping") as caught:
+        parse_rubric_text(f"{base_url}/list.json")
     assert f"{base_url}/list.json" in str(caught.value)
 
 

@@ -54,15 +54,17 @@ def test_rubric_version_is_required_and_a_number_is_rejected() -> None:
         Rubric.model_validate({"version": 1})
 
 
-@pytest.mark.parametrize("aggregation", ["sum", "weighted_sum", "custom", "inherit"])
+@pytest.mark.parametrize("aggregation", ["sum", "weighted_sum", "mean", "weighted_mean", "custom", "inherit"])
 def test_known_aggregations(aggregation: str) -> None:
     assert Rubric(version="1", aggregation=aggregation).aggregation == aggregation
 
 
 def test_unknown_aggregation_message() -> None:
     with pytest.raises(ValidationError) as caught:
-        Rubric(version="1", aggregation="mean")
-    assert "aggregation must be one of ['custom', 'inherit', 'sum', 'weighted_sum']" in str(caught.value)
+        Rubric(version="1", aggregation="median")
+    # synth-ai 0.9.11's list: mean and weighted_mean joined the four of the earlier releases
+    expected = "aggregation must be one of ['custom', 'inherit', 'mean', 'sum', 'weighted_mean', 'weighted_sum']"
+    assert expected in str(caught.value)
 
 
 def test_duplicate_ids_are_an_error() -> None:

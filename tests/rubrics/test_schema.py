@@ -12,7 +12,8 @@ def test_flexible_schema() -> None:
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert schema["title"] == "Rubric"
     assert schema["required"] == ["version"]
-    assert schema["properties"]["aggregation"]["enum"] == ["custom", "inherit", "sum", "weighted_sum"]
+    aggregations = ["custom", "inherit", "mean", "sum", "weighted_mean", "weighted_sum"]
+    assert schema["properties"]["aggregation"]["enum"] == aggregations
     assert schema["properties"]["aggregation"]["default"] == "weighted_sum"
     criterion = schema["$defs"]["Criterion"]
     assert criterion["required"] == ["id", "description"]

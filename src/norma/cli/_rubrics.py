@@ -14,6 +14,7 @@ from norma.cli._output import emit, format_option, resolve_format
 from norma.rubrics import (
     Rubric,
     RubricCheck,
+    RubricIssue,
     blend_rubric_files,
     check_rubric,
     evaluate_rubric_file,
@@ -102,6 +103,12 @@ def _render_result(result: dict[str, Any]) -> Any:
     metavar="NAME",
     help="Aggregator for 'custom' rubrics (min, max, geometric_mean, ...).",
 )
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Exit 2 on an input id that matches no criterion or a reward that is not a number in [0, 1] "
+    "(without it: a warning on stderr).",
+)
 @format_option
 @click.pass_context
 def eval_(
@@ -112,15 +119,23 @@ def eval_(
     enforce_required: bool,
     pass_threshold: float | None,
     aggregator: str | None,
+    strict: bool,
     output_format: str | None,
 ) -> int:
     """Evaluate events or an outcome against a rubric and print the reward.
 
-    Exit 0, or 1 when a verdict was asked for (--pass-threshold, --enforce-required) and it fails.
+    Warns on stderr about entries the evaluation skips or takes as is (ids that match no criterion, rewards that
+    are not numbers or outside [0, 1]); --strict makes the first of them an error. Exit 0, 1 when a verdict was
+    asked for (--pass-threshold, --enforce-required) and it fails, 2 for unreadable or (--strict) doubtful input.
     """
     fmt = resolve_format(ctx, output_format)
     if (events_file is None) == (outcome_file is None):
         raise click.UsageError("give exactly one of --events FILE and --outcome FILE")
+    source = events_file if events_file is not None else outcome_file
+
+    def warn(issue: RubricIssue) -> None:
+        click.echo(f"norma: warning: {source}:{issue.path}: {issue.message}", err=True)
+
     result = evaluate_rubric_file(
         rubric_file,
         events_path=events_file,
@@ -128,6 +143,8 @@ def eval_(
         enforce_required=enforce_required,
         pass_threshold=pass_threshold,
         aggregator=aggregator,
+        strict_inputs=strict,
+        on_issue=warn,
     )
     emit(fmt, result, _render_result(result))
     return 1 if result.get("passed") is False else 0

@@ -6,6 +6,10 @@
   differ from 1.0, else whichever differs from 1.0, else the base's; ``required`` is the override's.
 * ``aggregation`` is the override's unless it is ``inherit`` (then the base's); ``version`` and ``goal_text`` are
   the override's unless empty.
+
+The synth-ai 0.9.11 fields, norma's reading (0.9.11's own blend drops them): for an id both sides have,
+``scale_max`` is the override's unless unset and ``examples`` the override's unless empty; ``metadata`` is the
+base's updated with the override's keys.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ def _blend_criterion(base: Criterion, override: Criterion) -> Criterion:
         description=override.description or base.description,
         weight=blend_weights(base.weight, override.weight),
         required=override.required,
+        scale_max=override.scale_max if override.scale_max is not None else base.scale_max,
+        examples=override.examples or base.examples,
     )
 
 
@@ -57,4 +63,5 @@ def blend_rubrics(base: Rubric | None, override: Rubric | None) -> Rubric | None
         goal_text=override.goal_text or base.goal_text,
         criteria=merged,
         aggregation=aggregation,
+        metadata={**base.metadata, **override.metadata},
     )

@@ -16,7 +16,7 @@ import pydantic
 from pydantic import BaseModel, ConfigDict
 
 from norma.rubrics._errors import BackendJudgeFormatError
-from norma.rubrics._loaders import load_rubric, parse_rubric_text, read_rubric_file
+from norma.rubrics._loaders import _load, parse_rubric_text, read_rubric_file
 from norma.rubrics._models import Rubric
 from norma.rubrics._strict import StrictRubric
 
@@ -103,11 +103,11 @@ def check_rubric(source: str | os.PathLike[str] | Mapping[str, Any], *, strict: 
             data = dict(source) if isinstance(source, Mapping) else _parse_file(Path(source))
             rubric = StrictRubric.model_validate(data)
         elif isinstance(source, Mapping):
-            rubric = load_rubric(source)
+            rubric = _load(source)
         else:
             path = Path(source)
             read_rubric_file(path)  # refuse missing files rather than read their name as rubric text
-            rubric = load_rubric(path)
+            rubric = _load(path)  # a file that is not a mapping cannot be read as a rubric: RubricError
     except pydantic.ValidationError as exc:
         return RubricCheck(file=file, strict=strict, valid=False, issues=validation_issues(exc), criteria=0)
     except BackendJudgeFormatError as exc:

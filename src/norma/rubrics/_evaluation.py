@@ -4,6 +4,11 @@ The compatible rules (synth-ai's): only the rubric's criteria count, a missing o
 ``per_criterion``; ``sum`` adds the values, ``weighted_sum`` is Σ v·w / Σ w (0.0 for an empty rubric), ``inherit``
 behaves and is reported as ``weighted_sum``, ``custom`` gives ``None``. Values are not clamped.
 
+norma's reading of the aggregations synth-ai 0.9.11 declared: ``mean`` is Σ v / n and ``weighted_mean`` is
+Σ v·w / Σ w (each 0.0 for an empty rubric, each reported under its own name). synth-ai 0.9.11 accepts both names
+but its aggregator only handles ``sum`` and ``weighted_sum``, so it reports 0.0 for them whatever the values: a bug
+not copied (see docs/design/020-rubrics.md).
+
 Opt-in extras (keyword-only, off by default so results stay identical):
 
 * ``aggregator``: for ``custom`` rubrics, a registered aggregator name (or function) that computes the value;
@@ -95,15 +100,17 @@ def evaluate_values(
         value = values.get(criterion.id, 0.0)
         per_criterion[criterion.id] = {key: value, "weight": criterion.weight, "required": criterion.required}
         ordered.append((criterion, value))
-        if aggregation == "sum":
+        if aggregation in ("sum", "mean"):
             total += value
-        elif aggregation == "weighted_sum":
+        elif aggregation in ("weighted_sum", "weighted_mean"):
             total += value * criterion.weight
             total_weight += criterion.weight
     result_value: float | None = None
     if aggregation == "sum":
         result_value = total
-    elif aggregation == "weighted_sum":
+    elif aggregation == "mean":
+        result_value = total / len(ordered) if ordered else total
+    elif aggregation in ("weighted_sum", "weighted_mean"):
         result_value = total / total_weight if total_weight > 0 else total
     result: dict[str, Any] = {"aggregation": aggregation, key: result_value, "per_criterion": per_criterion}
     if aggregation == "custom" and chosen is not None:
@@ -135,12 +142,23 @@ def _verdict(
     return result
 
 
+def _event_id(event: dict[str, Any]) -> Any:
+    """The criterion an event is about: the first truthy of ``criterion_id``, ``id`` and ``criterion``."""
+    return event.get("criterion_id") or event.get("id") or event.get("criterion")
+
+
+def _outcome_values(outcome: dict[str, Any]) -> tuple[str, dict[Any, Any]]:
+    """The ``{id: value}`` entries of an outcome and their path prefix: its ``"criteria"`` mapping, else itself."""
+    nested = outcome.get("criteria")
+    return ("criteria.", nested) if isinstance(nested, dict) else ("", outcome)
+
+
 def _from_events(events: Iterable[Any] | None, key: str) -> dict[str, float]:
     values: dict[str, float] = {}
     for event in events or []:
         if not isinstance(event, dict):
             continue
-        cid = event.get("criterion_id") or event.get("id") or event.get("criterion")
+        cid = _event_id(event)
         value = _as_float(event.get(key))
         if cid and value is not None:
             values[str(cid)] = value
@@ -150,8 +168,7 @@ def _from_events(events: Iterable[Any] | None, key: str) -> dict[str, float]:
 def _from_outcome(outcome: Any) -> dict[str, float]:
     values: dict[str, float] = {}
     if isinstance(outcome, dict):
-        nested = outcome.get("criteria")
-        candidates = nested if isinstance(nested, dict) else outcome
+        _, candidates = _outcome_values(outcome)
         for cid, raw in candidates.items():
             value = _as_float(raw)
             if value is not None:

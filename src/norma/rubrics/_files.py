@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +16,11 @@ import pydantic
 
 from norma.errors import RubricError
 from norma.rubrics._blend import blend_rubrics
-from norma.rubrics._check import validation_issues
+from norma.rubrics._check import RubricIssue, validation_issues
 from norma.rubrics._errors import RubricJSONError
 from norma.rubrics._evaluation import AggregatorChoice, evaluate_rubric
-from norma.rubrics._loaders import load_rubric, parse_rubric_text, read_rubric_file
+from norma.rubrics._inputs import check_rubric_inputs
+from norma.rubrics._loaders import _load, parse_rubric_text, read_rubric_file
 from norma.rubrics._models import Rubric
 
 __all__ = ["blend_rubric_files", "evaluate_rubric_file", "load_rubric_file"]
@@ -29,7 +31,7 @@ def load_rubric_file(path: str | os.PathLike[str]) -> Rubric:
     file = Path(path)
     read_rubric_file(file)
     try:
-        rubric = load_rubric(file)
+        rubric = _load(file)  # JSON that is not a mapping: RubricError, like YAML
     except pydantic.ValidationError as exc:
         first = validation_issues(exc)[0]
         more = len(exc.errors()) - 1
@@ -64,6 +66,26 @@ def _read_data(path: Path) -> Any:
         raise RubricJSONError(exc, source=str(path)) from exc
 
 
+def _report_inputs(
+    issues: list[RubricIssue],
+    source: str,
+    strict_inputs: bool,
+    on_issue: Callable[[RubricIssue], None] | None,
+) -> None:
+    if strict_inputs and issues:
+        first = issues[0]
+        more = len(issues) - 1
+        raise RubricError(
+            first.message + (f" (and {more} more)" if more else ""),
+            source=source,
+            location=first.path,
+            hint="fix the input, or drop the strict check to evaluate it as synth-ai does",
+        )
+    if on_issue is not None:
+        for issue in issues:
+            on_issue(issue)
+
+
 def evaluate_rubric_file(
     rubric_path: str | os.PathLike[str],
     *,
@@ -72,14 +94,21 @@ def evaluate_rubric_file(
     enforce_required: bool = False,
     pass_threshold: float | None = None,
     aggregator: AggregatorChoice = None,
+    strict_inputs: bool = False,
+    on_issue: Callable[[RubricIssue], None] | None = None,
 ) -> dict[str, Any]:
     """Evaluate an events file (JSON list, JSON Lines or YAML list) or an outcome file (JSON/YAML mapping).
 
     Exactly one of ``events_path`` and ``outcome_path`` is given. Returns the evaluation result (key
     ``"reward"``) with the options of :func:`evaluate_events_against_rubric`.
 
+    What the evaluation would silently skip or take as is (:func:`check_rubric_inputs`: ids that match no
+    criterion, rewards that are not numbers or outside [0, 1]) is passed to ``on_issue`` one by one, in input
+    order, before evaluating; with ``strict_inputs`` the first one raises instead.
+
     Raises:
-        RubricError: an unreadable or invalid rubric, events that are not a list, an outcome that is not a mapping.
+        RubricError: an unreadable or invalid rubric, events that are not a list, an outcome that is not a mapping;
+            with ``strict_inputs``, the first input issue (naming the input file and the entry's path).
     """
     if (events_path is None) == (outcome_path is None):
         raise RubricError("give exactly one of an events file and an outcome file")
@@ -93,11 +122,13 @@ def evaluate_rubric_file(
         events = _read_data(Path(events_path))
         if not isinstance(events, list):
             raise RubricError("events must be a list of {criterion_id, reward} objects", source=str(events_path))
+        _report_inputs(check_rubric_inputs(rubric, events=events), str(events_path), strict_inputs, on_issue)
         return evaluate_rubric(rubric, events=events, **options)
     assert outcome_path is not None
     outcome = _read_data(Path(outcome_path))
     if not isinstance(outcome, dict):
         raise RubricError("an outcome must be a mapping of criterion id to value", source=str(outcome_path))
+    _report_inputs(check_rubric_inputs(rubric, outcome=outcome), str(outcome_path), strict_inputs, on_issue)
     return evaluate_rubric(rubric, outcome=outcome, **options)
 
 

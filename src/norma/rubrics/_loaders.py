@@ -105,6 +105,56 @@ def _filename_hint(text: str, source: str | None) -> str | None:
     return None
 
 
+def _decode(
+    text: str,
+    suffix: str | None,
+    *,
+    source: str | None,
+    timeout: float,
+    max_bytes: int,
+    fetch: bool,
+    deny_private: bool,
+    mapping_only: bool,
+) -> Any:
+    """The value rubric text decodes to.
+
+    YAML (a ``.yaml`` file, or the fallback for text that is not JSON) must be a mapping. JSON text may decode to
+    any value unless ``mapping_only``: the original returns it and its ``Rubric.model_validate`` refuses it.
+    """
+    stripped = text.strip()
+    if not stripped:
+        raise RubricError("Rubric source is empty", source=source)
+    # decisions look at the stripped text; parsing sees the whole text so error lines match the file
+    if suffix in _YAML_SUFFIXES:
+        data = _yaml(text, source)
+        if not isinstance(data, dict):
+            raise RubricError("Rubric YAML must produce a mapping", source=source, hint="write key: value pairs")
+        return data
+    if stripped.startswith("{"):
+        return _json(text, source)
+    if fetch and stripped.startswith(("http://", "https://")):
+        body = fetch_rubric_text(stripped, timeout=timeout, max_bytes=max_bytes, deny_private=deny_private)
+        return _decode(
+            body,
+            None,
+            source=stripped,
+            timeout=timeout,
+            max_bytes=max_bytes,
+            fetch=False,
+            deny_private=deny_private,
+            mapping_only=mapping_only,
+        )
+    try:
+        data = json.loads(text)
+        is_json = True
+    except json.JSONDecodeError:
+        data = _yaml(text, source)
+        is_json = False
+    if not isinstance(data, dict) and (mapping_only or not is_json):
+        raise RubricError("Rubric text must decode to a mapping", source=source, hint=_filename_hint(stripped, source))
+    return data
+
+
 def parse_rubric_text(
     text: str,
     suffix: str | None = None,
@@ -115,7 +165,7 @@ def parse_rubric_text(
     fetch: bool = True,
     deny_private: bool = False,
 ) -> dict[str, Any]:
-    """Parse rubric text into a mapping, the way :func:`load_rubric` does.
+    """Parse rubric text into a mapping, the way :func:`load_rubric` reads it, refusing any other value.
 
     Args:
         text: the text (or an ``http(s)`` URL, fetched when ``fetch`` is true).
@@ -128,31 +178,22 @@ def parse_rubric_text(
 
     Raises:
         RubricError: empty text ("Rubric source is empty"), YAML that is not a mapping ("Rubric YAML must produce
-            a mapping"), text that is not a mapping ("Rubric text must decode to a mapping"), a failed fetch.
+            a mapping"), text that is not a mapping, JSON included ("Rubric text must decode to a mapping";
+            :func:`load_rubric` instead lets pydantic's ``ValidationError`` through for JSON, as the original
+            does), a failed fetch.
         RubricJSONError: malformed JSON (also ``json.JSONDecodeError``).
         RubricYAMLError: malformed YAML (also ``yaml.YAMLError``).
     """
-    stripped = text.strip()
-    if not stripped:
-        raise RubricError("Rubric source is empty", source=source)
-    # decisions look at the stripped text; parsing sees the whole text so error lines match the file
-    if suffix in _YAML_SUFFIXES:
-        data = _yaml(text, source)
-        if not isinstance(data, dict):
-            raise RubricError("Rubric YAML must produce a mapping", source=source, hint="write key: value pairs")
-        return data
-    if stripped.startswith("{"):
-        parsed: dict[str, Any] = _json(text, source)
-        return parsed
-    if fetch and stripped.startswith(("http://", "https://")):
-        body = fetch_rubric_text(stripped, timeout=timeout, max_bytes=max_bytes, deny_private=deny_private)
-        return parse_rubric_text(body, None, source=stripped, fetch=False)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        data = _yaml(text, source)
-    if not isinstance(data, dict):
-        raise RubricError("Rubric text must decode to a mapping", source=source, hint=_filename_hint(stripped, source))
+    data: dict[str, Any] = _decode(
+        text,
+        suffix,
+        source=source,
+        timeout=timeout,
+        max_bytes=max_bytes,
+        fetch=fetch,
+        deny_private=deny_private,
+        mapping_only=True,
+    )
     return data
 
 
@@ -196,30 +237,41 @@ def load_rubric(
     Raises:
         RubricError: unreadable input, see :func:`parse_rubric_text` and :func:`read_rubric_file`; data in the
             backend judge format.
-        pydantic.ValidationError: the data does not fit the :class:`Rubric` model.
+        pydantic.ValidationError: the data does not fit the :class:`Rubric` model, including JSON that decodes to
+            something other than a mapping (``"[1, 2]"``, ``"5"``, ``"null"``, a ``.json`` file holding ``[1]``):
+            "Input should be a valid dictionary or instance of Rubric", as the original raises.
     """
+    return _load(source, timeout=timeout, max_bytes=max_bytes, deny_private=deny_private, mapping_only=False)
+
+
+def _load(
+    source: RubricSource,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    deny_private: bool = False,
+    mapping_only: bool = True,
+) -> Rubric | None:
+    """:func:`load_rubric`; with ``mapping_only`` (for the CLI, CI helpers and checks), JSON text that decodes
+    to something other than a mapping is a :class:`RubricError` like the YAML one, not a ``ValidationError``."""
     if source is None:
         return None
     if isinstance(source, Rubric):
         return source
     where: str | None = None
     if isinstance(source, Mapping):
-        data: Mapping[str, Any] = source
+        data: Any = source
     else:
         text = str(os.fspath(source)) if isinstance(source, os.PathLike) else str(source)
         path = _existing_path(text)
+        options: dict[str, Any] = {"timeout": timeout, "max_bytes": max_bytes, "mapping_only": mapping_only}
         if path is not None:
             where = text
-            data = parse_rubric_text(
-                read_rubric_file(path, max_bytes=max_bytes),
-                path.suffix.lower(),
-                source=where,
-                timeout=timeout,
-                max_bytes=max_bytes,
-            )
+            raw = read_rubric_file(path, max_bytes=max_bytes)
+            data = _decode(raw, path.suffix.lower(), source=where, fetch=True, deny_private=False, **options)
         else:
-            data = parse_rubric_text(text, None, timeout=timeout, max_bytes=max_bytes, deny_private=deny_private)
-    if _is_backend_judge(data):
+            data = _decode(text, None, source=None, fetch=True, deny_private=deny_private, **options)
+    if isinstance(data, Mapping) and _is_backend_judge(data):
         shown = f" ({source})" if isinstance(source, str) else ""
         raise BackendJudgeFormatError(
             f"rubric is in the backend judge format: it has 'event' and 'outcome' keys{shown}",
@@ -227,4 +279,4 @@ def load_rubric(
             hint="a task rubric needs 'version', 'goal_text' and 'criteria'; backend judge rubrics "
             "(named '*_backend_judge.json') are for judge functions",
         )
-    return Rubric.model_validate(dict(data))
+    return Rubric.model_validate(dict(data) if isinstance(data, Mapping) else data)

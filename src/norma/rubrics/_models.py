@@ -4,16 +4,53 @@ These models follow the format they copy rather than norma's own conventions: un
 forbidden), weights have no upper bound and need not sum to 1, and validation failures are pydantic
 ``ValidationError``\\ s whose messages match the original ones ("criterion weight must be positive",
 "duplicate criterion id: X", "aggregation must be one of [...]").
+
+The fields synth-ai 0.9.11 added are accepted and kept: ``Criterion.scale_max``, ``Criterion.examples``
+(:class:`CriterionExample`), ``Rubric.metadata`` and the aggregations ``mean`` and ``weighted_mean``. A dump
+(``model_dump()``, ``--format json``) leaves those fields out while they hold their defaults, so rubrics that do
+not use them dump exactly as before.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from typing import Any
 
-__all__ = ["AGGREGATIONS", "Criterion", "Rubric"]
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
-AGGREGATIONS: frozenset[str] = frozenset({"sum", "weighted_sum", "custom", "inherit"})
-"""Aggregation names a flexible :class:`Rubric` accepts."""
+__all__ = ["AGGREGATIONS", "Criterion", "CriterionExample", "Rubric"]
+
+AGGREGATIONS: frozenset[str] = frozenset({"sum", "weighted_sum", "mean", "weighted_mean", "custom", "inherit"})
+"""Aggregation names a flexible :class:`Rubric` accepts (``mean`` and ``weighted_mean`` since synth-ai 0.9.11)."""
+
+
+def _without_defaults(dumped: Any, defaults: dict[str, Any]) -> Any:
+    if isinstance(dumped, dict):
+        for name, default in defaults.items():
+            if name in dumped and dumped[name] == default:
+                del dumped[name]
+    return dumped
+
+
+class CriterionExample(BaseModel):
+    """A worked example for a criterion: some content and the score a judge should give it (synth-ai 0.9.11)."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    content: str
+    """The content being judged."""
+
+    expected_score: float
+    """The score the content should get."""
+
+    explanation: str | None = None
+    """Why it gets that score, if said."""
 
 
 class Criterion(BaseModel):
@@ -33,12 +70,29 @@ class Criterion(BaseModel):
     required: bool = False
     """Whether the criterion must be met; only enforced when an evaluation asks for it (``enforce_required``)."""
 
+    scale_max: float | None = Field(default=None, json_schema_extra={"exclusiveMinimum": 0})
+    """The top of the scale the judge scores on (e.g. 10), if said; positive. Kept, not used in evaluation."""
+
+    examples: list[CriterionExample] = Field(default_factory=list)
+    """Worked examples for the judge; kept, not used in evaluation."""
+
     @field_validator("weight")
     @classmethod
     def _positive_weight(cls, value: float) -> float:
         if value <= 0:
             raise ValueError("criterion weight must be positive")
         return value
+
+    @field_validator("scale_max")
+    @classmethod
+    def _positive_scale_max(cls, value: float | None) -> float | None:
+        if value is not None and value <= 0:
+            raise ValueError("criterion scale_max must be positive")
+        return value
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _without_defaults(handler(self), {"scale_max": None, "examples": []})
 
 
 class Rubric(BaseModel):
@@ -56,9 +110,14 @@ class Rubric(BaseModel):
     """The criteria, with unique ids; may be empty."""
 
     aggregation: str = Field(
-        default="weighted_sum", json_schema_extra={"enum": ["custom", "inherit", "sum", "weighted_sum"]}
+        default="weighted_sum",
+        json_schema_extra={"enum": ["custom", "inherit", "mean", "sum", "weighted_mean", "weighted_sum"]},
     )
-    """How criterion values combine: ``sum``, ``weighted_sum`` (default), ``custom`` or ``inherit``."""
+    """How criterion values combine: ``sum``, ``weighted_sum`` (default), ``mean``, ``weighted_mean``, ``custom``
+    or ``inherit``."""
+
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """Free-form data about the rubric (an author, a source, tags); kept, not used in evaluation."""
 
     @field_validator("aggregation")
     @classmethod
@@ -76,3 +135,7 @@ class Rubric(BaseModel):
                 raise ValueError(f"duplicate criterion id: {criterion.id}")
             seen.add(criterion.id)
         return criteria
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _without_defaults(handler(self), {"metadata": {}})

@@ -1,0 +1,99 @@
+"""What an evaluation silently skips or takes as is: events and outcome entries worth a warning.
+
+The compatible evaluation (synth-ai's) never complains: an event or outcome id that matches no criterion is
+ignored, a reward that is not a number is skipped (the criterion then counts 0.0) and a reward outside [0, 1] is
+used unclamped. :func:`check_rubric_inputs` lists each of those, so a command line can warn about them (``norma
+rubric eval``) or refuse them (``--strict``); the evaluation itself stays silent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from norma.rubrics._check import RubricIssue
+from norma.rubrics._evaluation import _as_float, _event_id, _outcome_values
+from norma.rubrics._models import Rubric
+
+__all__ = ["check_rubric_inputs"]
+
+_OLD_KEY = "score"
+
+
+def _value_issue(path: str, holder: dict[Any, Any], field: Any, key: str) -> RubricIssue | None:
+    if field not in holder:
+        message = "missing"
+        if key == "reward" and _OLD_KEY in holder:
+            message += f" (the event has '{_OLD_KEY}', the synth-ai 0.2.x key: rename it to 'reward')"
+        return RubricIssue(path=path, message=message)
+    raw = holder[field]
+    value = _as_float(raw)
+    if value is None:
+        return RubricIssue(path=path, message=f"{raw!r} is not a number")
+    if not 0.0 <= value <= 1.0:
+        return RubricIssue(path=path, message=f"{value:g} is outside [0, 1]")
+    return None
+
+
+def _event_issues(events: Iterable[Any], ids: set[str], key: str) -> list[RubricIssue]:
+    issues: list[RubricIssue] = []
+    for index, event in enumerate(events):
+        where = f"[{index}]"
+        if not isinstance(event, dict):
+            issues.append(RubricIssue(path=where, message="not an object, so it matches no criterion"))
+            continue
+        cid = _event_id(event)
+        if not cid:
+            issues.append(RubricIssue(path=where, message="no criterion id (criterion_id, id or criterion)"))
+            continue
+        if str(cid) not in ids:
+            issues.append(RubricIssue(path=where, message=f"criterion id {str(cid)!r} matches no criterion"))
+            continue
+        issue = _value_issue(f"{where}.{key}", event, key, key)
+        if issue is not None:
+            issues.append(issue)
+    return issues
+
+
+def _outcome_issues(outcome: dict[str, Any], ids: set[str], key: str) -> list[RubricIssue]:
+    prefix, entries = _outcome_values(outcome)
+    issues: list[RubricIssue] = []
+    for cid in entries:
+        where = f"{prefix}{cid}"
+        if str(cid) not in ids:
+            issues.append(RubricIssue(path=where, message=f"criterion id {str(cid)!r} matches no criterion"))
+            continue
+        issue = _value_issue(where, entries, cid, key)
+        if issue is not None:
+            issues.append(issue)
+    return issues
+
+
+def check_rubric_inputs(
+    rubric: Rubric,
+    *,
+    events: Iterable[Any] | None = None,
+    outcome: dict[str, Any] | None = None,
+    key: str = "reward",
+) -> list[RubricIssue]:
+    """What an evaluation of ``events`` or ``outcome`` against ``rubric`` would skip or take as is, in input order.
+
+    Each issue is a path in the input (``[4]``, ``[2].reward`` for events; ``criteria.docs`` or ``docs`` for an
+    outcome) and a message: an id that matches no criterion (for events also: not an object, or no id), a value
+    that is missing or not a number (an event with only the 0.2.x ``score`` key says so), a value outside
+    [0, 1]. The evaluation functions do not call this: they stay as silent as synth-ai's.
+
+    Args:
+        rubric: the rubric the input is evaluated against.
+        events: judgement events, as for :func:`evaluate_events_against_rubric`.
+        outcome: ``{criterion_id: value}``, or ``{"criteria": {...}}``, as for
+            :func:`evaluate_outcome_against_rubric`.
+        key: the value's key in events (``"reward"``; ``"score"`` for the older ``score_*`` functions).
+    """
+    ids = {criterion.id for criterion in rubric.criteria}
+    issues: list[RubricIssue] = []
+    if events is not None:
+        issues.extend(_event_issues(events, ids, key))
+    if outcome is not None:
+        issues.extend(_outcome_issues(outcome, ids, key))
+    return issues
