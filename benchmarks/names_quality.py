@@ -4,7 +4,9 @@ The workload is generated from a fixed seed: realistic Latin first/last names (2
 seed made by typical miner edits (deletions, swaps, replacements, titles, initials, ...), three rules sampled from
 the catalog, rule percentage 10-60 and MIID label distributions. Each configuration is timed ``--repeat`` times
 over the whole workload and the best run is reported (caches warm: a validator scores many miners' answers for
-the same seeds). ``--cold`` also reports a first pass with empty caches.
+the same seeds). ``--cold`` also reports a first pass with empty caches. The compat=miid rows are measured twice:
+with the process's own ``hash()`` (``hash_seed=None``) and with ``hash_seed=0`` (norma computes CPython's keyed string
+hash of that ``PYTHONHASHSEED`` itself, cached per string; the cold and unseen-names rows include that work).
 
 Usage::
 
@@ -30,6 +32,7 @@ from norma.names import (
     RULE_CATALOG,
     _compat,
     _evaluators,
+    _pyhash,
     _similarity,
     rule_compliance_score,
     variation_quality,
@@ -136,12 +139,12 @@ def _time(fn: Callable[[], None], repeat: int) -> float:
     return best
 
 
-def _quality(records: list[dict[str, Any]], compat: str) -> Callable[[], None]:
+def _quality(records: list[dict[str, Any]], compat: str, hash_seed: int | None = None) -> Callable[[], None]:
     def run() -> None:
         for r in records:
             variation_quality(
                 r["name"], r["variations"], r["phonetic"], r["orthographic"], r["count"], r["rule_based"],
-                compat=compat,
+                compat=compat, hash_seed=hash_seed,
             )  # fmt: skip
 
     return run
@@ -158,7 +161,7 @@ def _rules_only(records: list[dict[str, Any]]) -> Callable[[], None]:
 
 def _clear_caches(keep_seed_tables: bool) -> None:
     """Empty norma's caches; the per-seed tables (10,000 possible seeds, filled once per process) may stay."""
-    for module in (_compat, _evaluators, _similarity, _quality_module):
+    for module in (_compat, _evaluators, _pyhash, _similarity, _quality_module):
         for name, value in vars(module).items():
             if keep_seed_tables and name in ("phonetic_plan", "_draws"):
                 continue
@@ -169,21 +172,27 @@ def _clear_caches(keep_seed_tables: bool) -> None:
 def measure(repeat: int, cold: bool) -> list[tuple[str, float, float]]:
     records = workload()
     rows: list[tuple[str, float, float]] = []
-    if cold:
-        _clear_caches(keep_seed_tables=False)
-        seconds = _time(_quality(records, "miid"), 1)
-        rows.append(("variation_quality, compat=miid, cold caches (first pass)", seconds, len(records) / seconds))
-    # Unseen names: every pass scores a new workload with the string caches emptied; only the per-seed tables
-    # stay, as they do in a long-running validator (the first pass above filled them).
-    _quality(records, "miid")()
-    fresh = float("inf")
-    for index in range(repeat):
-        unseen = workload(seed=1000 + index)
-        _clear_caches(keep_seed_tables=True)
-        fresh = min(fresh, _time(_quality(unseen, "miid"), 1))
-    rows.append(("variation_quality, compat=miid, unseen names (seed tables warm)", fresh, len(records) / fresh))
+    for hash_seed, seeded in ((None, ""), (0, ", hash_seed=0")):
+        if cold:
+            _clear_caches(keep_seed_tables=False)
+            seconds = _time(_quality(records, "miid", hash_seed), 1)
+            rows.append(
+                (f"variation_quality, compat=miid{seeded}, cold caches (first pass)", seconds, len(records) / seconds)
+            )
+        # Unseen names: every pass scores a new workload with the string caches emptied; only the per-seed tables
+        # stay, as they do in a long-running validator (the first pass above filled them).
+        _quality(records, "miid", hash_seed)()
+        fresh = float("inf")
+        for index in range(repeat):
+            unseen = workload(seed=1000 + index)
+            _clear_caches(keep_seed_tables=True)
+            fresh = min(fresh, _time(_quality(unseen, "miid", hash_seed), 1))
+        rows.append(
+            (f"variation_quality, compat=miid{seeded}, unseen names (seed tables warm)", fresh, len(records) / fresh)
+        )
     for label, fn in (
         ("variation_quality, compat=miid", _quality(records, "miid")),
+        ("variation_quality, compat=miid, hash_seed=0", _quality(records, "miid", 0)),
         ("variation_quality, compat=stable", _quality(records, "stable")),
         ("rule_compliance_score only (3 rules x 15 variations)", _rules_only(records)),
     ):

@@ -47,9 +47,21 @@ def test_descriptions(rule: str, description: str) -> None:
 
 def test_extras_are_outside_the_catalog() -> None:
     assert set(EXTRA_RULES).isdisjoint(RULE_CATALOG)
-    assert rule_description("remove_title") == "Remove title (Mr., Dr., etc.)"
-    assert rule_description("remove_random_special_character") == (
-        "Apply the remove_random_special_character transformation"
+    for rule in EXTRA_RULES:
+        assert rule_description(rule) == f"Apply the {rule} transformation"
+
+
+def test_descriptions_are_exactly_the_catalog() -> None:
+    # The validator's RULE_DESCRIPTIONS (62bb538) has the 19 catalog rules and nothing else: remove_title has an
+    # evaluator but no description.
+    assert list(RULE_DESCRIPTIONS) == list(RULE_CATALOG)
+    assert "remove_title" not in RULE_DESCRIPTIONS
+    assert format_rules_for_query(["remove_title"]) == (
+        "Additionally, generate variations that: Apply the remove_title transformation."
+    )
+    assert format_rules_for_query(["remove_title", "remove_all_spaces"]) == (
+        "Additionally, generate variations that perform these transformations: "
+        "Apply the remove_title transformation, and Remove all spaces."
     )
 
 

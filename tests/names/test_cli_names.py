@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from norma.names import score_record, upper_bound_from_labels
-from tests.conftest import EXAMPLES, CliResult
+from norma.names import score_over_seeds, score_record, upper_bound_from_labels
+from tests.conftest import EXAMPLES, REPO, CliResult
 
 Run = Callable[..., CliResult]
 RECORDS = EXAMPLES / "names" / "records.jsonl"
@@ -31,11 +34,12 @@ def test_score_json_matches_the_library(run_cli: Run) -> None:
     result = run_cli("names", "score", str(RECORDS), "--format", "json")
     assert result.code == 0, result.err
     payload = json.loads(result.out)
-    expected = [score_record(record)["final"] for record in _examples()]
+    expected = [score_record(record, hash_seed=0)["final"] for record in _examples()]
     assert [row["final"] for row in payload["results"]] == expected
     assert [row["line"] for row in payload["results"]] == list(range(1, len(expected) + 1))
     assert payload["mean_final"] == pytest.approx(sum(expected) / len(expected))
     assert payload["compat"] == "miid"
+    assert payload["hash_seed"] == 0  # the explicit default, printed
 
 
 def test_score_table_and_workers_and_stable(run_cli: Run) -> None:
@@ -117,15 +121,18 @@ def test_generate_prints_variations_and_their_score(run_cli: Run) -> None:
         "delete_random_letter",
     ]
     assert payload["labels"]["phonetic_similarity"] == {"Light": 0.5, "Medium": 0.5}
-    rescored = score_record({"name": "John Smith", "variations": payload["variations"], "labels": payload["labels"]})
+    record = {"name": "John Smith", "variations": payload["variations"], "labels": payload["labels"]}
+    rescored = score_record(record, hash_seed=0)
+    assert payload["hash_seed"] == 0
     assert payload["score"]["final"] == rescored["final"]
     assert payload["score"]["final"] > 0.7
-    bound = upper_bound_from_labels("John Smith", payload["labels"])
+    bound = upper_bound_from_labels("John Smith", payload["labels"], hash_seed=0)
     assert payload["upper_bound"] == bound
     assert payload["score"]["final"] <= bound
     table = run_cli("names", "generate", "John Smith", "--seed", "1")
     assert table.code == 0
     assert "final" in table.out
+    assert "hash seed 0" in table.out
     assert "no variations can score above" in table.out
 
 
@@ -151,3 +158,95 @@ def test_demo_has_a_names_section(run_cli: Run) -> None:
     assert section["generated"]["variations"]
     assert 0.0 <= section["generated"]["final"] <= 1.0
     assert "{name}" not in section["query"]["text"]
+
+
+def _norma(*args: str, hashseed: str) -> str:
+    env = {**os.environ, "PYTHONHASHSEED": hashseed}
+    done = subprocess.run(
+        [sys.executable, "-m", "norma", *args], env=env, cwd=REPO, capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+def test_generate_with_a_seed_prints_the_same_in_every_process() -> None:
+    # The validator's score depends on its PYTHONHASHSEED; the CLI scores under --hash-seed (default 0), computed
+    # the same whatever the interpreter's own seed: "same seed, same variations".
+    command = ("names", "generate", "John Smith", "--count", "10", "--seed", "1")
+    first, second = _norma(*command, hashseed="1"), _norma(*command, hashseed="4242")
+    assert first == second
+    assert "hash seed 0" in first
+    scored = ("names", "score", str(RECORDS), "--format", "json")
+    assert _norma(*scored, hashseed="1") == _norma(*scored, hashseed="2")
+
+
+def test_hash_seed_option_scores_under_that_seed(run_cli: Run) -> None:
+    payload = json.loads(run_cli("names", "score", str(RECORDS), "--hash-seed", "77", "--format", "json").out)
+    assert payload["hash_seed"] == 77
+    assert [row["final"] for row in payload["results"]] == [
+        score_record(record, hash_seed=77)["final"] for record in _examples()
+    ]
+    table = run_cli("names", "score", str(RECORDS), "--hash-seed", "77")
+    assert "hash seed 77" in table.out
+    generated = json.loads(run_cli("names", "generate", "Anna Lee", "--hash-seed", "9", "--format", "json").out)
+    assert generated["hash_seed"] == 9
+    assert generated["compat"] == "miid"
+
+
+def test_hash_seeds_report_mean_min_and_spread(run_cli: Run) -> None:
+    result = run_cli("names", "score", str(RECORDS), "--hash-seeds", "0-4,9", "--format", "json")
+    assert result.code == 0, result.err
+    payload = json.loads(result.out)
+    assert payload["hash_seeds"] == "0-4,9"
+    assert payload["seed_count"] == 6
+    records = _examples()
+    for row, record in zip(payload["results"], records, strict=True):
+        expected = score_over_seeds(record, [0, 1, 2, 3, 4, 9])
+        assert row["finals"] == expected["finals"]
+        assert (row["mean"], row["min"], row["spread"]) == (expected["mean"], expected["min"], expected["spread"])
+        assert row["finals"][0] == score_record(record, hash_seed=0)["final"]
+    means = [sum(row["finals"][j] for row in payload["results"]) / len(records) for j in range(6)]
+    assert payload["overall"]["min"] == min(means)
+    assert payload["overall"]["spread"] == max(means) - min(means)
+    assert payload["overall"]["mean"] == pytest.approx(sum(means) / 6)
+    assert payload["overall"]["spread"] > 0  # restarts of the validator change the score
+    table = run_cli("names", "score", str(RECORDS), "--hash-seeds", "0-9", "--workers", "2")
+    assert table.code == 0, table.err
+    assert "over 10 hash seeds 0-9" in table.out
+    assert "spread" in table.out
+    stable = json.loads(run_cli("names", "score", str(RECORDS), "--hash-seeds", "0-3", "--compat", "stable",
+                                "--format", "json").out)  # fmt: skip
+    assert all(row["spread"] == 0.0 for row in stable["results"])
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("--hash-seeds", "0-3", "--hash-seed", "1"), "not both"),
+        (("--hash-seeds", "5-3"), "--hash-seeds"),
+        (("--hash-seeds", "a"), "--hash-seeds"),
+        (("--hash-seeds", "0-4294967296"), "--hash-seeds"),
+        (("--hash-seeds", "0-20000"), "more than"),
+        (("--hash-seed", "-1"), "--hash-seed"),
+    ],
+)
+def test_bad_hash_seeds_exit_2_with_one_line(run_cli: Run, args: tuple[str, ...], needle: str) -> None:
+    result = run_cli("names", "score", str(RECORDS), *args)
+    assert result.code == 2
+    assert needle in result.err
+    assert result.err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("--count", "0"), "--count"),
+        (("--rules", "swap_random_letter,make_it_shorter"), "unknown rule 'make_it_shorter'"),
+        (("--rules", "nope"), "--rules"),
+    ],
+)
+def test_generate_refuses_unknown_rules_and_count_0(run_cli: Run, args: tuple[str, ...], needle: str) -> None:
+    result = run_cli("names", "generate", "John Smith", *args)
+    assert result.code == 2
+    assert needle in result.err
+    assert result.err.count("\n") == 1
+    assert result.out == ""

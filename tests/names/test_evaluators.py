@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from norma.errors import InvalidInputError
-from norma.names import RULE_CATALOG, RULE_EVALUATORS, evaluate_rule
+from norma.names import RULE_CATALOG, RULE_EVALUATORS, evaluate_rule, evaluate_rule_compliance
 from norma.names._catalog import EXTRA_RULES
+from norma.names._compliance import effective_rules
 
 VOWELS = set("aeiou")
 SPECIAL = set("!@#$%^&*()_+-=[]{}|;:,.<>?")
@@ -86,7 +87,7 @@ def ref(rule: str, o: str, v: str) -> bool:
     if rule == "remove_all_spaces":
         return " " in o and v == o.replace(" ", "")
     if rule == "duplicate_random_letter_as_double_letter":
-        return any(o[:i] + o[i] + o[i:] == v for i in range(len(o)))
+        return any(ol[:i] + ol[i] + ol[i:] == vl for i in range(len(ol)))
     if rule == "add_random_leading_title":
         return o != v and any(vl.startswith(t.lower() + " ") and lev(ol, vl[len(t) + 1 :]) <= 2 for t in TITLES)
     if rule == "add_random_trailing_title":
@@ -176,8 +177,16 @@ CASES: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]] = {
         [("John", "John"), ("John Smith", "johnsmith"), ("", "")],
     ),
     "duplicate_random_letter_as_double_letter": (
-        [("John", "Joohn"), ("John", "JJohn"), ("Ли", "Лии")],
-        [("John", "Jjohn"), ("John", "Johna"), ("John", "John"), ("", "a")],
+        [
+            ("John", "Joohn"),
+            ("John", "JJohn"),
+            ("John", "Jjohn"),
+            ("Ли", "Лии"),
+            ("austin cho duncan", "austIn cho dunncan"),
+            ("kathryn", "KAATHRYN"),
+            ("Victoria Foster", "Victoria ffoster"),
+        ],
+        [("John", "Johna"), ("John", "John"), ("John", "JOHN"), ("John", "Jxohn"), ("", "a")],
     ),
     "insert_random_letter": (
         [("John", "Johxn"), ("", "a"), ("Иван", "Ивкан")],
@@ -232,10 +241,18 @@ def test_false_cases(rule: str) -> None:
         assert not ref(rule, original, variation), (rule, original, variation)
 
 
-def test_duplicate_letter_is_case_sensitive_like_the_validator_source() -> None:
-    # The issue text says "lower"; the validator's source compares raw strings (docs/design/010-names-compat.md).
-    assert evaluate_rule("duplicate_random_letter_as_double_letter", "John", "JJohn")
-    assert not evaluate_rule("duplicate_random_letter_as_double_letter", "John", "jjohn")
+def test_duplicate_letter_compares_lower_cased_strings_like_the_validator() -> None:
+    # The validator (62bb538 / 659496b) lower-cases both strings first (docs/design/010-names-compat.md).
+    rule = "duplicate_random_letter_as_double_letter"
+    assert evaluate_rule(rule, "John", "JJohn")
+    assert evaluate_rule(rule, "John", "jjohn")
+    assert evaluate_rule(rule, "austin cho duncan", "austIn cho dunncan")
+    assert evaluate_rule(rule, "kathryn", "KAATHRYN")
+    assert evaluate_rule(rule, "Victoria Foster", "Victoria ffoster")
+    assert not evaluate_rule(rule, "Victoria Foster", "Victoria fffoster")
+    # lower() can change the length ("İ" -> "i" + U+0307): the lengths compared are the lower-cased ones.
+    assert evaluate_rule(rule, "İ", "ii\u0307")
+    assert not evaluate_rule(rule, "İ", "İİ")
 
 
 def test_non_latin_letters_are_consonants() -> None:
@@ -280,7 +297,7 @@ names = st.text(alphabet=ALPHABET, max_size=9)
 
 
 def edits(draw: st.DrawFn, name: str) -> str:
-    kind = draw(st.integers(0, 9))
+    kind = draw(st.integers(0, 12))
     if not name or kind == 0:
         return draw(names)
     i = draw(st.integers(0, len(name) - 1))
@@ -295,6 +312,9 @@ def edits(draw: st.DrawFn, name: str) -> str:
         name.lower(),
         draw(st.sampled_from(TITLES)) + " " + name,
         name + " " + draw(st.sampled_from(SUFFIXES)),
+        name[:i] + name[i].swapcase() + name[i:],  # a letter doubled in the other case
+        (name[:i] + name[i] + name[i:]).upper(),
+        (name[:i] + name[i] + name[i:]).swapcase(),
     ][kind - 1]
 
 
@@ -315,3 +335,42 @@ def test_matches_reference(pair: tuple[str, str], rule: str) -> None:
 @given(original=names, variation=names, rule=st.sampled_from(ALL_RULES))
 def test_matches_reference_on_unrelated_strings(original: str, variation: str, rule: str) -> None:
     assert evaluate_rule(rule, original, variation) == ref(rule, original, variation)
+
+
+ASCII_NAMES = st.text(alphabet="aAbBeEiIoOnNlLsSyY -.'", min_size=1, max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=ASCII_NAMES, data=st.data())
+def test_a_doubled_letter_in_any_case_complies(name: str, data: st.DataObject) -> None:
+    # Mixed case: the validator lower-cases both strings, so recasing any character of a doubled-letter variation
+    # keeps it compliant (ASCII: lower() keeps the length), and the compliance functions agree with the evaluator.
+    rule = "duplicate_random_letter_as_double_letter"
+    i = data.draw(st.integers(0, len(name) - 1))
+    doubled = name[:i] + name[i] + name[i:]
+    flips = data.draw(st.lists(st.booleans(), min_size=len(doubled), max_size=len(doubled)))
+    variation = "".join(c.swapcase() if flip else c for c, flip in zip(doubled, flips, strict=True))
+    assert evaluate_rule(rule, name, variation)
+    assert ref(rule, name, variation)
+    assert evaluate_rule_compliance(name, [variation, name], [rule])[0] == {rule: [variation]}
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pair=pairs(),
+    rule=st.sampled_from(
+        [
+            "duplicate_random_letter_as_double_letter",
+            "remove_random_vowel",
+            "replace_double_letters_with_single_letter",
+            "swap_adjacent_consonants",
+        ]
+    ),
+)
+def test_lower_casing_rules_in_mixed_case_match_reference(pair: tuple[str, str], rule: str) -> None:
+    original, variation = pair
+    for o, v in ((original, variation), (original.upper(), variation), (original, variation.swapcase())):
+        assert evaluate_rule(rule, o, v) == ref(rule, o, v)
+        assert bool(evaluate_rule_compliance(o, [v], [rule])[0].get(rule)) == (
+            ref(rule, o, v) and rule in effective_rules(o, [rule])
+        )

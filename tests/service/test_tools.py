@@ -165,6 +165,20 @@ async def test_names_routes_equal_the_library(client: httpx.AsyncClient, acme_ke
     assert scored.json()["final"] == pytest.approx(score_record(record, compat="stable")["final"])
 
 
+async def test_names_routes_score_under_a_hash_seed(client: httpx.AsyncClient, acme_key: str) -> None:
+    record = {"name": "John Smith", "variations": ["Jon Smith", "John Smyth", "J. Smith"],
+              "labels": {"variation_count": 3, "rule_based": {"selected_rules": ["delete_random_letter"]}}}  # fmt: skip
+    default = (await client.post("/v1/names/score", json=record, headers=bearer(acme_key))).json()
+    assert default["final"] == score_record(record, hash_seed=0)["final"]
+    seeded = (await client.post("/v1/names/score", json={**record, "hash_seed": 5}, headers=bearer(acme_key))).json()
+    assert seeded["final"] == score_record(record, hash_seed=5)["final"]
+    body = {"name": "Anna Lee", "count": 5, "seed": 3, "hash_seed": 11}
+    generated = (await client.post("/v1/names/generate", json=body, headers=bearer(acme_key))).json()
+    assert generated["variations"] == generate_variations("Anna Lee", 5, seed=3, hash_seed=11)
+    bad = await client.post("/v1/names/score", json={**record, "hash_seed": -1}, headers=bearer(acme_key))
+    assert bad.status_code in (400, 422)
+
+
 async def test_names_bad_labels_is_400(client: httpx.AsyncClient, acme_key: str) -> None:
     body = {"name": "John", "variations": ["Jon"], "labels": {}}
     response = await client.post("/v1/names/score", json=body, headers=bearer(acme_key))

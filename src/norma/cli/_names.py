@@ -20,6 +20,9 @@ from norma.cli._output import OutputFormat, emit, format_option, resolve_format
 from norma.errors import ConfigError, NormaError
 from norma.names import (
     DEFAULT_RULE_PERCENTAGE,
+    MAX_HASH_SEED,
+    MAX_HASH_SEEDS,
+    RULE_EVALUATORS,
     Labels,
     RuleBased,
     VariationQuery,
@@ -29,6 +32,7 @@ from norma.names import (
     quality_from_labels,
     score_jsonl,
     score_record,
+    seed_summary,
     upper_bound_from_labels,
 )
 
@@ -39,9 +43,42 @@ _COMPAT = click.option(
     type=click.Choice(["miid", "stable"]),
     default="miid",
     show_default=True,
-    help="miid: the validator's exact score (depends on PYTHONHASHSEED); stable: the same in every process.",
+    help="miid: the validator's exact score (depends on its PYTHONHASHSEED, see --hash-seed); stable: the same "
+    "for every hash seed.",
+)
+DEFAULT_HASH_SEED = 0
+"""The hash seed the commands score under unless told otherwise (printed with every result)."""
+_HASH_SEED = click.option(
+    "--hash-seed",
+    type=click.IntRange(0, MAX_HASH_SEED),
+    default=DEFAULT_HASH_SEED,
+    show_default=True,
+    help="The validator's PYTHONHASHSEED to score under (compat miid): the same result in every run.",
 )
 _LEVEL_KEYS = {"l": "Light", "light": "Light", "m": "Medium", "medium": "Medium", "f": "Far", "far": "Far"}
+
+
+class HashSeeds(click.ParamType[list[int], "str | list[int]"]):
+    """A list of hash seeds: ranges and comma lists, ``0-99`` or ``0,7,100-119``."""
+
+    name = "SEEDS"
+
+    def convert(self, value: str | list[int], param: click.Parameter | None, ctx: click.Context | None) -> list[int]:
+        if isinstance(value, list):
+            return value
+        seeds: list[int] = []
+        for item in str(value).split(","):
+            low, dash, high = item.strip().partition("-")
+            try:
+                first, last = int(low), int(high if dash else low)
+            except ValueError:
+                self.fail(f"{item.strip()!r} is not a seed or a range such as 0-99", param, ctx)
+            if not 0 <= first <= last <= MAX_HASH_SEED:
+                self.fail(f"{item.strip()!r} is not a range of seeds from 0 to {MAX_HASH_SEED}", param, ctx)
+            if len(seeds) + last - first + 1 > MAX_HASH_SEEDS:
+                self.fail(f"more than {MAX_HASH_SEEDS:,} seeds", param, ctx)
+            seeds.extend(range(first, last + 1))
+        return list(dict.fromkeys(seeds))
 
 
 @click.group("names")
@@ -53,6 +90,13 @@ def names() -> None:
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Processes to score with.")
 @_COMPAT
+@_HASH_SEED
+@click.option(
+    "--hash-seeds",
+    type=HashSeeds(),
+    default=None,
+    help="Score under each of these hash seeds (0-99, or 0,7,100-119) and report the mean, min and spread.",
+)
 @click.option("--transliterate", is_flag=True, help="Transliterate non-Latin names and variations first (unidecode).")
 @click.option(
     "--output",
@@ -68,14 +112,22 @@ def score(
     file: Path,
     workers: int,
     compat: str,
+    hash_seed: int,
+    hash_seeds: list[int] | None,
     transliterate: bool,
     output_path: Path | None,
     output_format: str | None,
 ) -> int:
     """Score every {name, variations, labels} record of a JSON Lines FILE.
 
+    The validator's score depends on its PYTHONHASHSEED: each record is scored under --hash-seed (0 unless told),
+    or under every seed of --hash-seeds, reporting per record and for the file the mean, the minimum and the
+    spread (max - min) of the final score: what one answer gets across validator restarts.
+
     A bad record stops the run: the results before it are written, then the command exits 2 naming its line.
     """
+    if hash_seeds is not None and ctx.get_parameter_source("hash_seed") == click.core.ParameterSource.COMMANDLINE:
+        raise click.UsageError("give --hash-seed or --hash-seeds, not both")
     fmt = resolve_format(ctx, output_format)
     results: list[dict[str, Any]] = []
     failure: NormaError | None = None
@@ -93,37 +145,104 @@ def score(
         task = progress.add_task("scoring", total=total)
         try:
             shown = 0.0
-            for item in score_jsonl(file, workers=workers, compat=compat, transliterate=transliterate):
-                results.append({"line": item.line, **item.result})
+            scored = score_jsonl(
+                file,
+                workers=workers,
+                compat=compat,
+                transliterate=transliterate,
+                hash_seed=hash_seed if hash_seeds is None else None,
+                hash_seeds=hash_seeds,
+            )
+            for item in scored:
+                results.append({"line": item.line, **{k: v for k, v in item.result.items() if k != "hash_seeds"}})
                 now = time.monotonic()
                 progress.update(task, advance=1, refresh=now - shown > 0.1)  # redraw at most 10 times a second
                 shown = now if now - shown > 0.1 else shown
         except NormaError as exc:
             failure = exc
-    _write_scores(fmt, results, compat, output_path)
+    if hash_seeds is None:
+        payload = _scores_payload(results, compat, hash_seed)
+    else:
+        payload = _seed_spread_payload(results, compat, hash_seeds)
+    _write(fmt, payload, output_path)
     if failure is not None:
         raise failure
     return 0
 
 
-def _write_scores(fmt: OutputFormat, results: list[dict[str, Any]], compat: str, output: Path | None) -> None:
+def _scores_payload(results: list[dict[str, Any]], compat: str, hash_seed: int) -> dict[str, Any]:
     finals = [row["final"] for row in results]
-    payload = {
+    return {
         "compat": compat,
+        "hash_seed": hash_seed,
         "records": len(results),
         "mean_final": sum(finals) / len(finals) if finals else None,
         "results": results,
     }
+
+
+def _seed_spread_payload(results: list[dict[str, Any]], compat: str, hash_seeds: list[int]) -> dict[str, Any]:
+    """Per record the summary over seeds; overall the summary over seeds of the file's mean final score."""
+    means = [sum(row["finals"][j] for row in results) / len(results) for j in range(len(hash_seeds))]
+    return {
+        "compat": compat,
+        "hash_seeds": _ranges(hash_seeds),
+        "seed_count": len(hash_seeds),
+        "records": len(results),
+        "overall": seed_summary(means) if results else None,
+        "results": results,
+    }
+
+
+def _ranges(seeds: list[int]) -> str:
+    """``[0, 1, 2, 7]`` -> ``"0-2,7"``."""
+    parts: list[str] = []
+    start = previous = seeds[0]
+    for seed in [*seeds[1:], None]:
+        if seed is not None and seed == previous + 1:
+            previous = seed
+            continue
+        parts.append(str(start) if start == previous else f"{start}-{previous}")
+        if seed is not None:
+            start = previous = seed
+    return ",".join(parts)
+
+
+def _write(fmt: OutputFormat, payload: dict[str, Any], output: Path | None) -> None:
     target: Any = output.open("w", encoding="utf-8") if output else nullcontext(sys.stdout)
     with target as handle:
         if fmt == "json":
             handle.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
         else:
-            _score_table(Console(file=handle, highlight=False, soft_wrap=True), payload)
+            con = Console(file=handle, highlight=False, soft_wrap=True)
+            if "hash_seeds" in payload:
+                _spread_table(con, payload)
+            else:
+                _score_table(con, payload)
+
+
+def _spread_table(con: Console, payload: dict[str, Any]) -> None:
+    seeds = f"{payload['seed_count']} hash seeds {payload['hash_seeds']}"
+    table = Table(title=f"final score over {seeds} (compat={payload['compat']})")
+    for column in ("line", "name", "mean", "min", "max", "spread"):
+        table.add_column(column, justify="left" if column == "name" else "right")
+    for row in payload["results"]:
+        table.add_row(
+            str(row["line"]),
+            row["name"],
+            *(f"{row[key]:.4f}" for key in ("mean", "min", "max", "spread")),
+        )
+    con.print(table)
+    overall = payload["overall"]
+    if overall is not None:
+        con.print(
+            f"{payload['records']} records; mean final score over the seeds {overall['mean']:.4f}, "
+            f"min {overall['min']:.4f}, max {overall['max']:.4f}, spread {overall['spread']:.4f}"
+        )
 
 
 def _score_table(con: Console, payload: dict[str, Any]) -> None:
-    table = Table(title=f"name variation scores (compat={payload['compat']})")
+    table = Table(title=f"name variation scores (compat={payload['compat']}, hash seed {payload['hash_seed']})")
     for column in ("line", "name", "final", "base", "rules", "variations"):
         table.add_column(column, justify="left" if column == "name" else "right")
     for row in payload["results"]:
@@ -202,7 +321,7 @@ def _distribution(value: str, param: str) -> dict[str, float]:
 
 @names.command("generate")
 @click.argument("name")
-@click.option("--count", type=click.IntRange(min=0), default=10, show_default=True, help="Variations requested.")
+@click.option("--count", type=click.IntRange(min=1), default=10, show_default=True, help="Variations requested.")
 @click.option("--seed", type=int, default=None, help="Seed (same seed, same variations).")
 @click.option("--rules", "rules", multiple=True, help="Rule ids, comma-separated or repeated.")
 @click.option(
@@ -215,6 +334,7 @@ def _distribution(value: str, param: str) -> dict[str, float]:
 @click.option("--phonetic", default="L=.2,M=.6,F=.2", show_default=True, help="Phonetic level shares.")
 @click.option("--orthographic", default="L=.2,M=.6,F=.2", show_default=True, help="Orthographic level shares.")
 @_COMPAT
+@_HASH_SEED
 @format_option
 @click.pass_context
 def generate(
@@ -227,12 +347,19 @@ def generate(
     phonetic: str,
     orthographic: str,
     compat: str,
+    hash_seed: int,
     output_format: str | None,
 ) -> int:
     """Generate variations of NAME built to score well, and print them with their score and the highest final score
-    any variations could get for NAME and these labels (``score_upper_bound``)."""
+    any variations could get for NAME and these labels (``score_upper_bound``), under --hash-seed."""
     fmt = resolve_format(ctx, output_format)
     rule_list = [rule.strip() for item in rules for rule in item.split(",") if rule.strip()]
+    unknown = [rule for rule in rule_list if rule not in RULE_EVALUATORS]
+    if unknown:
+        raise click.BadParameter(
+            f"unknown rule {', '.join(map(repr, unknown))}; known rules: {', '.join(RULE_EVALUATORS)}",
+            param_hint="--rules",
+        )
     pdist = _distribution(phonetic, "--phonetic")
     odist = _distribution(orthographic, "--orthographic")
     labels = Labels(
@@ -241,11 +368,15 @@ def generate(
         orthographic_similarity=odist,
         rule_based=RuleBased(selected_rules=rule_list, rule_percentage=rule_percentage),
     )
-    variations = generate_from_labels(name, labels, seed=seed, compat=compat)
-    scored = score_record({"name": name, "variations": variations, "labels": labels}, compat=compat)
-    bound = upper_bound_from_labels(name, labels, compat=compat)
+    variations = generate_from_labels(name, labels, seed=seed, compat=compat, hash_seed=hash_seed)
+    scored = score_record(
+        {"name": name, "variations": variations, "labels": labels}, compat=compat, hash_seed=hash_seed
+    )
+    bound = upper_bound_from_labels(name, labels, compat=compat, hash_seed=hash_seed)
     payload = {
         "name": name,
+        "compat": compat,
+        "hash_seed": hash_seed,
         "labels": labels.to_dict(),
         "variations": variations,
         "score": scored,
@@ -265,7 +396,10 @@ def _generate_table(con: Console, payload: dict[str, Any]) -> None:
     scored = payload["score"]
     rule = scored["rule_compliance"]
     rule_text = "" if rule is None else f", rule compliance {rule:.4f}"
-    con.print(f"final {scored['final']:.4f}, base {scored['base']:.4f}{rule_text}")
+    con.print(
+        f"final {scored['final']:.4f}, base {scored['base']:.4f}{rule_text} "
+        f"(compat={payload['compat']}, hash seed {payload['hash_seed']})"
+    )
     con.print(f"no variations can score above {payload['upper_bound']:.4f} for this name and these labels")
 
 
@@ -273,12 +407,13 @@ def names_demo(examples: Path) -> tuple[dict[str, Any], Callable[[Console], None
     """The ``names`` section of ``norma demo``: a scored record, a query, and generated variations."""
     records_path = examples / "names" / "records.jsonl"
     first = json.loads(next(line for line in records_path.read_text(encoding="utf-8").splitlines() if line.strip()))
-    record_score = score_record(first)
+    record_score = score_record(first, hash_seed=DEFAULT_HASH_SEED)
     built = build_query(first["name"], seed=7)
     labels = Labels.from_mapping(built.labels)
-    variations = generate_from_labels(first["name"], labels, seed=7)
-    final, base, _ = quality_from_labels(first["name"], variations, labels)
+    variations = generate_from_labels(first["name"], labels, seed=7, hash_seed=DEFAULT_HASH_SEED)
+    final, base, _ = quality_from_labels(first["name"], variations, labels, hash_seed=DEFAULT_HASH_SEED)
     summary = {
+        "hash_seed": DEFAULT_HASH_SEED,
         "record": record_score,
         "query": {"labels": built.labels, "text": built.text},
         "generated": {"variations": variations, "final": final, "base": base},
@@ -291,7 +426,7 @@ def names_demo(examples: Path) -> tuple[dict[str, Any], Callable[[Console], None
         )
         con.print(f"query (seed 7): {built.text}")
         con.print(f"generated for that query: {', '.join(variations)}")
-        con.print(f"their score: final {final:.4f} (base {base:.4f})")
+        con.print(f"their score: final {final:.4f} (base {base:.4f}; hash seed {DEFAULT_HASH_SEED})")
 
     return summary, render
 

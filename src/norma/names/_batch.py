@@ -5,19 +5,25 @@ what the query builder returns (``variation_count``, ``phonetic_similarity``, ``
 optionally ``rule_based``). :func:`score_record` is the function to map over Ray or Dask partitions;
 :func:`score_jsonl` runs it in a local process pool.
 
-Workers are started with ``fork`` where the platform has it, so they share the parent's string hash salt: in
-``compat="miid"`` the phonetic weights come from ``hash()``, and a pool of freshly spawned interpreters would give
-each worker other weights. Where ``fork`` is missing, set ``PYTHONHASHSEED`` to get the same scores from every
-worker.
+In ``compat="miid"`` the phonetic weights come from ``hash()``: with ``hash_seed`` given every worker computes the
+hash of that ``PYTHONHASHSEED`` itself, so the scores are the same in any process. With ``hash_seed=None`` each
+process uses its own ``hash()``: workers are started with ``fork`` where the platform has it, so they share the
+parent's salt (a pool of freshly spawned interpreters would give each worker other weights); where ``fork`` is
+missing, set ``PYTHONHASHSEED`` or pass ``hash_seed``.
+
+:func:`score_over_seeds` scores one record under many hash seeds: the validator draws a new salt at every start
+unless ``PYTHONHASHSEED`` is set, so the same answer gets another score after a restart; its mean, minimum and
+spread say what a miner faces across restarts. ``score_jsonl(..., hash_seeds=[...])`` runs it over a file.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import multiprocessing
 import os
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,8 +32,18 @@ from typing import Any
 from norma.errors import InvalidInputError, LimitExceededError, NormaError
 from norma.names._compat import check_compat
 from norma.names._from_labels import quality_from_labels
+from norma.names._pyhash import check_hash_seed
 
-__all__ = ["MAX_RECORD_BYTES", "ScoredRecord", "count_records", "score_jsonl", "score_record"]
+__all__ = [
+    "MAX_HASH_SEEDS",
+    "MAX_RECORD_BYTES",
+    "ScoredRecord",
+    "count_records",
+    "score_jsonl",
+    "score_over_seeds",
+    "score_record",
+    "seed_summary",
+]
 
 _CHUNK = 32
 
@@ -43,29 +59,32 @@ class ScoredRecord:
 
 
 def score_record(
-    record: Mapping[str, Any], *, compat: str = "miid", transliterate: bool = False, metrics: bool = False
+    record: Mapping[str, Any],
+    *,
+    compat: str = "miid",
+    transliterate: bool = False,
+    metrics: bool = False,
+    hash_seed: int | None = None,
 ) -> dict[str, Any]:
     """Score one ``{name, variations, labels}`` record; returns name, final, base, rule compliance and counts.
 
     With ``metrics=True`` the full metrics dict of ``variation_quality`` is included under ``"metrics"``.
+    ``hash_seed``: the validator's ``PYTHONHASHSEED`` to score under (see :func:`norma.names.variation_quality`;
+    ``None``: this process's own ``hash()``).
 
     Raises:
         InvalidInputError: the record is not a mapping, lacks a key, or holds a bad value (a non-string name, a
             NaN percentage, an unknown similarity level...).
     """
-    if not isinstance(record, Mapping):
-        raise InvalidInputError(
-            f"a record must be a JSON object, not {type(record).__name__}",
-            hint='write {"name": ..., "variations": [...], "labels": {...}}',
-        )
-    missing = [key for key in ("name", "variations", "labels") if key not in record]
-    if missing:
-        raise InvalidInputError(
-            f"the record lacks {', '.join(missing)}", hint="every record needs name, variations and labels"
-        )
+    _check_record(record)
     try:
         final, base, details = quality_from_labels(
-            record["name"], record["variations"], record["labels"], compat=compat, transliterate=transliterate
+            record["name"],
+            record["variations"],
+            record["labels"],
+            compat=compat,
+            transliterate=transliterate,
+            hash_seed=hash_seed,
         )
     except InvalidInputError as exc:
         raise _in_record_terms(exc) from exc
@@ -81,6 +100,71 @@ def score_record(
     if metrics:
         result["metrics"] = details
     return result
+
+
+MAX_HASH_SEEDS = 10_000
+"""Most hash seeds :func:`score_over_seeds` takes (each one is a full scoring of the record)."""
+
+
+def _check_hash_seeds(hash_seeds: object) -> list[int]:
+    if isinstance(hash_seeds, (str, bytes)) or not isinstance(hash_seeds, Sequence):
+        raise InvalidInputError(
+            f"hash_seeds must be a list of integers, not {type(hash_seeds).__name__}", location="hash_seeds"
+        )
+    seeds = [check_hash_seed(seed, f"hash_seeds[{index}]") for index, seed in enumerate(hash_seeds)]
+    if not seeds or None in seeds:
+        raise InvalidInputError(
+            "hash_seeds must hold at least one integer seed (None is not one)",
+            location="hash_seeds",
+            hint="pass PYTHONHASHSEED values such as range(100)",
+        )
+    if len(seeds) > MAX_HASH_SEEDS:
+        raise LimitExceededError(
+            f"{len(seeds):,} hash seeds is over the limit of {MAX_HASH_SEEDS:,}", location="hash_seeds"
+        )
+    return [seed for seed in seeds if seed is not None]
+
+
+def seed_summary(finals: Sequence[float]) -> dict[str, float]:
+    """``{"mean", "min", "max", "spread"}`` of final scores over hash seeds (``spread = max - min``)."""
+    if not finals:
+        raise InvalidInputError("no scores to summarise", location="finals")
+    low, high = min(finals), max(finals)
+    return {"mean": math.fsum(finals) / len(finals), "min": low, "max": high, "spread": high - low}
+
+
+def score_over_seeds(
+    record: Mapping[str, Any], hash_seeds: Sequence[int], *, compat: str = "miid", transliterate: bool = False
+) -> dict[str, Any]:
+    """Score one record under each of ``hash_seeds`` (``PYTHONHASHSEED`` values of the validator).
+
+    Returns ``{"name", "hash_seeds", "finals", "mean", "min", "max", "spread"}``: ``finals`` holds the final score
+    per seed, in the order given, and the rest is their :func:`seed_summary`. In compat="stable" every seed scores
+    the same.
+
+    Raises:
+        InvalidInputError: a bad record (as :func:`score_record`), or ``hash_seeds`` empty or holding a value that
+            is not an integer 0..4294967295.
+        LimitExceededError: more than :data:`MAX_HASH_SEEDS` seeds.
+    """
+    seeds = _check_hash_seeds(hash_seeds)
+    finals = [
+        score_record(record, compat=compat, transliterate=transliterate, hash_seed=seed)["final"] for seed in seeds
+    ]
+    return {"name": record["name"], "hash_seeds": seeds, "finals": finals, **seed_summary(finals)}
+
+
+def _check_record(record: object) -> None:
+    if not isinstance(record, Mapping):
+        raise InvalidInputError(
+            f"a record must be a JSON object, not {type(record).__name__}",
+            hint='write {"name": ..., "variations": [...], "labels": {...}}',
+        )
+    missing = [key for key in ("name", "variations", "labels") if key not in record]
+    if missing:
+        raise InvalidInputError(
+            f"the record lacks {', '.join(missing)}", hint="every record needs name, variations and labels"
+        )
 
 
 def _in_record_terms(exc: InvalidInputError) -> InvalidInputError:
@@ -130,15 +214,37 @@ def count_records(path: str | os.PathLike[str], *, max_record_bytes: int = MAX_R
     return sum(1 for _ in _lines(Path(path), max_record_bytes))
 
 
+@dataclass(frozen=True)
+class _Options:
+    """How :func:`score_jsonl` scores each record (checked; sent to the workers)."""
+
+    compat: str
+    transliterate: bool
+    metrics: bool
+    hash_seed: int | None
+    hash_seeds: tuple[int, ...] | None
+
+    def score(self, record: Any) -> dict[str, Any]:
+        if self.hash_seeds is not None:
+            return score_over_seeds(record, self.hash_seeds, compat=self.compat, transliterate=self.transliterate)
+        return score_record(
+            record,
+            compat=self.compat,
+            transliterate=self.transliterate,
+            metrics=self.metrics,
+            hash_seed=self.hash_seed,
+        )
+
+
 def _score_lines(
-    chunk: list[tuple[int, str]], compat: str, transliterate: bool, metrics: bool
+    chunk: list[tuple[int, str]], options: _Options
 ) -> list[tuple[int, dict[str, Any] | None, str | None]]:
     """Score a chunk of (line number, text); a bad record yields its error message instead of a result."""
     out: list[tuple[int, dict[str, Any] | None, str | None]] = []
     for line, text in chunk:
         try:
             record = json.loads(text)
-            out.append((line, score_record(record, compat=compat, transliterate=transliterate, metrics=metrics), None))
+            out.append((line, options.score(record), None))
         except json.JSONDecodeError as exc:
             out.append((line, None, f"not valid JSON ({exc.msg} at column {exc.colno})"))
         except RecursionError:
@@ -180,6 +286,8 @@ def score_jsonl(
     transliterate: bool = False,
     metrics: bool = False,
     max_record_bytes: int = MAX_RECORD_BYTES,
+    hash_seed: int | None = None,
+    hash_seeds: Sequence[int] | None = None,
 ) -> Iterator[ScoredRecord]:
     """Score every record of a JSON Lines file, yielding results in file order as they are ready.
 
@@ -187,16 +295,28 @@ def score_jsonl(
     stays flat on large files). The first bad record stops the run: everything before it has been yielded, then
     :class:`~norma.errors.InvalidInputError` names the file and the line. A line over ``max_record_bytes`` is a
     :class:`~norma.errors.LimitExceededError`, raised before it is read whole.
+
+    Each result is :func:`score_record`'s under ``hash_seed``; with ``hash_seeds`` (a list of ``PYTHONHASHSEED``
+    values; not with ``hash_seed`` or ``metrics``) it is :func:`score_over_seeds`'s.
     """
     source = Path(path)
     mode = check_compat(compat)
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise InvalidInputError(f"workers must be an integer >= 1, not {workers!r}", location="workers")
+    seed = check_hash_seed(hash_seed)
+    seeds = None if hash_seeds is None else tuple(_check_hash_seeds(hash_seeds))
+    if seeds is not None and (seed is not None or metrics):
+        raise InvalidInputError(
+            "hash_seeds cannot be combined with hash_seed or metrics",
+            location="hash_seeds",
+            hint="score under one hash seed with hash_seed (and metrics), or over several with hash_seeds",
+        )
+    options = _Options(mode, transliterate, metrics, seed, seeds)
     if not source.is_file():
         raise InvalidInputError("no such file", source=str(source), hint="pass a JSON Lines file of records")
     if workers == 1:
         for chunk in _chunks(source, max_record_bytes):
-            yield from _unpack(source, _score_lines(chunk, mode, transliterate, metrics))
+            yield from _unpack(source, _score_lines(chunk, options))
         return
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
@@ -213,7 +333,7 @@ def score_jsonl(
                 except NormaError as exc:  # a line that cannot be read: score what came before it, then raise
                     unreadable = exc
                     break
-                pending.append(pool.submit(_score_lines, chunk, mode, transliterate, metrics))
+                pending.append(pool.submit(_score_lines, chunk, options))
                 if len(pending) >= 4 * workers:
                     yield from _unpack(source, pending.popleft().result())
             while pending:

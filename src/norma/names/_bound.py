@@ -43,6 +43,7 @@ from norma.names._formulas import (
     rule_fraction,
 )
 from norma.names._labels import DEFAULT_RULE_PERCENTAGE, LEVELS, check_distribution
+from norma.names._pyhash import check_hash_seed
 from norma.names._validate import check_count, check_fraction, check_str
 
 __all__ = ["score_upper_bound"]
@@ -62,6 +63,7 @@ def score_upper_bound(
     *,
     compat: str = "miid",
     phonetic_masks: Collection[int] = range(8),
+    hash_seed: int | None = None,
 ) -> float:
     """An upper bound of ``variation_quality(name, variations, ...)[0]`` over every list of variations.
 
@@ -69,7 +71,8 @@ def score_upper_bound(
     the sets of equal phonetic codes (bit 0 Soundex, bit 1 Metaphone, bit 2 NYSIIS) the variations may reach; the
     default, all eight, makes the result a bound for any variations. Passing fewer gives the bound for variations
     limited to those (for instance without ``6``, Metaphone and NYSIIS equal but Soundex not, which only a
-    respelled first sound reaches).
+    respelled first sound reaches). ``hash_seed``: as in :func:`norma.names.variation_quality` (the part weights
+    and phonetic weights are those of that ``PYTHONHASHSEED``).
 
     Raises:
         InvalidInputError: the same bad inputs :func:`variation_quality` rejects, and masks outside 0-7.
@@ -86,13 +89,14 @@ def score_upper_bound(
             location="phonetic_masks",
             hint="bit 0 Soundex, bit 1 Metaphone, bit 2 NYSIIS; range(8) allows every subset",
         )
+    seed = check_hash_seed(hash_seed)
     has_rules = bool(rule_based) and "selected_rules" in rule_based  # type: ignore[operator]
     selected = bool(has_rules and list(rule_based.get("selected_rules", [])))  # type: ignore[union-attr]
     fraction = 0.0
     if selected:
         percentage = rule_based.get("rule_percentage", DEFAULT_RULE_PERCENTAGE)  # type: ignore[union-attr]
         fraction = rule_fraction(check_fraction(percentage, "rule_percentage", upper=100.0), True)
-    return _upper_bound(name, expected_count, pdist, odist, has_rules, selected, fraction, mode, masks)
+    return _upper_bound(name, expected_count, pdist, odist, has_rules, selected, fraction, mode, masks, seed)
 
 
 def _upper_bound(
@@ -105,6 +109,7 @@ def _upper_bound(
     fraction: float,
     mode: Compat,
     masks: list[int],
+    hash_seed: int | None,
 ) -> float:
     """:func:`score_upper_bound` on checked arguments: ``has_rules`` (the labels have ``selected_rules``),
     ``selected`` (and they are not empty), the rule fraction."""
@@ -113,18 +118,18 @@ def _upper_bound(
     if expected == 0 or not parts:
         base = 1.0 if expected == 0 else 0.0
     else:
-        first_weight, last_weight = name_part_weights(name, mode)
-        base = first_weight * _part_bound(parts[0], pdist, odist, expected, mode, masks)
+        first_weight, last_weight = name_part_weights(name, mode, hash_seed)
+        base = first_weight * _part_bound(parts[0], pdist, odist, expected, mode, masks, hash_seed)
         if len(parts) >= 2:
-            base += last_weight * _part_bound(parts[-1], pdist, odist, expected, mode, masks)
+            base += last_weight * _part_bound(parts[-1], pdist, odist, expected, mode, masks, hash_seed)
     # The rule-compliance score is at most 1.0, and 0 without selected rules.
     base_weight, rule_weight = final_weights(has_rules, selected)
     return base_weight * base + rule_weight * (1.0 if selected else 0.0)
 
 
-def _reachable_levels(part: str, masks: list[int], compat: Compat) -> set[int]:
+def _reachable_levels(part: str, masks: list[int], compat: Compat, hash_seed: int | None) -> set[int]:
     """Phonetic level indexes (0-2, and 3 for "in no level") that some mask's score falls in."""
-    plan = phonetic_plan(string_seed(part, compat))
+    plan = phonetic_plan(string_seed(part, compat, hash_seed))
     scores = plan.by_mask if compat == "miid" else plan.by_mask_stable
     ranges = SIMILARITY_LEVELS[compat]["phonetic"]
     out = set()
@@ -178,10 +183,11 @@ def _part_bound(
     expected: float,
     compat: Compat,
     masks: list[int],
+    hash_seed: int | None,
 ) -> float:
     """The best part score: ``0.6 * sim(u) + 0.15 * count(n) + 0.10 * u / n + 0.15`` over ``1 <= u <= n`` (the
     length score at its best, 1.0)."""
-    reachable = frozenset(_reachable_levels(part, masks, compat))
+    reachable = frozenset(_reachable_levels(part, masks, compat, hash_seed))
     every = frozenset({0, 1, 2, 3})
     pkey, okey = tuple(sorted(pdist.items())), tuple(sorted(odist.items()))
     last_n = math.ceil(count_range(expected)[1] + _COUNT_TAIL * expected) + 1

@@ -3,7 +3,7 @@
 The catalog holds the 19 rules a validator samples from, in the validator's order (its categories flattened:
 character replacement, swapping, removal, insertion, name formatting, structure change). Three more rules have
 evaluators but are never selected: ``remove_title``, ``remove_random_special_character`` and
-``replace_random_special_character_with_random_special_character``.
+``replace_random_special_character_with_random_special_character``; none of the three has a description.
 """
 
 from __future__ import annotations
@@ -70,9 +70,10 @@ RULE_DESCRIPTIONS: dict[str, str] = {
     "shorten_name_to_initials": "Convert name to initials",
     "shorten_name_to_abbreviations": "Abbreviate name parts",
     "name_parts_permutations": "Reorder name parts",
-    "remove_title": "Remove title (Mr., Dr., etc.)",
 }
-"""Human-readable description of each rule, as queries show it (the 19 catalog rules, then ``remove_title``)."""
+"""Human-readable description of each rule, as queries show it: exactly the 19 catalog rules, as in the validator's
+``rule_extractor.py`` (62bb538). Every other rule, ``remove_title`` included, reads ``"Apply the {rule}
+transformation"``."""
 
 
 def rule_description(rule: str) -> str:

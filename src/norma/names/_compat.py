@@ -6,8 +6,10 @@ both. ``docs/design/010-names-compat.md`` puts the two side by side.
 =====================  ==========================================  ==========================================
 topic                  miid                                        stable
 =====================  ==========================================  ==========================================
-seed of a string       ``hash(s) % 10000`` (salted per process:    ``blake2b(utf-8, 8 bytes) % 10000``, the
-                       depends on ``PYTHONHASHSEED``)              same in every process and Python version
+seed of a string       ``hash(s) % 10000``: with ``hash_seed=N``   ``blake2b(utf-8, 8 bytes) % 10000``, the
+                       the hash of a CPython started with          same in every process and Python version
+                       ``PYTHONHASHSEED=N`` (any process); with    (``hash_seed`` has no effect)
+                       ``None`` this process's own ``hash()``
 phonetic sum           matched weights added one by one in the     ``math.fsum`` of the matched weights,
                        sampled order (can give 1.0000000000000002)  clamped to 1.0
 level ranges           inclusive, with gaps (0.79..0.80 matches    gap-free half-open ranges
@@ -28,6 +30,7 @@ from functools import lru_cache
 from typing import Literal, NamedTuple
 
 from norma.errors import InvalidInputError
+from norma.names._pyhash import seeded_hash
 
 __all__ = [
     "COMPATS",
@@ -103,10 +106,14 @@ SIMILARITY_LEVELS: dict[str, dict[str, dict[str, LevelRange]]] = {
 """Level ranges per mode and kind (``"phonetic"``, ``"orthographic"``), levels in scoring order."""
 
 
-def string_seed(text: str, compat: Compat) -> int:
-    """The generator seed of a string: ``hash(text) % 10000`` (miid) or a blake2b digest ``% 10000`` (stable)."""
+def string_seed(text: str, compat: Compat, hash_seed: int | None = None) -> int:
+    """The generator seed of a string: ``hash(text) % 10000`` (miid) or a blake2b digest ``% 10000`` (stable).
+
+    In miid, ``hash_seed`` is the ``PYTHONHASHSEED`` whose ``hash()`` to use (:func:`norma.names.str_hash`,
+    the same in every process); ``None`` uses this process's own ``hash()``.
+    """
     if compat == "miid":
-        return hash(text) % SEED_MODULUS
+        return (hash(text) if hash_seed is None else seeded_hash(text, hash_seed)) % SEED_MODULUS
     return _stable_seed(text)
 
 
@@ -192,18 +199,18 @@ def phonetic_plan(seed: int) -> PhoneticPlan:
     )
 
 
-def name_part_weights(name: str, compat: Compat) -> tuple[float, float]:
+def name_part_weights(name: str, compat: Compat, hash_seed: int | None = None) -> tuple[float, float]:
     """Weights of the first and last name scores for a seed ``name``.
 
     Each part's weight is ``len(part) / total_len * uniform(0.8, 1.2)`` drawn from ``Random(seed(name))``, then
     normalised over all parts. miid returns the weights of parts 0 and 1 (so for three parts the last-name score
     is weighted with the middle part's weight and the two add to less than 1); stable returns the first and last
-    parts' weights renormalised to sum to 1. One part: ``(1.0, 0.0)``.
+    parts' weights renormalised to sum to 1. One part: ``(1.0, 0.0)``. ``hash_seed``: see :func:`string_seed`.
     """
     parts = name.split()
     if len(parts) < 2:
         return 1.0, 0.0
-    draws = _draws(string_seed(name, compat), len(parts))
+    draws = _draws(string_seed(name, compat, hash_seed), len(parts))
     total_length = 0
     for part in parts:
         total_length += len(part)

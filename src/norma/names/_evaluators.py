@@ -202,12 +202,14 @@ def all_spaces_removed(original: str, variation: str) -> bool:
 
 
 def letter_duplicated(original: str, variation: str) -> bool:
-    """duplicate_random_letter_as_double_letter (raw, as the validator's source): one character longer and some
-    ``original[:i] + original[i] + original[i:] == variation``."""
-    if len(variation) != len(original) + 1:
+    """duplicate_random_letter_as_double_letter (lower): the lower-cased variation is one character longer than the
+    lower-cased original and equals ``o[:i] + o[i] + o[i:]`` for some ``i`` (``"kathryn" -> "KAATHRYN"``)."""
+    o = original.lower()
+    v = variation.lower()
+    if len(v) != len(o) + 1:
         return False
-    limit = min(_first_mismatch(original, variation), len(original) - 1)
-    return any(variation[i] == original[i] and variation[i + 1 :] == original[i:] for i in range(limit + 1))
+    limit = min(_first_mismatch(o, v), len(o) - 1)
+    return any(v[i] == o[i] and v[i + 1 :] == o[i:] for i in range(limit + 1))
 
 
 def title_added(original: str, variation: str) -> bool:
@@ -368,7 +370,6 @@ RAW_LENGTH_CHANGE: dict[Callable[[str, str], bool], int] = {
     letter_inserted: 1,
     vowel_removed: -1,
     consonant_removed: -1,
-    letter_duplicated: 1,
     special_removed: -1,
     special_replaced: 0,
 }
@@ -377,6 +378,7 @@ them on that check alone."""
 
 ASCII_LENGTH_CHANGE: dict[Callable[[str, str], bool], int] = {
     double_letter_replaced: -1,
+    letter_duplicated: 1,
     vowel_replaced: 0,
     consonant_replaced: 0,
     adjacent_consonants_swapped: 0,

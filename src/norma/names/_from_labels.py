@@ -33,6 +33,7 @@ def quality_from_labels(
     *,
     compat: str = "miid",
     transliterate: bool = False,
+    hash_seed: int | None = None,
 ) -> tuple[float, float, dict[str, Any]]:
     """:func:`variation_quality` of ``variations`` for the query ``labels``: ``(final, base, metrics)``."""
     # The labels' shape, then the other arguments, then the labels' values: the first error is the one
@@ -52,11 +53,17 @@ def quality_from_labels(
         _rule_based(checked),
         compat=compat,
         transliterate=transliterate,
+        hash_seed=hash_seed,
     )
 
 
 def generate_from_labels(
-    name: str, labels: Labels | Mapping[str, Any], *, seed: int | None = None, compat: str = "miid"
+    name: str,
+    labels: Labels | Mapping[str, Any],
+    *,
+    seed: int | None = None,
+    compat: str = "miid",
+    hash_seed: int | None = None,
 ) -> list[str]:
     """:func:`generate_variations` for the query ``labels`` (no ``rule_based`` or no selected rules: no rules)."""
     checked = Labels.of(labels)
@@ -70,6 +77,7 @@ def generate_from_labels(
         rule_based.rule_percentage if rule_based is not None else DEFAULT_RULE_PERCENTAGE,
         seed=seed,
         compat=compat,
+        hash_seed=hash_seed,
     )
 
 
@@ -79,6 +87,7 @@ def upper_bound_from_labels(
     *,
     compat: str = "miid",
     phonetic_masks: Collection[int] = range(8),
+    hash_seed: int | None = None,
 ) -> float:
     """:func:`score_upper_bound` for the query ``labels``: no variations score above it."""
     checked = Labels.of(labels)
@@ -90,4 +99,5 @@ def upper_bound_from_labels(
         _rule_based(checked),
         compat=compat,
         phonetic_masks=phonetic_masks,
+        hash_seed=hash_seed,
     )

@@ -18,8 +18,9 @@ How it plays the score (docs/design/012-names-generator.md has the reasoning):
   -> "Caren", "Nancy" -> "Knancy", "Frank" -> "Phrank") does that, so such respellings seed the pool and the walks.
 
 Deterministic for a ``seed``. In ``compat="miid"`` the phonetic weights come from Python's ``hash()`` (as in the
-validator), so the output is reproducible across processes only under the same ``PYTHONHASHSEED``; use
-``compat="stable"`` for variations that do not depend on it.
+validator): give ``hash_seed`` (the validator's ``PYTHONHASHSEED``) for output that is the same in every process;
+with ``hash_seed=None`` it is reproducible across processes only under the same ``PYTHONHASHSEED``.
+``compat="stable"`` does not depend on it.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from norma.names._formulas import (
 )
 from norma.names._labels import DEFAULT_RULE_PERCENTAGE, check_distribution
 from norma.names._plan import Candidate, PartPlan, level_of, plan_part
+from norma.names._pyhash import check_hash_seed
 from norma.names._similarity import orthographic_similarity, phonetic_codes, phonetic_similarity
 from norma.names._validate import check_fraction, check_str, check_str_list
 from norma.names._variants import TRIPLE, alphabet_of, edit_pool, rule_pool, substitute_letter
@@ -70,6 +72,7 @@ def generate_variations(
     seed: int | None = None,
     *,
     compat: str = "miid",
+    hash_seed: int | None = None,
 ) -> list[str]:
     """Variations of ``name`` built to score well for these labels (the arguments of ``variation_quality``).
 
@@ -85,10 +88,13 @@ def generate_variations(
         rule_percentage: the share of rule-compliant variations, in percent (0-100).
         seed: makes the output reproducible (see the module docstring about ``compat="miid"``).
         compat: the scoring mode to aim at, ``"miid"`` or ``"stable"``.
+        hash_seed: in compat="miid", the ``PYTHONHASHSEED`` of the validator to aim at (0..4294967295; ``None``:
+            this process's own ``hash()``); see :func:`norma.names.variation_quality`.
 
     Raises:
         InvalidInputError: a non-string or empty name, a count that is not an integer >= 0, an unknown level, a
-            NaN or out-of-range share or percentage, rules that are not a list of strings, a non-integer seed.
+            NaN or out-of-range share or percentage, rules that are not a list of strings, a non-integer seed or
+            hash seed.
     """
     name = check_str(name, "name")
     parts = name.split()
@@ -103,7 +109,8 @@ def generate_variations(
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise InvalidInputError(f"seed must be an integer or None, not {seed!r}", location="seed")
     mode = check_compat(compat)
-    return _generate(name, count, pdist, odist, rule_list, percentage, random.Random(seed), mode)
+    hashed = check_hash_seed(hash_seed)
+    return _generate(name, count, pdist, odist, rule_list, percentage, random.Random(seed), mode, hashed)
 
 
 def _generate(
@@ -115,6 +122,7 @@ def _generate(
     percentage: float,
     rng: random.Random,
     mode: Compat,
+    hash_seed: int | None,
 ) -> list[str]:
     """:func:`generate_variations` on checked arguments."""
     parts = name.split()
@@ -124,8 +132,8 @@ def _generate(
     rule_variations, covered = _rule_variations(name, checkable, rng, mode)
     expected = expected_base_count(count, share)
     scored = [0] if len(parts) == 1 else [0, len(parts) - 1]
-    weights = name_part_weights(name, mode)
-    pools = [_score_pool(parts[i], rng, mode) for i in scored]
+    weights = name_part_weights(name, mode, hash_seed)
+    pools = [_score_pool(parts[i], rng, mode, hash_seed) for i in scored]
 
     base_weight, rule_weight = final_weights(True, bool(rule_list))
     best: tuple[float, int, list[PartPlan]] | None = None
@@ -148,19 +156,19 @@ def _generate(
     return variations
 
 
-def _score_pool(part: str, rng: random.Random, compat: Compat) -> list[Candidate]:
+def _score_pool(part: str, rng: random.Random, compat: Compat, hash_seed: int | None) -> list[Candidate]:
     """Score the edit pool of ``part``, grown by walks towards every pattern of matching phonetic codes."""
     texts = edit_pool(part, rng)
     rng.shuffle(texts)
-    pool = {text: _candidate(part, text, compat) for text in texts}
-    _walk_patterns(part, pool, rng, compat)
+    pool = {text: _candidate(part, text, compat, hash_seed) for text in texts}
+    _walk_patterns(part, pool, rng, compat, hash_seed)
     return list(pool.values())
 
 
-def _candidate(part: str, text: str, compat: Compat) -> Candidate:
+def _candidate(part: str, text: str, compat: Compat, hash_seed: int | None) -> Candidate:
     return Candidate(
         text,
-        level_of(phonetic_similarity(part, text, compat=compat), "phonetic", compat),
+        level_of(phonetic_similarity(part, text, compat=compat, hash_seed=hash_seed), "phonetic", compat),
         level_of(orthographic_similarity(part, text, compat=compat), "orthographic", compat),
         length_score(len(text), len(part)),
     )
@@ -192,7 +200,9 @@ def _mutate(part: str, text: str, rng: random.Random, alphabet: str) -> str:
     return text[:i] + substitute_letter(text[i], rng, alphabet, 0.7) + text[i + 1 :]
 
 
-def _walk_patterns(part: str, pool: dict[str, Candidate], rng: random.Random, compat: Compat) -> None:
+def _walk_patterns(
+    part: str, pool: dict[str, Candidate], rng: random.Random, compat: Compat, hash_seed: int | None
+) -> None:
     """For each non-empty set of phonetic codes (soundex, metaphone, NYSIIS) to keep, walk away from ``part`` by
     edits that keep those codes equal, and keep every string whose other codes all differ: these are the strings
     that hit each partial phonetic score, at growing orthographic distances."""
@@ -220,7 +230,7 @@ def _walk_patterns(part: str, pool: dict[str, Candidate], rng: random.Random, co
                     continue
                 current = text
                 if text not in pool and all(codes[i] != reference[i] for i in dropped):
-                    pool[text] = _candidate(part, text, compat)
+                    pool[text] = _candidate(part, text, compat, hash_seed)
 
 
 def _k_choices(expected: float) -> list[int]:

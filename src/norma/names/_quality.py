@@ -53,6 +53,7 @@ from norma.names._formulas import (
     rule_fraction,
 )
 from norma.names._labels import DEFAULT_RULE_PERCENTAGE, check_distribution, check_rule_based
+from norma.names._pyhash import check_hash_seed
 from norma.names._similarity import _orthographic, _phonetic, phonetic_codes
 from norma.names._validate import check_count, check_str, check_str_list
 
@@ -124,7 +125,7 @@ def _repeats(text: str) -> bool:
     return _REPEATED.search(text) is not None
 
 
-def _dedupe(variations: list[str], compat: Compat) -> tuple[list[str], int]:
+def _dedupe(variations: list[str], compat: Compat, hash_seed: int | None) -> tuple[list[str], int]:
     """Drop excessive repetition, then near-duplicates; returns (unique variations, number dropped by the filter).
 
     A kept variation is a duplicate of an earlier unique one when 0.7 * phonetic + 0.3 * orthographic > 0.99. The
@@ -150,7 +151,7 @@ def _dedupe(variations: list[str], compat: Compat) -> tuple[list[str], int]:
             if var in seen and var:
                 continue  # identical: phonetic = full score, orthographic = 1.0, so above the threshold
             if len(var) > _SAFE_LENGTH or longest > _SAFE_LENGTH or not var:
-                full = phonetic_plan(string_seed(var, compat)).full_miid if miid else 1.0
+                full = phonetic_plan(string_seed(var, compat, hash_seed)).full_miid if miid else 1.0
                 duplicate = False
                 for other in unique:
                     if var != other and len(var) <= _SAFE_LENGTH and len(other) <= _SAFE_LENGTH:
@@ -158,7 +159,7 @@ def _dedupe(variations: list[str], compat: Compat) -> tuple[list[str], int]:
                     ortho = _orthographic(var, other, compat)
                     if full * 0.7 + ortho * 0.3 <= _DUPLICATE_THRESHOLD:
                         continue
-                    if _phonetic(var, other, compat) * 0.7 + ortho * 0.3 > _DUPLICATE_THRESHOLD:
+                    if _phonetic(var, other, compat, hash_seed) * 0.7 + ortho * 0.3 > _DUPLICATE_THRESHOLD:
                         duplicate = True
                         break
                 if duplicate:
@@ -177,6 +178,7 @@ def _part_score(
     orthographic_targets: Mapping[str, float],
     expected: float,
     compat: Compat,
+    hash_seed: int | None,
 ) -> tuple[float, dict[str, Any]]:
     if not variations:
         return 0.0, {}
@@ -198,12 +200,12 @@ def _part_score(
         raise InvalidInputError("the name part is empty", location="original_part", hint="pass a non-empty name part")
 
     count = count_score(len(variations), expected)
-    unique, filtered = _dedupe(variations, compat)
+    unique, filtered = _dedupe(variations, compat, hash_seed)
     filter_penalty = min(0.2, filtered * 0.05) if filtered > 0 else 0.0
     uniqueness = len(unique) / len(variations)
 
     miid = compat == "miid"
-    plan = phonetic_plan(string_seed(original, compat))
+    plan = phonetic_plan(string_seed(original, compat, hash_seed))
     by_mask = plan.by_mask if miid else plan.by_mask_stable
     code0, code1, code2 = phonetic_codes(original)
     olen = len(original)
@@ -249,6 +251,7 @@ def part_score(
     *,
     compat: str = "miid",
     transliterate: bool = False,
+    hash_seed: int | None = None,
 ) -> tuple[float, dict[str, Any]]:
     """Score the variations of one name part (first or last name) against it: ``(score, metrics)``.
 
@@ -256,6 +259,7 @@ def part_score(
     ``{"Light": 0.2, "Medium": 0.6, "Far": 0.2}`` (``None``: ``{"Medium": 1.0}``, the validator's default). In
     compat="miid", an expected count of 0, an empty part or an empty variation raise :class:`InvalidInputError`
     where the validator raises. ``transliterate=True`` runs the part and the variations through ``unidecode``.
+    ``hash_seed``: as in :func:`variation_quality`.
     """
     mode = check_compat(compat)
     original = check_str(original_part, "original_part")
@@ -263,10 +267,11 @@ def part_score(
     phonetic_targets = check_distribution(phonetic_similarity, "phonetic_similarity")
     orthographic_targets = check_distribution(orthographic_similarity, "orthographic_similarity")
     expected = check_count(expected_count, "expected_count")
+    seed = check_hash_seed(hash_seed)
     if transliterate:
         original = unidecode(original)
         items = [unidecode(item) for item in items]
-    return _part_score(original, items, phonetic_targets, orthographic_targets, expected, mode)
+    return _part_score(original, items, phonetic_targets, orthographic_targets, expected, mode, seed)
 
 
 def _split_parts(name: str, variations: list[str], compat: Compat) -> tuple[str, str | None, list[str], list[str]]:
@@ -296,6 +301,7 @@ def _variation_quality(
     expected_count: float,
     rule_based: Mapping[str, Any] | None,
     compat: Compat,
+    hash_seed: int | None,
 ) -> tuple[float, float, dict[str, Any]]:
     rule_score = 0.0
     rule_metrics: dict[str, Any] = {}
@@ -310,14 +316,18 @@ def _variation_quality(
         compliant = set(rule_metrics["rules_satisfied_by_variation"])
     others = [variation for variation in variations if variation not in compliant]
     first, last, firsts, lasts = _split_parts(name, others, compat)
-    first_weight, last_weight = name_part_weights(name, compat)
+    first_weight, last_weight = name_part_weights(name, compat, hash_seed)
     expected = expected_base_count(expected_count, fraction)
 
-    first_score, first_metrics = _part_score(first, firsts, phonetic_targets, orthographic_targets, expected, compat)
+    first_score, first_metrics = _part_score(
+        first, firsts, phonetic_targets, orthographic_targets, expected, compat, hash_seed
+    )
     last_score = 0.0
     last_metrics: dict[str, Any] = {}
     if last:
-        last_score, last_metrics = _part_score(last, lasts, phonetic_targets, orthographic_targets, expected, compat)
+        last_score, last_metrics = _part_score(
+            last, lasts, phonetic_targets, orthographic_targets, expected, compat, hash_seed
+        )
         if len(lasts) < len(others):
             missing = (len(others) - len(lasts)) / len(others)
             last_score *= 1.0 - missing
@@ -358,6 +368,7 @@ def variation_quality(
     *,
     compat: str = "miid",
     transliterate: bool = False,
+    hash_seed: int | None = None,
 ) -> tuple[float, float, dict[str, Any]]:
     """The validator's quality of ``variations`` for seed ``name``: ``(final, base, metrics)``.
 
@@ -367,6 +378,11 @@ def variation_quality(
 
     ``transliterate=True`` scores non-Latin names: the seed name and every variation go through ``unidecode``
     before anything else (rules, splitting, phonetic and orthographic scores, seeds).
+
+    In compat="miid" the validator seeds its phonetic and part weights with ``hash()`` of strings, so its score
+    depends on the ``PYTHONHASHSEED`` of its process. ``hash_seed=N`` (0..4294967295) gives the score under
+    ``PYTHONHASHSEED=N``, the same in every process; ``None`` (the default) uses this process's own ``hash()``, so
+    the result varies between processes unless ``PYTHONHASHSEED`` is set. No effect in compat="stable".
     """
     mode = check_compat(compat)
     seed_name = check_str(name, "name")
@@ -375,13 +391,14 @@ def variation_quality(
     orthographic_targets = check_distribution(orthographic_similarity, "orthographic_similarity")
     expected = check_count(expected_count, "expected_count")
     labels = check_rule_based(rule_based)
+    seed = check_hash_seed(hash_seed)
     if transliterate:
         seed_name = unidecode(seed_name)
         items = [unidecode(item) for item in items]
     if mode == "stable" and not seed_name.strip():
         raise InvalidInputError("the name is empty", location="name", hint="pass a non-empty seed name")
     final, base, metrics = _variation_quality(
-        seed_name, items, phonetic_targets, orthographic_targets, expected, labels, mode
+        seed_name, items, phonetic_targets, orthographic_targets, expected, labels, mode, seed
     )
     if transliterate:
         metrics["transliterated_name"] = seed_name

@@ -83,7 +83,7 @@ async def names_score(body: NamesScoreRequest, state: State, caller: Caller) -> 
     from norma.names import score_record
 
     record = {"name": body.name, "variations": body.variations, "labels": body.labels}
-    return await state.run(score_record, record, compat=body.compat, metrics=body.metrics)
+    return await state.run(score_record, record, compat=body.compat, metrics=body.metrics, hash_seed=body.hash_seed)
 
 
 @router.post("/names/query", tags=["names"], summary="A validator's query: random labels and the query text")
@@ -108,5 +108,6 @@ async def names_generate(body: NamesGenerateRequest, state: State, caller: Calle
         body.rule_percentage,
         body.seed,
         compat=body.compat,
+        hash_seed=body.hash_seed,
     )
     return {"name": body.name, "variations": variations}

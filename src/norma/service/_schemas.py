@@ -132,6 +132,8 @@ class NamesScoreRequest(BaseModel):
     labels: dict[str, Any]
     """What the query builder returns: variation_count, phonetic_similarity, orthographic_similarity, rule_based."""
     compat: Literal["miid", "stable"] = "miid"
+    hash_seed: int = Field(default=0, ge=0, le=4294967295)
+    """The validator's PYTHONHASHSEED to score under (compat miid); the same score in every process."""
     metrics: bool = False
 
 
@@ -151,6 +153,8 @@ class NamesGenerateRequest(BaseModel):
     rule_percentage: float = Field(default=DEFAULT_RULE_PERCENTAGE, ge=0, le=100)
     seed: int | None = None
     compat: Literal["miid", "stable"] = "miid"
+    hash_seed: int = Field(default=0, ge=0, le=4294967295)
+    """The validator's PYTHONHASHSEED to aim at (compat miid)."""
 
 
 class ProblemItem(BaseModel):

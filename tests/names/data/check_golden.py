@@ -1,7 +1,9 @@
 """Replay ``golden_miid.json`` against norma.names (compat="miid") and print the mismatches as JSON.
 
 Run by ``tests/names/test_compat.py`` in a subprocess whose ``PYTHONHASHSEED`` is the one the golden values were
-made with. Prints ``{"checked": N, "mismatches": [...]}``; every float is compared bit for bit (``float.hex``).
+made with (``hash_seed=None``: the process's own ``hash()``), and in-process through :func:`replay` with
+``hash_seed`` set to that value (norma computes the hash itself). Prints ``{"checked": N, "mismatches": [...]}``;
+every float is compared bit for bit (``float.hex``).
 """
 
 from __future__ import annotations
@@ -24,17 +26,15 @@ from norma.names import (
 from norma.names._compat import name_part_weights
 
 
-def main(path: str) -> None:
-    with open(path, encoding="utf-8") as handle:
-        data = json.load(handle)
-    if os.environ.get("PYTHONHASHSEED") != data["pythonhashseed"]:
-        raise SystemExit(f"run with PYTHONHASHSEED={data['pythonhashseed']}")
+def replay(data: dict[str, Any], hash_seed: int | None = None) -> dict[str, Any]:
+    """Check every case of ``data``; ``{"checked", "mismatches" (the first 50), "mismatch_count"}``."""
+    seed = hash_seed
     bad: list[Any] = []
     checked = 0
     for a, b, phon, orth in data["similarity"]:
         checked += 2
-        if phonetic_similarity(a, b).hex() != phon:
-            bad.append(["phonetic", a, b, phon, phonetic_similarity(a, b).hex()])
+        if phonetic_similarity(a, b, hash_seed=seed).hex() != phon:
+            bad.append(["phonetic", a, b, phon, phonetic_similarity(a, b, hash_seed=seed).hex()])
         if orthographic_similarity(a, b).hex() != orth:
             bad.append(["orthographic", a, b, orth, orthographic_similarity(a, b).hex()])
     for rule, original, variation, expected in data["evaluators"]:
@@ -51,13 +51,13 @@ def main(path: str) -> None:
             bad.append(["rule_score", original, variations, rules, target, score, got_score.hex()])
     for name, first, last in data["part_weights"]:
         checked += 1
-        got = name_part_weights(name, "miid")
+        got = name_part_weights(name, "miid", seed)
         if [got[0].hex(), got[1].hex()] != [first, last]:
             bad.append(["part_weights", name, [first, last], [got[0].hex(), got[1].hex()]])
     for part, variations, phonetic, orthographic, expected, result in data["part_score"]:
         checked += 1
         try:
-            got_result = [part_score(part, variations, phonetic, orthographic, expected)[0].hex()]
+            got_result = [part_score(part, variations, phonetic, orthographic, expected, hash_seed=seed)[0].hex()]
         except InvalidInputError:
             got_result = ["error"]
         if got_result != result[:1]:
@@ -65,13 +65,23 @@ def main(path: str) -> None:
     for name, variations, phonetic, orthographic, expected, rule_based, result in data["quality"]:
         checked += 1
         try:
-            final, base, _ = variation_quality(name, variations, phonetic, orthographic, expected, rule_based)
+            final, base, _ = variation_quality(
+                name, variations, phonetic, orthographic, expected, rule_based, hash_seed=seed
+            )
             got_quality = [final.hex(), base.hex()]
         except InvalidInputError:
             got_quality = ["error"]
         if got_quality != (["error"] if result[0] == "error" else result):
             bad.append(["quality", name, variations, phonetic, orthographic, expected, rule_based, result, got_quality])
-    json.dump({"checked": checked, "mismatches": bad[:50], "mismatch_count": len(bad)}, sys.stdout)
+    return {"checked": checked, "mismatches": bad[:50], "mismatch_count": len(bad)}
+
+
+def main(path: str) -> None:
+    with open(path, encoding="utf-8") as handle:
+        data = json.load(handle)
+    if os.environ.get("PYTHONHASHSEED") != data["pythonhashseed"]:
+        raise SystemExit(f"run with PYTHONHASHSEED={data['pythonhashseed']}")
+    json.dump(replay(data), sys.stdout)
 
 
 if __name__ == "__main__":
