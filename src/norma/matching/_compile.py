@@ -23,6 +23,7 @@ __all__ = ["IndexBuilder", "check_batch", "check_dims", "checked_vectors"]
 
 _NO_SLOTS = np.zeros(0, dtype=np.intp)
 _NO_SLOTS.flags.writeable = False
+_COLUMNS = ("priority", "scope", "usable", "alive")  # the per-slot arrays of a MatchIndex
 _GroupChanges = dict[str, tuple[set[int], set[int]]]  # by key: the slots removed, the slots added
 
 
@@ -91,8 +92,9 @@ class IndexBuilder:
         self._size = index.size
         self._tenant = index.tenant_id
         self._entries: dict[int, RuleEntry | None] = {}
+        self._ids: dict[int, str] = {}
         self._slots: dict[str, int | None] = {}
-        self._arrays: dict[str, np.ndarray] | None = None  # the per-slot arrays, copied on the first change
+        self._rows: dict[int, list[object]] = {}  # changed slots: what they will hold, one value per _COLUMNS
         self._groups: dict[str, _GroupChanges] = {"scenario": {}, "step": {}, "tag": {}}
         self._vectors = index.vectors
 
@@ -103,16 +105,12 @@ class IndexBuilder:
         """The rule's slot in the index being built."""
         return self._slots[rule_id] if rule_id in self._slots else self._base.slot_of.get(rule_id)
 
-    def _writable(self) -> dict[str, np.ndarray]:
-        if self._arrays is None:
+    def _row(self, slot: int) -> list[object]:
+        row = self._rows.get(slot)
+        if row is None:
             base = self._base
-            self._arrays = {
-                "priority": base.priority.copy(),
-                "scope": base.scope.copy(),
-                "usable": base.usable.copy(),
-                "alive": base.alive.copy(),
-            }
-        return self._arrays
+            row = self._rows[slot] = [getattr(base, column)[slot] for column in _COLUMNS]
+        return row
 
     def _group(self, kind: str, key: str) -> tuple[set[int], set[int]]:
         changes = self._groups[kind]
@@ -138,13 +136,10 @@ class IndexBuilder:
         else:
             slot = self._free.pop() if self._free else self._new_slot()
             self._slots[rule.id] = slot
+            self._ids[slot] = rule.id
         entry = RuleEntry(rule, tuple(rule_texts(rule)))
         self._entries[slot] = entry
-        arrays = self._writable()
-        arrays["priority"][slot] = rule.priority
-        arrays["scope"][slot] = SCOPE_CODE[rule.scope]
-        arrays["alive"][slot] = True
-        arrays["usable"][slot] = rule.enabled
+        self._rows[slot] = [float(rule.priority), SCOPE_CODE[rule.scope], rule.enabled, True]
         for kind, key in self._groups_of(rule):
             self._group(kind, key)[1].add(slot)
         if self._tenant is None:
@@ -160,6 +155,7 @@ class IndexBuilder:
         self._clear(slot)
         self._slots[rule_id] = None
         self._entries[slot] = None
+        self._ids[slot] = ""
         self._free.append(slot)
 
     def _clear(self, slot: int) -> None:
@@ -174,49 +170,74 @@ class IndexBuilder:
             self._vectors.remove(slot)
         for _, lexical in self._base.lexical_indexes.built():
             lexical.remove(slot)
-        arrays = self._writable()
-        arrays["alive"][slot] = False
-        arrays["usable"][slot] = False
+        row = self._row(slot)
+        row[_COLUMNS.index("usable")] = row[_COLUMNS.index("alive")] = False
 
     def _new_slot(self) -> int:
         slot = self._size
         self._size += 1
-        arrays = self._writable()
-        if slot >= len(arrays["priority"]):
-            capacity = max(16, 2 * len(arrays["priority"]))
-            for name, old in arrays.items():
-                grown = np.zeros(capacity, dtype=old.dtype)
-                grown[: len(old)] = old
-                arrays[name] = grown
+        self._rows[slot] = [0.0, 0, False, False]
         return slot
+
+    def _arrays(self) -> list[np.ndarray]:
+        """The per-slot arrays of the next index: the base's where no value changes; the base's written in place
+        where only slots past its size change (the base index never reads them); else a copy (grown as needed)."""
+        base = self._base
+        arrays = [getattr(base, column) for column in _COLUMNS]
+        if not self._rows:
+            return arrays
+        slots = np.fromiter(self._rows, dtype=np.intp, count=len(self._rows))
+        inside = slots < base.size
+        out = []
+        for column, array in enumerate(arrays):
+            values = np.array([row[column] for row in self._rows.values()], dtype=array.dtype)
+            where, what = slots, values
+            if self._size > len(array) or (array[slots[inside]] != values[inside]).any():
+                capacity = len(array)
+                while capacity < self._size:
+                    capacity = max(16, 2 * capacity)
+                grown = np.zeros(capacity, dtype=array.dtype)
+                grown[: len(array)] = array
+                array = grown
+            else:
+                where, what = slots[~inside], values[~inside]
+            if len(where):
+                array.flags.writeable = True
+                array[where] = what
+            array.flags.writeable = False
+            out.append(array)
+        return out
 
     def build(self, *, bump: bool) -> MatchIndex:
         """The next index (its version one more than the base's when ``bump``)."""
         base = self._base
-        arrays = self._arrays or {
-            "priority": base.priority,
-            "scope": base.scope,
-            "usable": base.usable,
-            "alive": base.alive,
-        }
-        for array in arrays.values():
-            array.flags.writeable = False
-        return MatchIndex(
+        priority, scope, usable, alive = self._arrays()
+        index = MatchIndex(
             tenant_id=self._tenant,
             version=base.version + 1 if bump else base.version,
             size=self._size,
             entries=base.entries.updated(self._entries, self._size, None),
+            ids=base.ids.updated(self._ids, self._size, ""),
             slot_of=base.slot_of.updated(self._slots),
-            priority=arrays["priority"],
-            scope=arrays["scope"],
-            usable=arrays["usable"],
-            alive=arrays["alive"],
+            priority=priority,
+            scope=scope,
+            usable=usable,
+            alive=alive,
             by_scenario=_regrouped(base.by_scenario, self._groups["scenario"]),
             by_step=_regrouped(base.by_step, self._groups["step"]),
             by_tag=_regrouped(base.by_tag, self._groups["tag"]),
             vectors=self._vectors,
             lexical_indexes=base.lexical_indexes,
         )
+        if self._size == base.size:  # what the base derived and nothing it depends on changed: the same values
+            same = {
+                "id_rank": not self._slots,  # a replaced rule keeps its id and slot
+                "global_usable": usable is base.usable and scope is base.scope,
+                "priority_bounds": priority is base.priority and alive is base.alive,
+                "priority_norm": priority is base.priority and alive is base.alive,
+            }
+            index.inherit(base, [name for name, kept in same.items() if kept])
+        return index
 
 
 def _regrouped(groups: ShardedMap[str, np.ndarray], changes: _GroupChanges) -> ShardedMap[str, np.ndarray]:

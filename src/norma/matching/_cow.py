@@ -9,6 +9,7 @@ step or tag in a :class:`ShardedMap` (256 dicts by key hash): a one-rule update 
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterator, Mapping
+from itertools import chain
 from typing import Any, Generic, TypeVar
 
 __all__ = ["ChunkedList", "ShardedMap"]
@@ -43,8 +44,7 @@ class ChunkedList(Generic[T]):
         return self._chunks[index >> _CHUNK_BITS][index & (_CHUNK - 1)]
 
     def __iter__(self) -> Iterator[T]:
-        for chunk in self._chunks:
-            yield from chunk
+        return chain.from_iterable(self._chunks)
 
     def updated(self, changes: Mapping[int, T], length: int, fill: T) -> ChunkedList[T]:
         """A copy ``length`` long (at least ``len(self)``) with ``changes[i]`` at position ``i``; positions past the
