@@ -40,10 +40,15 @@ class ScoreBuffers:
     def __init__(self) -> None:
         self._values: np.ndarray | None = None
         self._rows = np.zeros(0, dtype=np.intp)
+        self._exact: ExactScores | None = None
 
     def exact_scores(self, size: int) -> ExactScores:
         """The buffers of ``size`` slots (all NaN)."""
         if self._values is None or len(self._values) < size:
             self._values = np.full(max(size, 16) * 2, np.nan, dtype=np.float64)
             self._rows = np.zeros(max(size, 16) * 2, dtype=np.intp)
-        return ExactScores(self._values[:size], self._rows[:size])
+            self._exact = None
+        exact = self._exact
+        if exact is None or len(exact.values) != size:
+            exact = self._exact = ExactScores(self._values[:size], self._rows[:size])
+        return exact

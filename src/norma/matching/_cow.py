@@ -46,6 +46,11 @@ class ChunkedList(Generic[T]):
     def __iter__(self) -> Iterator[T]:
         return chain.from_iterable(self._chunks)
 
+    def items_at(self, positions: list[int]) -> list[T]:
+        """The items at ``positions`` (each in range), in that order: one call for many."""
+        chunks, low = self._chunks, _CHUNK - 1
+        return [chunks[position >> _CHUNK_BITS][position & low] for position in positions]
+
     def updated(self, changes: Mapping[int, T], length: int, fill: T) -> ChunkedList[T]:
         """A copy ``length`` long (at least ``len(self)``) with ``changes[i]`` at position ``i``; positions past the
         old end that ``changes`` does not name hold ``fill``."""

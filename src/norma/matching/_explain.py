@@ -26,9 +26,10 @@ def explain_matches(
         "priority": cfg.priority_weight,
         "scope": cfg.scope_weight,
     }
-    picked = chosen.picked
+    picked, slots = chosen.picked, chosen.slots.tolist()
     columns = zip(
-        chosen.slots.tolist(),
+        slots,
+        index.entries.items_at(slots),
         chosen.similarity,
         chosen.row,
         scores.vector[picked].tolist(),
@@ -42,18 +43,17 @@ def explain_matches(
         strict=True,
     )
     matches = []
-    for slot, sim, row, vector_score, lexical_raw, bm25, hybrid_score, prio, scope_w, final_score, mean in columns:
-        entry = index.entries[slot]
+    terms_of, terms = lexical.index.terms_of, lexical.terms
+    for slot, entry, sim, row, vector_score, raw, bm25, hybrid_score, prio, scope_w, final_score, mean in columns:
         assert entry is not None
-        doc_terms = lexical.index.terms_of(slot)
         explanation = MatchExplanation(
             similarity=sim,
             vector_score=vector_score,
             matched_text=entry.texts[row],
             matched_example=None if row == 0 else row - 1,
-            bm25_raw=lexical_raw,
+            bm25_raw=raw,
             bm25_normalized=bm25,
-            matched_terms=tuple(t for t in lexical.terms if t in doc_terms),
+            matched_terms=tuple(filter(terms_of(slot).__contains__, terms)),
             hybrid=hybrid_score,
             priority_normalized=prio,
             scope_weight=scope_w,

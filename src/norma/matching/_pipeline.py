@@ -221,7 +221,7 @@ def rescore(index: MatchIndex, slots: np.ndarray, query: np.ndarray) -> tuple[np
 
 def lexical_scores(index: MatchIndex, message: str, mask: np.ndarray, cfg: MatchConfig) -> LexicalScores:
     """BM25 of every slot for ``message`` over ``bm25_text``; with the hybrid pool, also the BM25 top."""
-    lexical = index.lexical(cfg.bm25_text)
+    lexical = index.lexical_indexes.get(cfg.bm25_text, index.entries)
     terms = lexical.query_terms(message)
     raw = lexical.scores(terms, index.size, k1=cfg.bm25_k1, b=cfg.bm25_b)
     top = None  # with the hybrid pool, the BM25 top is pooled with the vector top and rescored with it
@@ -320,8 +320,11 @@ def fuse(
         normalized = normalize_bm25(lexical.raw[everyone], cfg.bm25_normalization, lexical.query_idf)
         normalized = normalized[np.searchsorted(everyone, scored)]
     similarity = exact.values[scored]
-    vector = np.zeros(len(scored), dtype=np.float64)
-    vector[pooled_at] = similarity[pooled_at]
+    if lexical.top is None:  # the ADR pool: the vector top alone has a vector score
+        vector = np.zeros(len(scored), dtype=np.float64)
+        vector[pooled_at] = similarity[pooled_at]
+    else:  # the hybrid pool: every scored slot was rescored
+        vector = similarity.copy()
     centroid = np.full(len(scored), np.nan, dtype=np.float64)
     if cfg.example_centroid_weight > 0 and len(pooled_at) and _vectors(index).has_centroids:
         centroid[pooled_at] = centroid_similarities(index, scored[pooled_at], query)
@@ -374,9 +377,9 @@ def gate(index: MatchIndex, pooled: Pool, scores: Scores, session: SessionState 
     score = threshold_scores(cfg, scores.final, scores.hybrid, scores.similarity)
     passed = np.ones(len(pooled.scored), dtype=bool) if cfg.threshold is None else score >= cfg.threshold
     blocked = session_blocked(index, session)
-    allowed = passed.copy()
+    allowed = passed
     if blocked:
-        allowed &= ~np.isin(pooled.scored, np.fromiter(blocked, dtype=np.intp, count=len(blocked)))
+        allowed = passed & ~np.isin(pooled.scored, np.fromiter(blocked, dtype=np.intp, count=len(blocked)))
     return Gate(score, passed, blocked, allowed)
 
 

@@ -6,7 +6,7 @@ arrays "aligned with ``scored``" follow :attr:`Pool.scored`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -15,8 +15,7 @@ from norma.matching._lexical import LexicalIndex
 __all__ = ["Chosen", "Gate", "LexicalScores", "Pool", "Scores", "VectorCandidates"]
 
 
-@dataclass(frozen=True, slots=True)
-class VectorCandidates:
+class VectorCandidates(NamedTuple):
     """The vector stage: the slots that can be in the top ``max_candidates`` by similarity (rescored exactly next)."""
 
     near: np.ndarray
@@ -27,8 +26,7 @@ class VectorCandidates:
     """The float32 scan or HNSW: the approximate similarity of every slot, by slot (-inf: not computed or dead)."""
 
 
-@dataclass(frozen=True, slots=True)
-class LexicalScores:
+class LexicalScores(NamedTuple):
     """The lexical stage: BM25 of every slot for the message."""
 
     index: LexicalIndex
@@ -43,8 +41,7 @@ class LexicalScores:
     """The hybrid pool: the BM25 top ``max_candidates`` candidates (ties cut by id); None for the ADR pool."""
 
 
-@dataclass(frozen=True, slots=True)
-class Pool:
+class Pool(NamedTuple):
     """The pool stage: the slots that get scores, after the vector top and the BM25 top were rescored exactly."""
 
     scored: np.ndarray
@@ -53,8 +50,7 @@ class Pool:
     """Positions in ``scored`` of the slots with a vector score (the ADR pool: the vector top only)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Scores:
+class Scores(NamedTuple):
     """The fuse stage: every score of the scored slots, aligned with ``scored``."""
 
     bm25_raw: np.ndarray
@@ -73,8 +69,7 @@ class Scores:
     final: np.ndarray
 
 
-@dataclass(frozen=True, slots=True)
-class Gate:
+class Gate(NamedTuple):
     """The gate stage: the threshold and the session filters."""
 
     score: np.ndarray
@@ -87,8 +82,7 @@ class Gate:
     """bool aligned with ``scored``: passed and not blocked."""
 
 
-@dataclass(frozen=True, slots=True)
-class Chosen:
+class Chosen(NamedTuple):
     """The order stage: the matches, best first."""
 
     picked: np.ndarray
