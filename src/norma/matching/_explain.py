@@ -43,7 +43,7 @@ def explain_matches(
         strict=True,
     )
     matches = []
-    terms_of, terms = lexical.index.terms_of, lexical.terms
+    terms_of, terms = lexical.bm25_index.terms_of, lexical.terms
     for slot, entry, sim, row, vector_score, raw, bm25, hybrid_score, prio, scope_w, final_score, mean in columns:
         assert entry is not None
         explanation = MatchExplanation(

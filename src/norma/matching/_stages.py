@@ -29,7 +29,7 @@ class VectorCandidates(NamedTuple):
 class LexicalScores(NamedTuple):
     """The lexical stage: BM25 of every slot for the message."""
 
-    index: LexicalIndex
+    bm25_index: LexicalIndex
     """The BM25 index of ``bm25_text``."""
     terms: list[str]
     """The message's distinct terms, sorted."""
