@@ -119,7 +119,9 @@ class IndexBuilder:
         return changes[key]
 
     def _groups_of(self, rule: Rule) -> list[tuple[str, str]]:
-        groups = [("tag", tag) for tag in dict.fromkeys(rule.tags)]
+        groups = [("tag", tag) for tag in dict.fromkeys(rule.tags)] if rule.tags else []
+        if rule.scope is Scope.GLOBAL:
+            return groups
         if rule.scope is Scope.SCENARIO and rule.scenario_id:
             groups.append(("scenario", rule.scenario_id))
         if rule.scope is Scope.STEP and rule.step_id:

@@ -16,7 +16,7 @@ rule-id order that cuts ties) are computed on first use and kept for the life of
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import ItemsView, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -65,9 +65,9 @@ class LexicalIndexes:
     def __init__(self) -> None:
         self._by_field: dict[Bm25Text, LexicalIndex] = {}
 
-    def built(self) -> Iterator[tuple[Bm25Text, LexicalIndex]]:
+    def built(self) -> ItemsView[Bm25Text, LexicalIndex]:
         """The indexes built so far."""
-        yield from self._by_field.items()
+        return self._by_field.items()
 
     def get(self, field: Bm25Text, entries: ChunkedList[RuleEntry | None]) -> LexicalIndex:
         """The index of ``field``, built from ``entries`` (by slot) if this is its first use."""
