@@ -1,10 +1,12 @@
 """Updating a :class:`~norma.matching._index.MatchIndex`: rules put and removed, compiled into the next index.
 
-:class:`IndexBuilder` starts from the current index, records what changes (copy-on-write: the per-slot arrays are
-copied once, the chunks and shards the changed rules fall in are copied, the rest is shared) and :meth:`build`\\ s
-the next index. The vector and BM25 indexes are shared and changed in place, so a builder must be used under the
-matcher's lock and every check done before the first :meth:`~IndexBuilder.put` (:func:`check_batch`,
-:func:`checked_vectors`): a builder that fails half way would leave them ahead of the published index.
+:class:`IndexBuilder` starts from the current index, records what changes and builds the next index copy-on-write:
+the chunks and shards the changed rules fall in are copied and the rest shared; a per-slot array is copied only when
+a value below the old size changes (slots appended past it are written in place: the old index never reads them);
+derived values nothing changed are carried over. The vector and BM25 indexes are shared and changed in place, so a
+builder must be used under the matcher's lock and every check done before the first :meth:`~IndexBuilder.put`
+(:func:`check_batch`, :func:`checked_vectors`, :func:`check_dims`): a builder that failed half way would leave them
+ahead of the published index.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 Rules live in *slots* (small integers; a removed rule's slot is reused), and every per-rule array is indexed by slot.
 A :class:`MatchIndex` is immutable: an update builds the next one (``_compile.py``) and the matcher publishes it by
 swapping one reference, so a reader holds one consistent version. Per-slot Python data live in copy-on-write
-containers (``_cow.py``) and per-slot numbers in small arrays copied whole (11 bytes a slot), so an update costs
-about what it changes.
+containers (``_cow.py``), and the per-slot arrays (11 bytes a slot) are copied only when a value the previous
+version reads changes, so an update costs about what it changes.
 
 Two parts are shared from one index to the next instead of copied: the :class:`~norma.matching._vectors.VectorIndex`
 (the tenant's vector matrix, 1.5 kB a vector, plus its int8 copy and HNSW index) and the BM25 indexes

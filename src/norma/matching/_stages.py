@@ -54,6 +54,7 @@ class Scores(NamedTuple):
     """The fuse stage: every score of the scored slots, aligned with ``scored``."""
 
     bm25_raw: np.ndarray
+    """Raw BM25."""
     bm25: np.ndarray
     """BM25 normalised with ``bm25_normalization``."""
     similarity: np.ndarray
@@ -63,10 +64,13 @@ class Scores(NamedTuple):
     centroid: np.ndarray
     """The example centroid's cosine where it was blended in, NaN elsewhere."""
     scope_weight: np.ndarray
+    """The weight of each rule's scope."""
     hybrid: np.ndarray
+    """``vector_weight * vector + bm25_weight * bm25``."""
     priority: np.ndarray
     """Normalised priority."""
     final: np.ndarray
+    """``hybrid_weight * hybrid + priority_weight * priority + scope_weight * scope weight``."""
 
 
 class Gate(NamedTuple):
