@@ -20,7 +20,8 @@ def _snapshot(index: MatchIndex) -> dict[str, object]:
     return {
         "size": size,
         "version": index.version,
-        "entries": list(index.entries),
+        "rule_at": list(index.rule_at),
+        "texts_at": list(index.texts_at),
         "ids": list(index.ids),
         "slot_of": {key: index.slot_of[key] for key in index.slot_of},
         "arrays": [a[:size].tolist() for a in (index.priority, index.scope, index.usable, index.alive)],

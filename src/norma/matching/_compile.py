@@ -17,7 +17,7 @@ import numpy as np
 
 from norma.errors import InvalidInputError
 from norma.matching._cow import ShardedMap
-from norma.matching._index import SCOPE_CODE, MatchIndex, RuleEntry, bm25_document
+from norma.matching._index import SCOPE_CODE, MatchIndex, bm25_document
 from norma.matching._models import Rule, Scope, rule_texts
 from norma.matching._vectors import VectorIndex
 
@@ -93,26 +93,22 @@ class IndexBuilder:
         self._free = free_slots
         self._size = index.size
         self._tenant = index.tenant_id
-        self._entries: dict[int, RuleEntry | None] = {}
+        # what changes, by slot or id (plain dicts of scalars: a 10k-rule build allocates few objects the
+        # garbage collector tracks, so it triggers few collections)
+        self._rules: dict[int, Rule | None] = {}
+        self._texts: dict[int, tuple[str, ...]] = {}
         self._ids: dict[int, str] = {}
         self._slots: dict[str, int | None] = {}
-        self._rows: dict[int, list[object]] = {}  # changed slots: what they will hold, one value per _COLUMNS
+        self._columns: dict[str, dict[int, object]] = {column: {} for column in _COLUMNS}
         self._groups: dict[str, _GroupChanges] = {"scenario": {}, "step": {}, "tag": {}}
         self._vectors = index.vectors
 
-    def _entry(self, slot: int) -> RuleEntry | None:
-        return self._entries[slot] if slot in self._entries else self._base.entries[slot]
+    def _rule(self, slot: int) -> Rule | None:
+        return self._rules[slot] if slot in self._rules else self._base.rule_at[slot]
 
     def slot_of(self, rule_id: str) -> int | None:
         """The rule's slot in the index being built."""
         return self._slots[rule_id] if rule_id in self._slots else self._base.slot_of.get(rule_id)
-
-    def _row(self, slot: int) -> list[object]:
-        row = self._rows.get(slot)
-        if row is None:
-            base = self._base
-            row = self._rows[slot] = [getattr(base, column)[slot] for column in _COLUMNS]
-        return row
 
     def _group(self, kind: str, key: str) -> tuple[set[int], set[int]]:
         changes = self._groups[kind]
@@ -141,16 +137,20 @@ class IndexBuilder:
             slot = self._free.pop() if self._free else self._new_slot()
             self._slots[rule.id] = slot
             self._ids[slot] = rule.id
-        entry = RuleEntry(rule, tuple(rule_texts(rule)))
-        self._entries[slot] = entry
-        self._rows[slot] = [float(rule.priority), SCOPE_CODE[rule.scope], rule.enabled, True]
+        texts = tuple(rule_texts(rule))
+        self._rules[slot], self._texts[slot] = rule, texts
+        columns = self._columns
+        columns["priority"][slot] = rule.priority
+        columns["scope"][slot] = SCOPE_CODE[rule.scope]
+        columns["usable"][slot] = rule.enabled
+        columns["alive"][slot] = True
         for kind, key in self._groups_of(rule):
             self._group(kind, key)[1].add(slot)
         if self._tenant is None:
             self._tenant = rule.tenant_id
         self._vectors.set(slot, vectors)
         for field, lexical in self._base.lexical_indexes.built():
-            lexical.set(slot, bm25_document(entry, field))
+            lexical.set(slot, bm25_document(rule, texts, field))
 
     def drop(self, rule_id: str) -> None:
         """Remove the rule ``rule_id`` (which must be in the index); its slot becomes free."""
@@ -158,15 +158,14 @@ class IndexBuilder:
         assert slot is not None
         self._clear(slot)
         self._slots[rule_id] = None
-        self._entries[slot] = None
-        self._ids[slot] = ""
+        self._rules[slot], self._texts[slot], self._ids[slot] = None, (), ""
         self._free.append(slot)
 
     def _clear(self, slot: int) -> None:
         """Take the rule in ``slot`` out of every group and index (its entry is replaced or freed by the caller)."""
-        entry = self._entry(slot)
-        assert entry is not None
-        for kind, key in self._groups_of(entry.rule):
+        rule = self._rule(slot)
+        assert rule is not None
+        for kind, key in self._groups_of(rule):
             removed, added = self._group(kind, key)
             removed.add(slot)
             added.discard(slot)
@@ -174,27 +173,26 @@ class IndexBuilder:
             self._vectors.remove(slot)
         for _, lexical in self._base.lexical_indexes.built():
             lexical.remove(slot)
-        row = self._row(slot)
-        row[_COLUMNS.index("usable")] = row[_COLUMNS.index("alive")] = False
+        self._columns["usable"][slot] = self._columns["alive"][slot] = False
 
     def _new_slot(self) -> int:
         slot = self._size
         self._size += 1
-        self._rows[slot] = [0.0, 0, False, False]
         return slot
 
     def _arrays(self) -> list[np.ndarray]:
         """The per-slot arrays of the next index: the base's where no value changes; the base's written in place
         where only slots past its size change (the base index never reads them); else a copy (grown as needed)."""
         base = self._base
-        arrays = [getattr(base, column) for column in _COLUMNS]
-        if not self._rows:
-            return arrays
-        slots = np.fromiter(self._rows, dtype=np.intp, count=len(self._rows))
-        inside = slots < base.size
         out = []
-        for column, array in enumerate(arrays):
-            values = np.array([row[column] for row in self._rows.values()], dtype=array.dtype)
+        for column in _COLUMNS:
+            array, changes = getattr(base, column), self._columns[column]
+            if not changes and self._size <= len(array):
+                out.append(array)
+                continue
+            slots = np.fromiter(changes, dtype=np.intp, count=len(changes))
+            values = np.fromiter(changes.values(), dtype=array.dtype, count=len(changes))
+            inside = slots < base.size
             where, what = slots, values
             if self._size > len(array) or (array[slots[inside]] != values[inside]).any():
                 capacity = len(array)
@@ -220,7 +218,8 @@ class IndexBuilder:
             tenant_id=self._tenant,
             version=base.version + 1 if bump else base.version,
             size=self._size,
-            entries=base.entries.updated(self._entries, self._size, None),
+            rule_at=base.rule_at.updated(self._rules, self._size, None),
+            texts_at=base.texts_at.updated(self._texts, self._size, ()),
             ids=base.ids.updated(self._ids, self._size, ""),
             slot_of=base.slot_of.updated(self._slots),
             priority=priority,

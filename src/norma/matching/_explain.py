@@ -29,7 +29,8 @@ def explain_matches(
     picked, slots = chosen.picked, chosen.slots.tolist()
     columns = zip(
         slots,
-        index.entries.items_at(slots),
+        index.rule_at.items_at(slots),
+        index.texts_at.items_at(slots),
         chosen.similarity,
         chosen.row,
         scores.vector[picked].tolist(),
@@ -44,12 +45,12 @@ def explain_matches(
     )
     matches = []
     terms_of, terms = lexical.bm25_index.terms_of, lexical.terms
-    for slot, entry, sim, row, vector_score, raw, bm25, hybrid_score, prio, scope_w, final_score, mean in columns:
-        assert entry is not None
+    for slot, rule, texts, sim, row, vector_score, raw, bm25, hybrid_score, prio, scope_w, final, mean in columns:
+        assert rule is not None
         explanation = MatchExplanation(
             similarity=sim,
             vector_score=vector_score,
-            matched_text=entry.texts[row],
+            matched_text=texts[row],
             matched_example=None if row == 0 else row - 1,
             bm25_raw=raw,
             bm25_normalized=bm25,
@@ -57,7 +58,7 @@ def explain_matches(
             hybrid=hybrid_score,
             priority_normalized=prio,
             scope_weight=scope_w,
-            final=final_score,
+            final=final,
             threshold=cfg.threshold,
             threshold_on=cfg.threshold_on,
             similarity_slack=cfg.similarity_slack,
@@ -65,7 +66,7 @@ def explain_matches(
             bm25_normalization=cfg.bm25_normalization,
             example_centroid=None if math.isnan(mean) else mean,
         )
-        matches.append(MatchedRule(entry.rule, sim, bm25, final_score, explanation))
+        matches.append(MatchedRule(rule, sim, bm25, final, explanation))
     return matches
 
 

@@ -29,7 +29,7 @@ from norma.matching._models import Rule, Scope
 from norma.matching._scoring import normalize_priority
 from norma.matching._vectors import VectorIndex
 
-__all__ = ["SCOPE_CODE", "SCOPES", "LexicalIndexes", "MatchIndex", "RuleEntry", "bm25_document"]
+__all__ = ["SCOPE_CODE", "SCOPES", "LexicalIndexes", "MatchIndex", "bm25_document"]
 
 SCOPES = (Scope.GLOBAL, Scope.SCENARIO, Scope.STEP)
 """The scopes in the order of their codes in :attr:`MatchIndex.scope`."""
@@ -37,22 +37,14 @@ SCOPE_CODE = {scope: code for code, scope in enumerate(SCOPES)}
 """A scope's code in :attr:`MatchIndex.scope` (GLOBAL is 0)."""
 
 
-@dataclass(frozen=True, slots=True)
-class RuleEntry:
-    """A rule in its slot, with the texts its vector rows are of."""
-
-    rule: Rule
-    texts: tuple[str, ...]
-    """:func:`~norma.matching.rule_texts` of the rule: row 0 its own text, row ``i`` its example ``i - 1``."""
-
-
-def bm25_document(entry: RuleEntry, field: Bm25Text) -> str:
-    """What BM25 indexes for a rule (see :data:`~norma.matching._config.Bm25Text`)."""
+def bm25_document(rule: Rule, texts: tuple[str, ...], field: Bm25Text) -> str:
+    """What BM25 indexes for a rule whose :func:`~norma.matching.rule_texts` are ``texts`` (see
+    :data:`~norma.matching._config.Bm25Text`)."""
     if field == "condition":
-        return entry.rule.condition_text
+        return rule.condition_text
     if field == "rule":
-        return entry.rule.embedding_text
-    return " ".join(entry.texts)
+        return rule.embedding_text
+    return " ".join(texts)
 
 
 class LexicalIndexes:
@@ -69,14 +61,16 @@ class LexicalIndexes:
         """The indexes built so far."""
         return self._by_field.items()
 
-    def get(self, field: Bm25Text, entries: ChunkedList[RuleEntry | None]) -> LexicalIndex:
-        """The index of ``field``, built from ``entries`` (by slot) if this is its first use."""
+    def get(
+        self, field: Bm25Text, rule_at: ChunkedList[Rule | None], texts_at: ChunkedList[tuple[str, ...]]
+    ) -> LexicalIndex:
+        """The index of ``field``, built from the rules and texts by slot if this is its first use."""
         index = self._by_field.get(field)
         if index is None:
             index = LexicalIndex()
-            for slot, entry in enumerate(entries):
-                if entry is not None:
-                    index.set(slot, bm25_document(entry, field))
+            for slot, (rule, texts) in enumerate(zip(rule_at, texts_at, strict=True)):
+                if rule is not None:
+                    index.set(slot, bm25_document(rule, texts, field))
             self._by_field[field] = index
         return index
 
@@ -94,8 +88,11 @@ class MatchIndex:
     """Bumped by every update that changes something (``RuleMatcher.version``)."""
     size: int
     """Slots in use or free: every slot is below it."""
-    entries: ChunkedList[RuleEntry | None]
+    rule_at: ChunkedList[Rule | None]
     """The rule of each slot (None: a free slot)."""
+    texts_at: ChunkedList[tuple[str, ...]]
+    """The :func:`~norma.matching.rule_texts` of each slot's rule, what its vector rows are of (row 0 the rule's own
+    text, row ``i`` its example ``i - 1``; empty for a free slot)."""
     ids: ChunkedList[str]
     """The rule id of each slot (``""``: a free slot)."""
     slot_of: ShardedMap[str, int]
@@ -126,7 +123,8 @@ class MatchIndex:
             tenant_id=None,
             version=0,
             size=0,
-            entries=ChunkedList(),
+            rule_at=ChunkedList(),
+            texts_at=ChunkedList(),
             ids=ChunkedList(),
             slot_of=ShardedMap(),
             priority=np.zeros(0, dtype=np.float64),
@@ -144,17 +142,17 @@ class MatchIndex:
 
     def rule(self, slot: int) -> Rule:
         """The rule in ``slot`` (which must hold one)."""
-        entry = self.entries[slot]
-        assert entry is not None
-        return entry.rule
+        rule = self.rule_at[slot]
+        assert rule is not None
+        return rule
 
     def rules(self) -> Iterator[Rule]:
         """Every rule, in slot order."""
-        return (entry.rule for entry in self.entries if entry is not None)
+        return (rule for rule in self.rule_at if rule is not None)
 
     def lexical(self, field: Bm25Text) -> LexicalIndex:
         """The BM25 index of ``field`` (built on first use)."""
-        return self.lexical_indexes.get(field, self.entries)
+        return self.lexical_indexes.get(field, self.rule_at, self.texts_at)
 
     def inherit(self, base: MatchIndex, names: list[str]) -> None:
         """Take the derived values ``names`` (cached properties) that ``base`` computed already: the builder of this

@@ -38,8 +38,7 @@ __all__ = ["RuleMatcher"]
 
 def _same_texts(index: MatchIndex, slot: int, rule: Rule) -> bool:
     """Whether the rule in ``slot`` has ``rule``'s texts (and so its vectors)."""
-    entry = index.entries[slot]
-    return entry is not None and entry.texts == tuple(rule_texts(rule))
+    return index.texts_at[slot] == tuple(rule_texts(rule))
 
 
 class RuleMatcher:

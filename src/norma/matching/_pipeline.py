@@ -221,7 +221,7 @@ def rescore(index: MatchIndex, slots: np.ndarray, query: np.ndarray) -> tuple[np
 
 def lexical_scores(index: MatchIndex, message: str, mask: np.ndarray, cfg: MatchConfig) -> LexicalScores:
     """BM25 of every slot for ``message`` over ``bm25_text``; with the hybrid pool, also the BM25 top."""
-    lexical = index.lexical_indexes.get(cfg.bm25_text, index.entries)
+    lexical = index.lexical(cfg.bm25_text)
     terms = lexical.query_terms(message)
     raw = lexical.scores(terms, index.size, k1=cfg.bm25_k1, b=cfg.bm25_b)
     top = None  # with the hybrid pool, the BM25 top is pooled with the vector top and rescored with it
