@@ -230,8 +230,8 @@ def test_background_hnsw_build_scans_exactly_meanwhile(axis: AxisEmbedder) -> No
     assert matcher.match("refund") == exact.match("refund")  # starts the build, answers from the exact scan
     assert matcher.wait_for_index(30)
     assert matcher.match("card") == exact.match("card")
-    assert matcher._vectors is not None
-    assert matcher._vectors.has_hnsw
+    assert matcher._index.vectors is not None
+    assert matcher._index.vectors.has_hnsw
 
 
 def test_updates_during_a_background_build_are_replayed() -> None:

@@ -1,17 +1,74 @@
-"""``explain=True``: which rules were left out of a match, and why."""
+"""The explain stage: a :class:`MatchExplanation` for each match and, with ``explain=True``, the rules left out."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
 
 import numpy as np
 
 from norma.matching._config import MatchConfig
+from norma.matching._index import MatchIndex
 from norma.matching._models import SessionState
-from norma.matching._results import DroppedRule
+from norma.matching._results import DroppedRule, MatchedRule, MatchExplanation
+from norma.matching._stages import Chosen, Gate, LexicalScores, Pool, Scores
 from norma.rules import Rule, Scope
 
-__all__ = ["explain_dropped", "gate_reason"]
+__all__ = ["explain_dropped", "explain_matches", "gate_reason"]
+
+
+def explain_matches(
+    index: MatchIndex, lexical: LexicalScores, scores: Scores, chosen: Chosen, cfg: MatchConfig
+) -> list[MatchedRule]:
+    """The chosen rules, best first, each with every component of its score."""
+    weights = {
+        "vector": cfg.vector_weight,
+        "bm25": cfg.bm25_weight,
+        "hybrid": cfg.hybrid_weight,
+        "priority": cfg.priority_weight,
+        "scope": cfg.scope_weight,
+    }
+    picked, slots = chosen.picked, chosen.slots.tolist()
+    columns = zip(
+        slots,
+        index.rule_at.items_at(slots),
+        index.texts_at.items_at(slots),
+        chosen.similarity,
+        chosen.row,
+        scores.vector[picked].tolist(),
+        scores.bm25_raw[picked].tolist(),
+        scores.bm25[picked].tolist(),
+        scores.hybrid[picked].tolist(),
+        scores.priority[picked].tolist(),
+        scores.scope_weight[picked].tolist(),
+        scores.final[picked].tolist(),
+        scores.centroid[picked].tolist(),
+        strict=True,
+    )
+    matches = []
+    terms_of, terms = lexical.bm25_index.terms_of, lexical.terms
+    for slot, rule, texts, sim, row, vector_score, raw, bm25, hybrid_score, prio, scope_w, final, mean in columns:
+        assert rule is not None
+        explanation = MatchExplanation(
+            similarity=sim,
+            vector_score=vector_score,
+            matched_text=texts[row],
+            matched_example=None if row == 0 else row - 1,
+            bm25_raw=raw,
+            bm25_normalized=bm25,
+            matched_terms=tuple(filter(terms_of(slot).__contains__, terms)),
+            hybrid=hybrid_score,
+            priority_normalized=prio,
+            scope_weight=scope_w,
+            final=final,
+            threshold=cfg.threshold,
+            threshold_on=cfg.threshold_on,
+            similarity_slack=cfg.similarity_slack,
+            weights=weights,
+            bm25_normalization=cfg.bm25_normalization,
+            example_centroid=None if math.isnan(mean) else mean,
+        )
+        matches.append(MatchedRule(rule, sim, bm25, final, explanation))
+    return matches
 
 
 def gate_reason(rule: Rule, session: SessionState | None, tags: list[str] | None) -> tuple[str, str]:
@@ -35,47 +92,44 @@ def gate_reason(rule: Rule, session: SessionState | None, tags: list[str] | None
 
 
 def explain_dropped(
-    *,
-    matcher_rules: Sequence[Rule | None],
+    index: MatchIndex,
     approx: np.ndarray,
     mask: np.ndarray,
-    alive: np.ndarray,
+    pooled: Pool,
+    scores: Scores,
+    gated: Gate,
+    chosen: Chosen,
     session: SessionState | None,
     tags: list[str] | None,
-    scored: np.ndarray,
-    final: np.ndarray,
-    gate: np.ndarray,
-    passed: np.ndarray,
-    blocked: dict[int, str],
-    chosen: set[int],
     config: MatchConfig,
 ) -> list[DroppedRule]:
-    """The nearest non-candidates (by similarity, up to ``max_candidates``) and the scored rules not returned.
+    """The nearest non-candidates (by ``approx``, the similarity by slot; up to ``max_candidates``) and the scored
+    rules not returned.
 
     Non-candidates first (by similarity), then scored ones (by final score); each with its reason.
     """
     out: list[DroppedRule] = []
-    gated = np.flatnonzero(alive & ~mask & np.isfinite(approx))
-    if gated.size:
-        order = gated[np.lexsort((gated, -approx[gated]))][: config.max_candidates]
-        for slot in order:
-            rule = matcher_rules[int(slot)]
-            assert rule is not None
+    gated_out = np.flatnonzero(index.alive[: index.size] & ~mask & np.isfinite(approx))
+    if gated_out.size:
+        nearest = gated_out[np.lexsort((gated_out, -approx[gated_out]))][: config.max_candidates]
+        for slot in nearest:
+            rule = index.rule(int(slot))
             reason, detail = gate_reason(rule, session, tags)
             out.append(DroppedRule(rule.id, reason, detail, float(approx[slot])))
-    order = np.argsort(-final, kind="stable")
-    left = [i for i in order if int(scored[i]) not in chosen][: config.max_candidates]
+    scored, final = pooled.scored, scores.final
+    picked = set(chosen.slots.tolist())
+    by_final = np.argsort(-final, kind="stable")
+    left = [i for i in by_final if int(scored[i]) not in picked][: config.max_candidates]
     for i in left:
         slot = int(scored[i])
-        rule = matcher_rules[slot]
-        assert rule is not None
+        rule = index.rule(slot)
         similarity = float(approx[slot]) if np.isfinite(approx[slot]) else 0.0
-        if slot in blocked:
-            reason, detail = blocked[slot].split(":", 1)
+        if slot in gated.blocked:
+            reason, detail = gated.blocked[slot].split(":", 1)
             detail = detail.strip()
-        elif not passed[i]:
+        elif not gated.passed[i]:
             reason = "threshold"
-            detail = f"{config.threshold_on} score {float(gate[i]):.4f} < threshold {config.threshold}"
+            detail = f"{config.threshold_on} score {float(gated.score[i]):.4f} < threshold {config.threshold}"
         else:
             reason, detail = "max_matched", f"ranked past max_matched={config.max_matched}"
         out.append(DroppedRule(rule.id, reason, detail, similarity, float(final[i])))

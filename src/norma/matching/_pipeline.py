@@ -1,21 +1,33 @@
-"""The matching pipeline of :class:`~norma.matching.RuleMatcher` for one message (run under the matcher's lock).
+"""The matching pipeline for one message: small named stages over a :class:`~norma.matching._index.MatchIndex`.
 
-Candidates by scope, enabled and tags -> similarity (exact scan or HNSW) -> the top ``max_candidates`` rescored
-exactly in float64 -> BM25 -> hybrid and final scores -> threshold -> session filters -> sort -> top ``max_matched``.
+:func:`match_one` runs, in order (each stage's output is a value of ``_stages.py``):
+
+1. :func:`candidates` — the slots the scope, ``enabled`` and the tag filter allow (a bool mask);
+2. :func:`vector_candidates` — the slots that can be in the top ``max_candidates`` by similarity: the int8 scan's
+   bounds, a float32 scan, or HNSW past ``hnsw_min_rows``;
+3. :func:`lexical_scores` — BM25 of every slot, and the BM25 top for the hybrid pool;
+4. :func:`pool` — the vector top and the BM25 top rescored exactly in float64: the slots that get scores;
+5. :func:`fuse` — BM25 normalisation, vector score (with the example centroid), hybrid, priority, scope, final;
+6. :func:`gate` — the threshold and the session filters (max fires, cooldown);
+7. :func:`order` — sort by (-final, -priority, id), the first ``max_matched``;
+8. explain (``_explain.py``) — a :class:`~norma.matching.MatchExplanation` per match and, with ``explain=True``,
+   the rules left out and why (:func:`dropped`).
+
+Stages read the index and never change it, apart from the lazily built parts of its shared vector and BM25 indexes;
+the matcher runs them under its lock, with its :class:`~norma.matching._buffers.ScoreBuffers`.
 """
 
 from __future__ import annotations
 
-import math
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from norma.errors import InvalidInputError
+from norma.matching._buffers import ExactScores, ScoreBuffers
 from norma.matching._config import MatchConfig
-from norma.matching._explain import explain_dropped
+from norma.matching._explain import explain_dropped, explain_matches
+from norma.matching._index import SCOPES, MatchIndex
 from norma.matching._models import SessionState
-from norma.matching._results import MatchedRule, MatchExplanation, MatchResult
+from norma.matching._results import DroppedRule, MatchResult
 from norma.matching._scoring import (
     final_scores,
     hybrid_scores,
@@ -26,75 +38,169 @@ from norma.matching._scoring import (
     top_k_by_id,
     top_with_ties,
 )
-from norma.matching._vectors import int8_scan_available
-from norma.rules import Scope
+from norma.matching._stages import Chosen, Gate, LexicalScores, Pool, Scores, VectorCandidates
+from norma.matching._vectors import VectorIndex, int8_scan_available
 
-if TYPE_CHECKING:
-    from norma.matching._matcher import RuleMatcher
+__all__ = [
+    "candidates",
+    "dropped",
+    "fuse",
+    "gate",
+    "lexical_scores",
+    "match_one",
+    "order",
+    "pool",
+    "vector_candidates",
+]
 
-__all__ = ["match_one"]
-
-_SCOPES = (Scope.GLOBAL, Scope.SCENARIO, Scope.STEP)
 _TIE_MARGIN = 1e-5  # float32 similarities this close to the cut are rescored in float64 before the cut
 _INT8_MIN_ROWS = 2048  # vector_scan="auto": from this many rule vectors on the int8 scan is the faster
 _BOUNDED_LIMIT = 32  # the int8 scan hands at most this many times max_candidates (and >= 1024) to exact rescoring
 
 
-def candidates(matcher: RuleMatcher, session: SessionState | None, tags: list[str] | None) -> np.ndarray:
-    size = len(matcher._rule_at)
-    if matcher._global_usable is None:
-        matcher._global_usable = matcher._usable[:size] & (matcher._scope[:size] == 0)
-    mask = matcher._global_usable.copy()
+def match_one(
+    index: MatchIndex,
+    buffers: ScoreBuffers,
+    message: str,
+    query: np.ndarray | None,
+    session: SessionState | None,
+    tags: list[str] | None,
+    cfg: MatchConfig,
+    explain: bool,
+) -> MatchResult:
+    """The rules of ``index`` that apply to ``message`` (``query``: its ``(windows, dim)`` vectors, None for an
+    empty message), best first."""
+    if query is None or index.vectors is None or not len(index):
+        return MatchResult()
+    if query.shape[1] != index.vectors.dim:
+        raise InvalidInputError(f"query vector of dim {query.shape[1]}, the rules' are {index.vectors.dim}")
+    mask = candidates(index, session, tags)
+    vector = vector_candidates(index, query, mask, cfg)
+    lexical = lexical_scores(index, message, mask, cfg)
+    exact = buffers.exact_scores(index.size)
+    try:
+        pooled = pool(index, query, mask, vector, lexical, cfg, exact)
+        scores = fuse(index, query, pooled, lexical, mask, cfg, exact)
+        gated = gate(index, pooled, scores, session, cfg)
+        chosen = order(index, query, pooled, scores, gated, cfg, exact)
+    finally:
+        exact.clear()
+    result = MatchResult(explain_matches(index, lexical, scores, chosen, cfg))
+    if explain:
+        result.dropped = dropped(index, query, mask, vector, pooled, scores, gated, chosen, session, tags, cfg)
+    return result
+
+
+# -- 1. candidates -------------------------------------------------------------------------------------------------
+
+
+def candidates(index: MatchIndex, session: SessionState | None, tags: list[str] | None) -> np.ndarray:
+    """bool by slot: enabled GLOBAL rules, SCENARIO rules of the active scenario, STEP rules of the active step (and
+    of the active scenario when they name one); with ``tags``, only rules carrying one of them."""
+    mask = index.global_usable.copy()
     if session is not None:
-        extra: list[int] = []
+        extra: list[np.ndarray] = []
         if session.active_scenario_id is not None:
-            extra.extend(matcher._by_scenario.get(session.active_scenario_id, ()))
+            scenario = index.by_scenario.get(session.active_scenario_id)
+            if scenario is not None:
+                extra.append(scenario)
         if session.active_step_id is not None:
-            for slot in matcher._by_step.get(session.active_step_id, ()):
-                rule = matcher._rule_at[slot]
-                if rule is not None and rule.scenario_id in (None, session.active_scenario_id):
-                    extra.append(slot)
+            step = index.by_step.get(session.active_step_id)
+            if step is not None:
+                active = (None, session.active_scenario_id)
+                extra.append(np.asarray([s for s in step.tolist() if index.rule(s).scenario_id in active], np.intp))
         if extra:
-            chosen = np.asarray(extra, dtype=np.intp)
-            mask[chosen] = matcher._usable[chosen]
+            chosen = extra[0] if len(extra) == 1 else np.concatenate(extra)
+            mask[chosen] = index.usable[chosen]
     if tags is not None:
-        tagged = np.zeros(size, dtype=bool)
+        tagged = np.zeros(index.size, dtype=bool)
         for tag in tags:
-            slots = matcher._by_tag.get(tag)
-            if slots:
-                tagged[np.fromiter(slots, dtype=np.intp, count=len(slots))] = True
+            slots = index.by_tag.get(tag)
+            if slots is not None:
+                tagged[slots] = True
         mask &= tagged
     return mask
 
 
-def priorities(matcher: RuleMatcher, cfg: MatchConfig) -> np.ndarray:
-    size = len(matcher._rule_at)
-    if cfg.priority_range is None and matcher._priority_norm is not None:
-        return matcher._priority_norm
-    if cfg.priority_range is not None:
-        low, high = float(cfg.priority_range[0]), float(cfg.priority_range[1])
+# -- 2. vector -----------------------------------------------------------------------------------------------------
+
+
+def vector_candidates(index: MatchIndex, query: np.ndarray, mask: np.ndarray, cfg: MatchConfig) -> VectorCandidates:
+    """The slots that can be in the top ``max_candidates`` by similarity: from the int8 scan's bounds (from
+    ``_INT8_MIN_ROWS`` vectors, or ``vector_scan="int8"``), else from float32 (or HNSW) similarities with near-ties."""
+    vectors = _vectors(index)
+    rows = vectors.rows
+    int8 = cfg.vector_scan == "int8" or (cfg.vector_scan == "auto" and rows >= _INT8_MIN_ROWS)
+    if int8 and rows < cfg.hnsw_min_rows and int8_scan_available():
+        bounds = bounded_candidates(index, query, mask, cfg.max_candidates)
+        if bounds is not None:
+            return VectorCandidates(bounds[0], bounds, None)
+    approx = similarities(index, query, mask, cfg)
+    finite = np.flatnonzero(mask & np.isfinite(approx))
+    near = top_with_ties(finite, approx[finite], cfg.max_candidates, _TIE_MARGIN)
+    if len(near) > 2 * cfg.max_candidates:  # many rules with (nearly) the same vector: cut the tie by id
+        near = near[np.lexsort((index.id_rank[near], -approx[near]))[: 2 * cfg.max_candidates]]
+    return VectorCandidates(near, None, approx)
+
+
+def _vectors(index: MatchIndex) -> VectorIndex:
+    assert index.vectors is not None
+    return index.vectors
+
+
+def similarities(index: MatchIndex, query: np.ndarray, mask: np.ndarray, cfg: MatchConfig) -> np.ndarray:
+    """Approximate (float32) similarity of every slot; -inf where not computed (HNSW path) or dead."""
+    vectors = _vectors(index)
+    size = index.size
+    if vectors.rows < cfg.hnsw_min_rows:
+        sims = vectors.rule_similarities(query, size, blas=cfg.blas)
+        best: np.ndarray = sims[0] if len(sims) == 1 else sims.max(axis=0)
+        return best  # float32: only ranks; the candidates' scores are recomputed exactly in float64
+    count = max(200, cfg.hnsw_oversample * cfg.max_candidates)
+    background = cfg.hnsw_build == "background"
+    proposals = [vectors.hnsw_candidates(q, count, background=background) for q in query]
+    if any(p is None for p in proposals):  # the index is being built: exact scan meanwhile
+        scanned: np.ndarray = vectors.rule_similarities(query, size, blas=cfg.blas).max(axis=0).astype(np.float64)
+        return scanned
+    found = np.unique(np.concatenate([p for p in proposals if p is not None]))
+    scoped = np.flatnonzero(mask & (index.scope[:size] != 0))
+    chosen = np.union1d(found, scoped).astype(np.intp)
+    sims = np.full(size, -np.inf, dtype=np.float64)
+    sims[chosen] = rescore(index, chosen, query)[0]
+    return sims
+
+
+def bounded_candidates(
+    index: MatchIndex, query: np.ndarray, mask: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Every candidate slot that can be among the ``k`` most similar, from the int8 scan's bounds: those whose upper
+    bound reaches the k-th largest lower bound (a superset of the exact top ``k``, rescored by the caller), with
+    their lower and upper bounds.
+
+    None when that set is too large to rescore cheaply (many rules with nearly the same vector): the caller scans in
+    float32 instead.
+    """
+    lower, upper = _vectors(index).similarity_bounds(query, index.size)
+    if not mask.all():
+        lower[~mask] = -np.inf
+        upper[~mask] = -np.inf
+    if np.count_nonzero(np.isfinite(lower)) <= k:
+        near = np.flatnonzero(np.isfinite(lower))
     else:
-        if matcher._priority_bounds is None:
-            alive = matcher._priority[:size][matcher._alive[:size]]
-            matcher._priority_bounds = (float(alive.min()), float(alive.max())) if alive.size else (0.0, 0.0)
-        low, high = matcher._priority_bounds
-    normalized = normalize_priority(matcher._priority[:size], low, high)
-    if cfg.priority_range is None:
-        matcher._priority_norm = normalized
-    return normalized
+        near = np.flatnonzero(upper >= kth_largest(lower, k))
+    return (near, lower[near], upper[near]) if len(near) <= max(1024, _BOUNDED_LIMIT * k) else None
 
 
-def rescore(matcher: RuleMatcher, slots: np.ndarray, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def rescore(index: MatchIndex, slots: np.ndarray, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Exact float64 similarity of each slot (max over its rows and the query windows) and its best row (the
     first one reaching the max: 0 is the rule's own text, ``i`` its example ``i - 1``), aligned with ``slots``."""
-    assert matcher._vectors is not None
     chosen = np.asarray(slots, dtype=np.intp)
     if not len(chosen):
         return np.zeros(0, dtype=np.float64), np.zeros(0, dtype=np.intp)
-    index = matcher._vectors
-    one_row = index.one_row_per_slot(len(matcher._rule_at))  # row i is slot i's only vector
-    groups = None if one_row else [index.row_ids(int(slot)) for slot in chosen]
-    rows = index.matrix_rows(chosen if groups is None else np.concatenate(groups))
+    vectors = _vectors(index)
+    one_row = vectors.one_row_per_slot(index.size)  # row i is slot i's only vector
+    groups = None if one_row else [vectors.row_ids(int(slot)) for slot in chosen]
+    rows = vectors.matrix_rows(chosen if groups is None else np.concatenate(groups))
     # einsum without BLAS: each row's float64 sum is the same whatever other rows are computed with it
     per_row = np.einsum("rd,d->r", rows, query[0], dtype=np.float64)
     for q in query[1:]:
@@ -110,101 +216,69 @@ def rescore(matcher: RuleMatcher, slots: np.ndarray, query: np.ndarray) -> tuple
     return best, at_max[first] - starts
 
 
-def centroid_similarities(matcher: RuleMatcher, slots: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """Cosine of the query to the normalised mean of each slot's examples (max over windows); NaN for slots with
-    fewer than two examples. ``q . mean(e) / |mean(e)|``: the mean of the example rows' dot products over the
-    cached length of their mean, so no centroid vector is stored."""
-    assert matcher._vectors is not None
-    index = matcher._vectors
-    out = np.full(len(slots), np.nan, dtype=np.float64)
-    if not index.has_centroids:
-        return out
-    picked = [(i, index.row_ids(int(slot))[1:], norm) for i, slot in enumerate(slots)
-              if (norm := index.centroid_norm(int(slot)))]  # fmt: skip
-    if not picked:
-        return out
-    rows = index.matrix_rows(np.concatenate([group for _, group, _ in picked]))
-    starts = _starts(picked)
-    sums = np.max([np.add.reduceat(np.einsum("rd,d->r", rows, q, dtype=np.float64), starts) for q in query], axis=0)
-    for (i, group, norm), total in zip(picked, sums.tolist(), strict=True):
-        out[i] = total / len(group) / norm
-    return out
+# -- 3. lexical ----------------------------------------------------------------------------------------------------
 
 
-def _starts(picked: list[tuple[int, np.ndarray, float]]) -> np.ndarray:
-    lengths = np.fromiter((len(group) for _, group, _ in picked), dtype=np.intp, count=len(picked))
-    return np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.intp)
+def lexical_scores(index: MatchIndex, message: str, mask: np.ndarray, cfg: MatchConfig) -> LexicalScores:
+    """BM25 of every slot for ``message`` over ``bm25_text``; with the hybrid pool, also the BM25 top."""
+    lexical = index.lexical(cfg.bm25_text)
+    terms = lexical.query_terms(message)
+    raw = lexical.scores(terms, index.size, k1=cfg.bm25_k1, b=cfg.bm25_b)
+    top = None  # with the hybrid pool, the BM25 top is pooled with the vector top and rescored with it
+    if cfg.candidate_pool == "hybrid":
+        top = top_k_by_id(*lexical_hits(raw, mask, cfg.max_candidates), cfg.max_candidates, index.id_rank)
+    return LexicalScores(lexical, terms, raw, lexical.idf(terms), top)
 
 
-def similarities(matcher: RuleMatcher, query: np.ndarray, mask: np.ndarray, cfg: MatchConfig) -> np.ndarray:
-    """Approximate (float32) similarity of every slot; -inf where not computed (HNSW path) or dead."""
-    assert matcher._vectors is not None
-    size = len(matcher._rule_at)
-    if matcher._vectors.rows < cfg.hnsw_min_rows:
-        sims = matcher._vectors.rule_similarities(query, size, blas=cfg.blas)
-        best: np.ndarray = sims[0] if len(sims) == 1 else sims.max(axis=0)
-        return best  # float32: only ranks; the candidates' scores are recomputed exactly in float64
-    count = max(200, cfg.hnsw_oversample * cfg.max_candidates)
-    background = cfg.hnsw_build == "background"
-    proposals = [matcher._vectors.hnsw_candidates(q, count, background=background) for q in query]
-    if any(p is None for p in proposals):  # the index is being built: exact scan meanwhile
-        scanned: np.ndarray = (
-            matcher._vectors.rule_similarities(query, size, blas=cfg.blas).max(axis=0).astype(np.float64)
-        )
-        return scanned
-    found = np.unique(np.concatenate([p for p in proposals if p is not None]))
-    scoped = np.flatnonzero(mask & (matcher._scope[:size] != 0))
-    chosen = np.union1d(found, scoped).astype(np.intp)
-    sims = np.full(size, -np.inf, dtype=np.float64)
-    sims[chosen] = rescore(matcher, chosen, query)[0]
-    return sims
+def lexical_hits(raw: np.ndarray, mask: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The candidate slots with a positive BM25 score, or at least those among them that can be in the top ``k``
+    (every slot at or above a floor no higher than the k-th largest score), and their scores."""
+    values = raw if mask.all() else np.where(mask, raw, 0.0)
+    floor = kth_floor(values, k)
+    slots = np.flatnonzero(values >= floor) if floor > 0 else np.flatnonzero(values > 0)
+    return slots, values[slots]
 
 
-def bounded_candidates(
-    matcher: RuleMatcher, query: np.ndarray, mask: np.ndarray, k: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """Every candidate slot that can be among the ``k`` most similar, from the int8 scan's bounds: those whose upper
-    bound reaches the k-th largest lower bound (a superset of the exact top ``k``, rescored by the caller), with
-    their lower and upper bounds.
+# -- 4. pool -------------------------------------------------------------------------------------------------------
 
-    None when that set is too large to rescore cheaply (many rules with nearly the same vector): the caller scans in
-    float32 instead.
-    """
-    assert matcher._vectors is not None
-    size = len(matcher._rule_at)
-    lower, upper = matcher._vectors.similarity_bounds(query, size)
-    if not mask.all():
-        lower[~mask] = -np.inf
-        upper[~mask] = -np.inf
-    if np.count_nonzero(np.isfinite(lower)) <= k:
-        near = np.flatnonzero(np.isfinite(lower))
+
+def pool(
+    index: MatchIndex,
+    query: np.ndarray,
+    mask: np.ndarray,
+    vector: VectorCandidates,
+    lexical: LexicalScores,
+    cfg: MatchConfig,
+    exact: ExactScores,
+) -> Pool:
+    """Rescore the vector candidates (and the BM25 top) exactly into ``exact``; the vector top is the best
+    ``max_candidates`` of them (ties by id). The scored slots: vector top and BM25 top (hybrid pool), or every
+    candidate (ADR pool, where only the vector top gets a vector score)."""
+    near = vector.near
+    if vector.bounds is not None:
+        rescore_vector_top(index, query, vector.bounds, lexical.top, cfg.max_candidates, exact)
+        near = near[~np.isnan(exact.values[near])]
     else:
-        near = np.flatnonzero(upper >= kth_largest(lower, k))
-    return (near, lower[near], upper[near]) if len(near) <= max(1024, _BOUNDED_LIMIT * k) else None
-
-
-def score_buffers(matcher: RuleMatcher, size: int) -> tuple[np.ndarray, np.ndarray]:
-    """The matcher's by-slot work buffers for exact similarities (all NaN between matches) and best rows; reused
-    from match to match (under the matcher's lock) so a match at 100k rules allocates no 100k-long arrays."""
-    if matcher._exact_buffer is None or len(matcher._exact_buffer) < size:
-        matcher._exact_buffer = np.full(max(size, 16) * 2, np.nan, dtype=np.float64)
-        matcher._row_buffer = np.zeros(max(size, 16) * 2, dtype=np.intp)
-    assert matcher._row_buffer is not None
-    return matcher._exact_buffer[:size], matcher._row_buffer[:size]
+        pooled = near if lexical.top is None else np.union1d(near, lexical.top)
+        exact.record(pooled, rescore(index, pooled, query))
+    vector_top = near[np.lexsort((index.id_rank[near], -exact.values[near]))[: cfg.max_candidates]]
+    if lexical.top is None:  # ADR pool: every candidate is scored, the vector top alone has a vector score
+        scored = np.flatnonzero(mask)
+        return Pool(scored, np.searchsorted(scored, np.sort(vector_top)))
+    scored = np.union1d(vector_top, lexical.top).astype(np.intp)
+    return Pool(scored, np.arange(len(scored)))
 
 
 def rescore_vector_top(
-    matcher: RuleMatcher,
+    index: MatchIndex,
     query: np.ndarray,
     bounds: tuple[np.ndarray, np.ndarray, np.ndarray],
     also: np.ndarray | None,
     k: int,
-    exact: np.ndarray,
-    best_row: np.ndarray,
-) -> list[np.ndarray]:
-    """Exact similarities (into ``exact`` and ``best_row``, by slot) of the candidates ``bounds`` leaves, skipping
-    those that cannot be in the top ``k``, and of ``also`` (candidates scored anyway: the BM25 top); returns the
-    slots written.
+    exact: ExactScores,
+) -> None:
+    """Exact similarities (into ``exact``) of the candidates ``bounds`` leaves, skipping those that cannot be in the
+    top ``k``, and of ``also`` (candidates scored anyway: the BM25 top).
 
     The likeliest candidates (by the middle of their bounds) and ``also`` are rescored first; the k-th largest of
     those exact values is at most the k-th largest overall, so a candidate whose upper bound is below it cannot be
@@ -217,21 +291,96 @@ def rescore_vector_top(
         first = near[np.argpartition(-(lower + upper), likely)[:likely]]
     if also is not None:
         first = np.union1d(first, also)
-    exact[first], best_row[first] = rescore(matcher, first, query)
+    exact.record(first, rescore(index, first, query))
     if len(first) < k or len(near) <= 2 * k:
-        return [first]
-    rest = near[(upper >= kth_largest(exact[first], k)) & np.isnan(exact[near])]
-    exact[rest], best_row[rest] = rescore(matcher, rest, query)
-    return [first, rest]
+        return
+    rest = near[(upper >= kth_largest(exact.values[first], k)) & np.isnan(exact.values[near])]
+    exact.record(rest, rescore(index, rest, query))
 
 
-def lexical_hits(raw: np.ndarray, mask: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The candidate slots with a positive BM25 score, or at least those among them that can be in the top ``k``
-    (every slot at or above a floor no higher than the k-th largest score), and their scores."""
-    values = raw if mask.all() else np.where(mask, raw, 0.0)
-    floor = kth_floor(values, k)
-    slots = np.flatnonzero(values >= floor) if floor > 0 else np.flatnonzero(values > 0)
-    return slots, values[slots]
+# -- 5. fuse -------------------------------------------------------------------------------------------------------
+
+
+def fuse(
+    index: MatchIndex,
+    query: np.ndarray,
+    pooled: Pool,
+    lexical: LexicalScores,
+    mask: np.ndarray,
+    cfg: MatchConfig,
+    exact: ExactScores,
+) -> Scores:
+    """Every score of the scored slots (ADR-002: hybrid and final; see :class:`~norma.matching.MatchConfig`)."""
+    scored, pooled_at = pooled.scored, pooled.pooled_at
+    bm25_raw = lexical.raw[scored]
+    if cfg.bm25_normalization == "query" or lexical.top is None:  # "query" is per rule; ADR: scored = everyone
+        normalized = normalize_bm25(bm25_raw, cfg.bm25_normalization, lexical.query_idf)
+    else:  # min-max or max over every candidate
+        everyone = np.flatnonzero(mask)
+        normalized = normalize_bm25(lexical.raw[everyone], cfg.bm25_normalization, lexical.query_idf)
+        normalized = normalized[np.searchsorted(everyone, scored)]
+    similarity = exact.values[scored]
+    if lexical.top is None:  # the ADR pool: the vector top alone has a vector score
+        vector = np.zeros(len(scored), dtype=np.float64)
+        vector[pooled_at] = similarity[pooled_at]
+    else:  # the hybrid pool: every scored slot was rescored
+        vector = similarity.copy()
+    centroid = np.full(len(scored), np.nan, dtype=np.float64)
+    if cfg.example_centroid_weight > 0 and len(pooled_at) and _vectors(index).has_centroids:
+        centroid[pooled_at] = centroid_similarities(index, scored[pooled_at], query)
+        blended = pooled_at[np.isfinite(centroid[pooled_at])]
+        weight = cfg.example_centroid_weight
+        vector[blended] = (1.0 - weight) * vector[blended] + weight * centroid[blended]
+    scope_weight = np.array([cfg.scope_weights[s] for s in SCOPES], dtype=np.float64)[index.scope[scored]]
+    hybrid = hybrid_scores(vector, normalized, cfg)
+    priority = _priorities(index, cfg)[scored]
+    final = final_scores(hybrid, priority, scope_weight, cfg)
+    if lexical.top is None:  # rules outside the ADR vector pool have no vector score
+        similarity[np.isnan(similarity)] = 0.0
+    return Scores(bm25_raw, normalized, similarity, vector, centroid, scope_weight, hybrid, priority, final)
+
+
+def _priorities(index: MatchIndex, cfg: MatchConfig) -> np.ndarray:
+    """Normalised priority by slot: min-max over the index's rules, or over ``priority_range``."""
+    if cfg.priority_range is None:
+        return index.priority_norm
+    low, high = float(cfg.priority_range[0]), float(cfg.priority_range[1])
+    return normalize_priority(index.priority[: index.size], low, high)
+
+
+def centroid_similarities(index: MatchIndex, slots: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Cosine of the query to the normalised mean of each slot's examples (max over windows); NaN for slots with
+    fewer than two examples. ``q . mean(e) / |mean(e)|``: the mean of the example rows' dot products over the
+    cached length of their mean, so no centroid vector is stored."""
+    vectors = _vectors(index)
+    out = np.full(len(slots), np.nan, dtype=np.float64)
+    if not vectors.has_centroids:
+        return out
+    picked = [(i, vectors.row_ids(int(slot))[1:], norm) for i, slot in enumerate(slots)
+              if (norm := vectors.centroid_norm(int(slot)))]  # fmt: skip
+    if not picked:
+        return out
+    rows = vectors.matrix_rows(np.concatenate([group for _, group, _ in picked]))
+    lengths = np.fromiter((len(group) for _, group, _ in picked), dtype=np.intp, count=len(picked))
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.intp)
+    sums = np.max([np.add.reduceat(np.einsum("rd,d->r", rows, q, dtype=np.float64), starts) for q in query], axis=0)
+    for (i, group, norm), total in zip(picked, sums.tolist(), strict=True):
+        out[i] = total / len(group) / norm
+    return out
+
+
+# -- 6. gate -------------------------------------------------------------------------------------------------------
+
+
+def gate(index: MatchIndex, pooled: Pool, scores: Scores, session: SessionState | None, cfg: MatchConfig) -> Gate:
+    """The threshold on the score ``threshold_on`` names, and the session filters."""
+    score = threshold_scores(cfg, scores.final, scores.hybrid, scores.similarity)
+    passed = np.ones(len(pooled.scored), dtype=bool) if cfg.threshold is None else score >= cfg.threshold
+    blocked = session_blocked(index, session)
+    allowed = passed
+    if blocked:
+        allowed = passed & ~np.isin(pooled.scored, np.fromiter(blocked, dtype=np.intp, count=len(blocked)))
+    return Gate(score, passed, blocked, allowed)
 
 
 def threshold_scores(cfg: MatchConfig, final: np.ndarray, hybrid: np.ndarray, similarity: np.ndarray) -> np.ndarray:
@@ -243,200 +392,79 @@ def threshold_scores(cfg: MatchConfig, final: np.ndarray, hybrid: np.ndarray, si
         return hybrid
     if cfg.threshold_on == "similarity":
         return similarity
-    gate: np.ndarray = np.maximum(hybrid, similarity - cfg.similarity_slack)
-    return gate
+    score: np.ndarray = np.maximum(hybrid, similarity - cfg.similarity_slack)
+    return score
 
 
-def match_one(
-    matcher: RuleMatcher,
-    message: str,
-    query: np.ndarray | None,
-    session: SessionState | None,
-    tags: list[str] | None,
-    cfg: MatchConfig,
-    explain: bool,
-) -> MatchResult:
-    if query is None or matcher._vectors is None or not matcher._slot_of:
-        return MatchResult()
-    if query.shape[1] != matcher._vectors.dim:
-        raise InvalidInputError(f"query vector of dim {query.shape[1]}, the rules' are {matcher._vectors.dim}")
-    size = len(matcher._rule_at)
-    mask = candidates(matcher, session, tags)
-    if matcher._ids is None:
-        matcher._ids = [r.id if r is not None else "" for r in matcher._rule_at]
-    if matcher._id_rank is None:
-        ids = matcher._ids
-        rank = np.empty(len(ids), dtype=np.intp)
-        rank[np.argsort(np.asarray(ids, dtype=object), kind="stable")] = np.arange(len(ids), dtype=np.intp)
-        matcher._id_rank = rank
-    id_rank = matcher._id_rank
-    # vector over-fetch: top max_candidates by similarity, near-ties rescored exactly, ties broken by id
-    assert matcher._vectors is not None
-    approx: np.ndarray | None = None
-    bounds = None
-    rows = matcher._vectors.rows
-    int8 = cfg.vector_scan == "int8" or (cfg.vector_scan == "auto" and rows >= _INT8_MIN_ROWS)
-    if int8 and rows < cfg.hnsw_min_rows and int8_scan_available():
-        bounds = bounded_candidates(matcher, query, mask, cfg.max_candidates)
-    if bounds is not None:
-        near = bounds[0]
-    else:
-        approx = similarities(matcher, query, mask, cfg)
-        finite = np.flatnonzero(mask & np.isfinite(approx))
-        near = top_with_ties(finite, approx[finite], cfg.max_candidates, _TIE_MARGIN)
-        if len(near) > 2 * cfg.max_candidates:  # many rules with (nearly) the same vector: cut the tie by id
-            near = near[np.lexsort((id_rank[near], -approx[near]))[: 2 * cfg.max_candidates]]
-    lexical = matcher._lexical_index(cfg.bm25_text)
-    terms = lexical.query_terms(message)
-    raw = lexical.scores(terms, size, k1=cfg.bm25_k1, b=cfg.bm25_b)
-    query_idf = lexical.idf(terms)
-    lexical_top = None  # with the hybrid pool, the BM25 top is pooled with the vector top and rescored with it
-    if cfg.candidate_pool == "hybrid":
-        lexical_top = top_k_by_id(*lexical_hits(raw, mask, cfg.max_candidates), cfg.max_candidates, id_rank)
-    exact, best_row = score_buffers(matcher, size)  # exact similarity (NaN: not rescored) and best row, by slot
-    touched: list[np.ndarray] = []
-    try:
-        if bounds is not None:
-            touched.extend(rescore_vector_top(matcher, query, bounds, lexical_top, cfg.max_candidates, exact, best_row))
-            near = near[~np.isnan(exact[near])]
-        else:
-            pool = near if lexical_top is None else np.union1d(near, lexical_top)
-            exact[pool], best_row[pool] = rescore(matcher, pool, query)
-            touched.append(pool)
-        vector_top = near[np.lexsort((id_rank[near], -exact[near]))[: cfg.max_candidates]]
-        if lexical_top is None:  # ADR pool: every candidate is scored, the vector top alone has a vector score
-            scored = np.flatnonzero(mask)
-            pooled_at = np.searchsorted(scored, np.sort(vector_top))
-        else:
-            scored = np.union1d(vector_top, lexical_top).astype(np.intp)
-            pooled_at = np.arange(len(scored))
-        # from here on, arrays are aligned with `scored`
-        bm25_raw = raw[scored]
-        if cfg.bm25_normalization == "query" or lexical_top is None:  # "query" is per rule; ADR: scored = everyone
-            normalized = normalize_bm25(bm25_raw, cfg.bm25_normalization, query_idf)
-        else:  # min-max or max over every candidate
-            everyone = np.flatnonzero(mask)
-            normalized = normalize_bm25(raw[everyone], cfg.bm25_normalization, query_idf)
-            normalized = normalized[np.searchsorted(everyone, scored)]
-        similarity = exact[scored]
-        vector = np.zeros(len(scored), dtype=np.float64)
-        vector[pooled_at] = similarity[pooled_at]
-        centroid = np.full(len(scored), np.nan, dtype=np.float64)
-        if cfg.example_centroid_weight > 0 and len(pooled_at) and matcher._vectors.has_centroids:
-            centroid[pooled_at] = centroid_similarities(matcher, scored[pooled_at], query)
-            blended = pooled_at[np.isfinite(centroid[pooled_at])]
-            weight = cfg.example_centroid_weight
-            vector[blended] = (1.0 - weight) * vector[blended] + weight * centroid[blended]
-        scope_weight = np.array([cfg.scope_weights[s] for s in _SCOPES], dtype=np.float64)[matcher._scope[scored]]
-        hybrid = hybrid_scores(vector, normalized, cfg)
-        priority = priorities(matcher, cfg)[scored]
-        final = final_scores(hybrid, priority, scope_weight, cfg)
-        if lexical_top is None:  # rules outside the ADR vector pool have no vector score
-            similarity[np.isnan(similarity)] = 0.0
-        gate = threshold_scores(cfg, final, hybrid, similarity)
-        passed = np.ones(len(scored), dtype=bool) if cfg.threshold is None else gate >= cfg.threshold
-        blocked = session_blocked(matcher, session)
-        allowed = passed.copy()
-        if blocked:
-            allowed &= ~np.isin(scored, np.fromiter(blocked, dtype=np.intp, count=len(blocked)))
-        keep = np.flatnonzero(allowed)
-        if len(keep) > 4 * cfg.max_matched:  # only the best and their ties need sorting
-            keep = top_with_ties(keep, final[keep], cfg.max_matched)
-        kept = scored[keep]
-        picked = keep[np.lexsort((id_rank[kept], -matcher._priority[kept], -final[keep]))[: cfg.max_matched]]
-        slots = scored[picked]
-        missing = slots[np.isnan(exact[slots])]
-        if len(missing):  # the ADR pool: a chosen rule outside the vector top has no exact similarity yet
-            exact[missing], best_row[missing] = rescore(matcher, missing, query)
-            touched.append(missing)
-        chosen_similarity, chosen_row = exact[slots].tolist(), best_row[slots].tolist()
-    finally:
-        for done in touched:  # leave the buffer all NaN for the next match
-            exact[done] = np.nan
-    weights = {
-        "vector": cfg.vector_weight,
-        "bm25": cfg.bm25_weight,
-        "hybrid": cfg.hybrid_weight,
-        "priority": cfg.priority_weight,
-        "scope": cfg.scope_weight,
-    }
-    matches = []
-    columns = zip(
-        slots.tolist(),
-        chosen_similarity,
-        chosen_row,
-        vector[picked].tolist(),
-        bm25_raw[picked].tolist(),
-        normalized[picked].tolist(),
-        hybrid[picked].tolist(),
-        priority[picked].tolist(),
-        scope_weight[picked].tolist(),
-        final[picked].tolist(),
-        centroid[picked].tolist(),
-        strict=True,
-    )
-    for slot, sim, row, vector_score, lexical_raw, bm25, hybrid_score, prio, scope_w, final_score, mean in columns:
-        rule = matcher._rule_at[slot]
-        assert rule is not None
-        doc_terms = lexical.terms_of(slot)
-        explanation = MatchExplanation(
-            similarity=sim,
-            vector_score=vector_score,
-            matched_text=matcher._texts_at[slot][row],
-            matched_example=None if row == 0 else row - 1,
-            bm25_raw=lexical_raw,
-            bm25_normalized=bm25,
-            matched_terms=tuple(t for t in terms if t in doc_terms),
-            hybrid=hybrid_score,
-            priority_normalized=prio,
-            scope_weight=scope_w,
-            final=final_score,
-            threshold=cfg.threshold,
-            threshold_on=cfg.threshold_on,
-            similarity_slack=cfg.similarity_slack,
-            weights=weights,
-            bm25_normalization=cfg.bm25_normalization,
-            example_centroid=None if math.isnan(mean) else mean,
-        )
-        matches.append(MatchedRule(rule, sim, bm25, final_score, explanation))
-    result = MatchResult(matches)
-    if explain:
-        if approx is None:  # the int8 scan gave bounds only: the dropped rules' similarities come from float32
-            approx = similarities(matcher, query, mask, cfg)
-        result.dropped = explain_dropped(
-            matcher_rules=matcher._rule_at,
-            approx=approx,
-            mask=mask,
-            alive=matcher._alive[:size],
-            session=session,
-            tags=tags,
-            scored=scored,
-            final=final,
-            gate=gate,
-            passed=passed,
-            blocked=blocked,
-            chosen=set(slots.tolist()),
-            config=cfg,
-        )
-    return result
-
-
-def session_blocked(matcher: RuleMatcher, session: SessionState | None) -> dict[int, str]:
+def session_blocked(index: MatchIndex, session: SessionState | None) -> dict[int, str]:
     """Slots a session filter drops, with the filter's name and why."""
     out: dict[int, str] = {}
     if session is None:
         return out
     for rule_id, count in session.fire_counts.items():
-        slot = matcher._slot_of.get(rule_id)
-        rule = matcher._rule_at[slot] if slot is not None else None
-        if rule is not None and rule.max_fires_per_session is not None and count >= rule.max_fires_per_session:
-            out[slot] = f"max_fires_per_session: fired {count} of {rule.max_fires_per_session} times"  # type: ignore[index]
+        slot = index.slot_of.get(rule_id)
+        if slot is None:
+            continue
+        rule = index.rule(slot)
+        if rule.max_fires_per_session is not None and count >= rule.max_fires_per_session:
+            out[slot] = f"max_fires_per_session: fired {count} of {rule.max_fires_per_session} times"
     for rule_id, turn in session.last_fired_turn.items():
-        slot = matcher._slot_of.get(rule_id)
-        rule = matcher._rule_at[slot] if slot is not None else None
-        if rule is not None and rule.cooldown_turns is not None and session.turn - turn <= rule.cooldown_turns:
+        slot = index.slot_of.get(rule_id)
+        if slot is None:
+            continue
+        rule = index.rule(slot)
+        if rule.cooldown_turns is not None and session.turn - turn <= rule.cooldown_turns:
             out.setdefault(
-                slot,  # type: ignore[arg-type]
-                f"cooldown: fired on turn {turn}, cooldown {rule.cooldown_turns} turns, now turn {session.turn}",
+                slot, f"cooldown: fired on turn {turn}, cooldown {rule.cooldown_turns} turns, now turn {session.turn}"
             )
     return out
+
+
+# -- 7. order ------------------------------------------------------------------------------------------------------
+
+
+def order(
+    index: MatchIndex,
+    query: np.ndarray,
+    pooled: Pool,
+    scores: Scores,
+    gated: Gate,
+    cfg: MatchConfig,
+    exact: ExactScores,
+) -> Chosen:
+    """The allowed slots sorted by (-final, -priority, id), the first ``max_matched``, with their exact similarity
+    and best row (rescored now if the ADR pool left them without one)."""
+    scored, final = pooled.scored, scores.final
+    keep = np.flatnonzero(gated.allowed)
+    if len(keep) > 4 * cfg.max_matched:  # only the best and their ties need sorting
+        keep = top_with_ties(keep, final[keep], cfg.max_matched)
+    kept = scored[keep]
+    picked = keep[np.lexsort((index.id_rank[kept], -index.priority[kept], -final[keep]))[: cfg.max_matched]]
+    slots = scored[picked]
+    missing = slots[np.isnan(exact.values[slots])]
+    if len(missing):  # the ADR pool: a chosen rule outside the vector top has no exact similarity yet
+        exact.record(missing, rescore(index, missing, query))
+    return Chosen(picked, slots, exact.values[slots].tolist(), exact.rows[slots].tolist())
+
+
+# -- 8. explain (the rules left out) -------------------------------------------------------------------------------
+
+
+def dropped(
+    index: MatchIndex,
+    query: np.ndarray,
+    mask: np.ndarray,
+    vector: VectorCandidates,
+    pooled: Pool,
+    scores: Scores,
+    gated: Gate,
+    chosen: Chosen,
+    session: SessionState | None,
+    tags: list[str] | None,
+    cfg: MatchConfig,
+) -> list[DroppedRule]:
+    """``explain=True``: the nearest non-candidates and the scored rules not returned, each with why."""
+    approx = vector.approx
+    if approx is None:  # the int8 scan gave bounds only: the dropped rules' similarities come from float32
+        approx = similarities(index, query, mask, cfg)
+    return explain_dropped(index, approx, mask, pooled, scores, gated, chosen, session, tags, cfg)

@@ -1,4 +1,4 @@
-"""Turning messages into query vectors: empty messages, and messages longer than the model's window.
+"""Turning messages into query vectors: input checks, empty messages, and messages longer than the model's window.
 
 * An empty or whitespace-only message matches nothing (an empty result, not an error): a turn can carry no text.
 * A message the model would truncate (all-MiniLM-L6-v2 sees 256 word pieces) is, with ``long_messages="chunk"``,
@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -18,7 +18,14 @@ from norma.embeddings import Embedder
 from norma.errors import InvalidInputError, LimitExceededError
 from norma.matching._config import MatchConfig
 
-__all__ = ["check_message_sizes", "check_messages", "embed_messages", "split_windows"]
+__all__ = [
+    "check_message_sizes",
+    "check_messages",
+    "checked_query_vector",
+    "embed_messages",
+    "split_windows",
+    "wanted_tags",
+]
 
 
 def check_messages(messages: Sequence[object]) -> list[str]:
@@ -44,6 +51,37 @@ def check_message_sizes(messages: Sequence[str], max_chars: int) -> None:
                 location=f"messages[{index}]",
                 hint="shorten the message, or raise MatchConfig.max_message_chars",
             )
+
+
+def wanted_tags(tags: object) -> list[str] | None:
+    """The tag filter as a list of strings (one string is one tag); InvalidInputError for anything else."""
+    if tags is None:
+        return None
+    if isinstance(tags, str):
+        return [tags]
+    if not isinstance(tags, Iterable) or isinstance(tags, bytes | Mapping):
+        raise InvalidInputError(f"tags must be a list of strings, not a {type(tags).__name__}", location="tags")
+    wanted = list(tags)
+    for index, tag in enumerate(wanted):
+        if not isinstance(tag, str):
+            raise InvalidInputError(f"tags[{index}] is a {type(tag).__name__}, not a str", location=f"tags[{index}]")
+    return wanted
+
+
+def checked_query_vector(vector: object, index: int) -> np.ndarray:
+    """A caller's message vector as ``(windows, dim)`` float32; InvalidInputError unless finite and non-zero."""
+    try:
+        array = np.atleast_2d(np.asarray(vector, dtype=np.float32))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"query_vectors[{index}] is not a numeric array: {exc}") from None
+    if array.ndim != 2 or array.size == 0:
+        raise InvalidInputError(f"query_vectors[{index}] has shape {array.shape}, expected (dim,) or (windows, dim)")
+    if not np.isfinite(array).all() or not np.einsum("ij,ij->i", array, array).all():  # a window of zeros
+        raise InvalidInputError(
+            f"query_vectors[{index}] must be finite and non-zero in every window",
+            hint="pass the message's embedding, or omit query_vector to embed the message",
+        )
+    return array
 
 
 def split_windows(embedder: Embedder, text: str, max_chunks: int) -> list[str]:

@@ -13,7 +13,6 @@ from fastapi.responses import JSONResponse
 
 from norma.errors import ConflictError
 from norma.matching import Rule, Scope
-from norma.matching._query import check_message_sizes, embed_messages
 from norma.service._auth import Principal, require_tenant
 from norma.service._schemas import PROBLEM_RESPONSES, MatchRequest, MatchResponse, Problem, RulebookBody, RulesWritten
 from norma.service._state import ServiceState, get_state
@@ -120,10 +119,8 @@ async def rule_history(tenant: TenantId, rule_id: RuleId, state: State, caller: 
 async def match(tenant: TenantId, body: MatchRequest, state: State, caller: Caller) -> JSONResponse:
     def work() -> JSONResponse:
         matcher = state.matchers.get(tenant)
-        check_message_sizes([body.message], matcher.config.max_message_chars)
-        # embedded with the concurrent requests' messages in one model call (BatchingEmbedder)
-        (query,) = embed_messages(state.batching(matcher.embedder), [body.message], matcher.config)
-        matches = matcher.match(body.message, body.session, explain=body.explain, tags=body.tags, query_vector=query)
+        embedder = state.batching(matcher.embedder)  # shares model calls with the concurrent requests' messages
+        matches = matcher.match(body.message, body.session, explain=body.explain, tags=body.tags, embedder=embedder)
         content = {
             "tenant_id": tenant,
             "matcher_version": matcher.version,
