@@ -21,7 +21,6 @@ import datetime as dt
 import os
 import platform
 import random
-import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -40,6 +39,8 @@ from norma.names import (
 from norma.names import _quality as _quality_module
 
 SECTION = "## names: scoring"
+BEGIN = "<!-- names_quality.py:begin -->"
+END = "<!-- names_quality.py:end -->"
 TARGET = 5000.0
 FIRST = """James Mary John Patricia Robert Jennifer Michael Linda William Elizabeth David Barbara Richard Susan Joseph
 Jessica Thomas Sarah Charles Karen Christopher Nancy Daniel Lisa Matthew Betty Anthony Margaret Mark Sandra Donald
@@ -215,8 +216,7 @@ def render(rows: list[tuple[str, float, float]], command: str) -> str:
     machine = f"{os.cpu_count()} cores, {_cpu_model()}, Python {platform.python_version()}"
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     lines = [
-        SECTION,
-        "",
+        BEGIN,
         f"`{command}`: 1,000 seeds x 15 variations x 3 rules, one process; CPU seconds (`time.process_time`) of the",
         f"best of the repeated passes. Measured {dt.date.today().isoformat()} on {machine}; load average during the",
         f"run {load} (other work shared the machine, so figures vary by about +-20 % between runs).",
@@ -225,16 +225,18 @@ def render(rows: list[tuple[str, float, float]], command: str) -> str:
         "|---|---:|---:|",
     ]
     lines += [f"| {label} | {seconds:.3f} | {rate:,.0f} |" for label, seconds, rate in rows]
-    lines += ["", f"Target (issue 4): >= {TARGET:,.0f} names/s per core for compat=miid.", ""]
+    lines += [END]
     return "\n".join(lines)
 
 
 def write_section(text: str, path: Path) -> None:
-    content = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
-    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
-    found = pattern.search(content)
-    content = pattern.sub(lambda _: text, content) if found else content.rstrip("\n") + "\n\n" + text
-    path.write_text(content.rstrip("\n") + "\n", encoding="utf-8")
+    """Replace what lies between this benchmark's markers in ``path`` (its table and the line saying how it was
+    measured); the prose around them is left as it is. Without the markers, nothing is written."""
+    content = path.read_text(encoding="utf-8")
+    start, end = content.find(BEGIN), content.find(END)
+    if start < 0 or end < start:
+        raise SystemExit(f"{path} has no {BEGIN} ... {END} markers under {SECTION!r}: add them, then run again")
+    path.write_text(content[:start] + text + content[end + len(END) :], encoding="utf-8")
 
 
 def main() -> None:
@@ -247,6 +249,7 @@ def main() -> None:
     command = f".venv/bin/python benchmarks/names_quality.py --repeat {args.repeat}" + (" --cold" if args.cold else "")
     text = render(rows, command)
     print(text)
+    print(f"\nTarget (issue 4): >= {TARGET:,.0f} names/s per core for compat=miid.")
     if args.write:
         write_section(text, Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md")
 
