@@ -38,6 +38,7 @@ __all__ = [
     "InputLimits",
     "Pattern",
     "check_json_value",
+    "check_unicode",
     "compile_pattern",
     "ensure_public_host",
     "load_json",
@@ -197,6 +198,33 @@ def check_json_value(value: Any, *, source: str | None = None, limits: InputLimi
         InvalidInputError: a lone surrogate in a string or key, or NaN / Infinity.
     """
     _check_shape(value, limits, source, finite=True)
+
+
+def check_unicode(value: Any, *, source: str | None = None) -> None:
+    """Refuse a parsed value holding text that is not valid Unicode (a lone surrogate, from a ``"\\ud800"`` escape)
+    in a string or a key, at any depth; nothing else is checked (readers with a compatibility contract, such as the
+    rubric loaders, use this instead of :func:`check_json_value`). ``location`` names the field.
+
+    Raises:
+        InvalidInputError: the first such string, depth first.
+    """
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            if not _is_unicode(item):
+                raise InvalidInputError(
+                    "text is not valid Unicode (it holds a lone surrogate such as \\ud800)",
+                    source=source,
+                    location=_field_path(list(path)) or None,
+                    hint="send text as UTF-8; a \\uXXXX escape of a surrogate needs its pair",
+                )
+        elif isinstance(item, dict):
+            for key, child in reversed(item.items()):
+                stack.append((child, (*path, str(key))))
+                stack.append((key, (*path, str(key))))
+        elif isinstance(item, list | tuple):
+            stack.extend((child, (*path, index)) for index, child in reversed(list(enumerate(item))))
 
 
 class _BoundedSafeLoader(yaml.SafeLoader):
