@@ -63,6 +63,14 @@ def test_missing_input_exits_2_naming_it(run_cli: Run, tmp_path: Path) -> None:
     assert "Traceback" not in result.err
 
 
+def test_an_argument_that_is_not_utf8_exits_2_naming_it(run_cli: Run, examples_dir: Path) -> None:
+    """Bytes that are not UTF-8 reach Python as lone surrogates; they crashed the tokenizer or the output (issue 23)."""
+    rules = str(examples_dir / "matching" / "support_rules.yaml")
+    result = run_cli("match", "--rules", rules, "I lost my card \udcff")
+    assert result.code == 2
+    assert result.err == "norma: error: argument 4 is not valid UTF-8 text (norma reads its arguments as UTF-8)\n"
+
+
 def test_demo_exits_0_and_speaks_json(run_cli: Run) -> None:
     table = run_cli("demo")
     assert table.code == 0

@@ -81,6 +81,50 @@ def test_json_nan_and_bad_text() -> None:
         load_json(b'{"a": "\xff"}')
 
 
+@pytest.mark.parametrize(
+    ("text", "name", "field"),
+    [
+        ('{"w": NaN}', "NaN", "w"),
+        ('{"a": [1, {"b": Infinity}]}', "Infinity", "a[1].b"),
+        ('{"a": -Infinity}', "-Infinity", "a"),
+        ('{"rubric": {"criteria": [{"weight": 1e999}]}}', "Infinity", "rubric.criteria[0].weight"),
+        ("[-1e400]", "-Infinity", "[0]"),
+    ],
+)
+def test_json_numbers_that_are_not_finite_are_refused_naming_the_field(text: str, name: str, field: str) -> None:
+    with pytest.raises(InvalidInputError, match=f"{name} is not a JSON number") as info:
+        load_json(text, source="r.json")
+    assert (info.value.source, info.value.location) == ("r.json", field)
+    assert load_json('{"a": [1e308, -1e-320, 0.0]}') == {"a": [1e308, -1e-320, 0.0]}
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ('{"id": "\\ud800"}', "id"),
+        ('{"rules": [{"id": "ok"}, {"id": "x\\udfffy"}]}', "rules[1].id"),
+        ('{"\\udc00": 1}', "\\udc00"),
+        (b'{"a": "\xed\xa0\x80"}', "a"),
+    ],
+)
+def test_text_that_is_not_unicode_is_refused_naming_the_field(text: str | bytes, field: str) -> None:
+    with pytest.raises(InvalidInputError, match="not valid Unicode") as info:
+        load_json(text)
+    assert info.value.location == field
+    if isinstance(text, str):  # the same escapes in YAML double-quoted strings
+        with pytest.raises(InvalidInputError, match="not valid Unicode") as yaml_info:
+            load_yaml(text)
+        assert yaml_info.value.location == field
+    assert load_json('{"a": "\\ud83d\\ude00"}') == {"a": "\U0001f600"}  # a surrogate pair is one character
+
+
+def test_numbers_too_long_to_read_are_limit_errors() -> None:
+    for loader in (load_json, load_yaml):
+        with pytest.raises(LimitExceededError, match="more than 4,300 digits"):
+            loader("[" + "9" * 5000 + "]")
+        assert loader("[" + "9" * 4000 + "]") == [int("9" * 4000)]
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.one_of(st.text(max_size=200), st.binary(max_size=200)))
 def test_parsers_raise_only_norma_errors(data: str | bytes) -> None:

@@ -4,7 +4,10 @@ Every capability that reads user data goes through these helpers, so the guarant
 one place:
 
 * :func:`load_yaml` / :func:`load_json` — ``safe_load`` only; the text size, the nesting depth and the number of
-  values *after alias expansion* are bounded (a "billion laughs" document is rejected, not expanded).
+  values *after alias expansion* are bounded (a "billion laughs" document is rejected, not expanded); text that is
+  not valid Unicode (a lone surrogate such as ``"\\ud800"``) is refused, and so are JSON numbers that are not
+  finite (``NaN``, ``Infinity``, ``1e999``). :func:`check_json_value` applies the same checks to a value already
+  parsed (the service's request bodies), naming the field at fault.
 * :func:`resolve_within` — a user-given relative name resolved under a base directory; ``..``, absolute paths, NUL
   bytes and symlinks leading out are rejected.
 * :func:`compile_pattern` — user-configurable regular expressions compiled with RE2 (linear time: a catastrophic
@@ -17,21 +20,25 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import math
 import os
 import socket
-from collections.abc import Iterator
+import sys
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import yaml
 
-from norma.errors import InvalidInputError, LimitExceededError
+from norma.errors import InvalidInputError, LimitExceededError, NormaError
 
 __all__ = [
     "DEFAULT_LIMITS",
     "InputLimits",
     "Pattern",
+    "check_json_value",
+    "check_unicode",
     "compile_pattern",
     "ensure_public_host",
     "load_json",
@@ -68,43 +75,156 @@ def _check_size(text: str | bytes, limits: InputLimits, source: str | None) -> N
         )
 
 
-def _check_shape(value: Any, limits: InputLimits, source: str | None) -> None:
-    """Reject documents that nest too deeply, refer to themselves, or expand to too many values.
+def _field_path(path: list[str | int]) -> str:
+    """``rules[0].metadata.a`` for the keys and indexes of ``path``; long keys shortened, invalid text escaped."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+            continue
+        key = part if len(part) <= 40 else part[:37] + "..."
+        key = key.encode("utf-8", "backslashreplace").decode("utf-8")
+        out += f".{key}" if out else key
+    return out if len(out) <= 160 else out[:157] + "..."
+
+
+def _is_unicode(text: str) -> bool:
+    """Whether ``text`` is valid Unicode (no lone surrogate, so it can be written as UTF-8)."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+_NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+
+
+def _check_shape(value: Any, limits: InputLimits, source: str | None, *, finite: bool = False) -> None:
+    """Reject documents that nest too deeply, refer to themselves, expand to too many values, or hold text that is
+    not valid Unicode (and, with ``finite``, numbers that are not finite: JSON has no NaN or Infinity).
 
     Shared sub-objects (YAML aliases) are counted each time they appear, but measured once (memoised by identity),
-    so the check costs time in the size of the text, not of the expansion.
+    so the check costs time in the size of the text, not of the expansion. Errors name the field
+    (``location``: ``rules[0].metadata.a``); the path is collected only on the way out of an error.
     """
     sizes: dict[int, int] = {}
     open_ids: set[int] = set()
 
     def measure(item: Any, depth: int) -> int:
         if depth > limits.max_depth:
-            raise LimitExceededError(
-                f"document nests deeper than {limits.max_depth} levels", source=source, hint="flatten the structure"
+            raise _ShapeError(
+                LimitExceededError(
+                    f"document nests deeper than {limits.max_depth} levels", hint="flatten the structure"
+                )
             )
         if not isinstance(item, (dict, list, tuple)):
+            if isinstance(item, str):
+                if not _is_unicode(item):
+                    raise _ShapeError(
+                        InvalidInputError(
+                            "text is not valid Unicode (it holds a lone surrogate such as \\ud800)",
+                            hint="send text as UTF-8; a \\uXXXX escape of a surrogate needs its pair",
+                        )
+                    )
+            elif finite and isinstance(item, float) and not math.isfinite(item):
+                name = _NON_FINITE.get(repr(item), repr(item))
+                raise _ShapeError(
+                    InvalidInputError(
+                        f"not valid JSON: {name} is not a JSON number",
+                        hint="numbers must be finite; a literal too large for a double, such as 1e999, reads as "
+                        "Infinity",
+                    )
+                )
             return 1
         key = id(item)
         if key in sizes:
             return sizes[key]
         if key in open_ids:
-            raise InvalidInputError("document refers to itself (recursive YAML alias)", source=source)
+            raise _ShapeError(InvalidInputError("document refers to itself (recursive YAML alias)"), located=False)
         open_ids.add(key)
-        children = list(item.keys()) + list(item.values()) if isinstance(item, dict) else list(item)
         total = 1
-        for child in children:
-            total += measure(child, depth + 1)
+        is_dict = isinstance(item, dict)
+        pairs: Iterable[tuple[Any, Any]] = item.items() if isinstance(item, dict) else enumerate(item)
+        for name, child in pairs:
+            try:
+                if is_dict:
+                    total += measure(name, depth + 1)
+                total += measure(child, depth + 1)
+            except _ShapeError as exc:
+                exc.path.append(str(name) if is_dict else name)
+                raise
             if total > limits.max_values:
-                raise LimitExceededError(
-                    f"document expands to more than {limits.max_values:,} values",
-                    source=source,
-                    hint="YAML aliases that multiply content are not accepted; write the values out",
+                raise _ShapeError(
+                    LimitExceededError(
+                        f"document expands to more than {limits.max_values:,} values",
+                        hint="YAML aliases that multiply content are not accepted; write the values out",
+                    ),
+                    located=False,
                 )
         open_ids.discard(key)
         sizes[key] = total
         return total
 
-    measure(value, 1)
+    try:
+        measure(value, 1)
+    except _ShapeError as exc:
+        error = exc.error
+        error.source = source
+        if exc.located:
+            error.location = _field_path(exc.path[::-1]) or None
+        raise error from None
+
+
+class _ShapeError(Exception):
+    """Carries the error of :func:`_check_shape` out of the recursion, collecting the field path on the way."""
+
+    def __init__(self, error: NormaError, *, located: bool = True) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.located = located
+        """Whether the error is about one place (its path is the location), not the document as a whole."""
+        self.path: list[str | int] = []
+
+
+def check_json_value(value: Any, *, source: str | None = None, limits: InputLimits = DEFAULT_LIMITS) -> None:
+    """Refuse a parsed JSON value that :func:`load_json` would refuse: too deep, too many values, text that is not
+    valid Unicode, a number that is not finite. ``location`` names the field (``criteria[0].weight``).
+
+    Raises:
+        LimitExceededError: deeper than ``limits.max_depth`` or more than ``limits.max_values`` values.
+        InvalidInputError: a lone surrogate in a string or key, or NaN / Infinity.
+    """
+    _check_shape(value, limits, source, finite=True)
+
+
+def check_unicode(value: Any, *, source: str | None = None) -> None:
+    """Refuse a parsed value holding text that is not valid Unicode (a lone surrogate, from a ``"\\ud800"`` escape)
+    in a string or a key, at any depth; nothing else is checked (readers with a compatibility contract, such as the
+    rubric loaders, use this instead of :func:`check_json_value`). ``location`` names the field.
+
+    Raises:
+        InvalidInputError: the first such string, depth first.
+    """
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            if not _is_unicode(item):
+                raise InvalidInputError(
+                    "text is not valid Unicode (it holds a lone surrogate such as \\ud800)",
+                    source=source,
+                    location=_field_path(list(path)) or None,
+                    hint="send text as UTF-8; a \\uXXXX escape of a surrogate needs its pair",
+                )
+        elif isinstance(item, dict):
+            for key, child in reversed(item.items()):
+                stack.append((child, (*path, str(key))))
+                stack.append((key, (*path, str(key))))
+        elif isinstance(item, list | tuple):
+            stack.extend((child, (*path, index)) for index, child in reversed(list(enumerate(item))))
 
 
 class _BoundedSafeLoader(yaml.SafeLoader):
@@ -148,11 +268,19 @@ def parse_yaml_bounded(text: str | bytes, *, source: str | None = None, limits: 
         raise
     except RecursionError:
         raise LimitExceededError("document nests too deeply to parse", source=source) from None
+    except ValueError:  # an integer with more digits than Python converts (4,300 by default)
+        raise _too_many_digits(source) from None
     finally:
         if loader is not None:
             loader.dispose()
     _check_shape(value, limits, source)
     return value
+
+
+def _too_many_digits(source: str | None) -> LimitExceededError:
+    return LimitExceededError(
+        f"a number has more than {sys.get_int_max_str_digits():,} digits", source=source, hint="write it as text"
+    )
 
 
 def load_yaml(text: str | bytes, *, source: str | None = None, limits: InputLimits = DEFAULT_LIMITS) -> Any:
@@ -172,14 +300,11 @@ def load_yaml(text: str | bytes, *, source: str | None = None, limits: InputLimi
 
 
 def load_json(text: str | bytes, *, source: str | None = None, limits: InputLimits = DEFAULT_LIMITS) -> Any:
-    """Parse JSON with the same bounds as :func:`load_yaml` (NaN and Infinity are refused)."""
+    """Parse JSON with the same bounds as :func:`load_yaml`; NaN, Infinity and numbers too large for a double
+    (``1e999``) are refused, and so is text that is not valid Unicode (:func:`check_json_value`)."""
     _check_size(text, limits, source)
-
-    def _no_constants(name: str) -> Any:
-        raise InvalidInputError(f"not valid JSON: {name} is not a JSON number", source=source)
-
     try:
-        value = json.loads(text, parse_constant=_no_constants)
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidInputError(
             f"not valid JSON: {exc.msg}", source=source, location=f"line {exc.lineno}, column {exc.colno}"
@@ -188,7 +313,9 @@ def load_json(text: str | bytes, *, source: str | None = None, limits: InputLimi
         raise InvalidInputError(f"not valid UTF-8 at byte {exc.start}", source=source) from None
     except RecursionError:
         raise LimitExceededError("document nests too deeply to parse", source=source) from None
-    _check_shape(value, limits, source)
+    except ValueError:  # an integer with more digits than Python converts (4,300 by default)
+        raise _too_many_digits(source) from None
+    check_json_value(value, source=source, limits=limits)
     return value
 
 

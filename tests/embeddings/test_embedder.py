@@ -43,6 +43,13 @@ def test_a_bare_string_is_refused(embedder: BertEmbedder) -> None:
         embedder.embed(["ok", 3])  # type: ignore[list-item]
 
 
+def test_text_that_is_not_unicode_is_refused(embedder: BertEmbedder) -> None:
+    """A lone surrogate reached the Rust tokenizer, which raised a TypeError (issue 23, item 2)."""
+    with pytest.raises(InvalidInputError, match=r"texts\[1\]: text 1 is not valid Unicode"):
+        embedder.embed(["ok", "x\ud800"])
+    assert embedder.embed(["\U0001f600 ok"]).shape == (1, 384)
+
+
 def test_similar_texts_are_closer_than_unrelated_ones(embedder: BertEmbedder) -> None:
     pin, pin2, weather = embedder.embed(
         ["How do I reset my card PIN?", "I forgot the PIN of my card", "Sunny weather in Madrid"]

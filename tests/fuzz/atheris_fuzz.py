@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import sys
 import tempfile
 from collections.abc import Callable
@@ -37,7 +38,7 @@ with atheris.instrument_imports(include=["norma"]) if __name__ == "__main__" els
     from norma.names import score_record
     from norma.rubrics import evaluate_outcome_against_rubric, load_rubric, parse_rubric_text, validate_rubric_dict
     from norma.service import ServiceSettings, create_app
-    from norma.store import import_rulebook, load_rulebook, open_store
+    from norma.store import dump_rulebook, import_rulebook, load_rulebook, open_store
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
@@ -73,14 +74,39 @@ def _json(value: Any) -> bytes:
 # -- targets: bytes -> call; let anything but the allowed exceptions escape --------------------------------------
 
 
+def _refused_anywhere(value: Any, *, finite: bool) -> bool:
+    """Whether ``value`` holds what the bounded loaders refuse: a lone surrogate (in a key or a value) or, for
+    JSON (``finite``), a number that is not finite."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, float):
+        return finite and not math.isfinite(value)
+    if isinstance(value, dict):
+        return any(_refused_anywhere(k, finite=finite) or _refused_anywhere(v, finite=finite) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_refused_anywhere(v, finite=finite) for v in value)
+    return False
+
+
 def bounded_json(data: bytes) -> None:
-    with contextlib.suppress(NormaError):
-        load_json(data)
+    """Only NormaError escapes, and what loads holds no lone surrogate and no NaN / Infinity / 1e999."""
+    try:
+        value = load_json(data)
+    except NormaError:
+        return
+    assert not _refused_anywhere(value, finite=True), f"load_json let through {value!r:.200}"
 
 
 def bounded_yaml(data: bytes) -> None:
-    with contextlib.suppress(NormaError):
-        load_yaml(data)
+    try:
+        value = load_yaml(data)
+    except NormaError:
+        return
+    assert not _refused_anywhere(value, finite=False), f"load_yaml let through {value!r:.200}"
 
 
 def rubric_text(data: bytes) -> None:
@@ -121,6 +147,32 @@ def rulebook(data: bytes) -> None:
         value = load_yaml(data)
         if not isinstance(value, str):  # a string is taken as the rulebook's path
             load_rulebook(value, tenant_id="fuzz")
+
+
+def rulebook_roundtrip(data: bytes) -> None:
+    """Rules read from any bytes (JSON, else YAML) dump as YAML and as JSON and read back equal (issue 23: a YAML
+    dump dropped U+0085; PUT accepted metadata no rulebook could hold)."""
+    try:
+        value = load_json(data)
+    except NormaError:
+        try:
+            value = load_yaml(data)
+        except NormaError:
+            return
+    items = value.get("rules") if isinstance(value, dict) else value
+    if not isinstance(items, list):
+        items = [value]
+    rules: dict[str, Rule] = {}
+    for item in items:
+        with contextlib.suppress(NormaError):
+            rule = Rule.from_mapping(item) if isinstance(item, dict) else None
+            if rule is not None:
+                rules[rule.id] = rule.model_copy(update={"tenant_id": "fuzz"})
+    for fmt in ("yaml", "json"):
+        text = dump_rulebook(list(rules.values()), tenant_id="fuzz", fmt=fmt)  # type: ignore[arg-type]
+        loaded = load_json(text.encode()) if fmt == "json" else load_yaml(text.encode())
+        again = load_rulebook(loaded, tenant_id="fuzz").rules
+        assert list(again) == list(rules.values()), f"{fmt} round trip changed the rules: {text[:500]}"
 
 
 _STATE: dict[str, Any] = {}
@@ -200,6 +252,13 @@ def service_body(data: bytes) -> None:
     if response.status_code >= 400:
         assert response.headers["content-type"].startswith("application/problem+json"), response.headers
         assert "detail" in response.json()
+    try:
+        parsed = json.loads(data[1:])  # Python's own reader: NaN, Infinity, 1e999 and lone surrogates come through
+    except (ValueError, RecursionError):
+        return
+    if _refused_anywhere(parsed, finite=True):  # the edge refuses them on every route, naming the field
+        assert response.status_code in (400, 413), f"{method} {path}: {response.status_code} for {data[1:300]!r}"
+        assert response.json()["field"].startswith("body"), response.json()
 
 
 def _rule_seeds() -> list[bytes]:
@@ -219,17 +278,29 @@ def _match_seeds() -> list[bytes]:
 
 def _service_seeds() -> list[bytes]:
     bodies = [_json({"message": "I lost my card", "explain": True}), _json(NAMES_RECORD)]
-    return [bytes([i]) + body for body in bodies for i in range(8)]
+    refused = [b'{"message": "\\ud800"}', b'{"rules": [{"id": "r", "condition_text": "x", "priority": NaN}]}']
+    refused += [b'{"rubric": {"criteria": [{"id": "c", "weight": 1e999}]}}', b'{"x": "\xed\xa0\x80"}']
+    return [bytes([i]) + body for body in [*bodies, *refused] for i in range(8)]
+
+
+def _roundtrip_seeds() -> list[bytes]:
+    rules = [r.to_dict() for r in load_rulebook(EXAMPLES / "rulebooks" / "banking-support.yaml").rules[:5]]
+    odd = {"id": "odd", "condition_text": "x\x85\u2028y\x00", "tags": ["\u2029"], "metadata": {"k\x85": [1.5, None]}}
+    return [_json({"rules": rules}), _json([odd]), RULEBOOK.encode()]
 
 
 TARGETS: dict[str, tuple[Callable[[bytes], None], Callable[[], list[bytes]]]] = {
-    "bounded_json": (bounded_json, lambda: [_json(NAMES_RECORD), b'{"a": [1, 2.5, null, true, "x"]}']),
-    "bounded_yaml": (bounded_yaml, lambda: [RULEBOOK.encode(), b"a: &x [1, 2]\nb: *x\n"]),
+    "bounded_json": (
+        bounded_json,
+        lambda: [_json(NAMES_RECORD), b'{"a": [1, 2.5, null, true, "x"]}', b'{"a": NaN, "\\ud800": 1e999}'],
+    ),
+    "bounded_yaml": (bounded_yaml, lambda: [RULEBOOK.encode(), b"a: &x [1, 2]\nb: *x\n", b'a: "\\ud800"\n']),
     "rubric_text": (rubric_text, _rubric_seeds),
     "rubric_strict": (rubric_strict, _rubric_seeds),
     "names_record": (names_record, lambda: [_json(NAMES_RECORD)]),
     "rule": (rule, _rule_seeds),
     "rulebook": (rulebook, lambda: [RULEBOOK.encode()]),
+    "rulebook_roundtrip": (rulebook_roundtrip, _roundtrip_seeds),
     "audit_request": (audit_request, _audit_seeds),
     "audit_config": (audit_config, _config_seeds),
     "match_request": (match_request, _match_seeds),

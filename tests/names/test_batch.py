@@ -114,6 +114,7 @@ def test_a_pool_gives_the_same_results_in_the_same_order(tmp_path: Path) -> None
         ),
         ('{"name": "John Smith", "variations": ["Jon Smith"], "labels": {"variation_count": NaN}}', "variation_count"),
         ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('{"name": "John \\ud800", "variations": ["Jon Smith"], "labels": {}}', "name: text is not valid Unicode"),
     ],
 )
 def test_a_bad_record_stops_after_the_good_ones(tmp_path: Path, workers: int, bad: str, message: str) -> None:

@@ -9,7 +9,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from norma.errors import InvalidInputError
-from norma.rules import Rule, Scope, check_tenant_id, rule_fingerprint, rule_texts
+from norma.rules import (
+    MAX_METADATA_CHARS,
+    MAX_METADATA_DEPTH,
+    MAX_METADATA_VALUES,
+    MAX_RULE_ID_LENGTH,
+    Rule,
+    Scope,
+    check_tenant_id,
+    rule_fingerprint,
+    rule_texts,
+)
 
 
 def test_scope_is_case_insensitive() -> None:
@@ -65,3 +75,54 @@ def test_bad_tenant_ids_are_refused(tenant: str) -> None:
 
 def test_a_good_tenant_id_is_returned() -> None:
     assert check_tenant_id("acme-bank") == "acme-bank"
+
+
+def _chain(depth: int) -> dict[str, object]:
+    value: object = "bottom"
+    for _ in range(depth - 1):
+        value = {"k": value}
+    assert isinstance(value, dict)
+    return value
+
+
+@pytest.mark.parametrize(
+    ("metadata", "message"),
+    [
+        (_chain(MAX_METADATA_DEPTH + 1), f"nests deeper than {MAX_METADATA_DEPTH} levels"),
+        ({"a": [1, {"b": math.inf}]}, r"metadata\.a\[1\]\.b must be a finite number"),
+        ({"a": {1: "x"}}, "key 1 at metadata.a must be a string"),
+        ({"a": {"b"}}, "is a set, not a JSON value"),
+        ({"a": b"bytes"}, "is a bytes, not a JSON value"),
+        ({"a": "\ud800"}, "not valid Unicode"),
+        ({"a": 10**4300}, "4,300 digits"),
+        ({"a": list(range(MAX_METADATA_VALUES))}, f"more than {MAX_METADATA_VALUES:,} values"),
+        ({"a": "x" * MAX_METADATA_CHARS}, f"more than {MAX_METADATA_CHARS:,} characters"),
+    ],
+)
+def test_metadata_is_json_within_the_limits(metadata: dict[str, object], message: str) -> None:
+    with pytest.raises(InvalidInputError, match=message) as caught:
+        Rule(id="r", condition_text="c", metadata=metadata)
+    assert caught.value.location == "metadata"
+
+
+def test_metadata_at_the_limits_is_accepted_and_tuples_become_lists() -> None:
+    deepest = Rule(id="r", condition_text="c", metadata=_chain(MAX_METADATA_DEPTH))
+    assert deepest.metadata == _chain(MAX_METADATA_DEPTH)
+    rule = Rule(id="r", condition_text="c", metadata={"span": (1, 2), "big": 10**4000, "x": "x\x85\x00"})
+    assert rule.metadata == {"span": [1, 2], "big": 10**4000, "x": "x\x85\x00"}
+    assert Rule.from_mapping(rule.to_dict()) == rule
+
+
+@pytest.mark.parametrize("field", ["scenario_id", "step_id"])
+@pytest.mark.parametrize("value", ["a\x00b", "a\nb", "s" * (MAX_RULE_ID_LENGTH + 1)])
+def test_scenario_and_step_ids_are_bounded_like_ids(field: str, value: str) -> None:
+    with pytest.raises(InvalidInputError) as caught:
+        Rule(id="r", condition_text="c", scope="step", **{"scenario_id": "s", "step_id": "t", field: value})
+    assert caught.value.location == field
+
+
+def test_the_error_names_the_first_field_at_fault() -> None:
+    with pytest.raises(InvalidInputError) as caught:
+        Rule(id="r", condition_text="c", priority="high", tags="one")
+    assert caught.value.location == "priority"
+    assert "rule 'r'" in caught.value.message

@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given, reject, settings
 from hypothesis import strategies as st
 
-from norma.errors import InvalidInputError
-from norma.rules import Rule, RulebookError, Scope, dump_rulebook, load_rulebook
+from norma._safety import load_json, load_yaml
+from norma.errors import InvalidInputError, LimitExceededError
+from norma.rules import MAX_RULEBOOK_VALUES, Rule, RulebookError, Scope, dump_rulebook, load_rulebook
 from tests.conftest import EXAMPLES
 
 BANKING = EXAMPLES / "rulebooks" / "banking-support.yaml"
@@ -129,8 +130,6 @@ def rules(draw: st.DrawFn) -> Rule:
 @given(st.lists(rules(), max_size=6, unique_by=lambda r: r.id), st.sampled_from(["yaml", "json"]))
 def test_dump_then_load_gives_equal_rules(book: list[Rule], fmt: str) -> None:
     text = dump_rulebook(book, fmt=fmt)  # type: ignore[arg-type]
-    from norma._safety import load_json, load_yaml
-
     data = load_json(text) if fmt == "json" else load_yaml(text)
     assert list(load_rulebook(data).rules) == book
 
@@ -140,3 +139,74 @@ def test_a_source_that_is_neither_path_nor_data_is_invalid_input(source: object)
     """Found by tests/fuzz/atheris_fuzz.py (target rulebook): None was a TypeError from pathlib."""
     with pytest.raises(InvalidInputError, match="not "):
         load_rulebook(source, tenant_id="t")  # type: ignore[arg-type]
+
+
+_ANY_TEXT = st.text(min_size=1, max_size=60).filter(str.strip)  # every code point but surrogates: Cc, NEL, LS, PS...
+_ANY_JSON = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.text(max_size=30),
+        st.sampled_from(["x\x85\u2028y", "\x85", "\u2029 ", "a\r\nb\r", "\ufeff", "\x00", "null", "~", "- x", "'\""]),
+    ),
+    lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(st.text(max_size=12), children)),
+    max_leaves=12,
+)
+
+
+@st.composite
+def any_rules(draw: st.DrawFn) -> Rule:
+    ids = st.text(st.characters(exclude_categories=("Cc", "Cs")), min_size=1, max_size=30).map(str.strip)
+    try:
+        return Rule(
+            id=draw(ids),
+            condition_text=draw(_ANY_TEXT),
+            action_text=draw(st.one_of(st.just(""), st.text(max_size=60))),
+            tags=draw(st.lists(st.text(max_size=20), max_size=3)),
+            examples=draw(st.lists(_ANY_TEXT, max_size=3)),
+            metadata=draw(st.dictionaries(st.text(max_size=12), _ANY_JSON, max_size=4)),
+        )
+    except InvalidInputError:
+        reject()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(any_rules(), max_size=4, unique_by=lambda r: r.id), st.sampled_from(["yaml", "json"]))
+def test_any_rule_the_model_accepts_dumps_and_loads_back(book: list[Rule], fmt: str) -> None:
+    """Every code point but lone surrogates, in texts, ids, tags and metadata keys and values (issue 23: a YAML dump
+    dropped U+0085), read back by the bounded loaders a file goes through."""
+    text = dump_rulebook(book, tenant_id="t", fmt=fmt)  # type: ignore[arg-type]
+    data = load_json(text.encode()) if fmt == "json" else load_yaml(text.encode())
+    assert list(load_rulebook(data).rules) == [r.model_copy(update={"tenant_id": "t"}) for r in book]
+
+
+@pytest.mark.parametrize("fmt", ["yaml", "json"])
+def test_line_breaks_yaml_folds_are_written_as_escapes(fmt: str) -> None:
+    rule = Rule(id="r", condition_text="x\x85\u2028y", examples=["a\u2029b"], metadata={"k\x85": "a\x85b"})
+    text = dump_rulebook([rule], fmt=fmt)  # type: ignore[arg-type]
+    if fmt == "yaml":
+        assert '"x\\N\\Ly"' in text
+    data = load_json(text) if fmt == "json" else load_yaml(text)
+    assert load_rulebook(data).rules == (rule,)
+
+
+def test_a_rulebook_file_is_bounded_at_its_own_value_count(tmp_path: Path) -> None:
+    bomb = "\n".join(
+        ["tenant: t", "x: &l0 [" + ", ".join(["1"] * 10) + "]"]
+        + [f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 10) + "]" for i in range(1, 8)]
+        + ["rules: []"]
+    )
+    path = tmp_path / "bomb.yaml"
+    path.write_text(bomb.replace("x: &l0", "l0: &l0"), encoding="utf-8")
+    with pytest.raises(LimitExceededError, match=f"more than {MAX_RULEBOOK_VALUES:,} values"):
+        load_rulebook(path)
+
+
+def test_a_rule_id_that_is_not_unicode_is_reported_without_it() -> None:
+    with pytest.raises(RulebookError) as info:
+        load_rulebook([{"id": "\ud800", "condition_text": "x"}], tenant_id="t")
+    (problem,) = info.value.problems
+    assert (problem.index, problem.rule_id, problem.field) == (0, None, "id")
+    str(info.value).encode("utf-8")  # prints

@@ -291,3 +291,24 @@ def test_secrets_are_not_stored(store: RuleStore, store_url: str) -> None:
 def test_default_embedder_is_the_shared_one(store: RuleStore) -> None:
     store.upsert_rules("acme", [Rule(id="r", condition_text="customer asks about fees")])
     assert set(store.load_vectors("acme", get_embedder().model_id)) == {"r"}
+
+
+def test_a_rule_stored_under_looser_metadata_limits_still_loads() -> None:
+    """Metadata nested deeper than today's limit (the service once accepted about 300 levels) is read back: the
+    limits guard the ways in, not what a store already keeps."""
+    import json as _json
+
+    from norma.rules import MAX_METADATA_DEPTH
+    from norma.store._base import load_rule
+
+    deep: dict[str, object] = {"leaf": 1}
+    for _ in range(MAX_METADATA_DEPTH + 20):
+        deep = {"k": deep}
+    with pytest.raises(InvalidInputError, match="deeper"):
+        Rule(id="r", condition_text="x", metadata=deep)
+    stored = {"id": "r", "tenant_id": "acme", "condition_text": "x", "metadata": deep}
+    rule = load_rule(_json.dumps(stored))
+    assert rule.metadata == deep
+    assert Rule.from_stored(stored) == rule
+    with pytest.raises(ValueError, match="condition_text"):  # every other check still applies
+        load_rule({**stored, "condition_text": " "})

@@ -83,6 +83,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code (the console script exits with it)."""
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
+    for number, arg in enumerate(args, start=1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:  # bytes that are not UTF-8 reach Python as lone surrogates (surrogateescape)
+            return _fail(f"argument {number} is not valid UTF-8 text (norma reads its arguments as UTF-8)")
     try:
         result = cli.main(args=args, prog_name="norma", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as exc:

@@ -42,6 +42,13 @@ def check_texts(texts: Sequence[str]) -> list[str]:
             raise InvalidInputError(
                 f"text {index} is a {type(text).__name__}, not a str", location=f"texts[{index}]", hint="pass strings"
             )
+        if not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InvalidInputError(
+                    f"text {index} is not valid Unicode (it holds a lone surrogate)", location=f"texts[{index}]"
+                ) from None
     return items
 
 

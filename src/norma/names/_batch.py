@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from norma._safety import check_unicode
 from norma.errors import InvalidInputError, LimitExceededError, NormaError
 from norma.names._compat import check_compat
 from norma.names._from_labels import quality_from_labels
@@ -244,6 +245,7 @@ def _score_lines(
     for line, text in chunk:
         try:
             record = json.loads(text)
+            check_unicode(record)
             out.append((line, options.score(record), None))
         except json.JSONDecodeError as exc:
             out.append((line, None, f"not valid JSON ({exc.msg} at column {exc.colno})"))

@@ -20,7 +20,7 @@ from norma.rubrics._check import RubricIssue, validation_issues
 from norma.rubrics._errors import RubricJSONError
 from norma.rubrics._evaluation import AggregatorChoice, evaluate_rubric
 from norma.rubrics._inputs import check_rubric_inputs
-from norma.rubrics._loaders import _load, parse_rubric_text, read_rubric_file
+from norma.rubrics._loaders import _load, parse_rubric_text, read_rubric_file, unicode_checked
 from norma.rubrics._models import Rubric
 
 __all__ = ["blend_rubric_files", "evaluate_rubric_file", "load_rubric_file"]
@@ -54,14 +54,14 @@ def _read_data(path: Path) -> Any:
         for number, line in enumerate(text.splitlines(), start=1):
             if line.strip():
                 try:
-                    records.append(json.loads(line))
+                    records.append(unicode_checked(json.loads(line), f"{path}:line {number}"))
                 except json.JSONDecodeError as exc:
                     raise RubricError(
                         f"malformed JSON: {exc.msg}", source=str(path), location=f"line {number}"
                     ) from exc
         return records
     try:
-        return json.loads(text)
+        return unicode_checked(json.loads(text), str(path))
     except json.JSONDecodeError as exc:
         raise RubricJSONError(exc, source=str(path)) from exc
 

@@ -20,8 +20,8 @@ from typing import Any
 
 import yaml
 
-from norma._safety import parse_yaml_bounded
-from norma.errors import RubricError
+from norma._safety import check_unicode, parse_yaml_bounded
+from norma.errors import InvalidInputError, LimitExceededError, RubricError
 from norma.rubrics._errors import (
     BackendJudgeFormatError,
     RubricFileError,
@@ -34,7 +34,7 @@ from norma.rubrics._errors import (
 from norma.rubrics._fetch import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, fetch_rubric_text
 from norma.rubrics._models import Rubric
 
-__all__ = ["RubricSource", "load_rubric", "parse_rubric_text", "read_rubric_file"]
+__all__ = ["RubricSource", "load_rubric", "parse_rubric_text", "read_rubric_file", "unicode_checked"]
 
 RubricSource = str | os.PathLike[str] | Mapping[str, Any] | Rubric | None
 """What :func:`load_rubric` accepts."""
@@ -82,14 +82,28 @@ def read_rubric_file(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_M
 
 def _json(text: str, source: str | None) -> Any:
     try:
-        return json.loads(text)
+        return unicode_checked(json.loads(text), source)
     except json.JSONDecodeError as exc:
         raise RubricJSONError(exc, source=source) from exc
+
+
+def unicode_checked(value: Any, source: str | None) -> Any:
+    """``value``, unless it holds text that is not valid Unicode (a ``"\\ud800"`` escape): then a RubricError
+    naming the field. JSON is otherwise read as synth-ai reads it (``json.loads``: NaN included)."""
+    try:
+        check_unicode(value)
+    except InvalidInputError as exc:
+        raise RubricError(exc.message, source=source, location=exc.location, hint=exc.hint) from None
+    return value
 
 
 def _yaml(text: str, source: str | None) -> Any:
     try:
         return parse_yaml_bounded(text, source=source)
+    except LimitExceededError:
+        raise
+    except InvalidInputError as exc:  # text that is not valid Unicode, a recursive alias
+        raise RubricError(exc.message, source=source, location=exc.location, hint=exc.hint) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         location = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else None
@@ -145,7 +159,7 @@ def _decode(
             mapping_only=mapping_only,
         )
     try:
-        data = json.loads(text)
+        data = unicode_checked(json.loads(text), source)
         is_json = True
     except json.JSONDecodeError:
         data = _yaml(text, source)

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from norma.errors import RubricError
 from norma.rubrics._errors import RubricJSONError
 from norma.rubrics._fetch import DEFAULT_MAX_BYTES
-from norma.rubrics._loaders import read_rubric_file
+from norma.rubrics._loaders import read_rubric_file, unicode_checked
 
 __all__ = [
     "StrictCriterion",
@@ -141,7 +141,7 @@ def validate_rubric_file(path: str | os.PathLike[str], *, max_bytes: int = DEFAU
         raise RubricError(f"Unsupported rubric file type: {path}")
     text = read_rubric_file(file, max_bytes=max_bytes)
     try:
-        payload = json.loads(text)
+        payload = unicode_checked(json.loads(text), str(path))
     except json.JSONDecodeError as exc:
         raise RubricJSONError(exc, source=str(path)) from exc
     return validate_rubric_dict(payload)

@@ -4,9 +4,12 @@
 * :func:`rule_texts` / :func:`rule_fingerprint` — the texts of a rule that get embedded, and a digest that changes
   exactly when they do (a store knows when a stored vector is stale).
 * :func:`check_tenant_id` and the limits (:data:`MAX_RULE_ID_LENGTH`, :data:`MAX_RULE_TEXT_CHARS`,
-  :data:`MAX_RULE_ITEMS`).
+  :data:`MAX_RULE_ITEMS`, and for ``metadata`` :data:`MAX_METADATA_DEPTH`, :data:`MAX_METADATA_VALUES`,
+  :data:`MAX_METADATA_CHARS`): the same for every way in (Python, a rulebook file, a request body), and chosen so
+  that every rule the store accepts fits in a rulebook, so an export always imports back.
 * Rulebooks — a tenant's rules as one YAML / JSON file: :func:`load_rulebook` (the one reader of the format; it
-  reports every problem in one :class:`RulebookError`) and :func:`dump_rulebook`.
+  reports every problem in one :class:`RulebookError`; :data:`MAX_RULEBOOK_RULES`, :data:`MAX_RULEBOOK_BYTES`,
+  :data:`MAX_RULEBOOK_VALUES`) and :func:`dump_rulebook` (whose output it reads back into equal rules).
 
 This package imports nothing of norma but ``errors`` and ``_safety``. See docs/store.md for the rulebook format and
 docs/matching.md for the rule fields.
@@ -15,6 +18,9 @@ docs/matching.md for the rule fields.
 from __future__ import annotations
 
 from norma.rules._model import (
+    MAX_METADATA_CHARS,
+    MAX_METADATA_DEPTH,
+    MAX_METADATA_VALUES,
     MAX_RULE_ID_LENGTH,
     MAX_RULE_ITEMS,
     MAX_RULE_TEXT_CHARS,
@@ -28,6 +34,7 @@ from norma.rules._model import (
 from norma.rules._rulebook import (
     MAX_RULEBOOK_BYTES,
     MAX_RULEBOOK_RULES,
+    MAX_RULEBOOK_VALUES,
     RULEBOOK_FORMAT,
     Rulebook,
     RulebookError,
@@ -37,8 +44,12 @@ from norma.rules._rulebook import (
 )
 
 __all__ = [
+    "MAX_METADATA_CHARS",
+    "MAX_METADATA_DEPTH",
+    "MAX_METADATA_VALUES",
     "MAX_RULEBOOK_BYTES",
     "MAX_RULEBOOK_RULES",
+    "MAX_RULEBOOK_VALUES",
     "MAX_RULE_ID_LENGTH",
     "MAX_RULE_ITEMS",
     "MAX_RULE_TEXT_CHARS",

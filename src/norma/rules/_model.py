@@ -14,11 +14,15 @@ from collections.abc import Mapping
 from typing import Any
 
 import pydantic
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from norma._safety import DEFAULT_LIMITS
 from norma.errors import InvalidInputError
 
 __all__ = [
+    "MAX_METADATA_CHARS",
+    "MAX_METADATA_DEPTH",
+    "MAX_METADATA_VALUES",
     "MAX_RULE_ID_LENGTH",
     "MAX_RULE_ITEMS",
     "MAX_RULE_TEXT_CHARS",
@@ -36,6 +40,19 @@ MAX_RULE_TEXT_CHARS = 10_000
 """Longest ``condition_text`` / ``action_text`` and longest example (the model reads 256 tokens of each)."""
 MAX_RULE_ITEMS = 200
 """Most examples, and most tags, one rule may carry."""
+_STORED = "norma.stored"
+"""Validation context key set by :meth:`Rule.from_stored`: a rule a store kept is read back without the metadata
+limits (they may have been looser when it was written); every other check still applies."""
+MAX_METADATA_DEPTH = DEFAULT_LIMITS.max_depth - 3
+"""Deepest nesting of a rule's ``metadata``, counted as the bounded parsers count (the mapping is level 1, what it
+holds level 2, ...): 61, so that a rule fits, metadata included, in a rulebook (document, ``rules`` list, rule: 3
+levels) and in a request body under their limit of 64 levels."""
+MAX_METADATA_VALUES = 100_000
+"""Most values (keys, scalars, lists, mappings) in a rule's ``metadata``."""
+MAX_METADATA_CHARS = 1_000_000
+"""Most characters in a rule's ``metadata``, its keys and strings together."""
+_MAX_INT_BITS = 14_284
+"""Integers in ``metadata`` stay below 2**14284 (fewer than 4,300 digits): Python writes and reads them as text."""
 
 
 class Scope(enum.StrEnum):
@@ -84,9 +101,9 @@ class Rule(BaseModel):
     """What the agent should do when it applies."""
     scope: Scope = Scope.GLOBAL
     """GLOBAL rules are always candidates; SCENARIO / STEP ones only while that scenario / step is active."""
-    scenario_id: str | None = None
+    scenario_id: str | None = Field(default=None, max_length=MAX_RULE_ID_LENGTH)
     """The scenario a SCENARIO or STEP rule belongs to."""
-    step_id: str | None = None
+    step_id: str | None = Field(default=None, max_length=MAX_RULE_ID_LENGTH)
     """The step a STEP rule belongs to."""
     priority: int = Field(default=0, ge=-1_000_000, le=1_000_000)
     """Business preference: higher wins ties and adds to the final score."""
@@ -101,19 +118,33 @@ class Rule(BaseModel):
     examples: tuple[str, ...] = Field(default=(), max_length=MAX_RULE_ITEMS)
     """Example user messages that should match (ADR-002 option D); each is embedded."""
     metadata: dict[str, Any] = Field(default_factory=dict)
-    """Anything else the tenant wants to keep with the rule (JSON-serialisable)."""
+    """Anything else the tenant wants to keep with the rule: JSON values (mappings with string keys, lists, text,
+    finite numbers, booleans, null; a tuple becomes a list), at most :data:`MAX_METADATA_DEPTH` levels deep,
+    :data:`MAX_METADATA_VALUES` values and :data:`MAX_METADATA_CHARS` characters."""
 
     def __init__(self, **data: Any) -> None:
         try:
             super().__init__(**data)
         except pydantic.ValidationError as exc:
             rule_id = data.get("id")
-            name = f"rule {rule_id!r}" if isinstance(rule_id, str) and rule_id else "rule"
+            if not isinstance(rule_id, str) or not rule_id or not _is_unicode(rule_id):
+                rule_id = None
+            name = f"rule {rule_id!r}" if rule_id else "rule"
+            first = exc.errors()[0]["loc"] if exc.error_count() else ()
             raise InvalidInputError(
                 f"invalid {name}: {describe_validation_error(exc)}",
-                location=str(rule_id) if isinstance(rule_id, str) else None,
+                location=".".join(str(p) for p in first) or None,
                 hint="fix the field named above (see docs/matching.md for the rule format)",
             ) from None
+
+    @classmethod
+    def from_stored(cls, data: Mapping[str, Any]) -> Rule:
+        """A rule a store kept, read back: every check applies except the metadata limits (its metadata was checked
+        on its way in, under the limits of its day). Errors are pydantic's ``ValidationError``: stored data that
+        fails is the store's problem, not the caller's input."""
+        rule = cls.__new__(cls)
+        cls.__pydantic_validator__.validate_python(dict(data), self_instance=rule, context={_STORED: True})
+        return rule
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> Rule:
@@ -133,6 +164,21 @@ class Rule(BaseModel):
         if any(ord(c) < 32 for c in value):
             raise ValueError("must not contain control characters")
         return value
+
+    @field_validator("scenario_id", "step_id")
+    @classmethod
+    def _no_control_characters(cls, value: str | None) -> str | None:
+        if value is not None and any(ord(c) < 32 for c in value):
+            raise ValueError("must not contain control characters")
+        return value
+
+    @field_validator("metadata")
+    @classmethod
+    def _metadata_is_json(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        if isinstance(info.context, Mapping) and info.context.get(_STORED):
+            return value  # checked on its way in, under the limits of its day: a store must read back what it kept
+        checked: dict[str, Any] = _JsonChecker().check(value)
+        return checked
 
     @field_validator("condition_text")
     @classmethod
@@ -179,9 +225,6 @@ class Rule(BaseModel):
                 raise ValueError("a SCENARIO rule takes no step_id (use scope 'step')")
         if self.scope is Scope.STEP and not self.step_id:
             raise ValueError("a STEP rule needs step_id")
-        for key, value in self.metadata.items():
-            if isinstance(value, float) and not math.isfinite(value):
-                raise ValueError(f"metadata.{key} must be a finite number")
         return self
 
     @property
@@ -194,6 +237,67 @@ class Rule(BaseModel):
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready mapping that :meth:`from_mapping` turns back into an equal rule."""
         return self.model_dump(mode="json")
+
+
+def _is_unicode(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _short(path: str) -> str:
+    return path if len(path) <= 120 else path[:117] + "..."
+
+
+class _JsonChecker:
+    """Walks a rule's metadata: JSON values only, within the limits; returns a copy with tuples made lists."""
+
+    def __init__(self) -> None:
+        self.values = 0
+        self.chars = 0
+
+    def check(self, value: Any, path: str = "metadata", depth: int = 1) -> Any:
+        if depth > MAX_METADATA_DEPTH:
+            raise ValueError(f"nests deeper than {MAX_METADATA_DEPTH} levels (at {_short(path)})")
+        self.values += 1
+        if self.values > MAX_METADATA_VALUES:
+            raise ValueError(f"holds more than {MAX_METADATA_VALUES:,} values")
+        if isinstance(value, str):
+            return self._text(value, path)
+        if value is None or isinstance(value, bool):
+            return value
+        if isinstance(value, int):
+            if value.bit_length() > _MAX_INT_BITS:
+                raise ValueError(f"value at {_short(path)} is an integer of 4,300 digits or more; write it as text")
+            return value
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                raise ValueError(f"value at {_short(path)} must be a finite number")
+            return value
+        if isinstance(value, list | tuple):
+            return [self.check(item, f"{path}[{i}]", depth + 1) for i, item in enumerate(value)]
+        if isinstance(value, dict):
+            out: dict[str, Any] = {}
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    raise ValueError(f"key {key!r} at {_short(path)} must be a string")
+                self.values += 1
+                self._text(key, path)
+                out[key] = self.check(item, f"{path}.{key[:40]}", depth + 1)
+            return out
+        raise ValueError(f"value at {_short(path)} is a {type(value).__name__}, not a JSON value")
+
+    def _text(self, text: str, path: str) -> str:
+        if not _is_unicode(text):
+            raise ValueError(f"text at {_short(path)} is not valid Unicode (a lone surrogate)")
+        self.chars += len(text)
+        if self.chars > MAX_METADATA_CHARS:
+            raise ValueError(f"holds more than {MAX_METADATA_CHARS:,} characters")
+        return text
 
 
 def rule_texts(rule: Rule) -> list[str]:

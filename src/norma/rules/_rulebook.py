@@ -26,13 +26,14 @@ import pydantic
 import yaml
 from pydantic import BaseModel, ConfigDict
 
-from norma._safety import DEFAULT_LIMITS, InputLimits, load_json, load_yaml
+from norma._safety import InputLimits, load_json, load_yaml
 from norma.errors import InvalidInputError, LimitExceededError
 from norma.rules._model import Rule, check_tenant_id
 
 __all__ = [
     "MAX_RULEBOOK_BYTES",
     "MAX_RULEBOOK_RULES",
+    "MAX_RULEBOOK_VALUES",
     "RULEBOOK_FORMAT",
     "Rulebook",
     "RulebookError",
@@ -46,6 +47,9 @@ MAX_RULEBOOK_RULES = 200_000
 """Most rules one rulebook may hold (``max_rules=`` raises or lowers it)."""
 MAX_RULEBOOK_BYTES = 128 * 1024 * 1024
 """Largest rulebook file read, in bytes (``max_bytes=`` raises or lowers it)."""
+MAX_RULEBOOK_VALUES = 64 * MAX_RULEBOOK_RULES
+"""Most values (scalars, lists, mappings, after expanding YAML aliases) in a rulebook file: 64 per rule of the
+largest rulebook, 12,800,000 (other documents: ``norma._safety.DEFAULT_LIMITS.max_values``, 2,000,000)."""
 _TOP_KEYS = {"format", "tenant", "description", "rules"}
 
 
@@ -116,10 +120,21 @@ def _parse(source: str | os.PathLike[str] | Mapping[str, Any] | Sequence[Any], m
         text = path.read_bytes()
     except OSError as exc:
         raise InvalidInputError(f"cannot read the rulebook: {exc.strerror}", source=str(path)) from exc
-    limits = InputLimits(max_bytes=max_bytes, max_values=max(DEFAULT_LIMITS.max_values, 64 * MAX_RULEBOOK_RULES))
+    limits = InputLimits(max_bytes=max_bytes, max_values=MAX_RULEBOOK_VALUES)
     if path.suffix.lower() == ".json":
         return load_json(text, source=str(path), limits=limits), str(path)
     return load_yaml(text, source=str(path), limits=limits), str(path)
+
+
+def _printable(value: object) -> bool:
+    """Whether ``value`` is text that can name a rule in an error message (valid Unicode, so it prints)."""
+    if not isinstance(value, str):
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _field(loc: tuple[Any, ...]) -> str:
@@ -201,7 +216,7 @@ def load_rulebook(
     rules: list[Rule] = []
     first_index: dict[str, int] = {}
     for index, item in enumerate(items):
-        rule_id = item.get("id") if isinstance(item, Mapping) and isinstance(item.get("id"), str) else None
+        rule_id = item.get("id") if isinstance(item, Mapping) and _printable(item.get("id")) else None
         if not isinstance(item, Mapping):
             problems.append(
                 RulebookProblem(index=index, rule_id=None, field="rule", message="must be a mapping of fields")
@@ -270,4 +285,22 @@ def dump_rulebook(
     document["rules"] = entries
     if fmt == "json":
         return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-    return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
+    return yaml.dump(document, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+
+
+_RISKY = frozenset("\x85\u2028\u2029")
+"""Line breaks PyYAML writes raw in plain, single-quoted and block scalars and then reads back folded or dropped
+(``'x\\x85y'`` came back ``'xy'``); a string holding one is written double-quoted, where they are escapes."""
+
+
+class _Dumper(yaml.SafeDumper):
+    """SafeDumper whose strings read back exactly (see :data:`_RISKY`)."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    if not _RISKY.isdisjoint(data):
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style='"')
+    return dumper.represent_str(data)
+
+
+_Dumper.add_representer(str, _represent_str)

@@ -6,13 +6,21 @@ service's own two included (:class:`UnauthorizedError`, 401; :class:`RequestTime
 do not fit a route's schema are FastAPI's 422; unknown routes and methods are the HTTP layer's own 404 / 405.
 Anything else is a bug: the edge middleware answers 500 with no detail (the traceback goes to the log, never to the
 client).
+
+Error bodies name fields and ids, never the server's paths: a 5xx for a store, backend or configuration failure says
+what is unavailable in general words (the log line keeps the message, the database and the folder), and any path
+of the settings (the store, the audit documents) that a 4xx message happens to hold is replaced by
+``<server path>``.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pydantic
@@ -39,11 +47,14 @@ from norma.errors import (
 __all__ = [
     "ERROR_STATUS",
     "PROBLEM_MEDIA_TYPE",
+    "REDACTED",
     "RequestTimeoutError",
     "UnauthorizedError",
     "install_error_handlers",
     "norma_error_response",
     "problem_response",
+    "redact",
+    "server_paths",
     "status_for",
 ]
 
@@ -103,6 +114,64 @@ _TITLES = {
 
 _log = logging.getLogger("norma.service")
 
+_PUBLIC_DETAIL: Mapping[type[NormaError], tuple[str, str]] = {
+    StoreError: ("the rule store is not available", "retry later; the server log has the details"),
+    BackendError: ("a backend this request needs failed", "retry later; the server log has the details"),
+    MissingDependencyError: (
+        "the server lacks a package this request needs",
+        "ask the operator; the server log has the details",
+    ),
+    ConfigError: ("the server is not configured for this request", "ask the operator; the server log has the details"),
+}
+"""What a 5xx says instead of the error's own message (which may name a database, a host or a folder)."""
+REDACTED = "<server path>"
+"""What a server path in an error message is replaced with."""
+
+
+class _ProblemResponse(JSONResponse):
+    media_type = PROBLEM_MEDIA_TYPE
+
+    def render(self, content: Any) -> bytes:
+        try:
+            return super().render(content)
+        except UnicodeEncodeError:  # text that is not valid Unicode: escaped, never a 500 while answering an error
+            return json.dumps(content, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
+def server_paths(settings: Any) -> tuple[str, ...]:
+    """The paths of ``settings`` (store file or URL, audit documents folder) as a message could spell them, longest
+    first; what :func:`redact` removes from error bodies."""
+    try:
+        return _server_paths(settings)
+    except TypeError:  # not hashable: not a ServiceSettings
+        return ()
+
+
+@functools.lru_cache(maxsize=16)
+def _server_paths(settings: Any) -> tuple[str, ...]:
+    found: set[str] = set()
+    db_url = getattr(settings, "db_url", None)
+    if isinstance(db_url, str) and db_url:
+        found.add(db_url)
+        if db_url.startswith("sqlite:///"):
+            found.add(db_url.removeprefix("sqlite:///"))
+    for value in (getattr(settings, "audit_docs", None),):
+        if value is not None:
+            found.add(str(value))
+    for text in list(found):
+        if "://" not in text:
+            path = Path(text)
+            found.update({str(path.resolve()), str(path.resolve().parent), str(path.parent)})
+    return tuple(sorted((p for p in found if len(p) > 1 and p != "."), key=len, reverse=True))
+
+
+def redact(text: str, paths: Sequence[str]) -> str:
+    """``text`` with every one of ``paths`` replaced by :data:`REDACTED`."""
+    for path in paths:
+        if path in text:
+            text = text.replace(path, REDACTED)
+    return text
+
 
 def status_for(error: BaseException) -> int:
     """The HTTP status of ``error`` per :data:`ERROR_STATUS` (500 for anything not in it)."""
@@ -139,7 +208,7 @@ def problem_response(
         body["errors"] = [dict(e) for e in errors]
     if hint:
         body["hint"] = hint
-    return JSONResponse(body, status_code=status, headers=dict(headers or {}), media_type=PROBLEM_MEDIA_TYPE)
+    return _ProblemResponse(body, status_code=status, headers=dict(headers or {}), media_type=PROBLEM_MEDIA_TYPE)
 
 
 def _field_path(loc: Sequence[int | str]) -> str:
@@ -159,8 +228,12 @@ def _pydantic_errors(errors: Sequence[Mapping[str, Any]], prefix: Sequence[int |
     ]
 
 
-def norma_error_response(error: NormaError) -> JSONResponse:
-    """The problem response for one of norma's own errors (status from :data:`ERROR_STATUS`)."""
+def norma_error_response(error: NormaError, *, paths: Sequence[str] = ()) -> JSONResponse:
+    """The problem response for one of norma's own errors (status from :data:`ERROR_STATUS`).
+
+    A 5xx says what failed in general words (:data:`_PUBLIC_DETAIL`; the log keeps the message); ``paths`` (the
+    server's, :func:`server_paths`) are removed from what a 4xx says.
+    """
     status = status_for(error)
     headers: dict[str, str] = {}
     if isinstance(error, RateLimitedError):
@@ -169,6 +242,11 @@ def norma_error_response(error: NormaError) -> JSONResponse:
         headers["WWW-Authenticate"] = 'Bearer realm="norma"'
     if status >= 500 and not isinstance(error, RequestTimeoutError):  # a timeout is load, not a fault: see access log
         _log.warning("request failed: %s: %s", type(error).__name__, error)
+        public, advice = next(
+            (text for cls in type(error).__mro__ if (text := _PUBLIC_DETAIL.get(cls)) is not None),
+            ("internal error (logged on the server)", "retry later; the server log has the details"),
+        )
+        return problem_response(status, public, hint=advice, headers=headers)
     errors: list[dict[str, Any]] = []
     problems = getattr(error, "problems", None)
     if isinstance(problems, list):
@@ -176,9 +254,13 @@ def norma_error_response(error: NormaError) -> JSONResponse:
             index = getattr(problem, "index", None)
             name = str(getattr(problem, "field", ""))
             where = name if index is None else f"rules[{index}].{name}"
-            errors.append({"field": where, "message": str(getattr(problem, "message", problem))})
+            errors.append({"field": where, "message": redact(str(getattr(problem, "message", problem)), paths)})
     field = error.location or (errors[0]["field"] if errors else None)
-    return problem_response(status, error.message, field=field, errors=errors, hint=error.hint, headers=headers)
+    detail = redact(error.message, paths)
+    hint = redact(error.hint, paths) if error.hint else None
+    if detail != error.message or hint != error.hint:
+        _log.info("a server path was removed from an error body: %s", error)
+    return problem_response(status, detail, field=field, errors=errors, hint=hint, headers=headers)
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -186,7 +268,8 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def on_norma(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, NormaError)
-        return norma_error_response(exc)
+        state = getattr(request.app.state, "norma", None)
+        return norma_error_response(exc, paths=server_paths(getattr(state, "settings", None)))
 
     async def on_validation(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)

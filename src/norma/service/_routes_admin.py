@@ -8,13 +8,16 @@ from fastapi import APIRouter, Depends, Path, Request, Response
 
 from norma.errors import ForbiddenError
 from norma.service._auth import Principal
+from norma.service._bodies import StrictJsonRoute
 from norma.service._schemas import PROBLEM_RESPONSES, ApiKeyCreated, KeyRequest, Problem
 from norma.service._state import ServiceState, get_state
 
 __all__ = ["router"]
 
 _FORBIDDEN = {"model": Problem, "description": "Needs an admin key"}
-router = APIRouter(prefix="/v1", tags=["admin"], responses={**PROBLEM_RESPONSES, 403: _FORBIDDEN})
+router = APIRouter(
+    prefix="/v1", tags=["admin"], responses={**PROBLEM_RESPONSES, 403: _FORBIDDEN}, route_class=StrictJsonRoute
+)
 
 State = Annotated[ServiceState, Depends(get_state)]
 

@@ -14,13 +14,19 @@ from fastapi.responses import JSONResponse
 from norma.errors import ConflictError
 from norma.matching import Rule, Scope
 from norma.service._auth import Principal, require_tenant
+from norma.service._bodies import StrictJsonRoute
 from norma.service._schemas import PROBLEM_RESPONSES, MatchRequest, MatchResponse, Problem, RulebookBody, RulesWritten
 from norma.service._state import ServiceState, get_state
 
 __all__ = ["router"]
 
 _CONFLICT = {"model": Problem, "description": "The body contradicts the path (a different rule id or tenant)"}
-router = APIRouter(prefix="/v1/tenants/{tenant}", tags=["tenants"], responses={**PROBLEM_RESPONSES, 409: _CONFLICT})
+router = APIRouter(
+    prefix="/v1/tenants/{tenant}",
+    tags=["tenants"],
+    responses={**PROBLEM_RESPONSES, 409: _CONFLICT},
+    route_class=StrictJsonRoute,
+)
 
 TenantId = Annotated[str, Path(min_length=1, max_length=200, description="The tenant's id.")]
 RuleId = Annotated[str, Path(min_length=1, max_length=200, description="The rule's id.")]

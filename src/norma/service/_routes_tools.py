@@ -7,12 +7,15 @@ be read by the library as a file path or URL, which a server must not do for its
 from __future__ import annotations
 
 import dataclasses
+import logging
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
 
 from norma.audit import AuditRequest
+from norma.errors import ConfigError, NormaError
 from norma.service._auth import Principal
+from norma.service._bodies import StrictJsonRoute
 from norma.service._schemas import (
     PROBLEM_RESPONSES,
     NamesGenerateRequest,
@@ -25,9 +28,10 @@ from norma.service._state import ServiceState, get_state
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/v1", responses=PROBLEM_RESPONSES)
+router = APIRouter(prefix="/v1", responses=PROBLEM_RESPONSES, route_class=StrictJsonRoute)
 
 State = Annotated[ServiceState, Depends(get_state)]
+_log = logging.getLogger("norma.service")
 
 
 async def any_caller(request: Request, state: State) -> Principal:
@@ -35,6 +39,18 @@ async def any_caller(request: Request, state: State) -> Principal:
 
 
 Caller = Annotated[Principal, Depends(any_caller)]
+
+
+def _documents(state: ServiceState) -> Any:
+    """The server's audit documents; a folder that cannot be loaded is the operator's problem, not the caller's:
+    ConfigError (503, a general message), the folder and the reason in the log only."""
+    try:
+        return state.documents()
+    except NormaError as exc:
+        _log.error("the audit documents cannot be loaded: %s", exc)
+        raise ConfigError(
+            "the server's audit documents cannot be loaded", hint="ask the operator (the server log has the details)"
+        ) from None
 
 
 @router.post("/audit", tags=["audit"], summary="Audit an AI output: PASS / FAIL / SKIP with violations by line")
@@ -45,7 +61,7 @@ async def audit(body: AuditRequest, state: State, caller: Caller) -> dict[str, A
     from norma.audit import analyze
 
     def work() -> dict[str, Any]:
-        report = analyze(body, state.documents(), llm=state.llm())
+        report = analyze(body, _documents(state), llm=state.llm())
         result: dict[str, Any] = report.model_dump(mode="json")
         return result
 

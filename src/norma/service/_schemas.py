@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from norma.matching import SessionState
 from norma.names import DEFAULT_RULE_PERCENTAGE
+from norma.rules import MAX_RULEBOOK_RULES
 
 __all__ = [
     "PROBLEM_RESPONSES",
@@ -77,7 +78,7 @@ class RulebookBody(BaseModel):
     tenant: str | None = None
     """Must be the path's tenant when given."""
     description: str | None = None
-    rules: list[dict[str, Any]] = Field(max_length=100_000)
+    rules: list[dict[str, Any]] = Field(max_length=MAX_RULEBOOK_RULES)
     """Each with the fields of a rule (id, condition_text, ...)."""
 
 

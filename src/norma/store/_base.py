@@ -28,10 +28,10 @@ def _rule_json(rule: Rule) -> str:
 
 
 def load_rule(text: str | dict[str, Any]) -> Rule:
-    """A stored rule back from its JSON (``Rule`` validates once in its own ``__init__``; ``model_validate_json``
-    would validate twice)."""
+    """A stored rule back from its JSON, validated once; its metadata is not held to today's limits (it was checked
+    when it was written, and a store reads back what it kept)."""
     data = text if isinstance(text, dict) else json.loads(text)
-    return Rule(**data)
+    return Rule.from_stored(data)
 
 
 class SqlRuleStore(ApiKeys):
