@@ -441,3 +441,30 @@ def test_failed_authentications_are_limited_without_a_proxy_header(store: RuleSt
         assert statuses == [401, 401, 401, 429, 429]
         assert http.get("/v1/health").status_code == 200  # routes without a key are not limited
         assert http.get("/v1/tenants/acme", headers=bearer(ADMIN_KEY)).status_code == 429
+
+
+# what create_app gives under any server
+
+
+def test_the_app_alone_checks_the_key_first_and_times_the_body(store: RuleStore, acme_key: str) -> None:
+    """Under plain uvicorn (no norma protocol): the key before the body, and the body's deadline, still hold."""
+    settings = make_settings(body_timeout=BODY_TIMEOUT, auth_failure_rate=0)
+    with serve_app(create_app(settings, store=store)) as url:
+        lie = "Content-Length: 1000"
+        bogus = exchange(url, _request("POST", "/v1/tenants/acme/match", "Authorization: Bearer x", lie, body=b"{"))
+        assert bogus is not None
+        assert bogus.status == 401
+        assert bogus.seconds < BODY_TIMEOUT
+        valid = exchange(url, _request("POST", "/v1/tenants/acme/match", f"Authorization: Bearer {acme_key}", lie))
+        assert valid is not None
+        assert valid.status == 408
+        assert valid.closed
+
+
+def test_the_protocol_factory_pickles_for_worker_processes() -> None:
+    import pickle
+
+    settings = make_settings(max_header_bytes=2048, header_timeout=3)
+    factory = pickle.loads(pickle.dumps(http_protocol(settings)))
+    assert factory.keywords["max_header_bytes"] == 2048
+    assert factory.keywords["header_timeout"] == 3

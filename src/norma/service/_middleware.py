@@ -171,17 +171,18 @@ class EdgeMiddleware:
         pending = headers.get("content-length", "0") != "0" or "transfer-encoding" in headers
         if self.state is not None and self._needs_key(scope):
             client = scope.get("client")
+            scope_state = scope.setdefault("state", {})
             try:
                 principal = await self.state.authenticate_head(headers, client[0] if client else None)
+                scope_state["key_id"] = principal.key_id
+                self.state.limiter.check(principal.key_id)
             except NormaError as exc:  # 401 / 429 (or 503: the store is down), the body left unread
                 response = norma_error_response(exc)
                 if pending:
                     response.headers["connection"] = "close"
                 await response(scope, receive, send)
                 return
-            scope_state = scope.setdefault("state", {})
             scope_state[PRINCIPAL_STATE] = principal
-            scope_state["key_id"] = principal.key_id
         try:
             with anyio.fail_after(self.body_timeout):
                 replay = await self._read_capped(headers, receive, outcome)

@@ -137,14 +137,16 @@ class ServiceState:
             return principal
         principal = await self.authenticate_head(request.headers, request.client.host if request.client else None)
         request.state.key_id = principal.key_id
+        self.limiter.check(principal.key_id)
         return principal
 
     async def authenticate_head(self, headers: Mapping[str, str], client: str | None) -> Principal:
-        """The caller named by a request's headers (lower-case names), never its body.
+        """The caller named by a request's headers (lower-case names), never its body; the caller then checks the
+        key's request rate (``self.limiter.check(principal.key_id)``).
 
         UnauthorizedError when the key is missing or unknown; RateLimitedError when the client address has used up
-        its failed authentications (checked first: its key is not looked up), when this failure is one too many for
-        the address or the key id it names, or when the key is over its request rate.
+        its failed authentications (checked first: its key is not looked up) or when this failure is one too many
+        for the address or the key id it names.
         """
         address = client or "unknown"
         self.failures.check_address(address)
@@ -155,7 +157,6 @@ class ServiceState:
         except UnauthorizedError:
             self.failures.failed(address, key_id_of(secret) if secret else None)
             raise
-        self.limiter.check(principal.key_id)
         return principal
 
     async def _principal(self, secret: str) -> Principal:
