@@ -18,7 +18,7 @@ from collections.abc import MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from starlette.routing import BaseRoute, Match
+from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from norma.errors import NormaError
@@ -109,6 +109,20 @@ def _problem(
     return start, {"type": "http.response.body", "body": body, "more_body": False}
 
 
+def _keyed_patterns(routes: Sequence[BaseRoute]) -> dict[str, re.Pattern[str]]:
+    """One regular expression per method matching the paths of ``routes`` (the routes' own path patterns, joined)."""
+    by_method: dict[str, list[str]] = {}
+    for route in routes:
+        regex: re.Pattern[str] | None = getattr(route, "path_regex", None)
+        methods: set[str] = getattr(route, "methods", None) or set()
+        if regex is None:
+            raise TypeError(f"{route!r} has no path pattern")
+        unnamed = re.sub(r"\(\?P<\w+>", "(?:", regex.pattern)
+        for method in methods:
+            by_method.setdefault(method, []).append(f"(?:{unnamed})")
+    return {method: re.compile("|".join(parts)) for method, parts in by_method.items()}
+
+
 class EdgeMiddleware:
     """Wraps the app: authenticates requests to ``keyed_routes`` from their headers (through ``state``), caps the
     body at ``max_body_bytes`` (413) and its arrival at ``body_timeout`` seconds (408), adds headers, logs one line
@@ -128,6 +142,7 @@ class EdgeMiddleware:
         self.body_timeout = body_timeout
         self.state = state
         self.keyed_routes = tuple(keyed_routes)
+        self._keyed = _keyed_patterns(self.keyed_routes)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -184,8 +199,11 @@ class EdgeMiddleware:
                 return
             scope_state[PRINCIPAL_STATE] = principal
         try:
-            with anyio.fail_after(self.body_timeout):
-                replay = await self._read_capped(headers, receive, outcome)
+            if pending:
+                with anyio.fail_after(self.body_timeout):
+                    replay = await self._read_capped(headers, receive, outcome)
+            else:
+                replay = receive
         except _ClientGone:
             outcome["status"] = 499  # logged as nginx does: the client closed the request before its body was in
             return
@@ -255,7 +273,14 @@ class EdgeMiddleware:
 
     def _needs_key(self, scope: Scope) -> bool:
         """Whether the request goes to a route that needs an API key (method and path both match)."""
-        return any(route.matches(scope)[0] is Match.FULL for route in self.keyed_routes)
+        pattern = self._keyed.get(scope.get("method", ""))
+        if pattern is None:
+            return False
+        path: str = scope.get("path", "")
+        root: str = scope.get("root_path", "")
+        if root and path.startswith(root):
+            path = path[len(root) :]
+        return pattern.match(path) is not None
 
     @staticmethod
     def _headers(path: str, headers: list[tuple[bytes, bytes]], request_id: str) -> list[tuple[bytes, bytes]]:
