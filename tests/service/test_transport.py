@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import select
 import socket
 import threading
 import time
@@ -18,6 +19,7 @@ import httpx
 import pytest
 
 from norma.service import create_app, http_protocol
+from norma.service._protocol import BODY_GRACE_SECONDS
 from norma.store import RuleStore
 from tests.service._server import serve_app
 from tests.service.conftest import ADMIN_KEY, bearer, make_settings
@@ -468,3 +470,40 @@ def test_the_protocol_factory_pickles_for_worker_processes() -> None:
     factory = pickle.loads(pickle.dumps(http_protocol(settings)))
     assert factory.keywords["max_header_bytes"] == 2048
     assert factory.keywords["header_timeout"] == 3
+
+
+async def _answers_without_reading(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """An ASGI app that answers every request at once and never reads its body."""
+    if scope["type"] == "lifespan":
+        message = await receive()
+        while message["type"] != "lifespan.shutdown":
+            await send({"type": message["type"] + ".complete"})
+            message = await receive()
+        await send({"type": "lifespan.shutdown.complete"})
+        return
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+    await send({"type": "http.response.body", "body": b"ok"})
+
+
+def test_a_body_nobody_reads_cannot_hold_the_connection() -> None:
+    """The protocol's own body deadline, behind any app: a client trickling a body the app answered without reading
+    is cut at ``body_timeout`` plus the grace, though every byte it sends cancels uvicorn's keep-alive timer."""
+    settings = make_settings(body_timeout=BODY_TIMEOUT)
+    with serve_app(_answers_without_reading, http=http_protocol(settings)) as url:
+        with socket.create_connection(_address(url)) as sock:
+            started = time.monotonic()
+            sock.sendall(_request("POST", "/anything", "Content-Length: 100000", body=b"x"))
+            answer = _read_answer(sock, started, timeout=5)
+            assert answer is not None
+            assert answer.status == 200
+            closed_at = None
+            while closed_at is None and time.monotonic() - started < BODY_TIMEOUT + 5:
+                readable, _, _ = select.select([sock], [], [], 0.05)
+                try:
+                    if readable and not sock.recv(1024):
+                        closed_at = time.monotonic()
+                    sock.sendall(b"x")
+                except OSError:
+                    closed_at = time.monotonic()
+        assert closed_at is not None, "the trickled body held the connection"
+        assert closed_at - started < BODY_TIMEOUT + BODY_GRACE_SECONDS + 1.5

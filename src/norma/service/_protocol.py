@@ -9,6 +9,9 @@ This subclass adds, per connection:
 * a **deadline for the head**: complete within ``header_timeout`` seconds of the connection (or of the first byte
   of a later request on a kept-alive connection), however slowly it trickles; else 408 (a connection that sent
   nothing is just closed);
+* a **deadline for the body** (``body_timeout`` plus :data:`BODY_GRACE_SECONDS`, a backstop behind the edge
+  middleware's own 408): a body that nobody reads (the route answered without it, e.g. 404) cannot hold the
+  connection by trickling on either; 408 if no response was started, else the connection is closed after it;
 * a **cap on chunked-body framing and trailer fields**: at most ``max_head_bytes`` besides the body's data (and a
   little per chunk), so trailers cannot grow without bound either (431);
 * a **cap on open connections** per worker process: past ``max_connections`` a new connection gets 503 at once;
@@ -37,7 +40,11 @@ from norma.service._logging import ACCESS_LOGGER
 from norma.service._middleware import API_CSP, SECURITY_HEADERS, problem_body
 from norma.service._settings import ServiceSettings
 
-__all__ = ["CHUNK_FRAMING_BYTES", "LINGER_SECONDS", "GuardedHttpToolsProtocol", "http_protocol"]
+__all__ = ["BODY_GRACE_SECONDS", "CHUNK_FRAMING_BYTES", "LINGER_SECONDS", "GuardedHttpToolsProtocol", "http_protocol"]
+
+BODY_GRACE_SECONDS = 1.0
+"""The protocol's body deadline is ``body_timeout`` plus this, so the app's own 408 (logged with its request id)
+comes first whenever the app is reading the body."""
 
 CHUNK_FRAMING_BYTES = 64
 """Bytes of framing allowed per chunk of a chunked body (size line, extensions, CRLFs) on top of ``max_head_bytes``."""
@@ -65,6 +72,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         max_header_bytes: int = 8 * 1024,
         max_head_bytes: int = 32 * 1024,
         header_timeout: float = 10.0,
+        body_timeout: float = 30.0,
         max_connections: int = 1000,
         linger: float = LINGER_SECONDS,
     ) -> None:
@@ -72,6 +80,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self.max_header_bytes = max_header_bytes
         self.max_head_bytes = max_head_bytes
         self.header_timeout = header_timeout
+        self.body_timeout = body_timeout
         self.max_connections = max_connections
         self.linger = linger
         self._in_head = True  # bytes arriving now belong to a request head
@@ -80,6 +89,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._body_data = 0
         self._chunks = 0
         self._head_timer: asyncio.TimerHandle | None = None
+        self._body_timer: asyncio.TimerHandle | None = None
         self._linger_timer: asyncio.TimerHandle | None = None
         self._refused = False
         self._refusal: tuple[int, str, dict[str, str]] | None = None
@@ -101,6 +111,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_head_timer()
+        self._cancel_body_timer()
         if self._linger_timer is not None:
             self._linger_timer.cancel()
             self._linger_timer = None
@@ -179,6 +190,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._in_head = False
         self._cancel_head_timer()
         self._body_fed = self._body_data = self._chunks = 0
+        self._cancel_body_timer()
+        self._body_timer = self.loop.call_later(self.body_timeout + BODY_GRACE_SECONDS, self._body_timed_out)
         super().on_headers_complete()
 
     def on_body(self, body: bytes) -> None:
@@ -190,6 +203,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
+        self._cancel_body_timer()
         self._in_head = True
         self._head_bytes = 0
 
@@ -206,6 +220,27 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if self._head_timer is not None:
             self._head_timer.cancel()
             self._head_timer = None
+
+    def _cancel_body_timer(self) -> None:
+        if self._body_timer is not None:
+            self._body_timer.cancel()
+            self._body_timer = None
+
+    def _body_timed_out(self) -> None:
+        self._body_timer = None
+        if self._refused or self._in_head or self.transport.is_closing():
+            return
+        cycle = self.cycle
+        if cycle is None or cycle.response_complete:  # answered already; the rest of the body is nobody's
+            self._refused = True
+            self.transport.close()
+            return
+        self._refuse(
+            408,
+            f"the request body did not arrive within {self.body_timeout:g} s",
+            field="body",
+            hint="send the whole body at once, right after the headers",
+        )
 
     def _head_timed_out(self) -> None:
         self._head_timer = None
@@ -228,6 +263,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             return
         self._refused = True
         self._cancel_head_timer()
+        self._cancel_body_timer()
         cycle = self.cycle
         if cycle is not None and not cycle.response_complete:
             if cycle.response_started:  # never interleave: the response being written ends, then the connection
@@ -289,5 +325,6 @@ def http_protocol(settings: ServiceSettings) -> Callable[..., asyncio.Protocol]:
         max_header_bytes=settings.max_header_bytes,
         max_head_bytes=settings.max_head_bytes,
         header_timeout=settings.header_timeout,
+        body_timeout=settings.body_timeout,
         max_connections=settings.max_connections,
     )
