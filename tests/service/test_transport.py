@@ -507,3 +507,35 @@ def test_a_body_nobody_reads_cannot_hold_the_connection() -> None:
                     closed_at = time.monotonic()
         assert closed_at is not None, "the trickled body held the connection"
         assert closed_at - started < BODY_TIMEOUT + BODY_GRACE_SECONDS + 1.5
+
+
+def test_pipelined_requests_are_all_answered(server: str, acme_key: str) -> None:
+    """Several requests in one write (a body included): the head accounting restarts at each one."""
+    body = b'{"rubric": {}}'
+    one = _request("GET", "/v1/health")
+    two = _request(
+        "POST",
+        "/v1/rubrics/validate",
+        f"Authorization: Bearer {acme_key}",
+        "Content-Type: application/json",
+        f"Content-Length: {len(body)}",
+        body=body,
+    )
+    with socket.create_connection(_address(server)) as sock:
+        burst = (one + two) * 2 + one * 150  # 6 KiB in one write, over the 4 KiB head cap, of small heads
+        assert len(burst) > MAX_HEAD
+        sock.sendall(burst)
+        sock.settimeout(5)
+        reader = sock.makefile("rb")
+        statuses = []
+        for _ in range(154):
+            status = int(reader.readline().split()[1])
+            length = 0
+            while (line := reader.readline()) not in (b"\r\n", b""):
+                name, _, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    length = int(value)
+            reader.read(length)
+            statuses.append(status)
+        reader.close()
+    assert statuses == [200] * 154

@@ -5,7 +5,8 @@ timer is cancelled by the first byte of a request and only re-armed after a resp
 This subclass adds, per connection:
 
 * a **size cap on the request head**: the request line and every header together at most ``max_head_bytes`` (fed
-  to the parser in slices, so no more is ever buffered), one header at most ``max_header_bytes``; over either, 431;
+  to the parser in slices of at most that, so a head never holds more than twice it even when pipelined requests
+  share a read), one header at most ``max_header_bytes``; over either, 431;
 * a **deadline for the head**: complete within ``header_timeout`` seconds of the connection (or of the first byte
   of a later request on a kept-alive connection), however slowly it trickles; else 408 (a connection that sent
   nothing is just closed);
@@ -139,12 +140,12 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self._head_bytes += len(data)
             self._feed(data)
             return
-        self._head_bytes = self.max_head_bytes
+        self._head_bytes = self.max_head_bytes  # on_message_complete resets it if a (pipelined) request ends in there
         if room > 0:
             self._feed(data[:room])
         if self._refused:
             return
-        if self._in_head:  # the cap is reached and the head is still not complete
+        if self._in_head and self._head_bytes >= self.max_head_bytes:  # the cap is reached inside one head
             self._refuse(
                 431,
                 f"the request line and headers are over the limit of {self.max_head_bytes:,} bytes",
@@ -152,7 +153,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
                 hint="send fewer or shorter headers",
             )
             return
-        self.data_received(data[room:])  # the head ended inside the allowed part: the rest is body (or a new head)
+        self.data_received(data[room:])  # a head ended inside the allowed part: the rest is body or the next head
 
     def _feed(self, data: bytes) -> None:
         self._unset_keepalive_if_required()
