@@ -41,9 +41,12 @@ def wait_healthy(url: str, *, timeout: float = 30.0, proc: subprocess.Popen[Any]
 
 
 @contextlib.contextmanager
-def serve_app(app: Any) -> Iterator[str]:
-    """Serve an ASGI app on 127.0.0.1 (a port the OS picks) in a thread; yield its base URL."""
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, access_log=False, lifespan="on", ws="none")
+def serve_app(app: Any, **options: Any) -> Iterator[str]:
+    """Serve an ASGI app on 127.0.0.1 (a port the OS picks) in a thread; yield its base URL. ``options`` go to
+    ``uvicorn.Config`` (e.g. ``http=http_protocol(settings)``, the protocol ``norma serve`` runs)."""
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=0, log_config=None, access_log=False, lifespan="on", ws="none", **options
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

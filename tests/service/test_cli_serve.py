@@ -16,6 +16,15 @@ from tests.conftest import CliResult
         (["--rate-limit", "-1"], "--rate-limit"),
         (["--max-body-bytes", "10"], "--max-body-bytes"),
         (["--timeout", "0"], "--timeout"),
+        (["--header-timeout", "0"], "--header-timeout"),
+        (["--body-timeout", "-1"], "--body-timeout"),
+        (["--max-header-bytes", "10"], "--max-header-bytes"),
+        (["--max-head-bytes", "100"], "--max-head-bytes"),
+        (["--max-header-bytes", "8192", "--max-head-bytes", "4096"], "--max-head-bytes"),
+        (["--max-connections", "0"], "--max-connections"),
+        (["--auth-failure-rate", "-1"], "--auth-failure-rate"),
+        (["--auth-failure-burst", "0"], "--auth-failure-burst"),
+        (["--rate-burst", "0"], "--rate-burst"),
         (["--workers", "0"], "--workers"),
         (["--port", "70000"], "--port"),
     ],
@@ -36,5 +45,20 @@ def test_demo_without_rulebooks_exits_2(run_cli: Callable[..., CliResult], tmp_p
 def test_help_names_every_option(run_cli: Callable[..., CliResult]) -> None:
     result = run_cli("serve", "--help")
     assert result.code == 0
-    for option in ("--host", "--port", "--workers", "--db", "--log-level", "--demo", "--cors-origin"):
+    for option in (
+        "--host",
+        "--port",
+        "--workers",
+        "--db",
+        "--log-level",
+        "--demo",
+        "--cors-origin",
+        "--max-header-bytes",
+        "--max-head-bytes",
+        "--header-timeout",
+        "--body-timeout",
+        "--max-connections",
+        "--auth-failure-rate",
+        "--auth-failure-burst",
+    ):
         assert option in result.out

@@ -100,11 +100,32 @@ def test_settings_from_env_and_back() -> None:
     )
     assert (plain.db_url, plain.rate_limit, plain.cors_origins) == ("sqlite:///x.db", 7.0, ("https://a", "https://b"))
     assert ServiceSettings.from_env({}).cors_origins == ()
+    limits = ServiceSettings.from_env(
+        {
+            "NORMA_MAX_HEADER_BYTES": "2048",
+            "NORMA_MAX_HEAD_BYTES": "16384",
+            "NORMA_HEADER_TIMEOUT": "2.5",
+            "NORMA_BODY_TIMEOUT": "7",
+            "NORMA_MAX_CONNECTIONS": "64",
+            "NORMA_AUTH_FAILURE_RATE": "0.5",
+            "NORMA_AUTH_FAILURE_BURST": "3",
+        }
+    )
+    assert (limits.max_header_bytes, limits.max_head_bytes, limits.max_connections) == (2048, 16384, 64)
+    assert (limits.header_timeout, limits.body_timeout) == (2.5, 7.0)
+    assert (limits.auth_failure_rate, limits.auth_failure_burst) == (0.5, 3)
 
 
 @pytest.mark.parametrize(
     "environ",
-    [{SETTINGS_ENV: "{nope"}, {SETTINGS_ENV: "[1]"}, {"NORMA_RATE_LIMIT": "-1"}, {"NORMA_MAX_BODY_BYTES": "big"}],
+    [
+        {SETTINGS_ENV: "{nope"},
+        {SETTINGS_ENV: "[1]"},
+        {"NORMA_RATE_LIMIT": "-1"},
+        {"NORMA_MAX_BODY_BYTES": "big"},
+        {"NORMA_HEADER_TIMEOUT": "0"},
+        {"NORMA_MAX_HEADER_BYTES": "65536", "NORMA_MAX_HEAD_BYTES": "32768"},
+    ],
 )
 def test_bad_settings_are_config_errors(environ: dict[str, str]) -> None:
     from norma.errors import ConfigError

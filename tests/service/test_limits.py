@@ -23,7 +23,7 @@ from norma.errors import (
     StoreError,
 )
 from norma.service import ERROR_STATUS, RequestTimeoutError, UnauthorizedError, create_app, status_for
-from norma.service._auth import RateLimiter
+from norma.service._auth import FailedAuthLimiter, RateLimiter, key_id_of
 from norma.store import RuleStore
 from tests.service.conftest import ADMIN_KEY, bearer, make_settings
 
@@ -152,3 +152,35 @@ async def test_health_and_ready(client: httpx.AsyncClient) -> None:
         "version": health.json()["version"],
         "checks": {"store": "ok", "embedder": "ok"},
     }
+
+
+def test_failed_authentications_are_limited_per_address_and_key_id() -> None:
+    now = [0.0]
+    limiter = FailedAuthLimiter(rate=0.5, burst=2, clock=lambda: now[0])
+    limiter.check_address("10.0.0.1")
+    limiter.failed("10.0.0.1", None)
+    limiter.failed("10.0.0.1", None)
+    with pytest.raises(RateLimitedError) as refused:  # the address is stopped before its key is looked at
+        limiter.check_address("10.0.0.1")
+    assert refused.value.retry_after == 2
+    assert "client address" in refused.value.message
+    with pytest.raises(RateLimitedError):
+        limiter.failed("10.0.0.1", None)
+    limiter.check_address("10.0.0.2")  # other addresses are not affected
+    now[0] = 2.0  # one failure's worth refilled
+    limiter.check_address("10.0.0.1")
+    # a key id: failures from many addresses add up; its right secret is never asked about (no check_key_id)
+    limiter.failed("10.1.0.1", "0123456789ab")
+    limiter.failed("10.1.0.2", "0123456789ab")
+    with pytest.raises(RateLimitedError) as by_key:
+        limiter.failed("10.1.0.3", "0123456789ab")
+    assert "0123456789ab" in by_key.value.message
+    FailedAuthLimiter(rate=0, burst=1).failed("a", "b")  # 0 turns it off
+    FailedAuthLimiter(rate=0, burst=1).failed("a", "b")
+
+
+def test_key_ids_are_read_from_stored_key_secrets(acme_key: str) -> None:
+    assert key_id_of(acme_key) == acme_key.split("_")[1]
+    assert key_id_of("nrm_0123456789ab_token") == "0123456789ab"
+    for secret in ("bogus", "nrm_0123456789AB_token", "nrm_0123456789ab_", "nrm_012345_token", "xyz_0123456789ab_t"):
+        assert key_id_of(secret) is None

@@ -54,7 +54,7 @@ STATELESS = {
     ("POST", "/v1/names/generate"),
 }
 """Capability routes any valid key may call: they compute on the request alone and never touch the store."""
-PAGES = {"/", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc", "/static"}
+PAGES = {"/", "/openapi.json", "/docs", "/docs/assets", "/docs/start.js", "/redoc", "/static"}
 """What the router serves outside the OpenAPI schema (documentation, the playground and its files)."""
 
 WORDS = [

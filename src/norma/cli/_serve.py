@@ -58,8 +58,27 @@ def _banner(host: str, port: int, demo: DemoTenant | None) -> dict[str, Any]:
 @click.option("--log-level", type=click.Choice(_LEVELS), default="info", show_default=True)
 @click.option("--audit-docs", type=click.Path(path_type=Path), default=None, help="Normative documents for /v1/audit.")
 @click.option("--rate-limit", type=float, default=None, help="Requests/s per key and worker (0: off; default 100).")
+@click.option("--rate-burst", type=int, default=None, help="Requests a key may make at once (default 200).")
+@click.option(
+    "--auth-failure-rate",
+    type=float,
+    default=None,
+    help="Failed authentications/s per client address and per key id, after the burst (0: off; default 1).",
+)
+@click.option(
+    "--auth-failure-burst", type=int, default=None, help="Failed authentications allowed at once (default 20)."
+)
 @click.option("--max-body-bytes", type=int, default=None, help="Largest request body (default 1 MiB).")
 @click.option("--timeout", "request_timeout", type=float, default=None, help="Seconds per request (default 30).")
+@click.option("--max-header-bytes", type=int, default=None, help="Largest single request header (default 8 KiB).")
+@click.option(
+    "--max-head-bytes", type=int, default=None, help="Largest request line and headers together (default 32 KiB)."
+)
+@click.option(
+    "--header-timeout", type=float, default=None, help="Seconds to send a complete request head (default 10)."
+)
+@click.option("--body-timeout", type=float, default=None, help="Seconds to send a whole request body (default 30).")
+@click.option("--max-connections", type=int, default=None, help="Open connections per worker (default 1000).")
 @click.option("--cors-origin", "cors_origins", multiple=True, help="Allow browser calls from this origin (repeatable).")
 @click.option(
     "--graceful-timeout",
@@ -86,8 +105,16 @@ def serve(
     log_level: str,
     audit_docs: Path | None,
     rate_limit: float | None,
+    rate_burst: int | None,
+    auth_failure_rate: float | None,
+    auth_failure_burst: int | None,
     max_body_bytes: int | None,
     request_timeout: float | None,
+    max_header_bytes: int | None,
+    max_head_bytes: int | None,
+    header_timeout: float | None,
+    body_timeout: float | None,
+    max_connections: int | None,
     cors_origins: tuple[str, ...],
     graceful_timeout: int,
     int8: bool,
@@ -108,7 +135,7 @@ def serve(
         import uvicorn
 
         from norma.cli._workers import reuse_port_available, run_reuse_port_workers
-        from norma.service import SETTINGS_ENV, ServiceSettings, logging_config, seed_demo_tenant
+        from norma.service import SETTINGS_ENV, ServiceSettings, http_protocol, logging_config, seed_demo_tenant
     except ImportError as exc:
         raise MissingDependencyError(
             "the HTTP service", extra="service", install="pip install 'norma[service]'"
@@ -120,8 +147,16 @@ def serve(
         "admin_key": os.environ.get("NORMA_ADMIN_KEY") or None,
         "audit_docs": audit_docs,
         "rate_limit": rate_limit,
+        "rate_burst": rate_burst,
+        "auth_failure_rate": auth_failure_rate,
+        "auth_failure_burst": auth_failure_burst,
         "max_body_bytes": max_body_bytes,
         "request_timeout": request_timeout,
+        "max_header_bytes": max_header_bytes,
+        "max_head_bytes": max_head_bytes,
+        "header_timeout": header_timeout,
+        "body_timeout": body_timeout,
+        "max_connections": max_connections,
         "cors_origins": cors_origins,
     }
     try:
@@ -160,6 +195,7 @@ def serve(
         "access_log": False,
         "server_header": False,
         "ws": "none",  # no WebSocket routes
+        "http": http_protocol(settings),  # httptools with caps on the request head's size and time, and connections
         "timeout_graceful_shutdown": graceful_timeout,
     }
     try:

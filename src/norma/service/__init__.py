@@ -1,6 +1,8 @@
 """norma over HTTP: a FastAPI app factory whose routes are thin adapters over the library (see docs/service.md).
 
 * :func:`create_app` — the ASGI app for a :class:`ServiceSettings` (``norma serve`` runs it with uvicorn).
+* :func:`http_protocol` — the HTTP protocol ``norma serve`` gives uvicorn: caps on the request head's size and time
+  and on open connections (``uvicorn.run(app, http=http_protocol(settings))`` for your own uvicorn).
 * :data:`ERROR_STATUS` — the one table from norma's errors to HTTP statuses; the service's own errors are
   :class:`UnauthorizedError` (401) and :class:`RequestTimeoutError` (503).
 * :func:`logging_config` — JSON-lines logging for uvicorn (never a secret).
@@ -19,6 +21,7 @@ from norma.service._errors import (
     status_for,
 )
 from norma.service._logging import logging_config
+from norma.service._protocol import http_protocol
 from norma.service._settings import SETTINGS_ENV, ServiceSettings
 
 __all__ = [
@@ -33,6 +36,7 @@ __all__ = [
     "UnauthorizedError",
     "app_from_env",
     "create_app",
+    "http_protocol",
     "logging_config",
     "seed_demo_tenant",
     "status_for",

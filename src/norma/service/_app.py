@@ -1,5 +1,10 @@
 """``create_app(settings)``: the FastAPI application — routes under ``/v1``, one error table, the edge middleware,
-the playground at ``/`` — and :func:`app_from_env`, the factory uvicorn workers call (``norma serve``)."""
+the playground at ``/``, the API docs at ``/docs`` and ``/redoc`` (offline) — and :func:`app_from_env`, the factory
+uvicorn workers call (``norma serve``).
+
+No route redirects: a path with a trailing slash is another path (404), never a ``307`` to a URL built from the
+client's ``Host`` header.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.staticfiles import StaticFiles
 
+import norma.service._docs as docs
 import norma.service._routes_admin as routes_admin
 import norma.service._routes_system as routes_system
 import norma.service._routes_tenants as routes_tenants
@@ -70,9 +76,14 @@ def create_app(settings: ServiceSettings | None = None, *, store: Store | None =
         version=__version__,
         description=_DESCRIPTION,
         lifespan=lifespan,
+        redirect_slashes=False,
+        docs_url=None,  # served by norma.service._docs, from the package instead of a CDN
+        redoc_url=None,
     )
     app.state.norma = state
     install_error_handlers(app)
+    app.include_router(docs.router)
+    app.mount(docs.ASSETS_URL, StaticFiles(directory=docs.ASSETS_DIR), name="docs-assets")
     app.include_router(routes_system.router)
     app.include_router(routes_tenants.router)
     app.include_router(routes_tools.router)
@@ -87,7 +98,14 @@ def create_app(settings: ServiceSettings | None = None, *, store: Store | None =
             allow_methods=["GET", "POST", "PUT", "DELETE"],
             allow_headers=["Authorization", "Content-Type", "X-API-Key", "X-Request-ID"],
         )
-    app.add_middleware(EdgeMiddleware, max_body_bytes=settings.max_body_bytes)
+    keyed = [*routes_tenants.router.routes, *routes_tools.router.routes, *routes_admin.router.routes]
+    app.add_middleware(
+        EdgeMiddleware,
+        max_body_bytes=settings.max_body_bytes,
+        body_timeout=settings.body_timeout,
+        state=state,
+        keyed_routes=keyed,
+    )
     return app
 
 

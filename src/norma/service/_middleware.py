@@ -1,5 +1,9 @@
-"""The edge every request crosses first: request id, body size cap, security headers and the access log.
+"""The edge every request crosses first: request id, authentication from the request head, body size cap and
+deadline, security headers and the access log.
 
+Order, for a route that needs a key: the key is checked from the headers alone (401 / 429 without reading a byte of
+the body, and ``Connection: close`` when a body was announced, so it is never read), then the body is read whole
+under ``max_body_bytes`` (413) and ``body_timeout`` (408, then the connection is closed), then the route runs.
 Plain ASGI (no per-request task or buffering beyond the capped body), so it costs microseconds.
 """
 
@@ -10,14 +14,30 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import MutableMapping
-from typing import Any
+from collections.abc import MutableMapping, Sequence
+from typing import TYPE_CHECKING, Any
 
+import anyio
+from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from norma.errors import NormaError
+from norma.service._errors import norma_error_response
 from norma.service._logging import ACCESS_LOGGER
+from norma.service._state import PRINCIPAL_STATE
 
-__all__ = ["API_CSP", "EdgeMiddleware", "PAGE_CSP", "SECURITY_HEADERS"]
+if TYPE_CHECKING:
+    from norma.service._state import ServiceState
+
+__all__ = [
+    "API_CSP",
+    "DOCS_CSP",
+    "EdgeMiddleware",
+    "PAGE_CSP",
+    "PROBLEM_TITLES",
+    "SECURITY_HEADERS",
+    "problem_body",
+]
 
 SECURITY_HEADERS: tuple[tuple[str, str], ...] = (
     ("x-content-type-options", "nosniff"),
@@ -38,34 +58,91 @@ PAGE_CSP = (
 API_CSP = "default-src 'none'; frame-ancestors 'none'"
 """API responses are data, never a document to render."""
 
+DOCS_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; base-uri 'none'; form-action 'none'; "
+    "frame-ancestors 'none'"
+)
+"""The API documentation pages' (``/docs``, ``/redoc``) Content-Security-Policy: scripts, styles, images and calls
+from this server only, so the pages never reach another host (Swagger UI and ReDoc set inline styles)."""
+
 _DOCS_PATHS = ("/docs", "/redoc")
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 _log = logging.getLogger(ACCESS_LOGGER)
 _errors_log = logging.getLogger("norma.service")
 
 
-def _problem(status: int, detail: str, request_id: str, **extra: str) -> tuple[Message, Message]:
-    title = {413: "request too large", 500: "internal error"}[status]
+PROBLEM_TITLES: dict[int, str] = {
+    400: "bad request",
+    408: "request timeout",
+    413: "request too large",
+    431: "request header fields too large",
+    500: "internal error",
+    503: "service unavailable",
+}
+"""Titles of the problems answered below the routes (here and by the HTTP protocol of ``norma serve``)."""
+
+
+class _ClientGone(Exception):
+    """The client closed the connection before its body was in (nobody is left to answer)."""
+
+
+def problem_body(status: int, detail: str, **extra: str) -> bytes:
+    """A problem (RFC 9457) as JSON bytes, in the shape of the routes' problems: type, title, status, detail, …"""
+    title = PROBLEM_TITLES[status]
     problem = {"type": f"urn:norma:problem:{title.replace(' ', '-')}", "title": title, "status": status}
-    body = json.dumps({**problem, "detail": detail, **extra}).encode()
-    start: Message = {
-        "type": "http.response.start",
-        "status": status,
-        "headers": [
-            (b"content-type", b"application/problem+json"),
-            (b"content-length", str(len(body)).encode()),
-            (b"x-request-id", request_id.encode()),
-        ],
-    }
+    return json.dumps({**problem, "detail": detail, **extra}).encode()
+
+
+def _problem(
+    status: int, detail: str, request_id: str, *, close: bool = False, **extra: str
+) -> tuple[Message, Message]:
+    body = problem_body(status, detail, **extra)
+    headers = [
+        (b"content-type", b"application/problem+json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"x-request-id", request_id.encode()),
+    ]
+    if close:
+        headers.append((b"connection", b"close"))
+    start: Message = {"type": "http.response.start", "status": status, "headers": headers}
     return start, {"type": "http.response.body", "body": body, "more_body": False}
 
 
-class EdgeMiddleware:
-    """Wraps the app: caps the body at ``max_body_bytes`` (413), adds headers, logs one line per request."""
+def _keyed_patterns(routes: Sequence[BaseRoute]) -> dict[str, re.Pattern[str]]:
+    """One regular expression per method matching the paths of ``routes`` (the routes' own path patterns, joined)."""
+    by_method: dict[str, list[str]] = {}
+    for route in routes:
+        regex: re.Pattern[str] | None = getattr(route, "path_regex", None)
+        methods: set[str] = getattr(route, "methods", None) or set()
+        if regex is None:
+            raise TypeError(f"{route!r} has no path pattern")
+        unnamed = re.sub(r"\(\?P<\w+>", "(?:", regex.pattern)
+        for method in methods:
+            by_method.setdefault(method, []).append(f"(?:{unnamed})")
+    return {method: re.compile("|".join(parts)) for method, parts in by_method.items()}
 
-    def __init__(self, app: ASGIApp, *, max_body_bytes: int) -> None:
+
+class EdgeMiddleware:
+    """Wraps the app: authenticates requests to ``keyed_routes`` from their headers (through ``state``), caps the
+    body at ``max_body_bytes`` (413) and its arrival at ``body_timeout`` seconds (408), adds headers, logs one line
+    per request."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        max_body_bytes: int,
+        body_timeout: float = 30.0,
+        state: ServiceState | None = None,
+        keyed_routes: Sequence[BaseRoute] = (),
+    ) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
+        self.body_timeout = body_timeout
+        self.state = state
+        self.keyed_routes = tuple(keyed_routes)
+        self._keyed = _keyed_patterns(self.keyed_routes)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -87,31 +164,78 @@ class EdgeMiddleware:
             await send(message)
 
         try:
-            replay = await self._read_capped(headers, receive, outcome)
-            if replay is None:
-                start, body = _problem(
-                    413,
-                    f"the request body is over the limit of {self.max_body_bytes:,} bytes",
-                    request_id,
-                    field="body",
-                    hint="send less per request (split a bulk import into batches)",
-                )
+            await self._handle(scope, receive, send_wrapped, headers, request_id, outcome)
+        except Exception:
+            _errors_log.exception("unhandled error on %s %s", scope.get("method", ""), path)
+            if outcome["status"] == 0:  # answer 500 ourselves, once; the traceback stays in the log
+                start, body = _problem(500, "internal error (logged on the server)", request_id)
                 await send_wrapped(start)
                 await send_wrapped(body)
-                return
-            try:
-                await self.app(scope, replay, send_wrapped)
-            except Exception:
-                _errors_log.exception("unhandled error on %s %s", scope.get("method", ""), path)
-                if outcome["status"] == 0:  # answer 500 ourselves, once; the traceback stays in the log
-                    start, body = _problem(500, "internal error (logged on the server)", request_id)
-                    await send_wrapped(start)
-                    await send_wrapped(body)
         finally:
             self._log(scope, request_id, outcome, started)
 
+    async def _handle(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: dict[str, str],
+        request_id: str,
+        outcome: dict[str, Any],
+    ) -> None:
+        pending = headers.get("content-length", "0") != "0" or "transfer-encoding" in headers
+        if self.state is not None and self._needs_key(scope):
+            client = scope.get("client")
+            scope_state = scope.setdefault("state", {})
+            try:
+                principal = await self.state.authenticate_head(headers, client[0] if client else None)
+                scope_state["key_id"] = principal.key_id
+                self.state.limiter.check(principal.key_id)
+            except NormaError as exc:  # 401 / 429 (or 503: the store is down), the body left unread
+                response = norma_error_response(exc)
+                if pending:
+                    response.headers["connection"] = "close"
+                await response(scope, receive, send)
+                return
+            scope_state[PRINCIPAL_STATE] = principal
+        try:
+            if pending:
+                with anyio.fail_after(self.body_timeout):
+                    replay = await self._read_capped(headers, receive, outcome)
+            else:
+                replay = receive
+        except _ClientGone:
+            outcome["status"] = 499  # logged as nginx does: the client closed the request before its body was in
+            return
+        except TimeoutError:
+            start, body = _problem(
+                408,
+                f"the request body did not arrive within {self.body_timeout:g} s",
+                request_id,
+                close=True,
+                field="body",
+                hint="send the whole body at once, right after the headers",
+            )
+            await send(start)
+            await send(body)
+            return
+        if replay is None:
+            start, body = _problem(
+                413,
+                f"the request body is over the limit of {self.max_body_bytes:,} bytes",
+                request_id,
+                close=pending,
+                field="body",
+                hint="send less per request (split a bulk import into batches)",
+            )
+            await send(start)
+            await send(body)
+            return
+        await self.app(scope, replay, send)
+
     async def _read_capped(self, headers: dict[str, str], receive: Receive, outcome: dict[str, Any]) -> Receive | None:
-        """A receive that replays the whole body, or None when the body is over the cap."""
+        """A receive that replays the whole body, or None when the body is over the cap; _ClientGone when the client
+        disconnects first."""
         declared = headers.get("content-length")
         if declared is not None:
             try:
@@ -126,7 +250,7 @@ class EdgeMiddleware:
         while True:
             message = await receive()
             if message["type"] != "http.request":
-                break
+                raise _ClientGone
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.max_body_bytes:
@@ -147,13 +271,26 @@ class EdgeMiddleware:
 
         return replay
 
+    def _needs_key(self, scope: Scope) -> bool:
+        """Whether the request goes to a route that needs an API key (method and path both match)."""
+        pattern = self._keyed.get(scope.get("method", ""))
+        if pattern is None:
+            return False
+        path: str = scope.get("path", "")
+        root: str = scope.get("root_path", "")
+        if root and path.startswith(root):
+            path = path[len(root) :]
+        return pattern.match(path) is not None
+
     @staticmethod
     def _headers(path: str, headers: list[tuple[bytes, bytes]], request_id: str) -> list[tuple[bytes, bytes]]:
         present = {k.lower() for k, _ in headers}
         extra: list[tuple[str, str]] = [("x-request-id", request_id), *SECURITY_HEADERS]
         if path == "/" or path.startswith("/static/"):
             extra.append(("content-security-policy", PAGE_CSP))
-        elif not path.startswith(_DOCS_PATHS):
+        elif path.startswith(_DOCS_PATHS):
+            extra.append(("content-security-policy", DOCS_CSP))
+        else:
             extra.append(("content-security-policy", API_CSP))
             extra.append(("cache-control", "no-store"))
         for name, value in extra:

@@ -29,6 +29,13 @@ _ENV_FIELDS: dict[str, str] = {
     "NORMA_REQUEST_TIMEOUT": "request_timeout",
     "NORMA_RATE_LIMIT": "rate_limit",
     "NORMA_RATE_BURST": "rate_burst",
+    "NORMA_AUTH_FAILURE_RATE": "auth_failure_rate",
+    "NORMA_AUTH_FAILURE_BURST": "auth_failure_burst",
+    "NORMA_MAX_HEADER_BYTES": "max_header_bytes",
+    "NORMA_MAX_HEAD_BYTES": "max_head_bytes",
+    "NORMA_HEADER_TIMEOUT": "header_timeout",
+    "NORMA_BODY_TIMEOUT": "body_timeout",
+    "NORMA_MAX_CONNECTIONS": "max_connections",
     "NORMA_CORS_ORIGINS": "cors_origins",
     "NORMA_AUDIT_DOCS": "audit_docs",
 }
@@ -51,12 +58,38 @@ class ServiceSettings(BaseModel):
     """Requests per second allowed per API key and worker process (token bucket); 0 turns the limit off."""
     rate_burst: int = Field(default=200, ge=1)
     """Requests a key may make at once before the rate applies (the bucket's size)."""
+    auth_failure_rate: float = Field(default=1.0, ge=0)
+    """Failed authentications per second allowed per client address and per key id, after the burst (token
+    buckets per worker process); past it the answer is 429 with ``Retry-After``; 0 turns the limit off."""
+    auth_failure_burst: int = Field(default=20, ge=1)
+    """Failed authentications a client address (or a key id) may make at once before the rate applies."""
+    max_header_bytes: int = Field(default=8 * 1024, ge=256, le=1024 * 1024)
+    """Largest single request header (name and value); a bigger one gets 431 (``norma serve`` only)."""
+    max_head_bytes: int = Field(default=32 * 1024, ge=1024, le=16 * 1024 * 1024)
+    """Largest request head (request line and every header together); a bigger one gets 431 before more of it is
+    read (``norma serve`` only)."""
+    header_timeout: float = Field(default=10.0, gt=0, le=3600)
+    """Seconds a client has to send a complete request head, counted from its connection (or from the first byte of
+    a later request on a kept-alive connection); then 408 and the connection is closed (``norma serve`` only)."""
+    body_timeout: float = Field(default=30.0, gt=0, le=3600)
+    """Seconds a client has to send the whole request body once its head is in; then 408 and the connection is
+    closed."""
+    max_connections: int = Field(default=1000, ge=1, le=1_000_000)
+    """Open connections per worker process; one more is answered 503 and closed at once (``norma serve`` only)."""
     cors_origins: tuple[str, ...] = ()
     """Origins allowed to call the API from a browser; empty (the default): CORS is off."""
     audit_docs: Path | None = None
     """Folder of normative documents for ``POST /v1/audit``; None: audits run without documents."""
     playground: bool = True
     """Serve the playground page at ``/``."""
+
+    @pydantic.field_validator("max_head_bytes")
+    @classmethod
+    def _head_holds_a_header(cls, value: int, info: pydantic.ValidationInfo) -> int:
+        header = info.data.get("max_header_bytes")
+        if isinstance(header, int) and value < header:
+            raise ValueError(f"must be at least max_header_bytes ({header})")
+        return value
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ServiceSettings:

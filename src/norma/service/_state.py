@@ -1,18 +1,27 @@
-"""What one app instance holds: its settings, its rule store (opened on first use), the rate limiter, the audit
-documents, and the one way routes run library calls (in a worker thread, under the request timeout)."""
+"""What one app instance holds: its settings, its rule store (opened on first use), the rate limiters (requests per
+key, failed authentications per address and key id), the audit documents, and the one way routes run library calls
+(in a worker thread, under the request timeout)."""
 
 from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import anyio.to_thread
 from starlette.requests import Request
 
-from norma.service._auth import ADMIN_KEY_ID, Principal, RateLimiter, matches_admin_key, read_secret
+from norma.service._auth import (
+    ADMIN_KEY_ID,
+    FailedAuthLimiter,
+    Principal,
+    RateLimiter,
+    key_id_of,
+    matches_admin_key,
+    secret_from_headers,
+)
 from norma.service._errors import RequestTimeoutError, UnauthorizedError
 from norma.service._settings import ServiceSettings
 
@@ -20,7 +29,10 @@ if TYPE_CHECKING:
     from norma.matching import TenantMatchers
     from norma.store import Store
 
-__all__ = ["ServiceState", "get_state"]
+__all__ = ["PRINCIPAL_STATE", "ServiceState", "get_state"]
+
+PRINCIPAL_STATE = "norma.principal"
+"""Where the edge middleware leaves the authenticated :class:`Principal` in the request's ``scope["state"]``."""
 
 T = TypeVar("T")
 
@@ -36,6 +48,7 @@ class ServiceState:
         self._documents: Any = None
         self._llm: tuple[Any] | None = None
         self.limiter = RateLimiter(settings.rate_limit, settings.rate_burst)
+        self.failures = FailedAuthLimiter(settings.auth_failure_rate, settings.auth_failure_burst)
         self._batching: dict[str, Any] = {}
         self._matchers: TenantMatchers | None = None
 
@@ -117,19 +130,43 @@ class ServiceState:
             raise RequestTimeoutError(seconds) from None
 
     async def authenticate(self, request: Request) -> Principal:
-        """The caller of ``request`` (UnauthorizedError when the key is missing or unknown), rate-limited per key."""
-        secret = read_secret(request)
-        admin = self.settings.admin_key.get_secret_value() if self.settings.admin_key is not None else None
-        if matches_admin_key(secret, admin):
-            principal = Principal(key_id=ADMIN_KEY_ID, tenant_id=None, admin=True)
-        else:
-            key = await self.run(self.store.check_api_key, secret)
-            if key is None:
-                raise UnauthorizedError("the API key is not valid")
-            principal = Principal(key_id=key.key_id, tenant_id=key.tenant_id, admin=key.admin)
+        """The caller of ``request``: the one the edge middleware authenticated from the request head, else
+        :meth:`authenticate_head` now."""
+        principal = request.scope.get("state", {}).get(PRINCIPAL_STATE)
+        if isinstance(principal, Principal):
+            return principal
+        principal = await self.authenticate_head(request.headers, request.client.host if request.client else None)
         request.state.key_id = principal.key_id
         self.limiter.check(principal.key_id)
         return principal
+
+    async def authenticate_head(self, headers: Mapping[str, str], client: str | None) -> Principal:
+        """The caller named by a request's headers (lower-case names), never its body; the caller then checks the
+        key's request rate (``self.limiter.check(principal.key_id)``).
+
+        UnauthorizedError when the key is missing or unknown; RateLimitedError when the client address has used up
+        its failed authentications (checked first: its key is not looked up) or when this failure is one too many
+        for the address or the key id it names.
+        """
+        address = client or "unknown"
+        self.failures.check_address(address)
+        secret: str | None = None
+        try:
+            secret = secret_from_headers(headers)
+            principal = await self._principal(secret)
+        except UnauthorizedError:
+            self.failures.failed(address, key_id_of(secret) if secret else None)
+            raise
+        return principal
+
+    async def _principal(self, secret: str) -> Principal:
+        admin = self.settings.admin_key.get_secret_value() if self.settings.admin_key is not None else None
+        if matches_admin_key(secret, admin):
+            return Principal(key_id=ADMIN_KEY_ID, tenant_id=None, admin=True)
+        key = await self.run(self.store.check_api_key, secret)
+        if key is None:
+            raise UnauthorizedError("the API key is not valid")
+        return Principal(key_id=key.key_id, tenant_id=key.tenant_id, admin=key.admin)
 
     def close(self) -> None:
         """Close the store if this state opened it."""
