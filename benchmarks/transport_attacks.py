@@ -28,8 +28,6 @@ import contextlib
 import datetime as dt
 import os
 import platform
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -41,31 +39,14 @@ from typing import Any
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository, for the tests' server helpers
+
+from tests.service._server import free_port, stop_process, tree_rss
+
 from norma.store import open_store
 
 MiB = 1024 * 1024
 ATTACKS = ("giant-header", "held-headers", "trickle", "length-lie", "chunked")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def tree_rss(pid: int) -> int:
-    """Resident memory (bytes) of ``pid`` and its descendants."""
-    total = 0
-    pending = [pid]
-    while pending:
-        current = pending.pop()
-        with contextlib.suppress(OSError):
-            for line in Path(f"/proc/{current}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1]) * 1024
-            for task in Path(f"/proc/{current}/task").iterdir():
-                pending.extend(int(c) for c in (task / "children").read_text().split())
-    return total
 
 
 @contextlib.contextmanager
@@ -257,12 +238,7 @@ def main() -> int:
                 time.sleep(3)  # let refused connections drain and close before the next attack
             alive = httpx.get(f"http://127.0.0.1:{port}/v1/health", timeout=10).status_code
         finally:
-            server.send_signal(signal.SIGTERM)
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+            stop_process(server, timeout=30)
     when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     print(
         f"transport_attacks: norma from {source}; {when}; {os.cpu_count()} cores; Python "

@@ -41,6 +41,7 @@ __all__ = [
     "check_unicode",
     "compile_pattern",
     "ensure_public_host",
+    "is_unicode",
     "load_json",
     "load_yaml",
     "parse_yaml_bounded",
@@ -88,7 +89,7 @@ def _field_path(path: list[str | int]) -> str:
     return out if len(out) <= 160 else out[:157] + "..."
 
 
-def _is_unicode(text: str) -> bool:
+def is_unicode(text: str) -> bool:
     """Whether ``text`` is valid Unicode (no lone surrogate, so it can be written as UTF-8)."""
     if text.isascii():
         return True
@@ -122,7 +123,7 @@ def _check_shape(value: Any, limits: InputLimits, source: str | None, *, finite:
             )
         if not isinstance(item, (dict, list, tuple)):
             if isinstance(item, str):
-                if not _is_unicode(item):
+                if not is_unicode(item):
                     raise _ShapeError(
                         InvalidInputError(
                             "text is not valid Unicode (it holds a lone surrogate such as \\ud800)",
@@ -212,7 +213,7 @@ def check_unicode(value: Any, *, source: str | None = None) -> None:
     while stack:
         item, path = stack.pop()
         if isinstance(item, str):
-            if not _is_unicode(item):
+            if not is_unicode(item):
                 raise InvalidInputError(
                     "text is not valid Unicode (it holds a lone surrogate such as \\ud800)",
                     source=source,

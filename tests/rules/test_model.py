@@ -20,6 +20,7 @@ from norma.rules import (
     rule_fingerprint,
     rule_texts,
 )
+from tests.rules._values import nested
 
 
 def test_scope_is_case_insensitive() -> None:
@@ -77,18 +78,10 @@ def test_a_good_tenant_id_is_returned() -> None:
     assert check_tenant_id("acme-bank") == "acme-bank"
 
 
-def _chain(depth: int) -> dict[str, object]:
-    value: object = "bottom"
-    for _ in range(depth - 1):
-        value = {"k": value}
-    assert isinstance(value, dict)
-    return value
-
-
 @pytest.mark.parametrize(
     ("metadata", "message"),
     [
-        (_chain(MAX_METADATA_DEPTH + 1), f"nests deeper than {MAX_METADATA_DEPTH} levels"),
+        (nested(MAX_METADATA_DEPTH + 1), f"nests deeper than {MAX_METADATA_DEPTH} levels"),
         ({"a": [1, {"b": math.inf}]}, r"metadata\.a\[1\]\.b must be a finite number"),
         ({"a": {1: "x"}}, "key 1 at metadata.a must be a string"),
         ({"a": {"b"}}, "is a set, not a JSON value"),
@@ -106,8 +99,8 @@ def test_metadata_is_json_within_the_limits(metadata: dict[str, object], message
 
 
 def test_metadata_at_the_limits_is_accepted_and_tuples_become_lists() -> None:
-    deepest = Rule(id="r", condition_text="c", metadata=_chain(MAX_METADATA_DEPTH))
-    assert deepest.metadata == _chain(MAX_METADATA_DEPTH)
+    deepest = Rule(id="r", condition_text="c", metadata=nested(MAX_METADATA_DEPTH))
+    assert deepest.metadata == nested(MAX_METADATA_DEPTH)
     rule = Rule(id="r", condition_text="c", metadata={"span": (1, 2), "big": 10**4000, "x": "x\x85\x00"})
     assert rule.metadata == {"span": [1, 2], "big": 10**4000, "x": "x\x85\x00"}
     assert Rule.from_mapping(rule.to_dict()) == rule

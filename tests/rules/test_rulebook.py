@@ -12,6 +12,7 @@ from norma._safety import load_json, load_yaml
 from norma.errors import InvalidInputError, LimitExceededError
 from norma.rules import MAX_RULEBOOK_VALUES, Rule, RulebookError, Scope, dump_rulebook, load_rulebook
 from tests.conftest import EXAMPLES
+from tests.rules._values import METADATA_VALUES, RULE_TEXTS
 
 BANKING = EXAMPLES / "rulebooks" / "banking-support.yaml"
 
@@ -141,32 +142,17 @@ def test_a_source_that_is_neither_path_nor_data_is_invalid_input(source: object)
         load_rulebook(source, tenant_id="t")  # type: ignore[arg-type]
 
 
-_ANY_TEXT = st.text(min_size=1, max_size=60).filter(str.strip)  # every code point but surrogates: Cc, NEL, LS, PS...
-_ANY_JSON = st.recursive(
-    st.one_of(
-        st.none(),
-        st.booleans(),
-        st.integers(),
-        st.floats(allow_nan=False, allow_infinity=False),
-        st.text(max_size=30),
-        st.sampled_from(["x\x85\u2028y", "\x85", "\u2029 ", "a\r\nb\r", "\ufeff", "\x00", "null", "~", "- x", "'\""]),
-    ),
-    lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(st.text(max_size=12), children)),
-    max_leaves=12,
-)
-
-
 @st.composite
 def any_rules(draw: st.DrawFn) -> Rule:
     ids = st.text(st.characters(exclude_categories=("Cc", "Cs")), min_size=1, max_size=30).map(str.strip)
     try:
         return Rule(
             id=draw(ids),
-            condition_text=draw(_ANY_TEXT),
+            condition_text=draw(RULE_TEXTS),
             action_text=draw(st.one_of(st.just(""), st.text(max_size=60))),
             tags=draw(st.lists(st.text(max_size=20), max_size=3)),
-            examples=draw(st.lists(_ANY_TEXT, max_size=3)),
-            metadata=draw(st.dictionaries(st.text(max_size=12), _ANY_JSON, max_size=4)),
+            examples=draw(st.lists(RULE_TEXTS, max_size=3)),
+            metadata=draw(st.dictionaries(st.text(max_size=12), METADATA_VALUES, max_size=4)),
         )
     except InvalidInputError:
         reject()

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import uvicorn
 
-__all__ = ["free_port", "serve_app", "serve_process", "wait_healthy"]
+__all__ = ["free_port", "serve_app", "serve_process", "stop_process", "tree_rss", "wait_healthy"]
 
 NORMA = str(Path(sys.executable).parent / "norma")
 
@@ -26,6 +26,33 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def stop_process(proc: subprocess.Popen[Any], *, timeout: float = 20.0) -> None:
+    """SIGTERM (a graceful shutdown), then SIGKILL after ``timeout`` seconds; nothing when it already ended."""
+    if proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def tree_rss(pid: int) -> int:
+    """Resident memory (bytes) of ``pid`` and all its descendants, from /proc."""
+    total = 0
+    pending = [pid]
+    while pending:
+        current = pending.pop()
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{current}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) * 1024
+            for task in Path(f"/proc/{current}/task").iterdir():
+                pending.extend(int(c) for c in (task / "children").read_text().split())
+    return total
 
 
 def wait_healthy(url: str, *, timeout: float = 30.0, proc: subprocess.Popen[Any] | None = None) -> None:
@@ -85,12 +112,6 @@ def serve_process(
         wait_healthy(url, proc=proc)
         yield url, proc
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop_process(proc)
         if proc.stdout is not None:
             proc.stdout.close()

@@ -9,31 +9,15 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from tests.service._server import serve_process
+from tests.service._server import serve_process, tree_rss
 from tests.service.test_transport import _address, _read_answer, _request, exchange
 
 pytestmark = pytest.mark.slow
 
 MiB = 1024 * 1024
-
-
-def tree_rss(pid: int) -> int:
-    """Resident memory (bytes) of ``pid`` and all its descendants, from /proc."""
-    total = 0
-    pending = [pid]
-    while pending:
-        current = pending.pop()
-        with contextlib.suppress(OSError):
-            for line in Path(f"/proc/{current}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1]) * 1024
-            for task in Path(f"/proc/{current}/task").iterdir():
-                pending.extend(int(c) for c in (task / "children").read_text().split())
-    return total
 
 
 @pytest.fixture(scope="module")

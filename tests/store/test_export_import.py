@@ -18,40 +18,14 @@ from norma.embeddings import Embedder
 from norma.errors import InvalidInputError
 from norma.rules import MAX_METADATA_DEPTH, Rule, Scope, load_rulebook
 from norma.store import RuleStore, export_rulebook, import_rulebook
+from tests.rules._values import METADATA_VALUES, RULE_TEXTS, nested
 
 _tenants = itertools.count()
 
-_TEXT = st.text(min_size=1, max_size=40).filter(str.strip)
 _IDS = st.text(st.characters(exclude_categories=("Cc", "Cs")), min_size=1, max_size=30).map(str.strip).filter(bool)
-_SCALARS = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=30),
-    st.sampled_from(["x\x85\u2028y", "\x85", "\u2029", "a\r\nb", "\ufeff", "\x00", "null", "1e999", "- x", "'"]),
-)
-_JSON = st.recursive(
-    _SCALARS,
-    lambda children: st.one_of(
-        st.lists(children, max_size=4), st.dictionaries(st.text(max_size=12), children, max_size=4)
-    ),
-    max_leaves=15,
-)
-
-
-def _chain(depth: int) -> dict[str, Any]:
-    """Metadata nested exactly ``depth`` levels (the mapping is level 1; the innermost value the last level)."""
-    value: Any = "bottom"
-    for _ in range(depth - 1):
-        value = {"k": value}
-    assert isinstance(value, dict)
-    return value
-
-
 _METADATA = st.one_of(
-    st.dictionaries(st.text(max_size=12), _JSON, max_size=4),
-    st.integers(2, MAX_METADATA_DEPTH).map(_chain),
+    st.dictionaries(st.text(max_size=12), METADATA_VALUES, max_size=4),
+    st.integers(2, MAX_METADATA_DEPTH).map(nested),
 )
 
 
@@ -60,7 +34,7 @@ def _rules(draw: st.DrawFn) -> dict[str, Any]:
     scope = draw(st.sampled_from(list(Scope)))
     return {
         "id": draw(_IDS),
-        "condition_text": draw(_TEXT),
+        "condition_text": draw(RULE_TEXTS),
         "action_text": draw(st.one_of(st.just(""), st.text(max_size=40))),
         "scope": scope,
         "scenario_id": None if scope is Scope.GLOBAL else draw(_IDS),
@@ -68,7 +42,7 @@ def _rules(draw: st.DrawFn) -> dict[str, Any]:
         "priority": draw(st.integers(-1_000_000, 1_000_000)),
         "enabled": draw(st.booleans()),
         "tags": draw(st.lists(st.text(max_size=12), max_size=3)),
-        "examples": draw(st.lists(_TEXT, max_size=2)),
+        "examples": draw(st.lists(RULE_TEXTS, max_size=2)),
         "metadata": draw(_METADATA),
     }
 
@@ -88,7 +62,7 @@ def _accepted(fields: list[dict[str, Any]], tenant: str) -> list[Rule]:
 @example(
     [
         {"id": "nel", "condition_text": "x\x85\u2028y", "metadata": {"k\x85": ["\u2029", "x\x85\u2028y"]}},
-        {"id": "deep", "condition_text": "deep metadata", "metadata": _chain(MAX_METADATA_DEPTH)},
+        {"id": "deep", "condition_text": "deep metadata", "metadata": nested(MAX_METADATA_DEPTH)},
     ]
 )
 def test_export_then_import_gives_the_same_rules(

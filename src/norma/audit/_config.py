@@ -13,9 +13,10 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 
 from norma._safety import Pattern, load_json
 from norma.audit._limits import AuditLimits
-from norma.audit._models import Severity, describe_validation_error
+from norma.audit._models import Severity
 from norma.audit._references import compile_reference_pattern
 from norma.errors import ConfigError, InvalidInputError
+from norma.rules import describe_validation_error
 
 __all__ = ["AuditConfig", "FormalityTolerance", "load_config"]
 
@@ -116,7 +117,7 @@ class AuditConfig(BaseModel):
             return cls.model_validate(dict(data))
         except pydantic.ValidationError as exc:
             raise ConfigError(
-                describe_validation_error(exc), source=source, hint="see docs/audit.md#configuration"
+                describe_validation_error(exc, root="request"), source=source, hint="see docs/audit.md#configuration"
             ) from None
 
 

@@ -15,6 +15,7 @@ import pydantic
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from norma.errors import InvalidInputError
+from norma.rules import describe_validation_error
 
 __all__ = [
     "AuditReport",
@@ -26,7 +27,6 @@ __all__ = [
     "Severity",
     "Verdict",
     "Violation",
-    "describe_validation_error",
 ]
 
 
@@ -65,16 +65,6 @@ class RuleStatus(enum.StrEnum):
     """The context makes the rule irrelevant (§4.02); SARIF ``notApplicable``, a skipped JUnit case."""
     NOT_EVALUATED = "not_evaluated"
     """Applicable but something it needs is missing (documents, re-runs, embeddings); never a silent pass."""
-
-
-def describe_validation_error(error: pydantic.ValidationError) -> str:
-    """One line naming every bad field path and what is wrong with it."""
-    parts = []
-    for item in error.errors():
-        where = ".".join(str(p) for p in item["loc"]) or "request"
-        message = str(item["msg"]).removeprefix("Value error, ")
-        parts.append(f"{where}: {message}")
-    return "; ".join(parts)
 
 
 class AuditRequest(BaseModel):
@@ -132,7 +122,7 @@ class AuditRequest(BaseModel):
             return cls.model_validate(dict(data))
         except pydantic.ValidationError as exc:
             raise InvalidInputError(
-                describe_validation_error(exc), source=source, hint="see `norma audit schema`"
+                describe_validation_error(exc, root="request"), source=source, hint="see `norma audit schema`"
             ) from None
 
 

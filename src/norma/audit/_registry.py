@@ -28,30 +28,29 @@ def _sort_key(rule_id: str) -> tuple[int, ...]:
     return tuple(int(part) for part in rule_id[3:].split("."))
 
 
+def _merged(rules: dict[str, AuditRule], more: Iterable[AuditRule], *, clash: str, hint: str) -> dict[str, AuditRule]:
+    """``rules`` plus ``more``, in id order; an id already there is a :class:`ConfigError` saying ``clash``
+    (formatted with ``other``, the source of the rule already there)."""
+    merged = dict(rules)
+    for rule in more:
+        if rule.id in merged:
+            raise ConfigError(
+                f"audit rule {rule.id} from {rule.source} " + clash.format(other=merged[rule.id].source), hint=hint
+            )
+        merged[rule.id] = rule
+    return dict(sorted(merged.items(), key=lambda item: _sort_key(item[0])))
+
+
 def _by_id(rules: Iterable[AuditRule]) -> dict[str, AuditRule]:
     """The rules by id, in id order; an id given twice is a :class:`ConfigError`."""
-    found: dict[str, AuditRule] = {}
-    for rule in rules:
-        if rule.id in found:
-            raise ConfigError(
-                f"audit rule {rule.id} from {rule.source} is given twice (also from {found[rule.id].source})",
-                hint="give each rule its own IR.x.y id",
-            )
-        found[rule.id] = rule
-    return dict(sorted(found.items(), key=lambda item: _sort_key(item[0])))
+    return _merged({}, rules, clash="is given twice (also from {other})", hint="give each rule its own IR.x.y id")
 
 
 def _with_plugins(rules: dict[str, AuditRule], plugins: Iterable[AuditRule]) -> dict[str, AuditRule]:
     """``rules`` plus the plugins' rules, in id order; a plugin may not reuse an id."""
-    merged = dict(rules)
-    for rule in plugins:
-        if rule.id in merged:
-            raise ConfigError(
-                f"audit rule {rule.id} from {rule.source} is already registered by {merged[rule.id].source}",
-                hint="give the plugin rule another IR.x.y id",
-            )
-        merged[rule.id] = rule
-    return dict(sorted(merged.items(), key=lambda item: _sort_key(item[0])))
+    return _merged(
+        rules, plugins, clash="is already registered by {other}", hint="give the plugin rule another IR.x.y id"
+    )
 
 
 def _plugin_rules(entry_points: Iterable[metadata.EntryPoint]) -> list[AuditRule]:

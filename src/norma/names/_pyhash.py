@@ -70,9 +70,24 @@ def _buffer(text: str) -> bytes:
     return text.encode("utf-32-le", "surrogatepass")
 
 
+def _sipround(v0: int, v1: int, v2: int, v3: int) -> tuple[int, int, int, int]:
+    """One SipRound on the four 64-bit state words."""
+    m = _MASK
+    v0 = (v0 + v1) & m
+    v2 = (v2 + v3) & m
+    v1 = ((v1 << 13 | v1 >> 51) & m) ^ v0
+    v3 = ((v3 << 16 | v3 >> 48) & m) ^ v2
+    v0 = (v0 << 32 | v0 >> 32) & m
+    v2 = (v2 + v1) & m
+    v0 = (v0 + v3) & m
+    v1 = ((v1 << 17 | v1 >> 47) & m) ^ v2
+    v3 = ((v3 << 21 | v3 >> 43) & m) ^ v0
+    v2 = (v2 << 32 | v2 >> 32) & m
+    return v0, v1, v2, v3
+
+
 def _siphash13(k0: int, k1: int, data: bytes) -> int:
     """SipHash-1-3 of ``data`` with key ``(k0, k1)``, as an unsigned 64-bit integer."""
-    m = _MASK
     v0 = k0 ^ 0x736F6D6570736575
     v1 = k1 ^ 0x646F72616E646F6D
     v2 = k0 ^ 0x6C7967656E657261
@@ -83,29 +98,11 @@ def _siphash13(k0: int, k1: int, data: bytes) -> int:
     words.append(((size & 0xFF) << 56) | int.from_bytes(data[tail:], "little"))
     for word in words:  # one compression round per word (the last one holds the length and the tail)
         v3 ^= word
-        v0 = (v0 + v1) & m
-        v2 = (v2 + v3) & m
-        v1 = ((v1 << 13 | v1 >> 51) & m) ^ v0
-        v3 = ((v3 << 16 | v3 >> 48) & m) ^ v2
-        v0 = (v0 << 32 | v0 >> 32) & m
-        v2 = (v2 + v1) & m
-        v0 = (v0 + v3) & m
-        v1 = ((v1 << 17 | v1 >> 47) & m) ^ v2
-        v3 = ((v3 << 21 | v3 >> 43) & m) ^ v0
-        v2 = (v2 << 32 | v2 >> 32) & m
+        v0, v1, v2, v3 = _sipround(v0, v1, v2, v3)
         v0 ^= word
     v2 ^= 0xFF
     for _ in range(3):  # three finalisation rounds
-        v0 = (v0 + v1) & m
-        v2 = (v2 + v3) & m
-        v1 = ((v1 << 13 | v1 >> 51) & m) ^ v0
-        v3 = ((v3 << 16 | v3 >> 48) & m) ^ v2
-        v0 = (v0 << 32 | v0 >> 32) & m
-        v2 = (v2 + v1) & m
-        v0 = (v0 + v3) & m
-        v1 = ((v1 << 17 | v1 >> 47) & m) ^ v2
-        v3 = ((v3 << 21 | v3 >> 43) & m) ^ v0
-        v2 = (v2 << 32 | v2 >> 32) & m
+        v0, v1, v2, v3 = _sipround(v0, v1, v2, v3)
     return (v0 ^ v1) ^ (v2 ^ v3)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from norma._safety import DEFAULT_LIMITS
+from norma._safety import DEFAULT_LIMITS, is_unicode
 from norma.errors import InvalidInputError
 
 __all__ = [
@@ -72,11 +72,12 @@ class Scope(enum.StrEnum):
         return None
 
 
-def describe_validation_error(error: pydantic.ValidationError) -> str:
-    """Every problem of ``error`` as ``field.path: message``, joined by ``; `` (one line for an error message)."""
+def describe_validation_error(error: pydantic.ValidationError, *, root: str = "rule") -> str:
+    """Every problem of ``error`` as ``field.path: message``, joined by ``; `` (one line for an error message);
+    a problem of the whole object is named ``root``."""
     parts = []
     for item in error.errors():
-        where = ".".join(str(p) for p in item["loc"]) or "rule"
+        where = ".".join(str(p) for p in item["loc"]) or root
         message = str(item["msg"]).removeprefix("Value error, ")
         parts.append(f"{where}: {message}")
     return "; ".join(parts)
@@ -127,7 +128,7 @@ class Rule(BaseModel):
             super().__init__(**data)
         except pydantic.ValidationError as exc:
             rule_id = data.get("id")
-            if not isinstance(rule_id, str) or not rule_id or not _is_unicode(rule_id):
+            if not isinstance(rule_id, str) or not rule_id or not is_unicode(rule_id):
                 rule_id = None
             name = f"rule {rule_id!r}" if rule_id else "rule"
             first = exc.errors()[0]["loc"] if exc.error_count() else ()
@@ -239,16 +240,6 @@ class Rule(BaseModel):
         return self.model_dump(mode="json")
 
 
-def _is_unicode(text: str) -> bool:
-    if text.isascii():
-        return True
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def _short(path: str) -> str:
     return path if len(path) <= 120 else path[:117] + "..."
 
@@ -292,7 +283,7 @@ class _JsonChecker:
         raise ValueError(f"value at {_short(path)} is a {type(value).__name__}, not a JSON value")
 
     def _text(self, text: str, path: str) -> str:
-        if not _is_unicode(text):
+        if not is_unicode(text):
             raise ValueError(f"text at {_short(path)} is not valid Unicode (a lone surrogate)")
         self.chars += len(text)
         if self.chars > MAX_METADATA_CHARS:

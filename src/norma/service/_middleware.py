@@ -109,6 +109,15 @@ def _problem(
     return start, {"type": "http.response.body", "body": body, "more_body": False}
 
 
+async def _send_problem(
+    send: Send, status: int, detail: str, request_id: str, *, close: bool = False, **extra: str
+) -> None:
+    """Answer with a problem body (see :func:`_problem`)."""
+    start, body = _problem(status, detail, request_id, close=close, **extra)
+    await send(start)
+    await send(body)
+
+
 def _keyed_patterns(routes: Sequence[BaseRoute]) -> dict[str, re.Pattern[str]]:
     """One regular expression per method matching the paths of ``routes`` (the routes' own path patterns, joined)."""
     by_method: dict[str, list[str]] = {}
@@ -168,9 +177,7 @@ class EdgeMiddleware:
         except Exception:
             _errors_log.exception("unhandled error on %s %s", scope.get("method", ""), path)
             if outcome["status"] == 0:  # answer 500 ourselves, once; the traceback stays in the log
-                start, body = _problem(500, "internal error (logged on the server)", request_id)
-                await send_wrapped(start)
-                await send_wrapped(body)
+                await _send_problem(send_wrapped, 500, "internal error (logged on the server)", request_id)
         finally:
             self._log(scope, request_id, outcome, started)
 
@@ -208,7 +215,8 @@ class EdgeMiddleware:
             outcome["status"] = 499  # logged as nginx does: the client closed the request before its body was in
             return
         except TimeoutError:
-            start, body = _problem(
+            await _send_problem(
+                send,
                 408,
                 f"the request body did not arrive within {self.body_timeout:g} s",
                 request_id,
@@ -216,11 +224,10 @@ class EdgeMiddleware:
                 field="body",
                 hint="send the whole body at once, right after the headers",
             )
-            await send(start)
-            await send(body)
             return
         if replay is None:
-            start, body = _problem(
+            await _send_problem(
+                send,
                 413,
                 f"the request body is over the limit of {self.max_body_bytes:,} bytes",
                 request_id,
@@ -228,8 +235,6 @@ class EdgeMiddleware:
                 field="body",
                 hint="send less per request (split a bulk import into batches)",
             )
-            await send(start)
-            await send(body)
             return
         await self.app(scope, replay, send)
 
