@@ -1,0 +1,147 @@
+"""The development data sets of the matching defaults: rulebooks and labelled messages from BANKING77's train.csv
+and NLU++ (banking, hotels), drawn reproducibly, each split into a *tune* part and a *report* part that never
+share a message or a draw.
+
+A data set draw is a :class:`DevSet`: rules (one per intent, a natural condition text and a few examples), and
+labelled messages (each with the set of rule ids it should match; an empty set means "should match nothing":
+messages of held-out intents, and NLU++ queries without an intent).
+
+* BANKING77 (train.csv only; test.csv is never read): per draw ``d``, ``numpy.random.default_rng(seed)`` picks 10
+  held-out intents and, per kept intent, 10 training utterances as examples; the remaining utterances of every
+  intent are shuffled and cut in two halves, the *tune* half and the *report* half (at most 20 messages per intent
+  each). Tune draws use seeds 101-103, report draws 201-203: the report draws have other held-out intents, other
+  examples and other messages than any tune draw.
+* NLU++ banking / hotels: the intents of the domain plus the general ones are the rules (condition: the
+  ontology description, "is the intent to X?" -> "The user wants to X."); examples: up to 10 queries with the
+  intent from folds 0-9; 8 intents held out per draw. Tune draws evaluate on the queries of folds 10-14, report
+  draws on folds 15-19 (the split NLU++'s SOURCE.md suggests).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from norma.rules import Rule
+
+__all__ = ["DATA", "DevSet", "Labelled", "banking77", "dev_sets", "nlupp"]
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+EXAMPLES = 10
+
+
+@dataclass(frozen=True)
+class Labelled:
+    """A message and the rule ids it should match (empty: none)."""
+
+    text: str
+    expected: frozenset[str]
+
+
+@dataclass(frozen=True)
+class DevSet:
+    """One draw of one data set: its rules and its labelled messages."""
+
+    name: str
+    part: str
+    """``tune`` or ``report``."""
+    rules: list[Rule]
+    messages: list[Labelled]
+
+
+def _words(intent: str) -> str:
+    return intent.replace("_", " ")
+
+
+def banking77(seed: int, part: str, *, held_out: int = 10, per_intent: int = 20) -> DevSet:
+    """A BANKING77 draw from train.csv (see the module docstring)."""
+    with (DATA / "banking77" / "train.csv").open(encoding="utf-8", newline="") as handle:
+        rows = [(row["text"], row["category"]) for row in csv.DictReader(handle)]
+    by_intent: dict[str, list[str]] = {}
+    for text, label in rows:
+        by_intent.setdefault(label, []).append(text)
+    intents = sorted(by_intent)
+    rng = np.random.default_rng(seed)
+    held = {str(x) for x in rng.choice(intents, held_out, replace=False)}
+    rules, messages = [], []
+    for intent in intents:
+        texts = list(by_intent[intent])
+        order = rng.permutation(len(texts))
+        shuffled = [texts[i] for i in order]
+        if intent not in held:
+            rules.append(
+                Rule(id=intent, condition_text=f"The user wants to {_words(intent)}", examples=shuffled[:EXAMPLES])
+            )
+        rest = shuffled[EXAMPLES:]
+        half = len(rest) // 2
+        chosen = rest[:half] if part == "tune" else rest[half:]
+        expected = frozenset() if intent in held else frozenset({intent})
+        messages.extend(Labelled(text, expected) for text in chosen[:per_intent])
+    return DevSet(f"banking77/{seed}", part, rules, messages)
+
+
+def _condition(description: str) -> str:
+    text = description.strip().rstrip("?").strip()
+    for prefix, replacement in (
+        ("is the intent to ", "The user wants to "),
+        ("is the intent asking about ", "The user is asking about "),
+        ("is the intent ", "The user's intent is "),
+    ):
+        if text.startswith(prefix):
+            return replacement + text[len(prefix) :]
+    return f"The user's message: {text}"
+
+
+def nlupp(domain: str, seed: int, part: str, *, held_out: int = 8) -> DevSet:
+    """An NLU++ draw of ``domain`` (``banking`` or ``hotels``; see the module docstring)."""
+    root = DATA / "nlupp"
+    ontology = json.loads((root / "ontology.json").read_text(encoding="utf-8"))["intents"]
+    intents = sorted(name for name, item in ontology.items() if {domain, "general"} & set(item["domain"]))
+    folds = [json.loads((root / domain / f"fold{i}.json").read_text(encoding="utf-8")) for i in range(20)]
+    rng = np.random.default_rng(seed)
+    pool = [q for fold in folds[:10] for q in fold]
+    evaluated = [q for fold in (folds[10:15] if part == "tune" else folds[15:20]) for q in fold]
+    # only intents with at least 3 example queries become rules (the others are too rare to evaluate)
+    having = {i: [q["text"] for q in pool if i in q.get("intents", [])] for i in intents}
+    usable = [i for i in intents if len(having[i]) >= 3]
+    held = {str(x) for x in rng.choice(usable, held_out, replace=False)}
+    rules = []
+    for intent in usable:
+        if intent in held:
+            continue
+        texts = having[intent]
+        picked = [texts[i] for i in sorted(rng.choice(len(texts), min(EXAMPLES, len(texts)), replace=False))]
+        rules.append(Rule(id=intent, condition_text=_condition(ontology[intent]["description"]), examples=picked))
+    kept = {r.id for r in rules}
+    messages = [
+        Labelled(q["text"], frozenset(i for i in q.get("intents", []) if i in kept))
+        for q in evaluated
+        if not (set(q.get("intents", [])) - kept - held)  # drop queries carrying a too-rare intent
+    ]
+    return DevSet(f"nlupp-{domain}/{seed}", part, rules, messages)
+
+
+def dev_sets(part: str) -> list[DevSet]:
+    """Every draw of every development data set for ``part`` (``tune`` or ``report``)."""
+    seeds = (101, 102, 103) if part == "tune" else (201, 202, 203)
+    sets = [banking77(s, part) for s in seeds]
+    sets += [nlupp("banking", s, part) for s in seeds]
+    sets += [nlupp("hotels", s, part) for s in seeds]
+    return sets
+
+
+def _check() -> None:  # pragma: no cover - a quick look at the draws
+    for part in ("tune", "report"):
+        for d in dev_sets(part):
+            none = sum(not m.expected for m in d.messages)
+            print(d.name, part, len(d.rules), "rules", len(d.messages), "messages", none, "expect none")
+    assert re.sub("x", "y", "x") == "y"
+
+
+if __name__ == "__main__":
+    _check()
