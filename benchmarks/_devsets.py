@@ -29,7 +29,7 @@ import numpy as np
 
 from norma.rules import Rule
 
-__all__ = ["DATA", "DevSet", "Labelled", "banking77", "dev_sets", "nlupp"]
+__all__ = ["DATA", "DevSet", "Labelled", "banking77", "banking77_test", "dev_sets", "nlupp"]
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 EXAMPLES = 10
@@ -83,6 +83,30 @@ def banking77(seed: int, part: str, *, held_out: int = 10, per_intent: int = 20)
         expected = frozenset() if intent in held else frozenset({intent})
         messages.extend(Labelled(text, expected) for text in chosen[:per_intent])
     return DevSet(f"banking77/{seed}", part, rules, messages)
+
+
+def banking77_test(seed: int, *, held_out: int = 10) -> DevSet:
+    """A *report-only* draw on BANKING77's test.csv, built the way an outside user would: held-out intents
+    ``numpy.random.default_rng(seed).choice(sorted intents, 10)``, the first 10 train.csv utterances of each kept
+    intent as its examples, every test.csv message. Never used to choose anything."""
+
+    def read(name: str) -> list[tuple[str, str]]:
+        with (DATA / "banking77" / name).open(encoding="utf-8", newline="") as handle:
+            return [(row["text"], row["category"]) for row in csv.DictReader(handle)]
+
+    train, test = read("train.csv"), read("test.csv")
+    intents = sorted({label for _, label in train})
+    held = {str(x) for x in np.random.default_rng(seed).choice(intents, held_out, replace=False)}
+    by_intent: dict[str, list[str]] = {}
+    for text, label in train:
+        by_intent.setdefault(label, []).append(text)
+    rules = [
+        Rule(id=i, condition_text=f"The user wants to {_words(i)}", examples=by_intent[i][:EXAMPLES])
+        for i in intents
+        if i not in held
+    ]
+    messages = [Labelled(text, frozenset() if label in held else frozenset({label})) for text, label in test]
+    return DevSet(f"banking77-test/{seed}", "report", rules, messages)
 
 
 def _condition(description: str) -> str:

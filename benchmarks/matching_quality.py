@@ -104,23 +104,30 @@ def evaluate(
         hits3 += labels[i] in ids[:3]
         reciprocal += 1.0 / (ids.index(labels[i]) + 1) if labels[i] in ids else 0.0
 
+    automatic = config.threshold == "auto"  # the rulebook's own similarity gate (docs/matching.md, "The gate")
+
+    def score(m: Any) -> float:
+        return float(m.similarity_score) if automatic else float(m.explanation.threshold_score)
+
     def at(threshold: float) -> tuple[float, float, float]:
         correct = predicted = rejected = 0
         for i, matches in enumerate(results):
-            top = next((m for m in matches if m.explanation.threshold_score >= threshold), None)
+            top = next((m for m in matches if score(m) >= threshold), None)
             if labels[i] is None:
                 rejected += top is None
             elif top is not None:
                 predicted += 1
                 correct += top.rule.id == labels[i]
         for i in unknown:
-            top = next((m for m in results[i] if m.explanation.threshold_score >= threshold), None)
+            top = next((m for m in results[i] if score(m) >= threshold), None)
             predicted += top is not None
         precision = correct / predicted if predicted else 1.0
         return precision, correct / len(known), rejected / max(len(unknown), 1)
 
-    own = at(config.threshold if config.threshold is not None else -1e9)
+    gate = matcher.gate(config).threshold
+    own = at(gate if gate is not None else -1e9)
     return {
+        "gate": gate,
         "acc@1": hits1 / len(known),
         "recall@3": hits3 / len(known),
         "mrr": reciprocal / len(known),
@@ -130,6 +137,12 @@ def evaluate(
         "ms_per_message": per_message,
         "sweep": {t: at(t) for t in thresholds},
     }
+
+
+def _gate(config: MatchConfig, threshold: float | None) -> str:
+    if config.threshold == "auto":
+        return f"auto: {threshold:.4f} on similarity" if threshold is not None else "auto"
+    return f"{config.threshold} on {config.threshold_on}"
 
 
 def main() -> None:
@@ -161,7 +174,7 @@ def main() -> None:
             everything[f"{name}/{examples}"] = row
             print(
                 f"| {name} | {examples} | {row['acc@1']:.3f} | {row['recall@3']:.3f} | {row['mrr']:.3f} | "
-                f"{config.threshold} on {config.threshold_on} | {row['precision']:.3f} | {row['recall']:.3f} | "
+                f"{_gate(config, row['gate'])} | {row['precision']:.3f} | {row['recall']:.3f} | "
                 f"{row['rejection']:.3f} |",
                 flush=True,
             )

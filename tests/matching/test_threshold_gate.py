@@ -15,9 +15,10 @@ RULE = Rule(id="refund", condition_text="refund")
 MESSAGE = "refunding cardholder"
 
 
-def test_the_default_gate_is_hybrid_or_similarity() -> None:
+def test_the_default_gate_is_automatic_and_a_number_gates_hybrid_or_similarity() -> None:
     config = MatchConfig()
-    assert (config.threshold_on, config.threshold, config.similarity_slack) == ("hybrid_or_similarity", 0.62, 0.15)
+    assert (config.threshold, config.gate_quantile, config.gate_probes) == ("auto", 0.22, 2048)
+    assert (config.threshold_on, config.similarity_slack) == ("hybrid_or_similarity", 0.15)
     assert MatchConfig.adr().threshold_on == "final"
 
 
@@ -41,7 +42,11 @@ def test_the_gate_explains_a_dropped_rule(axis: AxisEmbedder) -> None:
     assert result == []
     (dropped,) = result.dropped
     assert dropped.reason == "threshold"
-    assert "hybrid_or_similarity score 0.5571" in dropped.detail
+    # every term that decided it: hybrid 0.7/sqrt(2), similarity 1/sqrt(2), the slack, and the threshold
+    assert dropped.detail == ("max(hybrid 0.4950, similarity 0.7071 - slack 0.15 = 0.5571) = 0.5571 < threshold 0.6")
+    assert result.gate is not None
+    assert result.gate.kind == "fixed"
+    assert result.gate.terms == {"source": "threshold set in the config", "similarity_slack": 0.15}
 
 
 def test_similarity_gate_uses_the_reported_similarity_not_the_centroid_blend(axis: AxisEmbedder) -> None:

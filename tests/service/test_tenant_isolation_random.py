@@ -279,6 +279,10 @@ class Builder:
             return self.body_tenant
         if name == "tags" and schema.get("type") != "object":
             return self.rng.sample(self.victim.tags, 1)
+        if name == "expected":  # a labelled message expects 0 or 1 of the tenant's rules
+            return self.rng.sample(self.victim.rule_ids, self.rng.randint(0, 1))
+        if name in ("target_precision", "target_recall"):  # the best F1: a target may be out of reach
+            return None
         return _NO_HINT
 
     def path(self, template: str, tenant_segment: str) -> str:

@@ -49,6 +49,7 @@ def cli(ctx: click.Context, output_format: str, debug: bool) -> None:
 
 def _register() -> None:
     from norma.cli._audit import audit
+    from norma.cli._calibrate import calibrate
     from norma.cli._demo import demo
     from norma.cli._embeddings import embed
     from norma.cli._llm import llm, rules_examples
@@ -68,6 +69,7 @@ def _register() -> None:
     cli.add_command(keys)
     cli.add_command(rules)
     rules.add_command(rules_examples)
+    rules.add_command(calibrate)
     cli.add_command(serve)
 
 

@@ -8,6 +8,9 @@
 * :func:`load_rules` — rules from a YAML / JSON rulebook (read by :func:`norma.rules.load_rulebook`).
 * :func:`tenant_matcher` / :class:`TenantMatchers` — a tenant's matcher built from a store's vectors, cached and
   refreshed when the tenant's version moves; :func:`candidate_matcher` — push-down over the nearest stored rules.
+* The gate (``MatchConfig(threshold="auto")``): :class:`AppliedGate` (on every :class:`MatchResult`), measured on
+  the rulebook's own examples, or :func:`calibrate_gate` from labelled messages, stored per tenant
+  (:func:`stored_gate`).
 * :func:`generate_examples` / :func:`fill_examples` — example messages for rules, written by an LLM (docs/llm.md).
 
 See docs/matching.md.
@@ -15,9 +18,11 @@ See docs/matching.md.
 
 from __future__ import annotations
 
+from norma.matching._calibrate import calibrate_gate
 from norma.matching._config import MatchConfig
 from norma.matching._examples import ExamplesResult, examples_prompt, fill_examples, generate_examples, parse_examples
 from norma.matching._files import load_rules
+from norma.matching._gate import FALLBACK_SIMILARITY, GATE_MIN_PROBES, AppliedGate, GateKind, gate_from_dict
 from norma.matching._lexical import tokenize
 from norma.matching._matcher import RuleMatcher
 from norma.matching._models import SessionState
@@ -26,15 +31,20 @@ from norma.matching._tenants import (
     DEFAULT_REFRESH_INTERVAL,
     TenantMatchers,
     candidate_matcher,
+    stored_gate,
     tenant_matcher,
     tenant_matchers,
 )
 from norma.rules import Rule, Scope
 
 __all__ = [
+    "AppliedGate",
     "DEFAULT_REFRESH_INTERVAL",
     "DroppedRule",
     "ExamplesResult",
+    "FALLBACK_SIMILARITY",
+    "GATE_MIN_PROBES",
+    "GateKind",
     "MatchConfig",
     "MatchExplanation",
     "MatchResult",
@@ -44,12 +54,15 @@ __all__ = [
     "Scope",
     "SessionState",
     "TenantMatchers",
+    "calibrate_gate",
     "candidate_matcher",
     "examples_prompt",
     "fill_examples",
+    "gate_from_dict",
     "generate_examples",
     "load_rules",
     "parse_examples",
+    "stored_gate",
     "tenant_matcher",
     "tenant_matchers",
     "tokenize",

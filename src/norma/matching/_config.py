@@ -1,6 +1,6 @@
 """How a message is matched: every weight, threshold and switch of the ADR-002 pipeline, validated.
 
-``MatchConfig()`` is norma's default, chosen on the BANKING77 benchmark (docs/design/040-matching.md);
+``MatchConfig()`` is norma's default (how each default was chosen: docs/design/040-matching.md);
 ``MatchConfig.adr()`` is ADR-002's formula exactly as written (per-query min-max BM25 over the condition texts,
 vector scores only for the over-fetched vector candidates, threshold on the final score).
 """
@@ -67,10 +67,19 @@ class MatchConfig(BaseModel):
     """Weight of the scope weight inside the final score (ADR 0.1)."""
     scope_weights: dict[Scope, float] = Field(default_factory=lambda: dict(_DEFAULT_SCOPE_WEIGHTS))
     """Per-scope weight (ADR: global 1.0, scenario 1.1, step 1.2)."""
-    threshold: float | None = 0.62
-    """Minimum score (the one named by ``threshold_on``) a rule needs to match; None: no threshold."""
+    threshold: float | Literal["auto"] | None = "auto"
+    """The gate. ``"auto"``: a similarity threshold the matcher sets itself: the tenant's calibrated gate when it
+    has one (``norma rules calibrate``), else one measured on the rulebook's own examples (``gate_quantile``; see
+    :mod:`norma.matching._gate` and docs/design/040-matching.md). A number: the minimum of the score named by
+    ``threshold_on``. None: no gate."""
     threshold_on: ThresholdOn = "hybrid_or_similarity"
-    """Which score the threshold applies to; ``final`` includes the near-constant priority and scope terms."""
+    """Which score a numeric threshold applies to; ``final`` includes the near-constant priority and scope terms.
+    The automatic gate always compares the similarity."""
+    gate_quantile: float = Field(default=0.22, gt=0, lt=1)
+    """``threshold="auto"`` without a calibration: the gate is this quantile of the best leave-one-out similarity
+    of the rulebook's example texts (0.22: 78 % of its own held-out examples would pass)."""
+    gate_probes: int = Field(default=2048, ge=1, le=100_000)
+    """How many example texts (a fixed, order-independent sample) measure the rulebook for its gate."""
     similarity_slack: float = Field(default=0.15, ge=0, le=1)
     """With ``threshold_on="hybrid_or_similarity"``: how far above the threshold the similarity alone must be."""
     max_candidates: int = Field(default=30, ge=1)
@@ -131,8 +140,8 @@ class MatchConfig(BaseModel):
         for name in ("vector_weight", "bm25_weight", "hybrid_weight", "priority_weight", "scope_weight", "bm25_k1"):
             if not math.isfinite(getattr(self, name)):
                 raise ValueError(f"{name} must be a finite number")
-        if self.threshold is not None and not math.isfinite(self.threshold):
-            raise ValueError("threshold must be a finite number or null")
+        if isinstance(self.threshold, float) and not math.isfinite(self.threshold):
+            raise ValueError('threshold must be a finite number, "auto" or null')
         for scope in Scope:
             if scope not in self.scope_weights:
                 raise ValueError(f"scope_weights needs a weight for {scope.value!r}")

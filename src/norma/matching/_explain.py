@@ -60,7 +60,7 @@ def explain_matches(
             priority_normalized=prio,
             scope_weight=scope_w,
             final=final,
-            threshold=cfg.threshold,
+            threshold=None if cfg.threshold == "auto" else cfg.threshold,
             threshold_on=cfg.threshold_on,
             similarity_slack=cfg.similarity_slack,
             weights=weights,
@@ -78,17 +78,32 @@ def gate_reason(rule: Rule, session: SessionState | None, tags: list[str] | None
     if rule.scope is Scope.SCENARIO:
         active = session.active_scenario_id if session else None
         if active != rule.scenario_id:
-            return "scope", f"scenario {rule.scenario_id!r} is not active (active: {active!r})"
+            now = "no scenario is active" if active is None else f"the active scenario is {active!r}"
+            return "scope", f"scenario {rule.scenario_id!r} is not active ({now})"
     if rule.scope is Scope.STEP:
         step = session.active_step_id if session else None
         scenario = session.active_scenario_id if session else None
         if step != rule.step_id:
-            return "scope", f"step {rule.step_id!r} is not active (active: {step!r})"
+            now = "no step is active" if step is None else f"the active step is {step!r}"
+            return "scope", f"step {rule.step_id!r} is not active ({now})"
         if rule.scenario_id is not None and scenario != rule.scenario_id:
-            return "scope", f"step {rule.step_id!r} belongs to scenario {rule.scenario_id!r} (active: {scenario!r})"
+            now = "no scenario is active" if scenario is None else f"the active scenario is {scenario!r}"
+            return "scope", f"step {rule.step_id!r} belongs to scenario {rule.scenario_id!r} ({now})"
     if tags is not None:
         return "tags", f"none of the rule's tags {list(rule.tags)} is among {tags}"
     return "scope", "not a candidate"
+
+
+def threshold_detail(config: MatchConfig, scores: Scores, i: int, score: float) -> str:
+    """Why scored candidate ``i`` failed the gate, with every term of the score it was compared on."""
+    if config.threshold_on == "hybrid_or_similarity":
+        hybrid, similarity = float(scores.hybrid[i]), float(scores.similarity[i])
+        slack = config.similarity_slack
+        return (
+            f"max(hybrid {hybrid:.4f}, similarity {similarity:.4f} - slack {slack:g} = {similarity - slack:.4f}) "
+            f"= {score:.4f} < threshold {config.threshold}"
+        )
+    return f"{config.threshold_on} {score:.4f} < threshold {config.threshold}"
 
 
 def explain_dropped(
@@ -128,8 +143,7 @@ def explain_dropped(
             reason, detail = gated.blocked[slot].split(":", 1)
             detail = detail.strip()
         elif not gated.passed[i]:
-            reason = "threshold"
-            detail = f"{config.threshold_on} score {float(gated.score[i]):.4f} < threshold {config.threshold}"
+            reason, detail = "threshold", threshold_detail(config, scores, i, float(gated.score[i]))
         else:
             reason, detail = "max_matched", f"ranked past max_matched={config.max_matched}"
         out.append(DroppedRule(rule.id, reason, detail, similarity, float(final[i])))

@@ -21,6 +21,7 @@ from norma.errors import InvalidInputError, NotFoundError
 from norma.matching._buffers import ScoreBuffers
 from norma.matching._compile import IndexBuilder, check_batch, check_dims, checked_vectors
 from norma.matching._config import MatchConfig
+from norma.matching._gate import AppliedGate, applied_gate, rulebook_gate
 from norma.matching._index import MatchIndex
 from norma.matching._models import SessionState
 from norma.matching._pipeline import match_one
@@ -73,6 +74,8 @@ class RuleMatcher:
         self._index = MatchIndex.empty()
         self._free_slots: list[int] = []  # slots of removed rules, reused first (updates only, under the lock)
         self._buffers = ScoreBuffers()
+        self._calibration: AppliedGate | None = None
+        self._rulebook_gate: tuple[MatchIndex, float, int, AppliedGate] | None = None
         self._apply(list(rules), vectors, bump=False)
 
     # -- public state -------------------------------------------------------------------------------------------
@@ -178,6 +181,37 @@ class RuleMatcher:
                     builder.put(rule, ready[rule.id])
                 self._index = builder.build(bump=bump)
 
+    # -- the gate --------------------------------------------------------------------------------------------------
+
+    @property
+    def calibration(self) -> AppliedGate | None:
+        """The calibrated gate set on this matcher (:meth:`set_calibration`), None when it has none."""
+        return self._calibration
+
+    def set_calibration(self, gate: AppliedGate | None) -> None:
+        """Use ``gate`` (a ``calibrated`` similarity gate, see :func:`~norma.matching.calibrate_gate`) as the
+        automatic gate (``threshold="auto"``); None goes back to the rulebook's own gate."""
+        if gate is not None and (gate.kind != "calibrated" or gate.score != "similarity"):
+            raise InvalidInputError(f"set_calibration takes a calibrated similarity gate, not {gate.kind!r}")
+        self._calibration = gate
+
+    def gate(self, config: MatchConfig | None = None) -> AppliedGate:
+        """The gate a match with ``config`` (default the matcher's) applies now, with every term that set it."""
+        cfg = config or self.config
+        with self._lock:
+            return applied_gate(cfg, self._automatic_gate(self._index, cfg) if cfg.threshold == "auto" else None)
+
+    def _automatic_gate(self, index: MatchIndex, cfg: MatchConfig) -> AppliedGate:
+        """Under the lock: the calibration, else the rulebook gate of ``index`` (measured once per index)."""
+        if self._calibration is not None:
+            return self._calibration
+        cached = self._rulebook_gate
+        if cached is not None and cached[0] is index and cached[1:3] == (cfg.gate_quantile, cfg.gate_probes):
+            return cached[3]
+        gate = rulebook_gate(index, cfg)
+        self._rulebook_gate = (index, cfg.gate_quantile, cfg.gate_probes, gate)
+        return gate
+
     # -- matching ------------------------------------------------------------------------------------------------
 
     def match(
@@ -262,8 +296,14 @@ class RuleMatcher:
             queries = embed_messages(embedder or self.embedder, items, cfg)
         with self._lock:
             index = self._index
-            return [
+            gate = applied_gate(cfg, self._automatic_gate(index, cfg) if cfg.threshold == "auto" else None)
+            if cfg.threshold == "auto":
+                cfg = cfg.model_copy(update={"threshold": gate.threshold, "threshold_on": gate.score})
+            results = [
                 match_one(index, self._buffers, items[i], queries[i], sessions[i] if sessions else None, wanted, cfg,
                           explain)
                 for i in range(len(items))
             ]  # fmt: skip
+        for result in results:
+            result.gate = gate
+        return results

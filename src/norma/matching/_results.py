@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from norma.matching._gate import AppliedGate
 from norma.rules import Rule
 
 __all__ = ["DroppedRule", "MatchExplanation", "MatchResult", "MatchedRule"]
@@ -140,11 +141,23 @@ class MatchResult(list[MatchedRule]):
     """
 
     dropped: list[DroppedRule]
+    gate: AppliedGate | None
+    """The gate the match applied (set by the matcher)."""
 
-    def __init__(self, matches: list[MatchedRule] | None = None, dropped: list[DroppedRule] | None = None) -> None:
+    def __init__(
+        self,
+        matches: list[MatchedRule] | None = None,
+        dropped: list[DroppedRule] | None = None,
+        gate: AppliedGate | None = None,
+    ) -> None:
         super().__init__(matches or [])
         self.dropped = dropped or []
+        self.gate = gate
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready mapping with ``matches`` and ``dropped``."""
-        return {"matches": [m.to_dict() for m in self], "dropped": [d.to_dict() for d in self.dropped]}
+        """A JSON-ready mapping with ``matches``, ``dropped`` and ``gate`` (the gate applied, with its terms)."""
+        return {
+            "matches": [m.to_dict() for m in self],
+            "dropped": [d.to_dict() for d in self.dropped],
+            "gate": None if self.gate is None else self.gate.to_dict(),
+        }

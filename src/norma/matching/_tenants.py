@@ -27,9 +27,10 @@ import numpy as np
 from norma.embeddings import Embedder, get_embedder
 from norma.errors import ConfigError
 from norma.matching._config import MatchConfig
+from norma.matching._gate import AppliedGate, gate_from_dict
 from norma.matching._matcher import RuleMatcher
 from norma.rules import Rule, check_tenant_id, rule_fingerprint
-from norma.store import RuleStore, VectorSearch
+from norma.store import GateStore, RuleStore, VectorSearch
 
 __all__ = [
     "DEFAULT_REFRESH_INTERVAL",
@@ -123,6 +124,7 @@ class TenantMatchers:
     def _build(self, entry: _Entry, tenant_id: str, embedder: Embedder, config: MatchConfig | None) -> None:
         version, rules, vectors = self.store.snapshot(tenant_id, embedder.model_id)
         matcher = RuleMatcher(rules, config, embedder=embedder, vectors=vectors)
+        matcher.set_calibration(stored_gate(self.store, tenant_id))
         self._keep_new_vectors(tenant_id, embedder, matcher, [r for r in rules if r.id not in vectors])
         entry.matcher, entry.version = matcher, version
 
@@ -136,6 +138,7 @@ class TenantMatchers:
             dropped = [i for i in gone if i in known]
             if dropped:
                 entry.matcher.remove(dropped)
+        entry.matcher.set_calibration(stored_gate(self.store, tenant_id))
         self._keep_new_vectors(tenant_id, embedder, entry.matcher, [r for r in present if r.id not in vectors])
         entry.version = version
 
@@ -215,4 +218,14 @@ def candidate_matcher(
     vector = np.asarray(model.embed([message]), dtype=np.float32)[0]
     ids = [rule_id for rule_id, _ in store.search(tenant_id, vector, model_id=model.model_id, limit=limit)]
     rules, vectors = store.rules_with_vectors(tenant_id, ids, model.model_id)
-    return RuleMatcher(rules, config, embedder=_Primed(model, message, vector), vectors=vectors)
+    matcher = RuleMatcher(rules, config, embedder=_Primed(model, message, vector), vectors=vectors)
+    matcher.set_calibration(stored_gate(store, tenant_id))
+    return matcher
+
+
+def stored_gate(store: RuleStore, tenant_id: str) -> AppliedGate | None:
+    """The tenant's calibrated gate kept in ``store`` (None when it has none, or the store keeps no gates)."""
+    if not isinstance(store, GateStore):
+        return None
+    data = store.load_gate(tenant_id)
+    return None if data is None else gate_from_dict(data)

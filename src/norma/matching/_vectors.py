@@ -109,6 +109,12 @@ class VectorIndex:
         """The length of the mean of ``slot``'s example vectors (2+ examples), None otherwise."""
         return self._centroid_norm.get(slot)
 
+    def live_view(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(matrix, row_slot)``: views of every row in use (``row_slot`` -1 for a freed row); read under the
+        matcher's lock, they change with the next update."""
+        used = self._rows_used
+        return self._matrix[:used], self._row_slot[:used]
+
     def matrix_rows(self, rows: np.ndarray) -> np.ndarray:
         """The vectors at ``rows``."""
         picked: np.ndarray = self._matrix[rows]

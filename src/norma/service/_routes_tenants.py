@@ -15,7 +15,16 @@ from norma.errors import ConflictError
 from norma.matching import Rule, Scope
 from norma.service._auth import Principal, require_tenant
 from norma.service._bodies import StrictJsonRoute
-from norma.service._schemas import PROBLEM_RESPONSES, MatchRequest, MatchResponse, Problem, RulebookBody, RulesWritten
+from norma.service._schemas import (
+    PROBLEM_RESPONSES,
+    CalibrateRequest,
+    GateResponse,
+    MatchRequest,
+    MatchResponse,
+    Problem,
+    RulebookBody,
+    RulesWritten,
+)
 from norma.service._state import ServiceState, get_state
 
 __all__ = ["router"]
@@ -132,7 +141,48 @@ async def match(tenant: TenantId, body: MatchRequest, state: State, caller: Call
             "matcher_version": matcher.version,
             "matches": [m.to_dict() for m in matches],
             "dropped": [d.to_dict() for d in getattr(matches, "dropped", ())],
+            "gate": None if matches.gate is None else matches.gate.to_dict(),
         }
         return JSONResponse(content)  # the per-turn hot path: no second validation of what the library returned
 
     return await state.run(work)
+
+
+@router.get("/gate", response_model=GateResponse, summary="The gate the tenant's matcher applies now")
+async def get_gate(tenant: TenantId, state: State, caller: Caller) -> dict[str, Any]:
+    """The calibrated gate when one is stored, else the one the matcher measured on the rulebook."""
+
+    def work() -> dict[str, Any]:
+        matcher = state.matchers.get(tenant)
+        stored = state.store.load_gate(tenant)
+        return {"tenant_id": tenant, "version": state.store.version(tenant), "calibrated": stored is not None,
+                "gate": matcher.gate().to_dict()}  # fmt: skip
+
+    return await state.run(work)
+
+
+@router.post("/gate", response_model=GateResponse, summary="Calibrate the tenant's gate from labelled messages")
+async def calibrate(tenant: TenantId, body: CalibrateRequest, state: State, caller: Caller) -> dict[str, Any]:
+    """Picks the similarity gate from messages with their expected rule ids (``dry_run``: only shows it) and stores
+    it with the tenant's rules: every replica's matcher uses it from its next refresh."""
+    from norma.matching import calibrate_gate
+
+    def work() -> dict[str, Any]:
+        matcher = state.matchers.get(tenant)
+        labelled = [(m.message, m.expected) for m in body.messages]
+        gate = calibrate_gate(
+            matcher, labelled, target_precision=body.target_precision, target_recall=body.target_recall
+        )
+        version = state.store.version(tenant) if body.dry_run else state.store.save_gate(tenant, gate.to_dict())
+        return {"tenant_id": tenant, "version": version, "calibrated": not body.dry_run, "gate": gate.to_dict()}
+
+    return await state.run(work, timeout=False)
+
+
+@router.delete("/gate", response_model=GateResponse, summary="Remove the tenant's calibrated gate")
+async def clear_gate(tenant: TenantId, state: State, caller: Caller) -> dict[str, Any]:
+    def work() -> dict[str, Any]:
+        version = state.store.save_gate(tenant, None)
+        return {"tenant_id": tenant, "version": version, "calibrated": False, "gate": None}
+
+    return await state.run(work, timeout=False)

@@ -13,8 +13,11 @@ from norma.rules import MAX_RULEBOOK_RULES
 __all__ = [
     "PROBLEM_RESPONSES",
     "ApiKeyCreated",
+    "CalibrateRequest",
+    "GateResponse",
     "Health",
     "KeyRequest",
+    "LabelledMessage",
     "MatchRequest",
     "MatchResponse",
     "NamesGenerateRequest",
@@ -67,6 +70,39 @@ class MatchResponse(BaseModel):
     """Best first: the rule, similarity_score, bm25_score, final_score and the explanation."""
     dropped: list[dict[str, Any]] = Field(default_factory=list)
     """With ``explain``: the rules left out and why (scope, disabled, tags, fire limits, threshold...)."""
+    gate: dict[str, Any] | None = None
+    """The gate applied: ``kind`` (calibrated, rulebook, fixed, none), ``score``, ``threshold``, ``terms`` and a
+    one-line ``description``."""
+
+
+class LabelledMessage(BaseModel):
+    """A message and the ids of the rules that should match it (``[]``: none)."""
+
+    model_config = _STRICT
+    message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
+    expected: list[str] = Field(max_length=1000)
+
+
+class CalibrateRequest(BaseModel):
+    """Labelled messages to pick the tenant's gate from, and the target (none: the best F1)."""
+
+    model_config = _STRICT
+    messages: list[LabelledMessage] = Field(min_length=1, max_length=10_000)
+    target_precision: float | None = Field(default=None, gt=0, le=1)
+    target_recall: float | None = Field(default=None, gt=0, le=1)
+    dry_run: bool = False
+    """Compute and return the gate without storing it."""
+
+
+class GateResponse(BaseModel):
+    model_config = _STRICT
+    tenant_id: str
+    version: int
+    """The tenant's version (after storing the gate)."""
+    calibrated: bool
+    """Whether a calibrated gate is stored for the tenant."""
+    gate: dict[str, Any] | None
+    """The gate (see the match response's ``gate``); None after removing it."""
 
 
 class RulebookBody(BaseModel):

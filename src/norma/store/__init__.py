@@ -27,7 +27,7 @@ from norma.rules import (
 from norma.store._models import ApiKey, RuleVersion
 from norma.store._open import DB_URL_ENV, DEFAULT_DB_URL, open_store
 from norma.store._postgres import PostgresRuleStore
-from norma.store._protocol import KeyStore, RuleStore, Store, VectorSearch
+from norma.store._protocol import GateStore, KeyStore, RuleStore, Store, VectorSearch
 from norma.store._rulebooks import export_rulebook, import_rulebook
 from norma.store._sqlite import SQLiteRuleStore
 
@@ -35,6 +35,7 @@ __all__ = [
     "ApiKey",
     "DB_URL_ENV",
     "DEFAULT_DB_URL",
+    "GateStore",
     "KeyStore",
     "MAX_RULEBOOK_BYTES",
     "MAX_RULEBOOK_RULES",

@@ -287,6 +287,58 @@ class SqlRuleStore(ApiKeys):
 
         return self._write(work)
 
+    # -- the calibrated gate ---------------------------------------------------------------------------------------
+
+    def save_gate(self, tenant_id: str, gate: Mapping[str, Any] | None) -> int:
+        check_tenant_id(tenant_id)
+        data = None if gate is None else json.dumps(dict(gate), sort_keys=True, allow_nan=False)
+        now = self._now()
+
+        def work(cur: Cursor) -> int:
+            version = self._lock_tenant(cur, tenant_id)
+            cur.execute(self._sql("SELECT COUNT(*) FROM rules WHERE tenant_id = ?"), (tenant_id,))
+            if not cur.fetchone()[0]:
+                raise NotFoundError(
+                    f"tenant {tenant_id!r} has no rules to gate", location=tenant_id, hint="import its rules first"
+                )
+            version += 1
+            cur.execute(self._sql("DELETE FROM tenant_gates WHERE tenant_id = ?"), (tenant_id,))
+            if data is not None:
+                cur.execute(
+                    self._sql(
+                        "INSERT INTO tenant_gates (tenant_id, data, tenant_version, changed_at) VALUES (?, ?, ?, ?)"
+                    ),
+                    (tenant_id, data, version, now),
+                )
+            cur.execute(
+                self._sql("INSERT INTO gate_history (tenant_id, tenant_version, data, changed_at) VALUES (?, ?, ?, ?)"),
+                (tenant_id, version, data, now),
+            )
+            self._set_version(cur, tenant_id, version)
+            return version
+
+        return self._write(work)
+
+    def load_gate(self, tenant_id: str) -> dict[str, Any] | None:
+        check_tenant_id(tenant_id)
+        with self._read() as cur:
+            cur.execute(self._sql("SELECT data FROM tenant_gates WHERE tenant_id = ?"), (tenant_id,))
+            row = cur.fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
+    def gate_history(self, tenant_id: str) -> list[tuple[int, dict[str, Any] | None, str]]:
+        check_tenant_id(tenant_id)
+        with self._read() as cur:
+            cur.execute(
+                self._sql(
+                    "SELECT tenant_version, data, changed_at FROM gate_history WHERE tenant_id = ?"
+                    " ORDER BY tenant_version"
+                ),
+                (tenant_id,),
+            )
+            rows = cur.fetchall()
+        return [(int(v), None if d is None else dict(json.loads(d)), str(at)) for v, d, at in rows]
+
     def version(self, tenant_id: str) -> int:
         check_tenant_id(tenant_id)
         with self._read() as cur:

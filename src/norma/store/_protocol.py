@@ -2,6 +2,7 @@
 
 * :class:`RuleStore` — a tenant's rules, versions, history and stored vectors.
 * :class:`KeyStore` — the service's API keys.
+* :class:`GateStore` — a tenant's calibrated gate (a JSON mapping the matching layer writes), versioned.
 * :class:`VectorSearch` — nearest stored vectors computed in the database (PostgreSQL + pgvector only).
 * :class:`Store` — what :func:`~norma.store.open_store` returns: both of the first two, on one database.
 """
@@ -9,7 +10,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -17,7 +18,7 @@ from norma.embeddings import Embedder
 from norma.rules import Rule, Scope
 from norma.store._models import ApiKey, RuleVersion
 
-__all__ = ["KeyStore", "RuleStore", "Store", "VectorSearch"]
+__all__ = ["GateStore", "KeyStore", "RuleStore", "Store", "VectorSearch"]
 
 
 @runtime_checkable
@@ -139,6 +140,25 @@ class KeyStore(Protocol):
 
 
 @runtime_checkable
+class GateStore(Protocol):
+    """A tenant's calibrated matching gate, stored with its rules: setting or clearing it is one committed change
+    (the tenant's :meth:`RuleStore.version` moves, so every replica's matcher picks it up), kept in its history."""
+
+    def save_gate(self, tenant_id: str, gate: Mapping[str, Any] | None) -> int:
+        """Store ``gate`` (a JSON-ready mapping; None clears it) and return the tenant's new version.
+        NotFoundError if the tenant has no rules."""
+        ...
+
+    def load_gate(self, tenant_id: str) -> dict[str, Any] | None:
+        """The tenant's current gate, or None."""
+        ...
+
+    def gate_history(self, tenant_id: str) -> list[tuple[int, dict[str, Any] | None, str]]:
+        """Every gate set or cleared: ``(tenant version, gate or None, changed at)``, oldest first."""
+        ...
+
+
+@runtime_checkable
 class VectorSearch(Protocol):
     """A store that finds a tenant's nearest stored vectors itself (PostgreSQL + pgvector)."""
 
@@ -150,5 +170,5 @@ class VectorSearch(Protocol):
 
 
 @runtime_checkable
-class Store(RuleStore, KeyStore, Protocol):
-    """A rule store and a key store on one database: what :func:`~norma.store.open_store` returns."""
+class Store(RuleStore, KeyStore, GateStore, Protocol):
+    """A rule store, a key store and a gate store on one database: what :func:`~norma.store.open_store` returns."""

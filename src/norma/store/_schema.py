@@ -39,6 +39,16 @@ def _common(timestamp: str, boolean: str) -> tuple[str, ...]:
     )
 
 
+def _gates(timestamp: str) -> tuple[str, ...]:
+    return (
+        # a tenant's calibrated gate (norma rules calibrate): the current one, and every one ever set
+        "CREATE TABLE tenant_gates (tenant_id TEXT PRIMARY KEY, data TEXT NOT NULL, tenant_version INTEGER NOT NULL,"
+        " changed_at " + timestamp + " NOT NULL)",
+        "CREATE TABLE gate_history (tenant_id TEXT NOT NULL, tenant_version INTEGER NOT NULL, data TEXT,"
+        " changed_at " + timestamp + " NOT NULL, PRIMARY KEY (tenant_id, tenant_version))",
+    )
+
+
 SQLITE_MIGRATIONS: tuple[Migration, ...] = (
     (
         1,
@@ -52,6 +62,7 @@ SQLITE_MIGRATIONS: tuple[Migration, ...] = (
             " PRIMARY KEY (tenant_id, rule_id, model_id))",
         ),
     ),
+    (2, "calibrated gates", _gates("TEXT")),
 )
 
 POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
@@ -68,4 +79,5 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
             " PRIMARY KEY (tenant_id, rule_id, model_id, position))",
         ),
     ),
+    (2, "calibrated gates", _gates("TIMESTAMPTZ")),
 )

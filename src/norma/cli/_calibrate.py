@@ -1,0 +1,139 @@
+"""``norma rules calibrate``: a tenant's matching gate picked from labelled messages and stored with its rules."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from norma.cli._output import emit, format_option, resolve_format
+from norma.errors import InvalidInputError
+
+__all__ = ["calibrate", "read_labelled"]
+
+
+def read_labelled(path: Path) -> list[tuple[str, list[str]]]:
+    """``(message, expected rule ids)`` pairs from a JSONL file of ``{"message": ..., "expected": [...]}`` lines."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInputError(f"{path} is not UTF-8 text", location=str(path)) from None
+    pairs: list[tuple[str, list[str]]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InvalidInputError(
+                f"line {number} is not valid JSON ({exc.msg})",
+                location=where,
+                hint='write {"message": ..., "expected": [...]}',
+            ) from None
+        if not isinstance(item, dict) or set(item) != {"message", "expected"}:
+            raise InvalidInputError(
+                f"line {number} must be an object with exactly the keys message and expected",
+                location=where,
+                hint='write {"message": "...", "expected": ["rule-id", ...]} ([] when no rule applies)',
+            )
+        message, expected = item["message"], item["expected"]
+        if not isinstance(message, str) or not message.strip():
+            raise InvalidInputError(f"line {number}: message must be a non-empty string", location=where)
+        if not isinstance(expected, list) or not all(isinstance(x, str) for x in expected):
+            raise InvalidInputError(f"line {number}: expected must be a list of rule ids", location=where)
+        pairs.append((message, expected))
+    if not pairs:
+        raise InvalidInputError(f"{path} has no labelled messages", location=str(path))
+    return pairs
+
+
+def _render(con: Console, tenant: str, gate: dict[str, Any], previous: dict[str, Any] | None, stored: bool) -> None:
+    table = Table(title=f"gate of tenant {tenant!r}" + ("" if stored else " (dry run: not stored)"), show_header=False)
+    table.add_column("field", no_wrap=True)
+    table.add_column("value", overflow="fold")
+    table.add_row("threshold", f"similarity >= {gate['threshold']:.4f}")
+    for key in ("target", "messages", "precision", "recall", "f1", "rules", "rules_version"):
+        table.add_row(key, str(gate["terms"].get(key)))
+    table.add_row(
+        "before", "none stored (the rulebook's own gate)" if previous is None else f"{previous['threshold']:.4f}"
+    )
+    con.print(table)
+
+
+@click.command("calibrate")
+@click.option("--tenant", "tenant_id", required=True, metavar="TENANT", help="The tenant whose gate is set.")
+@click.option(
+    "--messages",
+    "messages_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help='Labelled messages, JSONL: {"message": "...", "expected": ["rule-id", ...]} per line.',
+)
+@click.option("--target-precision", type=click.FloatRange(0, 1, min_open=True), help="Lowest gate with this precision.")
+@click.option("--target-recall", type=click.FloatRange(0, 1, min_open=True), help="Highest gate with this recall.")
+@click.option("--dry-run", is_flag=True, help="Show the gate without storing it.")
+@click.option("--clear", is_flag=True, help="Remove the tenant's calibrated gate (back to the rulebook's own).")
+@click.option("--db", "db_url", envvar="NORMA_DB_URL", default=None, metavar="URL", help="The rule store.")
+@format_option
+@click.pass_context
+def calibrate(
+    ctx: click.Context,
+    tenant_id: str,
+    messages_file: Path | None,
+    target_precision: float | None,
+    target_recall: float | None,
+    dry_run: bool,
+    clear: bool,
+    db_url: str | None,
+    output_format: str | None,
+) -> int:
+    """Pick the tenant's matching gate from labelled messages and store it with its rules.
+
+    Every matcher of the tenant (CLI, service, every replica) then gates on it. Without a target the gate with the
+    best F1 is chosen; the choice is deterministic. Exit 0 on success, 2 on bad input.
+    """
+    from norma.matching import calibrate_gate, tenant_matcher
+    from norma.store import open_store
+
+    fmt = resolve_format(ctx, output_format)
+    if clear == (messages_file is not None):
+        raise click.UsageError("give --messages FILE to calibrate, or --clear to remove the calibrated gate")
+    if target_precision is not None and target_recall is not None:
+        raise click.UsageError("give --target-precision or --target-recall, not both")
+    store = open_store(db_url)
+    try:
+        previous = store.load_gate(tenant_id)
+        if clear:
+            version = store.save_gate(tenant_id, None)
+            emit(
+                fmt,
+                {"tenant": tenant_id, "gate": None, "version": version},
+                lambda con: con.print(
+                    f"tenant {tenant_id!r}: calibrated gate removed (version {version}); "
+                    "the rulebook's own gate applies"
+                ),
+            )
+            return 0
+        assert messages_file is not None
+        labelled = read_labelled(messages_file)
+        if not store.version(tenant_id):
+            raise InvalidInputError(f"tenant {tenant_id!r} has no rules", hint="import a rulebook first")
+        matcher = tenant_matcher(store, tenant_id)
+        gate = calibrate_gate(matcher, labelled, target_precision=target_precision, target_recall=target_recall)
+        data = gate.to_dict()
+        stored_version = None if dry_run else store.save_gate(tenant_id, data)
+        payload = {
+            "tenant": tenant_id,
+            "gate": data,
+            "previous": previous,
+            "stored": not dry_run,
+            "version": stored_version,
+        }
+        emit(fmt, payload, lambda con: _render(con, tenant_id, data, previous, not dry_run))
+        return 0
+    finally:
+        store.close()

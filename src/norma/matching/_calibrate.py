@@ -1,0 +1,122 @@
+"""A tenant's gate calibrated from labelled messages: the similarity threshold that meets a precision or recall
+target (or the best F1) on messages whose applicable rules are known.
+
+Every message is matched once without a gate; a rule returned for a message is a true positive when it is among
+the message's expected rules (a message may expect 0..n rules) and a false positive otherwise; an expected rule
+not returned at the threshold is a false negative (micro-averaged over the messages). The threshold is one of the
+observed similarities, so the choice is exact and deterministic:
+
+* ``target_precision=P``: the lowest threshold whose precision is >= P (the most recall at that precision);
+* ``target_recall=R``: the highest threshold whose recall is >= R (the most precision at that recall);
+* neither: the threshold of the best F1 (ties: the higher threshold).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Iterable
+
+import numpy as np
+
+from norma.errors import InvalidInputError
+from norma.matching._config import MatchConfig
+from norma.matching._gate import AppliedGate
+from norma.matching._matcher import RuleMatcher
+
+__all__ = ["calibrate_gate"]
+
+
+def _target(value: float | None, name: str) -> float | None:
+    if value is None:
+        return None
+    if not isinstance(value, (int, float)) or not math.isfinite(value) or not 0 < value <= 1:
+        raise InvalidInputError(f"{name} must be a number in (0, 1], not {value!r}", location=name)
+    return float(value)
+
+
+def calibrate_gate(
+    matcher: RuleMatcher,
+    labelled: Iterable[tuple[str, Collection[str]]],
+    *,
+    target_precision: float | None = None,
+    target_recall: float | None = None,
+    config: MatchConfig | None = None,
+) -> AppliedGate:
+    """The ``calibrated`` similarity gate for ``matcher``'s rules from ``labelled`` ``(message, expected rule ids)``
+    pairs (see the module docstring). Set it with :meth:`RuleMatcher.set_calibration`, or store it for a tenant
+    (``store.save_gate``) so that every matcher of the tenant uses it.
+
+    Raises InvalidInputError for no messages, an unknown rule id, both targets, or a target no threshold reaches.
+    """
+    precision_goal = _target(target_precision, "target_precision")
+    recall_goal = _target(target_recall, "target_recall")
+    if precision_goal is not None and recall_goal is not None:
+        raise InvalidInputError("give a target precision or a target recall, not both")
+    pairs = [(message, frozenset(expected)) for message, expected in labelled]
+    if not pairs:
+        raise InvalidInputError("no labelled messages to calibrate on", hint="give at least one message")
+    known = {rule.id for rule in matcher.rules}
+    for number, (_, expected) in enumerate(pairs, start=1):
+        unknown = sorted(expected - known)
+        if unknown:
+            raise InvalidInputError(
+                f"labelled message {number} expects unknown rule(s) {', '.join(map(repr, unknown))}",
+                hint="use ids of the rulebook's rules (norma rules list)",
+            )
+    cfg = (config or matcher.config).with_(threshold=None)
+    results = matcher.match_many([m for m, _ in pairs], config=cfg)
+    similarities: list[float] = []
+    correct: list[bool] = []
+    for (_, expected), result in zip(pairs, results, strict=True):
+        for match in result:
+            similarities.append(match.similarity_score)
+            correct.append(match.rule.id in expected)
+    expected_total = sum(len(expected) for _, expected in pairs)
+    if not similarities:
+        raise InvalidInputError("no message matched any rule, even without a gate", hint="check the rulebook")
+    order = np.lexsort((np.array(correct), -np.array(similarities)))
+    sims = np.array(similarities)[order]
+    hits = np.array(correct)[order]
+    tp = np.cumsum(hits)
+    fp = np.cumsum(~hits)
+    last = np.r_[sims[1:] != sims[:-1], True]  # a threshold admits every candidate of its similarity
+    thresholds, tp, fp = sims[last], tp[last], fp[last]
+    precision = tp / (tp + fp)
+    recall = tp / expected_total if expected_total else np.ones_like(precision)
+    f1 = np.where(precision + recall > 0, 2 * precision * recall / np.maximum(precision + recall, 1e-12), 0.0)
+    if precision_goal is not None:
+        ok = np.flatnonzero(precision >= precision_goal - 1e-12)
+        if not len(ok):
+            raise InvalidInputError(
+                f"no threshold reaches precision {precision_goal:g} on these messages "
+                f"(best precision {float(precision.max()):.3f})",
+                hint="lower --target-precision, or improve the rules (norma rules eval / doctor)",
+            )
+        pick, target = int(ok[-1]), f"precision >= {precision_goal:g}"
+    elif recall_goal is not None:
+        ok = np.flatnonzero(recall >= recall_goal - 1e-12)
+        if not len(ok):
+            raise InvalidInputError(
+                f"no threshold reaches recall {recall_goal:g} on these messages "
+                f"(best recall {float(recall.max()):.3f})",
+                hint="lower --target-recall, or add examples to the rules that are missed (norma rules eval)",
+            )
+        pick, target = int(ok[0]), f"recall >= {recall_goal:g}"
+    else:
+        best = float(f1.max())
+        pick, target = int(np.flatnonzero(f1 >= best - 1e-12)[0]), "best F1"
+    return AppliedGate(
+        "calibrated",
+        "similarity",
+        float(thresholds[pick]),
+        {
+            "target": target,
+            "messages": len(pairs),
+            "precision": round(float(precision[pick]), 6),
+            "recall": round(float(recall[pick]), 6),
+            "f1": round(float(f1[pick]), 6),
+            "rules": len(known),
+            "rules_version": matcher.version,
+            "model": matcher.model_id,
+        },
+    )

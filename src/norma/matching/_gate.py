@@ -1,0 +1,202 @@
+"""The gate: the score a rule must reach to match, and where that number comes from.
+
+With ``MatchConfig(threshold="auto")`` (the default) the gate is a threshold on the **similarity** (the cosine of
+the message to the rule's nearest text), set by one of:
+
+* ``calibrated`` — a threshold picked from labelled messages (:func:`calibrate_gate`; ``norma rules calibrate``),
+  stored with the tenant's rules and used by every matcher of that tenant;
+* ``rulebook`` — derived from the rulebook itself when the matcher is built: each sampled example text is matched,
+  leave-one-out, against every other text of the rulebook; the gate is the ``gate_quantile`` quantile of those
+  best similarities (by default the similarity 75 % of the rulebook's own held-out examples reach). The score scale
+  moves with the rulebook (how many rules, how close they sit, how conditions are phrased): the examples measure it;
+* ``fixed`` — the rulebook has too few example texts to measure (fewer than :data:`GATE_MIN_PROBES`): a fixed
+  similarity, :data:`FALLBACK_SIMILARITY`.
+
+A numeric ``threshold`` is a ``fixed`` gate on ``threshold_on``; ``threshold=None`` is no gate. How the quantile
+and the fallback were chosen (never on the data reported): docs/design/040-matching.md.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from norma.errors import InvalidInputError
+from norma.matching._config import MatchConfig
+from norma.matching._index import MatchIndex
+
+__all__ = [
+    "FALLBACK_SIMILARITY",
+    "GATE_MIN_PROBES",
+    "AppliedGate",
+    "GateKind",
+    "applied_gate",
+    "gate_from_dict",
+    "rulebook_gate",
+]
+
+GateKind = Literal["calibrated", "rulebook", "fixed", "none"]
+
+GATE_MIN_PROBES = 20
+"""Fewest example texts a rulebook needs for its own gate; below, the ``fixed`` fallback applies."""
+FALLBACK_SIMILARITY = 0.435
+"""The similarity gate of a rulebook with too few examples to measure (chosen on the tune draws, see the design)."""
+_CHUNK_ROWS = 16_384  # rule vectors scored per block while measuring the rulebook
+GATE_BUDGET = 1 << 24
+"""Most probe x rule-vector products one measurement takes: past ``GATE_BUDGET / gate_probes`` rule vectors the
+sample shrinks (never below :data:`GATE_MIN_SAMPLE` probes), so a large rulebook is measured in bounded time."""
+GATE_MIN_SAMPLE = 256
+
+
+@dataclass(frozen=True, slots=True)
+class AppliedGate:
+    """The gate a match applied: its kind, the score it compares, the threshold, and every term that set it."""
+
+    kind: GateKind
+    score: str
+    """The score compared with ``threshold`` (``similarity`` for the automatic gates; ``threshold_on`` otherwise)."""
+    threshold: float | None
+    terms: dict[str, Any] = field(default_factory=dict)
+    """What decided the threshold: the quantile and the probes measured (``rulebook``), the target and the messages
+    (``calibrated``), the slack (``hybrid_or_similarity``)..."""
+
+    @property
+    def description(self) -> str:
+        """The gate in one line of words."""
+        if self.kind == "none" or self.threshold is None:
+            return "no gate: every scored rule can match (threshold=None)"
+        t = self.terms
+        if self.kind == "rulebook":
+            return (
+                f"similarity >= {self.threshold:.4f}: the rulebook's own gate, the {t['quantile']:g} quantile of the "
+                f"best leave-one-out similarity of {t['probes']} of its {t['examples']} example texts"
+            )
+        if self.kind == "calibrated":
+            target = t.get("target", "best F1")
+            return (
+                f"similarity >= {self.threshold:.4f}: calibrated on {t.get('messages', '?')} labelled messages "
+                f"({target}; precision {t.get('precision', float('nan')):.3f}, recall "
+                f"{t.get('recall', float('nan')):.3f}) at tenant version {t.get('rules_version', '?')}"
+            )
+        if self.score == "hybrid_or_similarity":
+            return (
+                f"max(hybrid, similarity - slack {t.get('similarity_slack', 0):g}) >= {self.threshold:g} "
+                f"({t.get('source', 'threshold set in the config')})"
+            )
+        return f"{self.score} >= {self.threshold:g} ({t.get('source', 'threshold set in the config')})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready mapping (``kind``, ``score``, ``threshold``, ``terms``, ``description``)."""
+        return {
+            "kind": self.kind,
+            "score": self.score,
+            "threshold": self.threshold,
+            "terms": dict(self.terms),
+            "description": self.description,
+        }
+
+
+def gate_from_dict(data: Mapping[str, Any]) -> AppliedGate:
+    """A stored calibrated gate read back (what :meth:`AppliedGate.to_dict` wrote); InvalidInputError if malformed."""
+    try:
+        kind, score, threshold = data["kind"], data["score"], data["threshold"]
+        terms = dict(data.get("terms") or {})
+    except (KeyError, TypeError) as exc:
+        raise InvalidInputError(f"stored gate is malformed: {exc}", hint="calibrate the tenant again") from None
+    if kind != "calibrated" or score != "similarity" or not isinstance(threshold, (int, float)):
+        raise InvalidInputError(
+            f"stored gate is not a calibrated similarity gate: {kind!r} on {score!r}", hint="calibrate again"
+        )
+    if not math.isfinite(threshold):
+        raise InvalidInputError("stored gate threshold is not a finite number", hint="calibrate the tenant again")
+    return AppliedGate("calibrated", "similarity", float(threshold), terms)
+
+
+def applied_gate(cfg: MatchConfig, automatic: AppliedGate | None) -> AppliedGate:
+    """The gate ``cfg`` asks for; ``automatic`` is the matcher's automatic gate (for ``threshold="auto"``)."""
+    if cfg.threshold is None:
+        return AppliedGate("none", cfg.threshold_on, None)
+    if cfg.threshold == "auto":
+        assert automatic is not None
+        return automatic
+    terms: dict[str, Any] = {"source": "threshold set in the config"}
+    if cfg.threshold_on == "hybrid_or_similarity":
+        terms["similarity_slack"] = cfg.similarity_slack
+    return AppliedGate("fixed", cfg.threshold_on, float(cfg.threshold), terms)
+
+
+def _probe_key(rule_id: str, text: str) -> int:
+    return zlib.crc32(f"{rule_id}\x00{text}".encode())
+
+
+def rulebook_gate(index: MatchIndex, cfg: MatchConfig) -> AppliedGate:
+    """The rulebook's own similarity gate (see the module docstring); deterministic for a given set of rules and
+    vectors, whatever the order they were added in (or removed: freed rows do not count). Costs one pass of the
+    probes over every rule vector, bounded by :data:`GATE_BUDGET` (docs/benchmarks.md); the matcher measures it
+    once per index version, at the first match."""
+    vectors = index.vectors
+    alive = np.flatnonzero(index.alive[: index.size])
+    texts_at, ids = index.texts_at, index.ids
+    examples = sum(len(texts_at[int(s)]) - 1 for s in alive)
+    if vectors is None or examples < GATE_MIN_PROBES:
+        return AppliedGate(
+            "fixed",
+            "similarity",
+            FALLBACK_SIMILARITY,
+            {
+                "source": "fallback: too few example texts to measure the rulebook",
+                "examples": examples,
+                "needed": GATE_MIN_PROBES,
+            },
+        )
+    # a fixed sample: the example texts with the smallest keys (rule id + text), whatever the insertion order
+    candidates = (
+        (_probe_key(rule_id, text), rule_id, k, int(slot))
+        for slot in alive
+        for rule_id in (ids[int(slot)],)
+        for k, text in enumerate(texts_at[int(slot)])
+        if k > 0
+    )
+    matrix, row_slot = vectors.live_view()
+    wanted = min(cfg.gate_probes, max(GATE_MIN_SAMPLE, GATE_BUDGET // max(vectors.rows, 1)))
+    probes = heapq.nsmallest(wanted, candidates)
+    rows = np.array([vectors.row_ids(slot)[k] for _, _, k, slot in probes], dtype=np.intp)
+    probe_texts = [texts_at[slot][k] for _, _, k, slot in probes]
+    probe_matrix = np.ascontiguousarray(matrix[rows])
+    # leave each probe's text out: its own row and any other row with the same text
+    same = {text: [] for text in probe_texts}  # type: dict[str, list[int]]
+    for slot in alive:
+        for k, text in enumerate(texts_at[int(slot)]):
+            if text in same:
+                same[text].append(int(vectors.row_ids(int(slot))[k]))
+    excluded = [(j, row) for j, text in enumerate(probe_texts) for row in same[text]]
+    best = np.full(len(probes), -np.inf, dtype=np.float32)
+    dead = row_slot < 0
+    for start in range(0, len(matrix), _CHUNK_ROWS):
+        end = min(start + _CHUNK_ROWS, len(matrix))
+        scores = probe_matrix @ matrix[start:end].T
+        scores[:, dead[start:end]] = -np.inf
+        for j, row in excluded:
+            if start <= row < end:
+                scores[j, row - start] = -np.inf
+        np.maximum(best, scores.max(axis=1), out=best)
+    measured = np.where(np.isfinite(best), best, 0.0).astype(np.float64)
+    threshold = round(float(np.quantile(measured, cfg.gate_quantile)), 4)
+    return AppliedGate(
+        "rulebook",
+        "similarity",
+        threshold,
+        {
+            "quantile": cfg.gate_quantile,
+            "probes": len(probes),
+            "examples": examples,
+            "rules": len(alive),
+            "median_probe_similarity": round(float(np.median(measured)), 4),
+        },
+    )

@@ -1,0 +1,204 @@
+"""The automatic gate (``threshold="auto"``): measured on the rulebook, calibrated from labelled messages, and
+named with every term in each result. Expected values are computed by hand with the axis embedder."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from norma.errors import InvalidInputError
+from norma.matching import (
+    FALLBACK_SIMILARITY,
+    AppliedGate,
+    MatchConfig,
+    Rule,
+    RuleMatcher,
+    calibrate_gate,
+    gate_from_dict,
+)
+from tests.matching.conftest import AxisEmbedder
+
+# 18 examples whose nearest other text is identical in vector (similarity 1.0) and 6 two-keyword examples whose
+# nearest other text is a one-keyword rule text (similarity 1/sqrt(2)); sorted, the default 0.22 quantile of the 24
+# best leave-one-out similarities sits at position 23 * 0.22 = 5.06: 0.7071 + 0.06 * (1 - 0.7071) = 0.7247.
+TWO_KEYWORDS = [
+    "delivery hello",
+    "delivery weather",
+    "refund weather",
+    "card weather",
+    "hello refund",
+    "card hello",
+]
+RULES = [
+    Rule(id="refund", condition_text="refund", examples=[f"refund {i}" for i in range(1, 10)]),
+    Rule(id="card", condition_text="card", examples=[f"card {i}" for i in range(1, 10)]),
+    Rule(id="hello", condition_text="hello"),
+    Rule(id="weather", condition_text="weather"),
+    Rule(id="delivery", condition_text="delivery", examples=TWO_KEYWORDS),
+]
+EXPECTED = round(1 / math.sqrt(2) + 0.06 * (1 - 1 / math.sqrt(2)), 4)
+
+
+def test_the_rulebook_gate_is_the_quantile_of_the_leave_one_out_similarities(axis: AxisEmbedder) -> None:
+    matcher = RuleMatcher(RULES, embedder=axis)
+    gate = matcher.gate()
+    assert EXPECTED == 0.7247
+    assert (gate.kind, gate.score, gate.threshold) == ("rulebook", "similarity", EXPECTED)
+    assert gate.terms == {
+        "quantile": 0.22,
+        "probes": 24,
+        "examples": 24,
+        "rules": 5,
+        "median_probe_similarity": 1.0,
+    }
+    assert gate.description == (
+        "similarity >= 0.7247: the rulebook's own gate, the 0.22 quantile of the best leave-one-out similarity of "
+        "24 of its 24 example texts"
+    )
+
+
+def test_the_rulebook_gate_decides_the_match_and_is_named_in_the_result(axis: AxisEmbedder) -> None:
+    matcher = RuleMatcher(RULES, embedder=axis)
+    (match,) = matcher.match("refund please")  # similarity 1.0 >= 0.7247
+    assert match.rule.id == "refund"
+    assert match.explanation.threshold == EXPECTED
+    assert match.explanation.threshold_on == "similarity"
+    result = matcher.match("refund card", explain=True)  # similarity 1/sqrt(2) to both rules: gated out
+    assert result == []
+    assert {d.rule_id for d in result.dropped[:2]} == {"refund", "card"}
+    assert all(d.reason == "threshold" for d in result.dropped)
+    detail = next(d.detail for d in result.dropped if d.rule_id == "refund")
+    assert detail == f"similarity 0.7071 < threshold {EXPECTED}"
+    assert result.gate is not None
+    assert result.to_dict()["gate"]["kind"] == "rulebook"
+    assert result.to_dict()["gate"]["threshold"] == EXPECTED
+
+
+def test_a_larger_quantile_raises_the_gate(axis: AxisEmbedder) -> None:
+    # 0.1 quantile: position 2.3, inside the six 0.7071 values
+    gate = RuleMatcher(RULES, MatchConfig(gate_quantile=0.1), embedder=axis).gate()
+    assert gate.threshold == round(1 / math.sqrt(2), 4)
+
+
+def test_the_rulebook_gate_does_not_depend_on_the_order_of_the_rules(axis: AxisEmbedder) -> None:
+    shuffled = list(RULES)
+    random.Random(7).shuffle(shuffled)
+    config = MatchConfig(gate_probes=10)  # a sample: the same 10 texts whatever the order
+    first = RuleMatcher(RULES, config, embedder=axis).gate()
+    second = RuleMatcher(shuffled, config, embedder=axis).gate()
+    assert first == second
+    assert first.terms["probes"] == 10
+
+
+def test_a_rulebook_with_too_few_examples_gets_the_fixed_fallback(axis: AxisEmbedder) -> None:
+    matcher = RuleMatcher([Rule(id="refund", condition_text="refund", examples=["refund now"])], embedder=axis)
+    gate = matcher.gate()
+    assert (gate.kind, gate.score, gate.threshold) == ("fixed", "similarity", FALLBACK_SIMILARITY)
+    assert gate.terms["examples"] == 1
+    assert gate.terms["needed"] == 20
+
+
+def test_the_gate_is_measured_again_after_an_update(axis: AxisEmbedder) -> None:
+    matcher = RuleMatcher(RULES, embedder=axis)
+    assert matcher.gate().threshold == EXPECTED
+    matcher.remove(["delivery"])  # 18 examples left: below 20, the fallback
+    assert matcher.gate().kind == "fixed"
+
+
+def test_a_numeric_threshold_and_none_are_named_too(axis: AxisEmbedder) -> None:
+    matcher = RuleMatcher(RULES, embedder=axis)
+    assert matcher.gate(MatchConfig(threshold=None)).to_dict() == {
+        "kind": "none",
+        "score": "hybrid_or_similarity",
+        "threshold": None,
+        "terms": {},
+        "description": "no gate: every scored rule can match (threshold=None)",
+    }
+    fixed = matcher.gate(MatchConfig(threshold=0.5))
+    assert fixed.description == "max(hybrid, similarity - slack 0.15) >= 0.5 (threshold set in the config)"
+    assert matcher.gate(MatchConfig(threshold=0.5, threshold_on="final")).description == (
+        "final >= 0.5 (threshold set in the config)"
+    )
+
+
+# -- calibration from labelled messages ------------------------------------------------------------------------------
+
+# Ungated, with these rules (no examples): "refund" -> refund 1.0; "refund card" -> refund and card at 0.7071 each;
+# "hello weather" -> hello and weather at 0.7071; "delivery" -> delivery 1.0.
+PLAIN = [Rule(id=name, condition_text=name) for name in ("refund", "card", "hello", "weather", "delivery")]
+LABELLED = [
+    ("refund", ["refund"]),  # TP at 1.0
+    ("refund card", ["refund", "card"]),  # 2 TP at 0.7071
+    ("hello weather", []),  # 2 FP at 0.7071
+    ("delivery", ["delivery"]),  # TP at 1.0
+]
+
+
+def test_calibration_picks_the_threshold_by_the_target(axis: AxisEmbedder) -> None:
+    matcher = RuleMatcher(PLAIN, embedder=axis)
+    # at 1.0: TP 2, FP 0 -> precision 1, recall 2/4; at 0.7071: TP 4, FP 2 -> precision 4/6, recall 1
+    precise = calibrate_gate(matcher, LABELLED, target_precision=0.9)
+    assert precise.threshold == pytest.approx(1.0, abs=1e-6)
+    assert (precise.terms["precision"], precise.terms["recall"]) == (1.0, 0.5)
+    assert precise.terms["target"] == "precision >= 0.9"
+    assert precise.terms["messages"] == 4
+    recalled = calibrate_gate(matcher, LABELLED, target_recall=1.0)
+    assert recalled.threshold == pytest.approx(1 / math.sqrt(2), abs=1e-6)
+    assert recalled.terms["precision"] == pytest.approx(4 / 6, abs=1e-6)
+    # F1: 2/3 at 1.0 (p 1, r .5) against 0.8 at 0.7071 (p .667, r 1): the lower threshold
+    best = calibrate_gate(matcher, LABELLED)
+    assert best.threshold == pytest.approx(1 / math.sqrt(2), abs=1e-6)
+    assert best.terms["f1"] == pytest.approx(0.8)
+
+
+def test_calibration_is_deterministic_and_becomes_the_automatic_gate(axis: AxisEmbedder) -> None:
+    matcher = RuleMatcher(PLAIN, embedder=axis)
+    gate = calibrate_gate(matcher, LABELLED, target_precision=0.9)
+    assert gate == calibrate_gate(RuleMatcher(list(reversed(PLAIN)), embedder=axis), LABELLED, target_precision=0.9)
+    matcher.set_calibration(gate)
+    assert matcher.gate() is gate
+    result = matcher.match("refund card")
+    assert result == []
+    assert result.gate is gate
+    assert gate_from_dict(gate.to_dict()) == gate  # what the store keeps reads back the same
+    matcher.set_calibration(None)
+    assert matcher.gate().kind == "fixed"  # 0 examples: back to the rulebook's (fallback) gate
+
+
+def test_calibration_refuses_bad_input(axis: AxisEmbedder) -> None:
+    matcher = RuleMatcher(PLAIN, embedder=axis)
+    with pytest.raises(InvalidInputError, match="unknown rule"):
+        calibrate_gate(matcher, [("refund", ["ghost"])])
+    with pytest.raises(InvalidInputError, match="not both"):
+        calibrate_gate(matcher, LABELLED, target_precision=0.9, target_recall=0.9)
+    with pytest.raises(InvalidInputError, match="no labelled messages"):
+        calibrate_gate(matcher, [])
+    with pytest.raises(InvalidInputError, match="in \\(0, 1\\]"):
+        calibrate_gate(matcher, LABELLED, target_precision=1.5)
+    with pytest.raises(InvalidInputError, match="no threshold reaches precision"):
+        calibrate_gate(matcher, [("hello weather", [])], target_precision=0.5)
+    with pytest.raises(InvalidInputError, match="calibrated similarity gate"):
+        matcher.set_calibration(AppliedGate("fixed", "similarity", 0.5))
+    with pytest.raises(InvalidInputError, match="not a calibrated"):
+        gate_from_dict({"kind": "rulebook", "score": "similarity", "threshold": 0.5})
+
+
+def test_a_large_rulebook_is_measured_on_a_bounded_sample() -> None:
+    import numpy as np
+
+    from norma.matching._gate import GATE_BUDGET
+
+    rng = np.random.default_rng(3)
+    rules = [
+        Rule(id=f"r{i}", condition_text=f"rule {i}", examples=[f"e {i} {k}" for k in range(60)]) for i in range(300)
+    ]
+    vectors = {}
+    for rule in rules:
+        matrix = rng.standard_normal((61, 8)).astype(np.float32)
+        vectors[rule.id] = matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+    gate = RuleMatcher(rules, vectors=vectors, embedder=AxisEmbedder()).gate()
+    # 300 rules x 61 texts = 18,300 rule vectors: the budget allows 16,777,216 // 18,300 = 916 probes of 2,048
+    assert GATE_BUDGET // 18_300 == 916
+    assert (gate.kind, gate.terms["probes"], gate.terms["examples"]) == ("rulebook", 916, 18_000)
