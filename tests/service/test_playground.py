@@ -241,6 +241,20 @@ def test_gate_read_from_the_dropped_rules_when_nothing_matched(browser: Any, sit
     assert "dropped rules" in _by_id(browser, "match-gate-source").text
 
 
+def test_gate_not_reported_says_how_to_see_it(browser: Any, site: str, acme_key: str) -> None:
+    message = "what will the weather be like on Mars next week"
+    answer = _post(site, acme_key, "/v1/tenants/acme/match", {"message": message, "explain": False})
+    if answer["matches"] or "gate" in answer:
+        pytest.skip("this server matches the message or reports its gate")
+    open_playground(browser, site, acme_key)
+    _by_id(browser, "match-explain").click()  # off: no dropped rules to read the threshold from
+    assert _match(browser, message).startswith("0 rules matched")
+    assert _by_id(browser, "match-gate-kind").text == "not reported"
+    assert "list the rules left out" in _by_id(browser, "match-gate-description").text
+    assert _gate_terms(browser) == {}
+    assert not _by_id(browser, "match-dropped").is_displayed()
+
+
 def test_a_gate_object_is_rendered_with_its_terms(browser: Any, site: str, acme_key: str) -> None:
     """The gate object the service is getting (kind, score, threshold, terms, description), added to the real
     answer in the page (today's server does not send it yet)."""

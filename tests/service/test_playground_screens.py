@@ -205,3 +205,23 @@ def test_the_checks_fail_without_the_stylesheet(browser: Any, site: str, acme_ke
     finally:
         browser.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
         browser.execute_cdp_cmd("Network.disable", {})
+
+
+def test_a_narrow_window_stacks_form_results_history(browser: Any, site: str, acme_key: str) -> None:
+    browser.set_window_size(600, HEIGHT)
+    try:
+        open_playground(browser, site, acme_key)
+        _run_tab(browser, "match")
+        tops = browser.execute_script(
+            """
+            const top = (s) => document.querySelector(s).getBoundingClientRect().top;
+            return [top("#tab-match .form"), top("#tab-match .results"), top("#tab-match .history"),
+                    document.documentElement.scrollWidth, window.innerWidth];
+            """
+        )
+        form, results, history, scroll_width, inner_width = tops
+        assert form < results < history
+        assert scroll_width <= inner_width, "the page is wider than a narrow window"
+        _assert_rendered(screenshot(browser), "light")
+    finally:
+        browser.set_window_size(WIDTH, HEIGHT)

@@ -81,7 +81,8 @@ function renderGate(gate) {
   if (!gate) {
     $("match-gate-kind").textContent = "not reported";
     $("match-gate-description").textContent =
-      "Nothing matched and no rule was dropped by the threshold, so this server's answer does not show its gate.";
+      "Nothing matched and no rule was left out by the threshold, so this answer does not show the gate " +
+      "(with \u201clist the rules left out\u201d ticked, the rules the threshold stopped name it).";
     $("match-gate-terms").replaceChildren();
     $("match-gate-source").textContent = "";
     return;
