@@ -7,13 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import click
-import numpy as np
 from rich.console import Console
 from rich.table import Table
 
 from norma.cli._demo import SECTIONS
 from norma.cli._output import emit, format_option, resolve_format
-from norma.embeddings import get_embedder
 from norma.errors import InvalidInputError
 
 __all__ = ["embed"]
@@ -47,6 +45,8 @@ def embed(
     output_format: str | None,
 ) -> int:
     """Embed each TEXT and print the model, the dimension and the vectors (a preview unless --full)."""
+    from norma.embeddings import get_embedder
+
     fmt = resolve_format(ctx, output_format)
     embedder = get_embedder(model_dir, quantize=int8)
     vectors = embedder.embed(list(texts))
@@ -73,6 +73,10 @@ def embed(
 
 
 def _demo_section(examples: Path) -> tuple[dict[str, Any], Callable[[Console], None]]:
+    import numpy as np
+
+    from norma.embeddings import get_embedder
+
     path = examples / "embeddings" / "sentences.txt"
     try:
         sentences = [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

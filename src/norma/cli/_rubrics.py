@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -11,15 +11,9 @@ from rich.table import Table
 
 from norma.cli._demo import SECTIONS
 from norma.cli._output import emit, format_option, resolve_format
-from norma.rubrics import (
-    Rubric,
-    RubricCheck,
-    RubricIssue,
-    blend_rubric_files,
-    check_rubric,
-    evaluate_rubric_file,
-    rubric_json_schema,
-)
+
+if TYPE_CHECKING:
+    from norma.rubrics import Rubric, RubricCheck, RubricIssue
 
 __all__ = ["rubric"]
 
@@ -56,6 +50,8 @@ def validate(ctx: click.Context, files: tuple[Path, ...], strict: bool, output_f
     Exit 0 when every file is valid, 1 at the first invalid file (its field paths are printed), 2 when a file
     cannot be read or parsed.
     """
+    from norma.rubrics import check_rubric
+
     fmt = resolve_format(ctx, output_format)
     checks: list[RubricCheck] = []
     for file in files:
@@ -128,6 +124,8 @@ def eval_(
     are not numbers or outside [0, 1]); --strict makes the first of them an error. Exit 0, 1 when a verdict was
     asked for (--pass-threshold, --enforce-required) and it fails, 2 for unreadable or (--strict) doubtful input.
     """
+    from norma.rubrics import evaluate_rubric_file
+
     fmt = resolve_format(ctx, output_format)
     if (events_file is None) == (outcome_file is None):
         raise click.UsageError("give exactly one of --events FILE and --outcome FILE")
@@ -172,6 +170,8 @@ def _render_rubric(blended: Rubric) -> Any:
 @click.pass_context
 def blend(ctx: click.Context, base: Path, override: Path, output_format: str | None) -> int:
     """Blend OVERRIDE into BASE and print the merged rubric (--format json gives a loadable rubric)."""
+    from norma.rubrics import blend_rubric_files
+
     fmt = resolve_format(ctx, output_format)
     blended = blend_rubric_files(base, override)
     emit(fmt, blended.model_dump(), _render_rubric(blended))
@@ -184,6 +184,8 @@ def blend(ctx: click.Context, base: Path, override: Path, output_format: str | N
 @click.pass_context
 def schema(ctx: click.Context, strict: bool, output_format: str | None) -> int:
     """Print the JSON Schema of the rubric format (--format json for the schema itself)."""
+    from norma.rubrics import rubric_json_schema
+
     fmt = resolve_format(ctx, output_format)
     document = rubric_json_schema(strict=strict)
 
@@ -202,6 +204,8 @@ def schema(ctx: click.Context, strict: bool, output_format: str | None) -> int:
 
 
 def _demo_section(examples: Path) -> tuple[dict[str, Any], Any]:
+    from norma.rubrics import blend_rubric_files, check_rubric, evaluate_rubric_file
+
     folder = examples / "rubrics"
     events = evaluate_rubric_file(
         folder / "code_review.json", events_path=folder / "inputs" / "code_review_events.json"
