@@ -104,7 +104,9 @@ def test_errors_exit_2_with_one_line(run_cli: Run, tmp_path: Path) -> None:
 
 def test_keys_create_list_revoke(run_cli: Run, tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/keys.db"
-    created = run_cli("keys", "create", "--tenant", "acme", "--name", "bot", "--db", url, "--format", "json")
+    created = run_cli(
+        "keys", "create", "--tenant", "acme", "--name", "bot", "--create-tenant", "--db", url, "--format", "json"
+    )
     assert created.code == 0
     key = json.loads(created.out)
     assert key["secret"].startswith("nrm_" + key["key_id"] + "_")

@@ -1,8 +1,9 @@
 """Output helpers shared by every command: one ``--format`` option, one way to print results and tables.
 
-Tables never cut an id or a header: a table wider than the terminal is printed as records (one ``header: value``
-line per cell, a blank line between rows), unless ``--wide`` asks for the whole table at its natural width (lines
-longer than the terminal, for a pager or a file).
+Tables never cut an id or a header: a table wider than the terminal wraps its long cells between words when that
+keeps every id (no-wrap columns) and header whole, else it is printed as records (one ``header: value`` line per
+cell, a blank line between rows); ``--wide`` prints the whole table at its natural width instead (lines longer than
+the terminal, for a pager or a file).
 """
 
 from __future__ import annotations
@@ -79,12 +80,15 @@ def _wide() -> bool:
 
 
 def print_table(con: Console, table: Table) -> None:
-    """Print ``table`` whole: as a table when it fits the console (or with ``--wide``), else as records."""
-    natural = Measurement.get(con, con.options.update(width=10_000), table).maximum
-    if natural <= con.width:
+    """Print ``table`` whole: at its width when it fits the console (or with ``--wide``), else with its long cells
+    wrapped when that keeps every id and header whole, else as records."""
+    needed = Measurement.get(con, con.options.update(width=10_000), table)
+    if needed.maximum <= con.width:
         con.print(table)
     elif _wide():
-        con.print(table, width=natural, crop=False, no_wrap=True)
+        con.print(table, width=needed.maximum, crop=False, no_wrap=True)
+    elif needed.minimum <= con.width:  # long cells wrap between words; ids (no_wrap columns) and headers stay whole
+        con.print(table)
     else:
         _print_records(con, table)
 
