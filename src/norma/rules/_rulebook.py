@@ -188,7 +188,9 @@ def load_rulebook(
     else:
         items = data
     if not isinstance(items, list):
-        problems.append(RulebookProblem(index=None, rule_id=None, field="rules", message="must be a list of rules"))
+        empty = "the file is empty: write a list of rules, or a mapping with a 'rules' list"
+        message = empty if data is None else "must be a list of rules"
+        problems.append(RulebookProblem(index=None, rule_id=None, field="rules", message=message))
         raise RulebookError(problems, source=where)
     if len(items) > max_rules:
         raise LimitExceededError(
