@@ -210,7 +210,7 @@ def schema(ctx: click.Context, which: str, output_format: str | None) -> int:
             grid.add_row(
                 name, str(kind or prop.get("$ref", "")), "yes" if name in required else "", prop.get("description", "")
             )
-        con.print(grid)
+        print_table(con, grid)
         con.print("Use --format json for the full schema.")
 
     emit(fmt, document, table)

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from norma.cli._demo import SECTIONS
-from norma.cli._output import emit, format_option, resolve_format
+from norma.cli._output import emit, format_option, print_table, resolve_format
 from norma.errors import InvalidInputError
 
 __all__ = ["embed"]
@@ -66,7 +66,7 @@ def embed(
         for text, row in zip(texts, shown, strict=True):
             values = ", ".join(f"{x:+.4f}" for x in row)
             out.add_row(text if len(text) <= 60 else text[:57] + "...", f"[{values}{'' if full else ', ...'}]")
-        con.print(out)
+        print_table(con, out)
 
     emit(fmt, payload, table)
     return 0
@@ -102,7 +102,7 @@ def _demo_section(examples: Path) -> tuple[dict[str, Any], Callable[[Console], N
         out = Table("cosine", "sentence", "and sentence", title="the five most similar pairs")
         for pair in pairs:
             out.add_row(f"{pair['cosine']:.3f}", str(pair["a"]), str(pair["b"]))
-        con.print(out)
+        print_table(con, out)
 
     return summary, render
 

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from norma.cli._output import emit, format_option, resolve_format
+from norma.cli._output import emit, format_option, print_table, resolve_format
 from norma.errors import BackendError, ConfigError
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ def _check_table(con: Console, result: LLMCheck) -> None:
     table.add_row("latency", f"{result.latency_ms:.0f} ms")
     table.add_row("attempts", str(result.attempts))
     table.add_row("reply", escape(result.reply))
-    con.print(table)
+    print_table(con, table)
 
 
 @click.command("examples")
@@ -164,7 +164,7 @@ def rules_examples(
         grid.add_column("examples")
         for rule_id, examples in result.updated.items():
             grid.add_row(escape(rule_id), escape("\n".join(examples)))
-        con.print(grid)
+        print_table(con, grid)
         if result.skipped:
             con.print(f"skipped (already have examples; use --overwrite): {escape(', '.join(result.skipped))}")
         for rule_id, reason in result.failed.items():

@@ -240,7 +240,7 @@ def _demo_section(examples: Path) -> tuple[dict[str, Any], Callable[[Console], N
         for item in found_rules:
             found = ", ".join(f"{r['id']} ({r['final_score']:.3f})" for r in item["rules"]) or "none"
             table.add_row(str(item["message"]), str(item["scenario"] or "-"), found)
-        con.print(table)
+        print_table(con, table)
 
     return summary, render
 

@@ -16,7 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from norma.cli._demo import SECTIONS
-from norma.cli._output import OutputFormat, emit, format_option, resolve_format
+from norma.cli._output import OutputFormat, emit, format_option, print_table, resolve_format
 from norma.errors import ConfigError, NormaError
 
 if TYPE_CHECKING:
@@ -232,7 +232,7 @@ def _spread_table(con: Console, payload: dict[str, Any]) -> None:
             row["name"],
             *(f"{row[key]:.4f}" for key in ("mean", "min", "max", "spread")),
         )
-    con.print(table)
+    print_table(con, table)
     overall = payload["overall"]
     if overall is not None:
         con.print(
@@ -255,7 +255,7 @@ def _score_table(con: Console, payload: dict[str, Any]) -> None:
             "-" if rule is None else f"{rule:.4f}",
             f"{row['variations']} ({row['rule_compliant']} rule)",
         )
-    con.print(table)
+    print_table(con, table)
     if payload["mean_final"] is not None:
         con.print(f"{payload['records']} records, mean final score {payload['mean_final']:.4f}")
 
@@ -303,7 +303,7 @@ def _query_table(con: Console, built: VariationQuery) -> None:
     table.add_row("orthographic_similarity", json.dumps(labels["orthographic_similarity"]))
     table.add_row("rule_percentage", f"{rule_based['rule_percentage']}%")
     table.add_row("selected_rules", ", ".join(rule_based["selected_rules"]))
-    con.print(table)
+    print_table(con, table)
     con.print(built.text)
 
 
@@ -403,7 +403,7 @@ def _generate_table(con: Console, payload: dict[str, Any]) -> None:
     table.add_column("variation")
     for index, variation in enumerate(payload["variations"], start=1):
         table.add_row(str(index), variation)
-    con.print(table)
+    print_table(con, table)
     scored = payload["score"]
     rule = scored["rule_compliance"]
     rule_text = "" if rule is None else f", rule compliance {rule:.4f}"

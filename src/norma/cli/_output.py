@@ -86,7 +86,12 @@ def print_table(con: Console, table: Table) -> None:
     if needed.maximum <= con.width:
         con.print(table)
     elif _wide():
-        con.print(table, width=needed.maximum, crop=False, no_wrap=True)
+        terminal = con.width
+        con.width = needed.maximum
+        try:
+            con.print(table, crop=False)
+        finally:
+            con.width = terminal
     elif needed.minimum <= con.width:  # long cells wrap between words; ids (no_wrap columns) and headers stay whole
         con.print(table)
     else:

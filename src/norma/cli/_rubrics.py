@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from norma.cli._demo import SECTIONS
-from norma.cli._output import emit, format_option, resolve_format
+from norma.cli._output import emit, format_option, print_table, resolve_format
 
 if TYPE_CHECKING:
     from norma.rubrics import Rubric, RubricCheck, RubricIssue
@@ -72,7 +72,7 @@ def _render_result(result: dict[str, Any]) -> Any:
         for cid, row in result["per_criterion"].items():
             required = "yes (FAILED)" if cid in failed else ("yes" if row["required"] else "")
             grid.add_row(cid, f"{row[key]:.4g}", f"{row['weight']:g}", required)
-        con.print(grid)
+        print_table(con, grid)
         value = result[key]
         shown = "None" if value is None else f"{value:.6g}"
         how = result["aggregation"] + (f" via {result['aggregator']}" if "aggregator" in result else "")
@@ -158,7 +158,7 @@ def _render_rubric(blended: Rubric) -> Any:
             grid.add_row(
                 criterion.id, f"{criterion.weight:g}", "yes" if criterion.required else "", criterion.description
             )
-        con.print(grid)
+        print_table(con, grid)
 
     return table
 
@@ -196,7 +196,7 @@ def schema(ctx: click.Context, strict: bool, output_format: str | None) -> int:
         for name, prop in document["properties"].items():
             kind = prop.get("type") or " | ".join(str(p.get("type", "object")) for p in prop.get("anyOf", []))
             grid.add_row(name, str(kind), "yes" if name in required else "")
-        con.print(grid)
+        print_table(con, grid)
         con.print("Use --format json for the full schema.")
 
     emit(fmt, document, table)
