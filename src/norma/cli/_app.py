@@ -9,6 +9,7 @@ Exit codes (documented in docs/cli.md):
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Sequence
 
@@ -97,6 +98,15 @@ def _fail(message: str) -> int:
     return EXIT_USAGE
 
 
+def _describe(exc: NormaError) -> str:
+    """The one line an error is reported with; malformed JSON reads the same whatever reported it (a rubric's
+    error keeps the decoder's own words as its ``str()``, for synth-ai compatibility)."""
+    if isinstance(exc, json.JSONDecodeError):
+        where = f"{exc.source}:" if exc.source else ""
+        return f"{where}line {exc.lineno}, column {exc.colno}: not valid JSON: {exc.msg}"
+    return str(exc)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code (the console script exits with it)."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -120,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except NormaError as exc:
         if debug:
             raise
-        return _fail(str(exc))
+        return _fail(_describe(exc))
     except OSError as exc:
         if debug:
             raise

@@ -115,7 +115,7 @@ def _parse(source: str | os.PathLike[str] | Mapping[str, Any] | Sequence[Any], m
             raise LimitExceededError(
                 f"the rulebook is {size:,} bytes, over the limit of {max_bytes:,}",
                 source=str(path),
-                hint="split it into several rulebooks, or raise max_bytes",
+                hint="split it into several rulebooks and import each (from Python, max_bytes= raises the limit)",
             )
         text = path.read_bytes()
     except OSError as exc:
@@ -197,7 +197,7 @@ def load_rulebook(
             f"the rulebook has {len(items):,} rules, over the limit of {max_rules:,}",
             source=where,
             location="rules",
-            hint="split it into several rulebooks, or raise max_rules",
+            hint="split it into several rulebooks and import each (from Python, max_rules= raises the limit)",
         )
     if tenant_id is not None and file_tenant is not None and file_tenant != tenant_id:
         problems.append(
