@@ -8,6 +8,9 @@ the vectors the store keeps.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,7 +23,7 @@ from norma.cli._demo import SECTIONS
 from norma.cli._output import emit, format_option, print_table, resolve_format
 
 if TYPE_CHECKING:
-    from norma.matching import MatchConfig, MatchResult, RuleMatcher
+    from norma.matching import MatchConfig, MatchResult, Rule, RuleMatcher
 
 __all__ = ["match"]
 
@@ -168,14 +171,42 @@ def _check_source(rules_file: Path | None, tenant_id: str | None, db_url: str | 
 def _file_matcher(rules_file: Path, config: MatchConfig) -> RuleMatcher:
     """The file's rules in a matcher whose rule vectors come from (and go to) the user's embedding cache."""
     from norma.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
-    from norma.matching import RuleMatcher, load_rules
+    from norma.matching import RuleMatcher
 
-    rules = load_rules(rules_file)
+    rules = _load_rules_cached(rules_file)
     cached = CachedEmbedder(get_embedder(), EmbeddingCache.in_user_cache())
     try:
         return RuleMatcher(rules, config, embedder=cached)
     finally:
         cached.cache.close()
+
+
+def _load_rules_cached(rules_file: Path) -> list[Rule]:
+    """The file's rules; a file already read (same bytes, same norma) is read back from the user's cache folder as
+    JSON, which is much faster than validating YAML again (the cache holds what the reader accepted)."""
+    from norma._version import __version__
+    from norma.embeddings import user_cache_dir
+    from norma.matching import Rule, load_rules
+
+    try:
+        data = rules_file.read_bytes()
+    except OSError:
+        return load_rules(rules_file)  # the reader reports it
+    key = hashlib.sha256(data + b"\0" + __version__.encode()).hexdigest()
+    kept = user_cache_dir() / "rulebooks" / f"{key}.json"
+    try:
+        return [Rule.from_stored(item) for item in json.loads(kept.read_text(encoding="utf-8"))]
+    except (OSError, ValueError):  # not cached yet, or unreadable: read the file itself
+        pass
+    rules = load_rules(rules_file)
+    try:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        partial = kept.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(json.dumps([rule.to_dict() for rule in rules]), encoding="utf-8")
+        partial.replace(kept)
+    except OSError:
+        pass  # a cache that cannot be written only costs time
+    return rules
 
 
 def _match_one(matcher: RuleMatcher, message: str, session: Any, explain: bool, tags: tuple[str, ...]) -> MatchResult:

@@ -25,7 +25,7 @@ from norma.embeddings._quantize import CACHE_DIR_ENV, cache_dir
 from norma.embeddings._tokenize import check_texts
 from norma.errors import InvalidInputError, StoreError
 
-__all__ = ["CachedEmbedder", "EmbeddingCache", "USER_CACHE_FILE", "text_key"]
+__all__ = ["CachedEmbedder", "EmbeddingCache", "USER_CACHE_FILE", "text_key", "user_cache_dir"]
 
 DEFAULT_MAX_ENTRIES = 100_000
 USER_CACHE_FILE = "vectors.sqlite3"
@@ -40,6 +40,12 @@ CREATE TABLE IF NOT EXISTS embeddings (
     PRIMARY KEY (model_id, text_sha256)
 ) WITHOUT ROWID
 """
+
+
+def user_cache_dir() -> Path:
+    """The user's cache folder for norma: ``$NORMA_CACHE_DIR``, else ``$XDG_CACHE_HOME/norma``, else
+    ``~/.cache/norma`` (not created here)."""
+    return cache_dir()
 
 
 def text_key(text: str) -> bytes:
