@@ -19,7 +19,10 @@ Run = Callable[..., CliResult]
 
 
 def _command_paths(group: click.Group, prefix: str = "norma") -> Iterator[str]:
-    for name, command in sorted(group.commands.items()):
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):  # the lazy commands too (get_command imports them)
+        command = group.get_command(ctx, name)
+        assert command is not None, name
         path = f"{prefix} {name}"
         yield path
         if isinstance(command, click.Group):

@@ -1,11 +1,17 @@
 from __future__ import annotations
 
+import hashlib
 import json
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from norma.embeddings import get_embedder
+from norma.matching import load_rules
+from norma.rules import rule_texts
 from tests.conftest import EXAMPLES, CliResult
 
 RULES = str(EXAMPLES / "matching" / "support_rules.yaml")
@@ -53,3 +59,103 @@ def test_bad_input_exits_2(run_cli: Callable[..., CliResult], tmp_path: Path) ->
     assert result.code == 2
     assert "condition_text" in result.err
     assert run_cli("match", "--rules", RULES, "x", "--fired", "a:b").code == 2
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("NORMA_CACHE_DIR", str(folder))
+    return folder
+
+
+def text_key(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+def _cached_rows(cache_dir: Path) -> list[tuple[bytes, bytes]]:
+    with sqlite3.connect(cache_dir / "embeddings" / "vectors.sqlite3") as db:
+        return [(bytes(k), bytes(v)) for k, v in db.execute("SELECT text_sha256, vector FROM embeddings")]
+
+
+def test_rule_vectors_are_cached_across_runs_and_messages_are_not(
+    run_cli: Callable[..., CliResult], cache_dir: Path
+) -> None:
+    first = run_cli("match", "--rules", RULES, "please refund my last order", "--format", "json")
+    assert first.code == 0
+    texts = {t for rule in load_rules(RULES) for t in rule_texts(rule)}
+    rows = _cached_rows(cache_dir)
+    assert {k for k, _ in rows} == {text_key(t) for t in texts}
+    assert "please refund my last order" not in texts
+    # the second run reads the rule vectors from the cache: poison them with the message's own vector and every
+    # rule becomes a perfect vector match
+    message = get_embedder().embed(["what is the capital of France?"])[0].astype(np.float32).tobytes()
+    with sqlite3.connect(cache_dir / "embeddings" / "vectors.sqlite3") as db:
+        db.execute("UPDATE embeddings SET vector = ?", (message,))
+    second = json.loads(run_cli("match", "--rules", RULES, "what is the capital of France?", "--format", "json").out)
+    assert second["matches"]
+    assert all(m["similarity_score"] == pytest.approx(1.0, abs=1e-5) for m in second["matches"])
+
+
+def test_match_a_stored_tenant(run_cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/m.db"
+    assert run_cli("rules", "import", RULES, "--tenant", "shop", "--db", url).code == 0
+    stored = json.loads(
+        run_cli("match", "I want my money back", "--tenant", "shop", "--db", url, "--format", "json").out
+    )
+    from_file = json.loads(run_cli("match", "--rules", RULES, "I want my money back", "--format", "json").out)
+    assert stored["tenant"] == "shop"
+    assert stored["rules"] == from_file["rules"]
+    assert [m["rule_id"] for m in stored["matches"]] == [m["rule_id"] for m in from_file["matches"]]
+    assert stored["matches"][0]["rule_id"] == "refund-request"
+    ghost = run_cli("match", "hello", "--tenant", "ghost", "--db", url)
+    assert ghost.code == 2
+    assert ghost.err == (
+        f"norma: error: tenant 'ghost' has no rules in {url} (import them with norma rules import FILE --tenant "
+        "ghost, or check --db)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ("match", "--rules", RULES, ""),
+            "norma: error: MESSAGE is empty: give the text to match, such as norma match --rules FILE 'hello'\n",
+        ),
+        (
+            ("match", "--rules", RULES, "  "),
+            "norma: error: MESSAGE is empty: give the text to match, such as norma match --rules FILE 'hello'\n",
+        ),
+        (
+            ("match", "--rules", RULES, "hi", "--threshold", "2"),
+            "norma: error: Invalid value for '--threshold': 2.0 is not in the range 0.0<=x<=1.0.\n",
+        ),
+        (
+            ("match", "hi"),
+            "norma: error: give the rules to match: --rules FILE or --tenant TENANT (one of them)\n",
+        ),
+        (
+            ("match", "--rules", RULES, "--tenant", "t", "hi"),
+            "norma: error: give the rules to match: --rules FILE or --tenant TENANT (one of them)\n",
+        ),
+        (
+            ("match", "--rules", RULES, "--db", "sqlite:////tmp/x.db", "hi"),
+            "norma: error: --db goes with --tenant (a --rules file needs no store)\n",
+        ),
+    ],
+)
+def test_usage_errors(run_cli: Callable[..., CliResult], args: tuple[str, ...], message: str) -> None:
+    result = run_cli(*args)
+    assert (result.code, result.out, result.err) == (2, "", message)
+
+
+def test_an_empty_rules_file_says_so(run_cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("", encoding="utf-8")
+    result = run_cli("match", "--rules", str(empty), "hello")
+    assert result.code == 2
+    assert result.err == (
+        f"norma: error: {empty}: 1 problem(s) in the rulebook, nothing imported: rulebook.rules: the file is empty: "
+        "write a list of rules, or a mapping with a 'rules' list (fix every rule listed (see docs/store.md for the "
+        "format))\n"
+    )

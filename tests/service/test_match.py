@@ -53,6 +53,7 @@ async def test_match_with_session_and_tags(client: httpx.AsyncClient, store: Rul
         ({"message": "x", "session": {"turn": -1}}, "body.session.turn"),
         ({"message": "x", "session": {"nope": 1}}, "body.session.nope"),
         ({"message": "x" * 20_001}, "body.message"),
+        ({"message": ""}, "body.message"),
         ({}, "body.message"),
         ({"message": "x", "extra": True}, "body.extra"),
     ],

@@ -104,7 +104,9 @@ def test_errors_exit_2_with_one_line(run_cli: Run, tmp_path: Path) -> None:
 
 def test_keys_create_list_revoke(run_cli: Run, tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/keys.db"
-    created = run_cli("keys", "create", "--tenant", "acme", "--name", "bot", "--db", url, "--format", "json")
+    created = run_cli(
+        "keys", "create", "--tenant", "acme", "--name", "bot", "--create-tenant", "--db", url, "--format", "json"
+    )
     assert created.code == 0
     key = json.loads(created.out)
     assert key["secret"].startswith("nrm_" + key["key_id"] + "_")
@@ -132,3 +134,145 @@ def test_demo_section() -> None:
         2,
     )
     assert section["by_scope"] == {"global": 16, "scenario": 6, "step": 6}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("rules", "list", "--tenant", "x"),
+        ("rules", "show", "greeting", "--tenant", "x"),
+        ("rules", "export", "--tenant", "x"),
+        ("rules", "history", "greeting", "--tenant", "x"),
+        ("rules", "delete", "greeting", "--tenant", "x"),
+        ("rules", "import", BANKING, "--dry-run"),
+        ("keys", "list"),
+        ("keys", "revoke", "000000000000"),
+        ("keys", "create", "--tenant", "x"),
+        ("match", "hello", "--tenant", "x"),
+    ],
+)
+def test_commands_that_read_never_create_a_store(
+    run_cli: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: tuple[str, ...]
+) -> None:
+    monkeypatch.delenv("NORMA_DB_URL", raising=False)
+    monkeypatch.chdir(tmp_path)
+    result = run_cli(*command)
+    assert (result.code, result.out) == (2, "")
+    assert result.err == (
+        "norma: error: no store at ./.norma/norma.db (check --db / $NORMA_DB_URL, or create the store by importing "
+        "rules into it)\n"
+    )
+    missing = tmp_path / "nowhere" / "x.db"
+    elsewhere = run_cli(*command, "--db", f"sqlite:///{missing}")
+    assert elsewhere.err.startswith(f"norma: error: no store at {missing} ")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_relative_sqlite_url_is_refused_with_the_two_spellings(
+    run_cli: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = run_cli("rules", "import", BANKING, "--db", "sqlite:///data/x.db")
+    assert result.code == 2
+    assert result.err == (
+        "norma: error: the SQLite URL 'sqlite:///data/x.db' names a relative path without saying so (write "
+        "sqlite:////data/x.db for the absolute path /data/x.db, or sqlite:///./data/x.db for data/x.db under the "
+        "working directory)\n"
+    )
+    assert list(tmp_path.iterdir()) == []
+    assert run_cli("rules", "import", BANKING, "--db", "sqlite:///./data/x.db").code == 0
+    assert (tmp_path / "data" / "x.db").is_file()
+
+
+def _ids(run_cli: Run, url: str, tenant: str = "northwind-bank") -> list[str]:
+    listed = run_cli("rules", "list", "--tenant", tenant, "--db", url, "--format", "json")
+    assert listed.code == 0, listed.err
+    return [r["id"] for r in json.loads(listed.out)["rules"]]
+
+
+def test_rules_show_and_delete(run_cli: Run, store_url: str) -> None:
+    assert run_cli("rules", "import", BANKING, "--db", store_url).code == 0
+    shown = run_cli("rules", "show", "greeting", "--tenant", "northwind-bank", "--db", store_url)
+    assert shown.code == 0
+    assert shown.out.startswith("rules:\n- id: greeting\n")
+    assert "condition_text: customer says hello" in shown.out
+    as_json = json.loads(
+        run_cli("rules", "show", "greeting", "--tenant", "northwind-bank", "--db", store_url, "--format", "json").out
+    )
+    assert as_json["rule"]["condition_text"] == "customer says hello"
+
+    dry = run_cli(
+        "rules", "delete", "greeting", "fees-explained", "--tenant", "northwind-bank", "--dry-run", "--db", store_url
+    )
+    assert dry.out == (
+        "would delete 2 rule(s) of tenant northwind-bank, (dry run: nothing written): greeting, fees-explained\n"
+    )
+    assert len(_ids(run_cli, store_url)) == 28
+    deleted = run_cli("rules", "delete", "greeting", "fees-explained", "--tenant", "northwind-bank", "--db", store_url)
+    assert (deleted.code, deleted.out) == (
+        0,
+        "deleted 2 rule(s) of tenant northwind-bank, now at version 2: greeting, fees-explained\n",
+    )
+    ids = _ids(run_cli, store_url)
+    assert len(ids) == 26
+    assert "greeting" not in ids
+    history = run_cli(
+        "rules", "history", "greeting", "--tenant", "northwind-bank", "--db", store_url, "--format", "json"
+    )
+    assert [(v["version"], v["rule"] is None) for v in json.loads(history.out)["versions"]] == [(1, False), (2, True)]
+    unknown = run_cli("rules", "delete", "greeting", "nope", "--tenant", "northwind-bank", "--db", store_url)
+    assert unknown.code == 2
+    assert unknown.err == "norma: error: tenant 'northwind-bank' has no rule 'greeting', 'nope'; nothing was deleted\n"
+    assert len(_ids(run_cli, store_url)) == 26
+
+
+def test_import_prune_makes_the_tenant_the_file_in_one_version(run_cli: Run, store_url: str, tmp_path: Path) -> None:
+    assert run_cli("rules", "import", BANKING, "--db", store_url).code == 0
+    small = tmp_path / "small.yaml"
+    small.write_text(
+        "tenant: northwind-bank\nrules:\n"
+        "  - id: greeting\n    condition_text: customer says hello\n    action_text: greet them back\n"
+        "  - id: brand-new\n    condition_text: customer asks for a new thing\n",
+        encoding="utf-8",
+    )
+    plain = run_cli("rules", "import", str(small), "--dry-run", "--db", store_url)
+    assert plain.code == 0
+    assert plain.out.startswith(
+        "tenant northwind-bank would change: 1 added, 1 updated, 0 deleted, 27 unchanged (dry run: nothing written)\n"
+        "  added: brand-new\n  updated: greeting\n"
+    )
+    dry = run_cli("rules", "import", str(small), "--prune", "--dry-run", "--db", store_url, "--format", "json")
+    payload = json.loads(dry.out)
+    assert (payload["dry_run"], payload["imported"], payload["version"]) == (True, False, 1)
+    assert payload["changes"]["added"] == ["brand-new"]
+    assert payload["changes"]["updated"] == ["greeting"]
+    assert len(payload["changes"]["deleted"]) == 27
+    assert payload["changes"]["unchanged"] == []
+    assert len(_ids(run_cli, store_url)) == 28  # the dry runs wrote nothing
+
+    pruned = run_cli("rules", "import", str(small), "--prune", "--db", store_url, "--format", "json")
+    assert pruned.code == 0, pruned.err
+    assert json.loads(pruned.out)["version"] == 2
+    assert _ids(run_cli, store_url) == ["brand-new", "greeting"]
+    history = run_cli(
+        "rules", "history", "fees-explained", "--tenant", "northwind-bank", "--db", store_url, "--format", "json"
+    )
+    assert [(v["tenant_version"], v["rule"] is None) for v in json.loads(history.out)["versions"]] == [
+        (1, False),
+        (2, True),
+    ]
+
+
+def test_keys_for_a_tenant_the_store_does_not_have(run_cli: Run, tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/k.db"
+    assert run_cli("rules", "import", BANKING, "--db", url).code == 0
+    ghost = run_cli("keys", "create", "--tenant", "ghost", "--db", url)
+    assert ghost.code == 2
+    assert ghost.err == (
+        f"norma: error: tenant 'ghost' does not exist in {url}: import its rules first (norma rules import FILE "
+        "--tenant ghost), or pass --create-tenant\n"
+    )
+    assert json.loads(run_cli("keys", "list", "--db", url, "--format", "json").out)["keys"] == []
+    assert run_cli("keys", "create", "--tenant", "northwind-bank", "--db", url).code == 0
+    assert run_cli("keys", "create", "--tenant", "ghost", "--create-tenant", "--db", url).code == 0
+    assert len(json.loads(run_cli("keys", "list", "--db", url, "--format", "json").out)["keys"]) == 2

@@ -36,7 +36,7 @@ def test_environment_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 def test_absolute_and_relative_sqlite_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    relative = open_store("sqlite:///nested/dir/rel.db")
+    relative = open_store("sqlite:///./nested/dir/rel.db")  # a relative path says so (./); see test_replace.py
     relative.close()
     assert (tmp_path / "nested" / "dir" / "rel.db").is_file()
     absolute = open_store(f"sqlite:///{tmp_path}/abs.db")

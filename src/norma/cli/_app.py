@@ -9,12 +9,14 @@ Exit codes (documented in docs/cli.md):
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Sequence
 
 import click
 
 from norma._version import __version__
+from norma.cli._lazy import LazyCommand, LazyGroup
 from norma.cli._output import FORMATS
 from norma.errors import NormaError
 
@@ -25,7 +27,51 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+_COMMANDS = {
+    "audit": LazyCommand(
+        "norma.cli._audit:audit", "Audit AI outputs against executable rules IR.x.y: PASS, FAIL or SKIP."
+    ),
+    "demo": LazyCommand(
+        "norma.cli._demo:demo", "Walk the examples through every capability and print what each one does."
+    ),
+    "embed": LazyCommand(
+        "norma.cli._embeddings:embed",
+        "Embed each TEXT and print the model, the dimension and the vectors (a preview unless --full).",
+    ),
+    "keys": LazyCommand(
+        "norma.cli._rules:keys", "API keys of the service: create (the secret is shown once), list, revoke."
+    ),
+    "llm": LazyCommand(
+        "norma.cli._llm:llm",
+        "LLM backend (Ollama or OpenAI-compatible) used for query phrasing, re-runs and rule examples.",
+    ),
+    "match": LazyCommand(
+        "norma.cli._match:match",
+        "Match MESSAGE against the rules of a file and print the matches with their score breakdown.",
+    ),
+    "names": LazyCommand(
+        "norma.cli._names:names",
+        "MIID name variations: score them as the validator does, build queries, generate good ones.",
+    ),
+    "rubric": LazyCommand(
+        "norma.cli._rubrics:rubric", "Rubrics: weighted criteria turned into a reward (synth-ai compatible)."
+    ),
+    "rules": LazyCommand(
+        "norma.cli._rules:rules", "Rule store: import and export rulebooks, list rules and their history."
+    ),
+    "serve": LazyCommand(
+        "norma.cli._serve:serve",
+        "Serve the HTTP API (/v1, OpenAPI at /docs) and the playground (/) until SIGINT or SIGTERM.",
+    ),
+}
+"""Every command of ``norma``: imported only when it runs (``norma --help`` lists these helps)."""
+
+
+@click.group(
+    cls=LazyGroup,
+    lazy=_COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(__version__, "--version", "-V", prog_name="norma", message="%(prog)s %(version)s")
 @click.option(
     "--format",
@@ -47,38 +93,18 @@ def cli(ctx: click.Context, output_format: str, debug: bool) -> None:
     ctx.obj["debug"] = debug
 
 
-def _register() -> None:
-    from norma.cli._audit import audit
-    from norma.cli._calibrate import calibrate
-    from norma.cli._demo import demo
-    from norma.cli._embeddings import embed
-    from norma.cli._llm import llm, rules_examples
-    from norma.cli._match import match
-    from norma.cli._names import names
-    from norma.cli._rubrics import rubric
-    from norma.cli._rules import keys, rules
-    from norma.cli._serve import serve
-
-    cli.add_command(audit)
-    cli.add_command(demo)
-    cli.add_command(embed)
-    cli.add_command(match)
-    cli.add_command(llm)
-    cli.add_command(names)
-    cli.add_command(rubric)
-    cli.add_command(keys)
-    cli.add_command(rules)
-    rules.add_command(rules_examples)
-    rules.add_command(calibrate)
-    cli.add_command(serve)
-
-
-_register()
-
-
 def _fail(message: str) -> int:
     click.echo(f"norma: error: {' '.join(message.split())}", err=True)
     return EXIT_USAGE
+
+
+def _describe(exc: NormaError) -> str:
+    """The one line an error is reported with; malformed JSON reads the same whatever reported it (a rubric's
+    error keeps the decoder's own words as its ``str()``, for synth-ai compatibility)."""
+    if isinstance(exc, json.JSONDecodeError):
+        where = f"{exc.source}:" if exc.source else ""
+        return f"{where}line {exc.lineno}, column {exc.colno}: not valid JSON: {exc.msg}"
+    return str(exc)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -104,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except NormaError as exc:
         if debug:
             raise
-        return _fail(str(exc))
+        return _fail(_describe(exc))
     except OSError as exc:
         if debug:
             raise

@@ -10,38 +10,22 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from pydantic import BaseModel
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from norma._safety import load_json
-from norma.audit import (
-    AuditConfig,
-    AuditReport,
-    AuditRequest,
-    BatchItem,
-    analyze,
-    analyze_batch,
-    load_config,
-    load_documents,
-    read_request,
-    read_requests,
-    required_bump,
-    rule_registry,
-    ruleset_snapshot,
-)
 from norma.cli._demo import SECTIONS
-from norma.cli._output import console, emit, format_option, resolve_format
-from norma.reports import exit_code, render, render_table
+from norma.cli._output import console, emit, format_option, print_table, resolve_format
+
+if TYPE_CHECKING:
+    from norma.audit import AuditConfig, AuditReport, BatchItem
 
 __all__ = ["audit"]
 
 REPORT_FORMATS = ("table", "json", "sarif", "junit")
-_THRESHOLDS = [name for name in AuditConfig.model_fields if name.startswith("ir_")]
 
 
 class _DefaultGroup(click.Group):
@@ -67,6 +51,8 @@ def audit() -> None:
 
 
 def _config(config_file: Path | None, no_embeddings: bool, overrides: dict[str, Any]) -> AuditConfig:
+    from norma.audit import AuditConfig, load_config
+
     base = load_config(config_file) if config_file is not None else AuditConfig()
     update = {k: v for k, v in overrides.items() if v is not None}
     if no_embeddings:
@@ -85,27 +71,43 @@ def _llm() -> Any:
 
 
 def _emit(fmt: str, items: list[tuple[str, AuditReport]], fail_on: str) -> None:
+    from norma.reports import render, render_table
+
     if fmt == "table":
         render_table(console(), items)
     else:
         sys.stdout.write(render(fmt, items, fail_on))
 
 
-def _threshold_options(func: Any) -> Any:
-    for name in reversed(_THRESHOLDS):
-        field = AuditConfig.model_fields[name]
+def _add_threshold_options(command: click.Command) -> None:
+    """Add ``--ir-…`` threshold options, one per field of AuditConfig, to ``run`` when its parameters are first
+    needed (not at import, so that `norma audit --help` does not import the audit package)."""
+    from norma.audit import AuditConfig
+
+    known = {param.name for param in command.params}
+    for name, field in AuditConfig.model_fields.items():
+        if not name.startswith("ir_") or name in known:
+            continue
         kind: Any = click.Choice(["low", "medium", "high"]) if "tolerance" in name else float
-        func = click.option(
-            "--" + name.replace("_", "-"),
-            name,
-            type=kind,
-            default=None,
-            help=f"{(field.description or '').rstrip('.')} (default {field.default}).",
-        )(func)
-    return func
+        command.params.append(
+            click.Option(
+                ["--" + name.replace("_", "-"), name],
+                type=kind,
+                default=None,
+                help=f"{(field.description or '').rstrip('.')} (default {field.default}).",
+            )
+        )
 
 
-@audit.command("run")
+class _RunCommand(click.Command):
+    """``run``, whose threshold options are made when its parameters are first needed (parsing, help, completion)."""
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        _add_threshold_options(self)
+        return super().get_params(ctx)
+
+
+@audit.command("run", cls=_RunCommand)
 @click.argument("request", required=False, metavar="REQUEST.json")
 @click.option("--docs", "docs", type=click.Path(path_type=Path), default=None, help="Folder of normative documents.")
 @click.option("--config", "config_file", type=click.Path(path_type=Path), default=None, help="Thresholds JSON file.")
@@ -128,7 +130,6 @@ def _threshold_options(func: Any) -> Any:
 )
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True, help="Processes for --batch.")
 @click.option("--no-embeddings", is_flag=True, help="Skip the embedding checks (reported as not evaluated).")
-@_threshold_options
 @click.pass_context
 def run(
     ctx: click.Context,
@@ -148,6 +149,9 @@ def run(
     Exit 0 when every audit is PASS or SKIP, 1 on FAIL (--fail-on warning: also on a WARNING), 2 on invalid
     input (bad JSON, missing fields, unknown context_type, missing document).
     """
+    from norma.audit import analyze, analyze_batch, load_documents, read_request, read_requests
+    from norma.reports import exit_code
+
     fmt = output_format or resolve_format(ctx, None)
     if (request is None) == (batch_file is None):
         raise click.UsageError("give a REQUEST.json (or '-') or --batch FILE.jsonl, not both and not neither")
@@ -188,6 +192,10 @@ def run(
 @click.pass_context
 def schema(ctx: click.Context, which: str, output_format: str | None) -> int:
     """Print the JSON Schema of the audit request (or --of report / config); --format json for the schema itself."""
+    from pydantic import BaseModel
+
+    from norma.audit import AuditConfig, AuditReport, AuditRequest
+
     fmt = resolve_format(ctx, output_format)
     models: dict[str, type[BaseModel]] = {"request": AuditRequest, "report": AuditReport, "config": AuditConfig}
     document = models[which].model_json_schema()
@@ -202,7 +210,7 @@ def schema(ctx: click.Context, which: str, output_format: str | None) -> int:
             grid.add_row(
                 name, str(kind or prop.get("$ref", "")), "yes" if name in required else "", prop.get("description", "")
             )
-        con.print(grid)
+        print_table(con, grid)
         con.print("Use --format json for the full schema.")
 
     emit(fmt, document, table)
@@ -215,18 +223,21 @@ def schema(ctx: click.Context, which: str, output_format: str | None) -> int:
 @click.pass_context
 def rules(ctx: click.Context, config_file: Path | None, output_format: str | None) -> int:
     """List the registered rules (built-in and plugins); --format json gives a snapshot `norma audit bump` reads."""
+    from norma.audit import AuditConfig, load_config, rule_registry, ruleset_snapshot
+
     fmt = resolve_format(ctx, output_format)
     config = load_config(config_file) if config_file is not None else AuditConfig()
     snapshot = ruleset_snapshot(list(rule_registry().values()), config)
 
     def table(con: Console) -> None:
         grid = Table("rule", "severity", "version", "contexts", "title", "thresholds")
+        grid.columns[0].no_wrap = True
         for rule_id, entry in snapshot["rules"].items():
             thresholds = ", ".join(f"{k}={v}" for k, v in entry["thresholds"].items())
             grid.add_row(
                 rule_id, entry["severity"], entry["version"], ", ".join(entry["contexts"]), entry["title"], thresholds
             )
-        con.print(grid)
+        print_table(con, grid)
         con.print(f"rule set {snapshot['ruleset_version']}; {len(snapshot['rules'])} rules")
 
     emit(fmt, snapshot, table)
@@ -240,6 +251,9 @@ def rules(ctx: click.Context, config_file: Path | None, output_format: str | Non
 @click.pass_context
 def bump(ctx: click.Context, old: Path, new: Path, output_format: str | None) -> int:
     """Which version bump (§9.02) going from rule-set snapshot OLD to NEW needs (snapshots: `rules --format json`)."""
+    from norma._safety import load_json
+    from norma.audit import required_bump
+
     fmt = resolve_format(ctx, output_format)
     report = required_bump(load_json(old.read_bytes(), source=str(old)), load_json(new.read_bytes(), source=str(new)))
 
@@ -253,6 +267,9 @@ def bump(ctx: click.Context, old: Path, new: Path, output_format: str | None) ->
 
 
 def _demo_section(examples: Path) -> tuple[dict[str, Any], Any]:
+    from norma.audit import AuditConfig, analyze, load_documents
+    from norma.reports import render_table
+
     folder = examples / "audit"
     documents = load_documents(folder / "docs")
     config = AuditConfig(embeddings=False)

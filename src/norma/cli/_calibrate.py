@@ -104,7 +104,7 @@ def calibrate(
         raise click.UsageError("give --messages FILE to calibrate, or --clear to remove the calibrated gate")
     if target_precision is not None and target_recall is not None:
         raise click.UsageError("give --target-precision or --target-recall, not both")
-    store = open_store(db_url)
+    store = open_store(db_url, create=False)
     try:
         previous = store.load_gate(tenant_id)
         if clear:

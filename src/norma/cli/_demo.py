@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,16 @@ Section = Callable[[Path], tuple[dict[str, Any], Callable[[Console], None]]]
 
 SECTIONS: dict[str, Section] = {}
 """Demo sections by capability name, in the order they run; each capability module adds its own."""
+
+SECTION_MODULES = (
+    "norma.cli._audit",
+    "norma.cli._embeddings",
+    "norma.cli._match",
+    "norma.cli._names",
+    "norma.cli._rubrics",
+    "norma.cli._rules",
+)
+"""The command modules that add a section, imported (in this order) when the demo runs, not before."""
 
 
 def find_examples(explicit: Path | None = None) -> Path:
@@ -48,6 +59,8 @@ def demo(ctx: click.Context, examples_dir: Path | None, output_format: str | Non
     """Walk the examples through every capability and print what each one does."""
     fmt = resolve_format(ctx, output_format)
     folder = find_examples(examples_dir)
+    for module in SECTION_MODULES:
+        importlib.import_module(module)
     results: dict[str, Any] = {"version": __version__, "examples": str(folder), "sections": {}}
     renderers: list[tuple[str, Callable[[Console], None]]] = []
     for name, section in SECTIONS.items():

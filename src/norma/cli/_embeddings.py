@@ -7,13 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import click
-import numpy as np
 from rich.console import Console
 from rich.table import Table
 
 from norma.cli._demo import SECTIONS
-from norma.cli._output import emit, format_option, resolve_format
-from norma.embeddings import get_embedder
+from norma.cli._output import emit, format_option, print_table, resolve_format
 from norma.errors import InvalidInputError
 
 __all__ = ["embed"]
@@ -47,6 +45,8 @@ def embed(
     output_format: str | None,
 ) -> int:
     """Embed each TEXT and print the model, the dimension and the vectors (a preview unless --full)."""
+    from norma.embeddings import get_embedder
+
     fmt = resolve_format(ctx, output_format)
     embedder = get_embedder(model_dir, quantize=int8)
     vectors = embedder.embed(list(texts))
@@ -66,13 +66,17 @@ def embed(
         for text, row in zip(texts, shown, strict=True):
             values = ", ".join(f"{x:+.4f}" for x in row)
             out.add_row(text if len(text) <= 60 else text[:57] + "...", f"[{values}{'' if full else ', ...'}]")
-        con.print(out)
+        print_table(con, out)
 
     emit(fmt, payload, table)
     return 0
 
 
 def _demo_section(examples: Path) -> tuple[dict[str, Any], Callable[[Console], None]]:
+    import numpy as np
+
+    from norma.embeddings import get_embedder
+
     path = examples / "embeddings" / "sentences.txt"
     try:
         sentences = [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -98,7 +102,7 @@ def _demo_section(examples: Path) -> tuple[dict[str, Any], Callable[[Console], N
         out = Table("cosine", "sentence", "and sentence", title="the five most similar pairs")
         for pair in pairs:
             out.add_row(f"{pair['cosine']:.3f}", str(pair["a"]), str(pair["b"]))
-        con.print(out)
+        print_table(con, out)
 
     return summary, render
 

@@ -8,21 +8,27 @@ visible to every user of the machine).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from norma.cli._output import emit, format_option, resolve_format
+from norma.cli._output import emit, format_option, print_table, resolve_format
 from norma.errors import BackendError, ConfigError
-from norma.llm import KIND_ENV, MODEL_ENV, URL_ENV, ChatClient, LLMCheck, check_llm, get_llm, redact_url
-from norma.matching import fill_examples
+
+if TYPE_CHECKING:
+    from norma.llm import ChatClient, LLMCheck
 
 __all__ = ["llm", "rules_examples"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+# norma.llm's variable names, spelt out so that `--help` need not import the HTTP clients (a test keeps them equal)
+KIND_ENV = "NORMA_LLM_KIND"
+MODEL_ENV = "NORMA_LLM_MODEL"
+URL_ENV = "NORMA_LLM_URL"
 
 
 def llm_options(func: F) -> F:
@@ -52,6 +58,8 @@ def db_option(func: F) -> F:
 
 
 def _client(url: str | None, model: str | None, kind: str | None, timeout: float | None = None) -> ChatClient:
+    from norma.llm import get_llm
+
     client = get_llm(url, model, kind=kind, read_timeout=timeout)
     if client is None:
         raise ConfigError(
@@ -84,6 +92,8 @@ def check(
 
     Exit 0 when it answered, 1 when it could not be reached or failed, 2 when nothing is configured.
     """
+    from norma.llm import check_llm, redact_url
+
     fmt = resolve_format(ctx, output_format)
     client = _client(url, model, kind, timeout)
     try:
@@ -106,7 +116,7 @@ def _check_table(con: Console, result: LLMCheck) -> None:
     table.add_row("latency", f"{result.latency_ms:.0f} ms")
     table.add_row("attempts", str(result.attempts))
     table.add_row("reply", escape(result.reply))
-    con.print(table)
+    print_table(con, table)
 
 
 @click.command("examples")
@@ -136,6 +146,7 @@ def rules_examples(
     written unless every reply came back. Exit 1 when a rule got no usable example (it is left unchanged).
     """
     fmt = resolve_format(ctx, output_format)
+    from norma.matching import fill_examples
     from norma.store import open_store  # the store is only needed here: `norma llm check` works without it
 
     client = _client(url, model, kind)
@@ -153,7 +164,7 @@ def rules_examples(
         grid.add_column("examples")
         for rule_id, examples in result.updated.items():
             grid.add_row(escape(rule_id), escape("\n".join(examples)))
-        con.print(grid)
+        print_table(con, grid)
         if result.skipped:
             con.print(f"skipped (already have examples; use --overwrite): {escape(', '.join(result.skipped))}")
         for rule_id, reason in result.failed.items():

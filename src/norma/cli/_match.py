@@ -1,18 +1,29 @@
-"""``norma match``: the rules of a file that apply to a message, with the score breakdown; the matching demo."""
+"""``norma match``: the rules of a file or of a stored tenant that apply to a message, with the score breakdown;
+the matching demo.
+
+Rule vectors of a file are kept in the user's embedding cache (``EmbeddingCache.in_user_cache``, keyed by model and
+text), so the second run on an unchanged file embeds nothing; messages are never written to it. ``--tenant`` uses
+the vectors the store keeps.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 from rich.table import Table
 
 from norma.cli._demo import SECTIONS
-from norma.cli._output import emit, format_option, resolve_format
-from norma.matching import MatchConfig, MatchResult, RuleMatcher, SessionState, load_rules
+from norma.cli._output import emit, format_option, print_table, resolve_format
+
+if TYPE_CHECKING:
+    from norma.matching import MatchConfig, MatchResult, Rule, RuleMatcher
 
 __all__ = ["match"]
 
@@ -44,12 +55,14 @@ def _render(con: Console, message: str, result: MatchResult, explain: bool) -> N
                 f"{e.scope_weight:.2f}",
                 label,
             )
-        con.print(table)
+        print_table(con, table)
+    if result.gate is not None:
+        con.print(f"gate ({result.gate.kind}): {result.gate.description}")
     if explain and result.dropped:
         dropped = Table("dropped rule", "reason", "similarity", "detail", title="left out")
         for d in result.dropped:
             dropped.add_row(d.rule_id, d.reason, f"{d.similarity:.3f}", d.detail)
-        con.print(dropped)
+        print_table(con, dropped)
 
 
 @click.command()
@@ -58,15 +71,26 @@ def _render(con: Console, message: str, result: MatchResult, explain: bool) -> N
     "--rules",
     "rules_file",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    required=True,
+    default=None,
     help="A YAML or JSON file: a list of rules, or a mapping with a 'rules' list.",
+)
+@click.option("--tenant", "tenant_id", default=None, metavar="TENANT", help="Match a stored tenant's rules instead.")
+@click.option(
+    "--db",
+    "db_url",
+    envvar="NORMA_DB_URL",
+    default=None,
+    metavar="URL",
+    help="The store of --tenant (default $NORMA_DB_URL, else ./.norma/norma.db); never created here.",
 )
 @click.option("--scenario", default=None, help="The active scenario (SCENARIO rules of it become candidates).")
 @click.option("--step", default=None, help="The active step (STEP rules of it become candidates).")
 @click.option("--turn", type=click.IntRange(min=0), default=0, show_default=True, help="The current turn.")
 @click.option("--fired", multiple=True, help="RULE_ID[:COUNT[:LAST_TURN]] already fired this session (repeatable).")
 @click.option("--tag", "tags", multiple=True, help="Only rules with one of these tags (repeatable).")
-@click.option("--threshold", type=float, default=None, help="Override the match threshold.")
+@click.option(
+    "--threshold", type=click.FloatRange(0.0, 1.0), default=None, help="Override the match threshold (0 to 1)."
+)
 @click.option("--adr", is_flag=True, help="Use ADR-002's formula exactly (MatchConfig.adr()).")
 @click.option("--explain", is_flag=True, help="Also list the rules left out and why.")
 @format_option
@@ -74,7 +98,9 @@ def _render(con: Console, message: str, result: MatchResult, explain: bool) -> N
 def match(
     ctx: click.Context,
     message: str,
-    rules_file: Path,
+    rules_file: Path | None,
+    tenant_id: str | None,
+    db_url: str | None,
     scenario: str | None,
     step: str | None,
     turn: int,
@@ -87,8 +113,14 @@ def match(
 ) -> int:
     """Match MESSAGE against the rules of a file and print the matches with their score breakdown.
 
-    Exit 0 when at least one rule matches, 1 when none does, 2 on bad input.
+    The rules are those of --rules FILE (their vectors cached in the user's cache folder, see docs/cli.md) or of
+    the stored --tenant TENANT (its stored vectors). Exit 0 when at least one rule matches, 1 when none does, 2 on
+    bad input.
     """
+    from norma.matching import MatchConfig, SessionState
+
+    _check_message(message)
+    _check_source(rules_file, tenant_id, db_url)
     fmt = resolve_format(ctx, output_format)
     config = MatchConfig.adr() if adr else MatchConfig()
     if threshold is not None:
@@ -104,16 +136,118 @@ def match(
     session = SessionState(
         active_scenario_id=scenario, active_step_id=step, turn=turn, fire_counts=counts, last_fired_turn=last
     )
-    matcher = RuleMatcher(load_rules(rules_file), config)
-    result = matcher.match(message, session, explain=explain, tags=list(tags) if tags else None)
-    payload: dict[str, Any] = {"message": message, "rules": len(matcher), **result.to_dict()}
+    if tenant_id is not None:
+        result, count = _match_tenant(tenant_id, db_url, config, message, session, explain, tags)
+    else:
+        assert rules_file is not None
+        matcher = _file_matcher(rules_file, config)
+        result = _match_one(matcher, message, session, explain, tags)
+        count = len(matcher)
+    payload: dict[str, Any] = {"message": message, "rules": count, **result.to_dict()}
+    if tenant_id is not None:
+        payload["tenant"] = tenant_id
     if not explain:
         payload.pop("dropped")
     emit(fmt, payload, lambda con: _render(con, message, result, explain))
     return 0 if result else 1
 
 
+def _check_message(message: str) -> None:
+    """A usage error for a message with nothing to match."""
+    if not message.strip():
+        raise click.UsageError("MESSAGE is empty: give the text to match, such as norma match --rules FILE 'hello'")
+
+
+def _check_source(rules_file: Path | None, tenant_id: str | None, db_url: str | None) -> None:
+    """Exactly one of --rules and --tenant; --db only with --tenant."""
+    if (rules_file is None) == (tenant_id is None):
+        raise click.UsageError("give the rules to match: --rules FILE or --tenant TENANT (one of them)")
+    if (
+        db_url is not None
+        and tenant_id is None
+        and click.get_current_context().get_parameter_source("db_url") == click.core.ParameterSource.COMMANDLINE
+    ):
+        raise click.UsageError("--db goes with --tenant (a --rules file needs no store)")
+
+
+def _file_matcher(rules_file: Path, config: MatchConfig) -> RuleMatcher:
+    """The file's rules in a matcher whose rule vectors come from (and go to) the user's embedding cache."""
+    from norma.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
+    from norma.matching import RuleMatcher
+
+    rules = _load_rules_cached(rules_file)
+    cached = CachedEmbedder(get_embedder(), EmbeddingCache.in_user_cache())
+    try:
+        return RuleMatcher(rules, config, embedder=cached)
+    finally:
+        cached.cache.close()
+
+
+def _load_rules_cached(rules_file: Path) -> list[Rule]:
+    """The file's rules; a file already read (same bytes, same norma) is read back from the user's cache folder as
+    JSON, which is much faster than validating YAML again (the cache holds what the reader accepted)."""
+    from norma._version import __version__
+    from norma.embeddings import user_cache_dir
+    from norma.matching import Rule, load_rules
+
+    try:
+        data = rules_file.read_bytes()
+    except OSError:
+        return load_rules(rules_file)  # the reader reports it
+    key = hashlib.sha256(data + b"\0" + __version__.encode()).hexdigest()
+    kept = user_cache_dir() / "rulebooks" / f"{key}.json"
+    try:
+        return [Rule.from_stored(item) for item in json.loads(kept.read_text(encoding="utf-8"))]
+    except (OSError, ValueError):  # not cached yet, or unreadable: read the file itself
+        pass
+    rules = load_rules(rules_file)
+    try:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        partial = kept.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(json.dumps([rule.to_dict() for rule in rules]), encoding="utf-8")
+        partial.replace(kept)
+    except OSError:
+        pass  # a cache that cannot be written only costs time
+    return rules
+
+
+def _match_one(matcher: RuleMatcher, message: str, session: Any, explain: bool, tags: tuple[str, ...]) -> MatchResult:
+    """One message matched; it is embedded by the plain embedder, so messages never reach the cache on disk."""
+    from norma.embeddings import get_embedder
+
+    return matcher.match(message, session, explain=explain, tags=list(tags) if tags else None, embedder=get_embedder())
+
+
+def _match_tenant(
+    tenant_id: str,
+    db_url: str | None,
+    config: MatchConfig,
+    message: str,
+    session: Any,
+    explain: bool,
+    tags: tuple[str, ...],
+) -> tuple[MatchResult, int]:
+    """One message matched against a stored tenant (its stored vectors; the store must exist and have the tenant)."""
+    from norma.errors import NotFoundError
+    from norma.matching import tenant_matcher
+    from norma.store import open_store
+
+    store = open_store(db_url, create=False)
+    try:
+        if tenant_id not in store.tenants():
+            raise NotFoundError(
+                f"tenant {tenant_id!r} has no rules in {store.url}",
+                hint=f"import them with norma rules import FILE --tenant {tenant_id}, or check --db",
+            )
+        matcher = tenant_matcher(store, tenant_id, config=config)
+        return _match_one(matcher, message, session, explain, tags), len(matcher)
+    finally:
+        store.close()
+
+
 def _demo_section(examples: Path) -> tuple[dict[str, Any], Callable[[Console], None]]:
+    from norma.matching import RuleMatcher, SessionState, load_rules
+
     path = examples / "matching" / "support_rules.yaml"
     matcher = RuleMatcher(load_rules(path))
     messages = [
@@ -139,7 +273,7 @@ def _demo_section(examples: Path) -> tuple[dict[str, Any], Callable[[Console], N
         for item in found_rules:
             found = ", ".join(f"{r['id']} ({r['final_score']:.3f})" for r in item["rules"]) or "none"
             table.add_row(str(item["message"]), str(item["scenario"] or "-"), found)
-        con.print(table)
+        print_table(con, table)
 
     return summary, render
 

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -16,25 +16,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from norma.cli._demo import SECTIONS
-from norma.cli._output import OutputFormat, emit, format_option, resolve_format
+from norma.cli._output import OutputFormat, emit, format_option, print_table, resolve_format
 from norma.errors import ConfigError, NormaError
-from norma.names import (
-    DEFAULT_RULE_PERCENTAGE,
-    MAX_HASH_SEED,
-    MAX_HASH_SEEDS,
-    RULE_EVALUATORS,
-    Labels,
-    RuleBased,
-    VariationQuery,
-    build_query,
-    count_records,
-    generate_from_labels,
-    quality_from_labels,
-    score_jsonl,
-    score_record,
-    seed_summary,
-    upper_bound_from_labels,
-)
+
+if TYPE_CHECKING:
+    from norma.names import VariationQuery
 
 __all__ = ["names", "names_demo"]
 
@@ -46,6 +32,10 @@ _COMPAT = click.option(
     help="miid: the validator's exact score (depends on its PYTHONHASHSEED, see --hash-seed); stable: the same "
     "for every hash seed.",
 )
+# norma.names' limits, spelt out so that `--help` need not import the scorer (tests/test_cli.py keeps them equal)
+MAX_HASH_SEED = 4_294_967_295
+MAX_HASH_SEEDS = 10_000
+DEFAULT_RULE_PERCENTAGE = 30
 DEFAULT_HASH_SEED = 0
 """The hash seed the commands score under unless told otherwise (printed with every result)."""
 _HASH_SEED = click.option(
@@ -128,17 +118,21 @@ def score(
     """
     if hash_seeds is not None and ctx.get_parameter_source("hash_seed") == click.core.ParameterSource.COMMANDLINE:
         raise click.UsageError("give --hash-seed or --hash-seeds, not both")
+    from norma.names import count_records, score_jsonl
+
     fmt = resolve_format(ctx, output_format)
     results: list[dict[str, Any]] = []
     failure: NormaError | None = None
     total = count_records(file)
+    errors = Console(stderr=True)
     progress = Progress(
         TextColumn("scoring"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeRemainingColumn(),
-        console=Console(stderr=True),
+        console=errors,
         transient=True,
+        disable=not errors.is_terminal,  # a finished transient bar leaves a blank line where nothing was drawn
         auto_refresh=False,
     )
     with progress:
@@ -189,9 +183,15 @@ def _seed_spread_payload(results: list[dict[str, Any]], compat: str, hash_seeds:
         "hash_seeds": _ranges(hash_seeds),
         "seed_count": len(hash_seeds),
         "records": len(results),
-        "overall": seed_summary(means) if results else None,
+        "overall": _seed_summary(means) if results else None,
         "results": results,
     }
+
+
+def _seed_summary(values: list[float]) -> dict[str, float]:
+    from norma.names import seed_summary
+
+    return seed_summary(values)
 
 
 def _ranges(seeds: list[int]) -> str:
@@ -232,7 +232,7 @@ def _spread_table(con: Console, payload: dict[str, Any]) -> None:
             row["name"],
             *(f"{row[key]:.4f}" for key in ("mean", "min", "max", "spread")),
         )
-    con.print(table)
+    print_table(con, table)
     overall = payload["overall"]
     if overall is not None:
         con.print(
@@ -255,7 +255,7 @@ def _score_table(con: Console, payload: dict[str, Any]) -> None:
             "-" if rule is None else f"{rule:.4f}",
             f"{row['variations']} ({row['rule_compliant']} rule)",
         )
-    con.print(table)
+    print_table(con, table)
     if payload["mean_final"] is not None:
         con.print(f"{payload['records']} records, mean final score {payload['mean_final']:.4f}")
 
@@ -281,6 +281,8 @@ def query(ctx: click.Context, seed: int | None, name: str | None, use_llm: bool,
         client = get_llm()
         if client is None:
             raise ConfigError("--llm was given but no LLM is configured", hint=f"set {URL_ENV} and {MODEL_ENV}")
+    from norma.names import build_query
+
     built = build_query(name, seed=seed, llm=client)
     payload = {
         "labels": built.labels,
@@ -301,7 +303,7 @@ def _query_table(con: Console, built: VariationQuery) -> None:
     table.add_row("orthographic_similarity", json.dumps(labels["orthographic_similarity"]))
     table.add_row("rule_percentage", f"{rule_based['rule_percentage']}%")
     table.add_row("selected_rules", ", ".join(rule_based["selected_rules"]))
-    con.print(table)
+    print_table(con, table)
     con.print(built.text)
 
 
@@ -352,6 +354,15 @@ def generate(
 ) -> int:
     """Generate variations of NAME built to score well, and print them with their score and the highest final score
     any variations could get for NAME and these labels (``score_upper_bound``), under --hash-seed."""
+    from norma.names import (
+        RULE_EVALUATORS,
+        Labels,
+        RuleBased,
+        generate_from_labels,
+        score_record,
+        upper_bound_from_labels,
+    )
+
     fmt = resolve_format(ctx, output_format)
     rule_list = [rule.strip() for item in rules for rule in item.split(",") if rule.strip()]
     unknown = [rule for rule in rule_list if rule not in RULE_EVALUATORS]
@@ -392,7 +403,7 @@ def _generate_table(con: Console, payload: dict[str, Any]) -> None:
     table.add_column("variation")
     for index, variation in enumerate(payload["variations"], start=1):
         table.add_row(str(index), variation)
-    con.print(table)
+    print_table(con, table)
     scored = payload["score"]
     rule = scored["rule_compliance"]
     rule_text = "" if rule is None else f", rule compliance {rule:.4f}"
@@ -405,6 +416,8 @@ def _generate_table(con: Console, payload: dict[str, Any]) -> None:
 
 def names_demo(examples: Path) -> tuple[dict[str, Any], Callable[[Console], None]]:
     """The ``names`` section of ``norma demo``: a scored record, a query, and generated variations."""
+    from norma.names import Labels, build_query, generate_from_labels, quality_from_labels, score_record
+
     records_path = examples / "names" / "records.jsonl"
     first = json.loads(next(line for line in records_path.read_text(encoding="utf-8").splitlines() if line.strip()))
     record_score = score_record(first, hash_seed=DEFAULT_HASH_SEED)

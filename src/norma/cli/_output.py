@@ -1,4 +1,10 @@
-"""Output helpers shared by every command: one ``--format`` option, one way to print results."""
+"""Output helpers shared by every command: one ``--format`` option, one way to print results and tables.
+
+Tables never cut an id or a header: a table wider than the terminal wraps its long cells between words when that
+keeps every id (no-wrap columns) and header whole, else it is printed as records (one ``header: value`` line per
+cell, a blank line between rows); ``--wide`` prints the whole table at its natural width instead (lines longer than
+the terminal, for a pager or a file).
+"""
 
 from __future__ import annotations
 
@@ -9,8 +15,19 @@ from typing import Any, Literal, TypeVar
 
 import click
 from rich.console import Console
+from rich.measure import Measurement
+from rich.table import Table
 
-__all__ = ["FORMATS", "OutputFormat", "console", "emit", "format_option", "resolve_format"]
+__all__ = [
+    "FORMATS",
+    "OutputFormat",
+    "console",
+    "emit",
+    "format_option",
+    "print_table",
+    "resolve_format",
+    "wide_option",
+]
 
 OutputFormat = Literal["table", "json"]
 FORMATS: tuple[OutputFormat, ...] = ("table", "json")
@@ -23,8 +40,30 @@ def console() -> Console:
     return Console(highlight=False, soft_wrap=True)
 
 
+_WIDE = "norma.wide"
+
+
+def _set_wide(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        ctx.meta[_WIDE] = True
+
+
+def wide_option(func: F) -> F:
+    """Add ``--wide`` (tables at their full width, never as records) without a parameter of the command's own."""
+    option = click.option(
+        "--wide",
+        is_flag=True,
+        expose_value=False,
+        is_eager=True,
+        callback=_set_wide,
+        help="Print tables at their full width, even when wider than the terminal.",
+    )
+    return option(func)
+
+
 def format_option(func: F) -> F:
-    """Add ``--format table|json`` to a command; without it the root option (default ``table``) applies."""
+    """Add ``--format table|json`` (and ``--wide``) to a command; without ``--format`` the root option (default
+    ``table``) applies."""
     option = click.option(
         "--format",
         "output_format",
@@ -32,7 +71,59 @@ def format_option(func: F) -> F:
         default=None,
         help="Output format: a human table (default) or JSON.",
     )
-    return option(func)
+    return wide_option(option(func))
+
+
+def _wide() -> bool:
+    ctx = click.get_current_context(silent=True)
+    return bool(ctx is not None and ctx.meta.get(_WIDE))
+
+
+def print_table(con: Console, table: Table) -> None:
+    """Print ``table`` whole: at its width when it fits the console (or with ``--wide``), else with its long cells
+    wrapped when that keeps every id and header whole, else as records."""
+    needed = Measurement.get(con, con.options.update(width=10_000), table)
+    if needed.maximum <= con.width:
+        con.print(table)
+    elif _wide():
+        terminal = con.width
+        con.width = needed.maximum
+        try:
+            con.print(table, crop=False)
+        finally:
+            con.width = terminal
+    elif needed.minimum <= con.width:  # long cells wrap between words; ids (no_wrap columns) and headers stay whole
+        con.print(table)
+    else:
+        _print_records(con, table)
+
+
+def _print_records(con: Console, table: Table) -> None:
+    """One ``header: value`` line per cell and a blank line between rows (the headers and cells in full)."""
+    if table.title:
+        con.print(table.title)
+    columns = [list(column.cells) for column in table.columns]
+    if not table.show_header and len(columns) == 2:  # a key-value table: one "key: value" line per row
+        for key, value in zip(*columns, strict=True):
+            _print_cell(con, str(key), value)
+        return
+    headers = [str(column.header) or f"column {i + 1}" for i, column in enumerate(table.columns)]
+    for row in range(table.row_count):
+        if row or table.title:
+            con.print()
+        for header, cells in zip(headers, columns, strict=True):
+            _print_cell(con, header, cells[row] if row < len(cells) else "")
+
+
+def _print_cell(con: Console, header: str, value: Any) -> None:
+    if not isinstance(value, str):
+        con.print(f"{header}:")
+        con.print(value)
+        return
+    first, *more = value.split("\n")
+    con.print(f"{header}: {first}")
+    for line in more:
+        con.print(f"  {line}")
 
 
 def resolve_format(ctx: click.Context, local: str | None) -> OutputFormat:

@@ -3,23 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 from rich.table import Table
 
 from norma.cli._demo import SECTIONS
-from norma.cli._output import emit, format_option, resolve_format
-from norma.rubrics import (
-    Rubric,
-    RubricCheck,
-    RubricIssue,
-    blend_rubric_files,
-    check_rubric,
-    evaluate_rubric_file,
-    rubric_json_schema,
-)
+from norma.cli._output import emit, format_option, print_table, resolve_format
+
+if TYPE_CHECKING:
+    from norma.rubrics import Rubric, RubricCheck, RubricIssue
 
 __all__ = ["rubric"]
 
@@ -56,6 +50,8 @@ def validate(ctx: click.Context, files: tuple[Path, ...], strict: bool, output_f
     Exit 0 when every file is valid, 1 at the first invalid file (its field paths are printed), 2 when a file
     cannot be read or parsed.
     """
+    from norma.rubrics import check_rubric
+
     fmt = resolve_format(ctx, output_format)
     checks: list[RubricCheck] = []
     for file in files:
@@ -76,7 +72,7 @@ def _render_result(result: dict[str, Any]) -> Any:
         for cid, row in result["per_criterion"].items():
             required = "yes (FAILED)" if cid in failed else ("yes" if row["required"] else "")
             grid.add_row(cid, f"{row[key]:.4g}", f"{row['weight']:g}", required)
-        con.print(grid)
+        print_table(con, grid)
         value = result[key]
         shown = "None" if value is None else f"{value:.6g}"
         how = result["aggregation"] + (f" via {result['aggregator']}" if "aggregator" in result else "")
@@ -128,6 +124,8 @@ def eval_(
     are not numbers or outside [0, 1]); --strict makes the first of them an error. Exit 0, 1 when a verdict was
     asked for (--pass-threshold, --enforce-required) and it fails, 2 for unreadable or (--strict) doubtful input.
     """
+    from norma.rubrics import evaluate_rubric_file
+
     fmt = resolve_format(ctx, output_format)
     if (events_file is None) == (outcome_file is None):
         raise click.UsageError("give exactly one of --events FILE and --outcome FILE")
@@ -160,7 +158,7 @@ def _render_rubric(blended: Rubric) -> Any:
             grid.add_row(
                 criterion.id, f"{criterion.weight:g}", "yes" if criterion.required else "", criterion.description
             )
-        con.print(grid)
+        print_table(con, grid)
 
     return table
 
@@ -172,6 +170,8 @@ def _render_rubric(blended: Rubric) -> Any:
 @click.pass_context
 def blend(ctx: click.Context, base: Path, override: Path, output_format: str | None) -> int:
     """Blend OVERRIDE into BASE and print the merged rubric (--format json gives a loadable rubric)."""
+    from norma.rubrics import blend_rubric_files
+
     fmt = resolve_format(ctx, output_format)
     blended = blend_rubric_files(base, override)
     emit(fmt, blended.model_dump(), _render_rubric(blended))
@@ -184,6 +184,8 @@ def blend(ctx: click.Context, base: Path, override: Path, output_format: str | N
 @click.pass_context
 def schema(ctx: click.Context, strict: bool, output_format: str | None) -> int:
     """Print the JSON Schema of the rubric format (--format json for the schema itself)."""
+    from norma.rubrics import rubric_json_schema
+
     fmt = resolve_format(ctx, output_format)
     document = rubric_json_schema(strict=strict)
 
@@ -194,7 +196,7 @@ def schema(ctx: click.Context, strict: bool, output_format: str | None) -> int:
         for name, prop in document["properties"].items():
             kind = prop.get("type") or " | ".join(str(p.get("type", "object")) for p in prop.get("anyOf", []))
             grid.add_row(name, str(kind), "yes" if name in required else "")
-        con.print(grid)
+        print_table(con, grid)
         con.print("Use --format json for the full schema.")
 
     emit(fmt, document, table)
@@ -202,6 +204,8 @@ def schema(ctx: click.Context, strict: bool, output_format: str | None) -> int:
 
 
 def _demo_section(examples: Path) -> tuple[dict[str, Any], Any]:
+    from norma.rubrics import blend_rubric_files, check_rubric, evaluate_rubric_file
+
     folder = examples / "rubrics"
     events = evaluate_rubric_file(
         folder / "code_review.json", events_path=folder / "inputs" / "code_review_events.json"

@@ -1,37 +1,37 @@
-"""``norma rules`` (import, export, list, history) and ``norma keys`` (create, list, revoke): thin adapters over
-norma.store. Every command takes ``--db URL`` (default ``$NORMA_DB_URL``, else ``sqlite:///./.norma/norma.db``)."""
+"""``norma rules`` (import, export, list, show, history, delete) and ``norma keys`` (create, list, revoke): thin
+adapters over norma.store. Every command takes ``--db URL`` (default ``$NORMA_DB_URL``, else
+``sqlite:///./.norma/norma.db``). Commands that only read (or change what must already be there) never create a
+store: "no store at ..." exits 2."""
 
 from __future__ import annotations
 
 import json
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.console import Console
 from rich.table import Table
 
 from norma.cli._demo import SECTIONS
-from norma.cli._output import emit, format_option, resolve_format
-from norma.matching import Rule
-from norma.store import (
-    DB_URL_ENV,
-    RulebookError,
-    Store,
-    dump_rulebook,
-    export_rulebook,
-    import_rulebook,
-    open_store,
-)
+from norma.cli._lazy import LazyCommand, LazyGroup
+from norma.cli._output import emit, format_option, print_table, resolve_format
+
+if TYPE_CHECKING:
+    from norma.matching import Rule
+    from norma.store import RulebookChanges, Store
 
 __all__ = ["keys", "rules"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+DB_URL_ENV = "NORMA_DB_URL"
+"""norma.store.DB_URL_ENV, spelt out so that `--help` need not import the store (tests/test_cli.py keeps it equal)."""
 
 
 def db_option(func: F) -> F:
@@ -42,7 +42,8 @@ def db_option(func: F) -> F:
         envvar=DB_URL_ENV,
         default=None,
         metavar="URL",
-        help=f"The rule store: sqlite:///path.db or postgresql://… (default ${DB_URL_ENV}, else ./.norma/norma.db).",
+        help="The rule store: sqlite:////abs/path.db, sqlite:///./rel/path.db or postgresql://… "
+        f"(default ${DB_URL_ENV}, else ./.norma/norma.db).",
     )
     return option(func)
 
@@ -55,15 +56,31 @@ def tenant_option(required: bool = True) -> Callable[[F], F]:
 
 
 @contextmanager
-def _store(db_url: str | None) -> Iterator[Store]:
-    store = open_store(db_url)
+def _store(db_url: str | None, *, create: bool = True) -> Iterator[Store]:
+    """The store at ``db_url``; ``create=False`` (commands that only read): "no store at ..." when it is missing."""
+    from norma.store import open_store
+
+    store = open_store(db_url, create=create)
     try:
         yield store
     finally:
         store.close()
 
 
-@click.group("rules")
+@click.group(
+    "rules",
+    cls=LazyGroup,
+    lazy={
+        "calibrate": LazyCommand(
+            "norma.cli._calibrate:calibrate",
+            "Pick the tenant's matching gate from labelled messages and store it with its rules.",
+        ),
+        "examples": LazyCommand(
+            "norma.cli._llm:rules_examples",
+            "Have the LLM write example user messages for a tenant's rules, store them and re-embed the rules.",
+        ),
+    },
+)
 def rules() -> None:
     """Rule store: import and export rulebooks, list rules and their history."""
 
@@ -71,21 +88,44 @@ def rules() -> None:
 @rules.command("import")
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
 @tenant_option(required=False)
+@click.option(
+    "--prune",
+    is_flag=True,
+    help="Make the tenant exactly the file: delete stored rules it leaves out (kept in their history), in the same "
+    "new version.",
+)
+@click.option("--dry-run", is_flag=True, help="Only show what would change (added, updated, deleted, unchanged).")
 @db_option
 @format_option
 @click.pass_context
 def import_command(
-    ctx: click.Context, file: Path, tenant_id: str | None, db_url: str | None, output_format: str | None
+    ctx: click.Context,
+    file: Path,
+    tenant_id: str | None,
+    prune: bool,
+    dry_run: bool,
+    db_url: str | None,
+    output_format: str | None,
 ) -> int:
     """Validate a rulebook (YAML or JSON) and import all its rules in one transaction.
 
     Every invalid rule is reported (index, field, problem) and nothing is written: exit 2. The tenant is --tenant,
-    else the file's `tenant:`. Rules already stored unchanged are not counted as changes.
+    else the file's `tenant:`. Rules already stored unchanged are not counted as changes. With --prune the tenant
+    becomes exactly the file; --dry-run writes nothing (and creates no store).
     """
+    from norma.store import RulebookError, import_rulebook, rulebook_changes
+
     fmt = resolve_format(ctx, output_format)
-    with _store(db_url) as store:
+    with _store(db_url, create=not dry_run) as store:
         try:
-            book, version = import_rulebook(store, file, tenant_id=tenant_id)
+            changes = None
+            if dry_run or prune:
+                book, changes = rulebook_changes(store, file, tenant_id=tenant_id, prune=prune)
+            if dry_run:
+                assert changes is not None
+                version = store.version(changes.tenant_id)
+            else:
+                book, version = import_rulebook(store, file, tenant_id=tenant_id, prune=prune)
         except RulebookError as exc:
             problems = [p.model_dump() for p in exc.problems]
             if fmt == "json":
@@ -95,22 +135,40 @@ def import_command(
                 for problem in exc.problems:
                     click.echo(f"  {problem}", err=True)
             return 2
-        payload = {
-            "imported": True,
+        payload: dict[str, Any] = {
+            "imported": not dry_run,
+            "dry_run": dry_run,
             "file": str(file),
             "tenant": book.tenant_id,
             "rules": len(book.rules),
             "version": version,
             "db": store.url,
         }
+    if changes is not None:
+        payload["changes"] = {
+            kind: list(getattr(changes, kind)) for kind in ("added", "updated", "deleted", "unchanged")
+        }
 
     def table(con: Console) -> None:
-        con.print(
-            f"{len(book.rules)} rules from {file} in tenant {book.tenant_id}: version {version} ({payload['db']})"
-        )
+        if changes is not None:
+            _print_changes(con, changes, dry_run=dry_run)
+        if not dry_run:
+            con.print(
+                f"{len(book.rules)} rules from {file} in tenant {book.tenant_id}: version {version} ({payload['db']})"
+            )
 
     emit(fmt, payload, table)
     return 0
+
+
+def _print_changes(con: Console, changes: RulebookChanges, *, dry_run: bool) -> None:
+    parts = {k: getattr(changes, k) for k in ("added", "updated", "deleted", "unchanged")}
+    summary = ", ".join(f"{len(ids)} {kind}" for kind, ids in parts.items())
+    verb = "would change" if dry_run else "changes"
+    con.print(f"tenant {changes.tenant_id} {verb}: {summary}{' (dry run: nothing written)' if dry_run else ''}")
+    for kind in ("added", "updated", "deleted"):
+        if parts[kind]:
+            con.print(f"  {kind}: {', '.join(parts[kind])}", markup=False)
 
 
 @rules.command("export")
@@ -123,8 +181,10 @@ def export_command(
     ctx: click.Context, tenant_id: str, output: Path | None, db_url: str | None, output_format: str | None
 ) -> int:
     """Write the tenant's rules as a rulebook: YAML, or JSON with --format json (to stdout or --output)."""
+    from norma.store import export_rulebook
+
     fmt = resolve_format(ctx, output_format)
-    with _store(db_url) as store:
+    with _store(db_url, create=False) as store:
         text = export_rulebook(store, tenant_id, fmt="json" if fmt == "json" else "yaml")
     if output is not None:
         output.write_text(text, encoding="utf-8")
@@ -157,7 +217,7 @@ def list_command(
 ) -> int:
     """List the tenant's rules (sorted by id), optionally filtered."""
     fmt = resolve_format(ctx, output_format)
-    with _store(db_url) as store:
+    with _store(db_url, create=False) as store:
         found = store.list_rules(
             tenant_id, scope=scope, scenario_id=scenario_id, step_id=step_id, enabled=enabled, tag=tag
         )
@@ -184,7 +244,7 @@ def _render_rules(tenant_id: str, version: int, found: list[Rule]) -> Callable[[
                 "yes" if rule.enabled else "no",
                 ", ".join(rule.tags),
             )
-        con.print(grid)
+        print_table(con, grid)
         con.print(f"{len(found)} rule(s), tenant {tenant_id} at version {version}")
 
     return table
@@ -201,7 +261,7 @@ def history_command(
 ) -> int:
     """Every committed version of one rule, oldest first (deletions included)."""
     fmt = resolve_format(ctx, output_format)
-    with _store(db_url) as store:
+    with _store(db_url, create=False) as store:
         versions = store.history(tenant_id, rule_id)
     payload = {"tenant": tenant_id, "rule_id": rule_id, "versions": [v.to_dict() for v in versions]}
 
@@ -215,9 +275,78 @@ def history_command(
             change = "(deleted)" if item.rule is None else item.rule.condition_text
             at = item.changed_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
             grid.add_row(str(item.version), str(item.tenant_version), at, change)
-        con.print(grid)
+        print_table(con, grid)
 
     emit(fmt, payload, table)
+    return 0
+
+
+@rules.command("show")
+@click.argument("rule_id")
+@tenant_option()
+@db_option
+@format_option
+@click.pass_context
+def show_command(
+    ctx: click.Context, rule_id: str, tenant_id: str, db_url: str | None, output_format: str | None
+) -> int:
+    """Print one stored rule: as a rulebook entry (YAML), or JSON with --format json."""
+    from norma.store import dump_rulebook
+
+    fmt = resolve_format(ctx, output_format)
+    with _store(db_url, create=False) as store:
+        rule = store.get_rule(tenant_id, rule_id)
+    if fmt == "json":
+        emit(fmt, {"tenant": tenant_id, "rule": rule.to_dict()}, lambda con: None)
+    else:
+        text = dump_rulebook([rule], tenant_id=tenant_id)
+        sys.stdout.write(text[text.index("rules:") :])
+    return 0
+
+
+@rules.command("delete")
+@click.argument("rule_ids", nargs=-1, required=True, metavar="ID...")
+@tenant_option()
+@click.option("--dry-run", is_flag=True, help="Only show which rules would be deleted.")
+@db_option
+@format_option
+@click.pass_context
+def delete_command(
+    ctx: click.Context,
+    rule_ids: Sequence[str],
+    tenant_id: str,
+    dry_run: bool,
+    db_url: str | None,
+    output_format: str | None,
+) -> int:
+    """Delete rules of a tenant by id, in one transaction and one new version (their history is kept).
+
+    Exit 2, deleting nothing, when any id is not stored.
+    """
+    from norma.errors import NotFoundError
+
+    fmt = resolve_format(ctx, output_format)
+    ids = list(dict.fromkeys(rule_ids))
+    with _store(db_url, create=False) as store:
+        if dry_run:
+            present = {r.id for r in store.list_rules(tenant_id)}
+            missing = [i for i in ids if i not in present]
+            if missing:
+                shown = ", ".join(repr(i) for i in missing[:5])
+                raise NotFoundError(f"tenant {tenant_id!r} has no rule {shown}{' …' if len(missing) > 5 else ''}")
+            version = store.version(tenant_id)
+        else:
+            version = store.delete_rules(tenant_id, ids)
+    payload = {"tenant": tenant_id, "deleted": ids, "dry_run": dry_run, "version": version}
+    verb = "would delete" if dry_run else "deleted"
+    after = "(dry run: nothing written)" if dry_run else f"now at version {version}"
+    emit(
+        fmt,
+        payload,
+        lambda con: con.print(
+            f"{verb} {len(ids)} rule(s) of tenant {tenant_id}, {after}: {', '.join(ids)}", markup=False
+        ),
+    )
     return 0
 
 
@@ -230,17 +359,36 @@ def keys() -> None:
 @click.option("--tenant", "tenant_id", default=None, metavar="TENANT", help="The tenant the key acts for.")
 @click.option("--admin", is_flag=True, help="An admin key (every tenant; no --tenant).")
 @click.option("--name", default="", help="A label for people.")
+@click.option(
+    "--create-tenant",
+    is_flag=True,
+    help="Allow a key for a tenant that has no rules yet (and create the store if there is none).",
+)
 @db_option
 @format_option
 @click.pass_context
 def keys_create(
-    ctx: click.Context, tenant_id: str | None, admin: bool, name: str, db_url: str | None, output_format: str | None
+    ctx: click.Context,
+    tenant_id: str | None,
+    admin: bool,
+    name: str,
+    create_tenant: bool,
+    db_url: str | None,
+    output_format: str | None,
 ) -> int:
-    """Create an API key and print its secret (only its hash is stored: keep the secret now)."""
+    """Create an API key and print its secret (only its hash is stored: keep the secret now).
+
+    A key for a tenant the store does not have (no rule was ever imported) is refused unless --create-tenant.
+    """
     fmt = resolve_format(ctx, output_format)
     if not admin and tenant_id is None:
         raise click.UsageError("pass --tenant TENANT, or --admin for an admin key")
-    with _store(db_url) as store:
+    with _store(db_url, create=admin or create_tenant) as store:
+        if tenant_id is not None and not create_tenant and tenant_id not in store.tenants():
+            raise click.UsageError(
+                f"tenant {tenant_id!r} does not exist in {store.url}: import its rules first "
+                f"(norma rules import FILE --tenant {tenant_id}), or pass --create-tenant"
+            )
         secret = store.create_api_key(tenant_id, name=name, admin=admin)
         key = store.check_api_key(secret)
     assert key is not None
@@ -263,7 +411,7 @@ def keys_create(
 def keys_list(ctx: click.Context, tenant_id: str | None, db_url: str | None, output_format: str | None) -> int:
     """List API keys (never their secrets), revoked ones included."""
     fmt = resolve_format(ctx, output_format)
-    with _store(db_url) as store:
+    with _store(db_url, create=False) as store:
         found = store.list_api_keys(tenant_id)
 
     def table(con: Console) -> None:
@@ -277,7 +425,7 @@ def keys_list(ctx: click.Context, tenant_id: str | None, db_url: str | None, out
                 key.created_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M") if key.created_at else "",
                 key.revoked_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M") if key.revoked_at else "",
             )
-        con.print(grid)
+        print_table(con, grid)
 
     emit(fmt, {"keys": [k.to_dict() for k in found]}, table)
     return 0
@@ -291,13 +439,15 @@ def keys_list(ctx: click.Context, tenant_id: str | None, db_url: str | None, out
 def keys_revoke(ctx: click.Context, key_id: str, db_url: str | None, output_format: str | None) -> int:
     """Revoke an API key for good (exit 2 when there is no such key)."""
     fmt = resolve_format(ctx, output_format)
-    with _store(db_url) as store:
+    with _store(db_url, create=False) as store:
         store.revoke_api_key(key_id)
     emit(fmt, {"key_id": key_id, "revoked": True}, lambda con: con.print(f"key {key_id} revoked"))
     return 0
 
 
 def _demo_section(folder: Path) -> tuple[dict[str, Any], Callable[[Console], None]]:
+    from norma.store import dump_rulebook, import_rulebook
+
     book_path = folder / "rulebooks" / "banking-support.yaml"
     with tempfile.TemporaryDirectory(prefix="norma-demo-") as tmp, _store(f"sqlite:///{tmp}/norma.db") as store:
         book, first = import_rulebook(store, book_path)

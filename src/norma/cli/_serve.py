@@ -8,14 +8,15 @@ closed.
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
+import socket
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 import click
-import pydantic
 from rich.console import Console
 
 from norma.cli._output import emit, format_option, resolve_format
@@ -159,6 +160,8 @@ def serve(
         "max_connections": max_connections,
         "cors_origins": cors_origins,
     }
+    import pydantic
+
     try:
         settings = ServiceSettings.model_validate({k: v for k, v in options.items() if v is not None})
     except pydantic.ValidationError as exc:
@@ -166,6 +169,7 @@ def serve(
         field = str(first["loc"][0])
         option = _OPTION_NAMES.get(field, "--" + field.replace("_", "-"))
         raise click.BadParameter(str(first["msg"]), param_hint=option) from None
+    _check_port_free(host, port)
     demo_info = seed_demo_tenant(settings.db_url, examples) if demo else None
     banner = _banner(host, port, demo_info)
 
@@ -213,6 +217,27 @@ def serve(
         for signum, handler in previous.items():
             signal.signal(signum, handler)
     return 0
+
+
+def _check_port_free(host: str, port: int) -> None:
+    """ConfigError when ``host:port`` cannot be bound, before anything says the server is serving there.
+
+    uvicorn binds later (with ``SO_REUSEADDR``, as here); a port taken in between still fails there, with its log.
+    """
+    if port == 0:
+        return
+    try:
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise ConfigError(f"the server could not start on {host}:{port}: {exc.strerror}") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            hint = "stop what uses it, or pass --port" if exc.errno == errno.EADDRINUSE else None
+            raise ConfigError(f"the server could not start on {host}:{port}: {exc.strerror}", hint=hint) from None
 
 
 def _share_cores(workers: int) -> None:

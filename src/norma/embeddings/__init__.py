@@ -6,7 +6,8 @@
   sentence-transformers' output, ``quantize=True`` is the int8 variant.
 * :func:`get_embedder` — the shared, lazily built instance of a process.
 * :class:`EmbeddingCache` and :class:`CachedEmbedder` — vectors keyed by (model id, text hash), in a bounded LRU
-  and optionally a SQLite file, so texts already embedded are not embedded again.
+  and optionally a SQLite file, so texts already embedded are not embedded again; :func:`user_cache_dir` is where
+  ``EmbeddingCache.in_user_cache()`` keeps that file.
 * :class:`EmbedderWrapper` — base of the wrappers below (``model_id`` and ``dim`` of the wrapped embedder).
 * :class:`BatchingEmbedder` — joins concurrent ``embed`` calls from many threads into one model call.
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from norma.embeddings._batching import BatchingEmbedder
 from norma.embeddings._bert import BertEmbedder, get_embedder
-from norma.embeddings._cache import CachedEmbedder, EmbeddingCache
+from norma.embeddings._cache import CachedEmbedder, EmbeddingCache, user_cache_dir
 from norma.embeddings._model_files import DEFAULT_MODEL_ID, MODEL_DIR_ENV, MODEL_INSTALL_COMMAND
 from norma.embeddings._protocol import Embedder, EmbedderWrapper
 from norma.embeddings._quantize import CACHE_DIR_ENV, INT8_ENV
@@ -37,4 +38,5 @@ __all__ = [
     "MODEL_INSTALL_COMMAND",
     "THREADS_ENV",
     "get_embedder",
+    "user_cache_dir",
 ]

@@ -3,8 +3,9 @@
 The key is the embedder's ``model_id`` and the SHA-256 of the text's UTF-8 bytes, so a different model (or its
 int8 variant) never reads another's vectors. With a ``path``, every vector put is also written to a SQLite file
 (WAL journal, one table ``embeddings(model_id, text_sha256, dim, vector)``) and a miss in memory is looked up
-there, so rule texts embedded once are never embedded again, across processes and restarts. All methods are
-thread-safe.
+there, so rule texts embedded once are never embedded again, across processes and restarts
+(:meth:`EmbeddingCache.in_user_cache` keeps that file in the user's cache folder; ``norma match`` uses it for rule
+vectors). All methods are thread-safe.
 """
 
 from __future__ import annotations
@@ -20,12 +21,15 @@ from pathlib import Path
 import numpy as np
 
 from norma.embeddings._protocol import Embedder, EmbedderWrapper
+from norma.embeddings._quantize import CACHE_DIR_ENV, cache_dir
 from norma.embeddings._tokenize import check_texts
 from norma.errors import InvalidInputError, StoreError
 
-__all__ = ["CachedEmbedder", "EmbeddingCache", "text_key"]
+__all__ = ["CachedEmbedder", "EmbeddingCache", "USER_CACHE_FILE", "text_key", "user_cache_dir"]
 
 DEFAULT_MAX_ENTRIES = 100_000
+USER_CACHE_FILE = "vectors.sqlite3"
+"""Name of the persisted cache in the user's cache folder (:meth:`EmbeddingCache.in_user_cache`)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS embeddings (
@@ -36,6 +40,12 @@ CREATE TABLE IF NOT EXISTS embeddings (
     PRIMARY KEY (model_id, text_sha256)
 ) WITHOUT ROWID
 """
+
+
+def user_cache_dir() -> Path:
+    """The user's cache folder for norma: ``$NORMA_CACHE_DIR``, else ``$XDG_CACHE_HOME/norma``, else
+    ``~/.cache/norma`` (not created here)."""
+    return cache_dir()
 
 
 def text_key(text: str) -> bytes:
@@ -61,6 +71,19 @@ class EmbeddingCache:
         self._db: sqlite3.Connection | None = None
         if self.path is not None:
             self._db = self._open(self.path)
+
+    @classmethod
+    def in_user_cache(cls, *, max_entries: int = DEFAULT_MAX_ENTRIES) -> EmbeddingCache:
+        """The cache persisted in the user's cache folder: ``<folder>/embeddings/vectors.sqlite3``, the folder being
+        ``$NORMA_CACHE_DIR``, else ``$XDG_CACHE_HOME/norma``, else ``~/.cache/norma`` (created when missing)."""
+        folder = cache_dir() / "embeddings"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot create the cache folder: {exc.strerror}", source=str(folder), hint=f"set {CACHE_DIR_ENV}"
+            ) from exc
+        return cls(folder / USER_CACHE_FILE, max_entries=max_entries)
 
     @staticmethod
     def _open(path: Path) -> sqlite3.Connection:

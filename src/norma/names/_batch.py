@@ -198,7 +198,7 @@ def _lines(path: Path, max_bytes: int) -> Iterator[tuple[int, str]]:
                     f"record is over the limit of {max_bytes:,} bytes",
                     source=str(path),
                     location=f"line {number}",
-                    hint="split the record, or raise max_record_bytes",
+                    hint="split the record (from Python, max_record_bytes= raises the limit)",
                 )
             try:
                 text = raw.decode("utf-8")

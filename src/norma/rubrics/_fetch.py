@@ -35,7 +35,7 @@ def _too_large(url: str, size: int | str, max_bytes: int) -> RubricError:
     return RubricError(
         f"response body is {size} bytes, over the limit of {max_bytes} bytes",
         source=url,
-        hint="pass a larger max_bytes if this rubric is really that big",
+        hint="trim the rubric or split its criteria (from Python, max_bytes= raises the limit)",
     )
 
 

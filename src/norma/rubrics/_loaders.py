@@ -59,7 +59,7 @@ def read_rubric_file(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_M
             raise RubricFileError(
                 f"rubric file is {size} bytes, over the limit of {max_bytes} bytes",
                 source=where,
-                hint="pass a larger max_bytes if this rubric is really that big",
+                hint="trim the rubric or split its criteria (from Python, max_bytes= raises the limit)",
             )
         raw = file.read_bytes()
     except FileNotFoundError as exc:

@@ -115,7 +115,7 @@ def _parse(source: str | os.PathLike[str] | Mapping[str, Any] | Sequence[Any], m
             raise LimitExceededError(
                 f"the rulebook is {size:,} bytes, over the limit of {max_bytes:,}",
                 source=str(path),
-                hint="split it into several rulebooks, or raise max_bytes",
+                hint="split it into several rulebooks and import each (from Python, max_bytes= raises the limit)",
             )
         text = path.read_bytes()
     except OSError as exc:
@@ -188,14 +188,16 @@ def load_rulebook(
     else:
         items = data
     if not isinstance(items, list):
-        problems.append(RulebookProblem(index=None, rule_id=None, field="rules", message="must be a list of rules"))
+        empty = "the file is empty: write a list of rules, or a mapping with a 'rules' list"
+        message = empty if data is None else "must be a list of rules"
+        problems.append(RulebookProblem(index=None, rule_id=None, field="rules", message=message))
         raise RulebookError(problems, source=where)
     if len(items) > max_rules:
         raise LimitExceededError(
             f"the rulebook has {len(items):,} rules, over the limit of {max_rules:,}",
             source=where,
             location="rules",
-            hint="split it into several rulebooks, or raise max_rules",
+            hint="split it into several rulebooks and import each (from Python, max_rules= raises the limit)",
         )
     if tenant_id is not None and file_tenant is not None and file_tenant != tenant_id:
         problems.append(

@@ -51,8 +51,8 @@ class MatchRequest(BaseModel):
     """One user message to match against the tenant's rules."""
 
     model_config = _STRICT
-    message: str = Field(max_length=MAX_MESSAGE_CHARS)
-    """The user's message."""
+    message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
+    """The user's message (not empty: an empty message is a 422, as `norma match ""` is a usage error)."""
     session: SessionState | None = None
     """Where the conversation is (active scenario and step, turn, fire counts); None: a fresh session."""
     explain: bool = False

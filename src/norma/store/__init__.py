@@ -5,7 +5,8 @@
 * :class:`RuleStore` — the protocol both backends follow for rules: atomic batch upserts, per-tenant version and
   per-rule history, stored vectors. :class:`KeyStore` — the service's API keys. :class:`Store` — both, what
   :func:`open_store` returns. :class:`VectorSearch` — nearest vectors found in the database (PostgreSQL).
-* Rulebooks in and out of a tenant: :func:`import_rulebook`, :func:`export_rulebook` (the format and its reader,
+* Rulebooks in and out of a tenant: :func:`import_rulebook` (``prune=True``: the tenant becomes exactly the file),
+  :func:`rulebook_changes` (what an import would change), :func:`export_rulebook` (the format and its reader,
   :func:`~norma.rules.load_rulebook`, are in :mod:`norma.rules`, re-exported here).
 
 The store knows nothing of matchers: :mod:`norma.matching` builds a tenant's matcher from what the store keeps
@@ -24,11 +25,11 @@ from norma.rules import (
     dump_rulebook,
     load_rulebook,
 )
-from norma.store._models import ApiKey, RuleVersion
+from norma.store._models import ApiKey, RulebookChanges, RuleVersion
 from norma.store._open import DB_URL_ENV, DEFAULT_DB_URL, open_store
 from norma.store._postgres import PostgresRuleStore
 from norma.store._protocol import GateStore, KeyStore, RuleStore, Store, VectorSearch
-from norma.store._rulebooks import export_rulebook, import_rulebook
+from norma.store._rulebooks import export_rulebook, import_rulebook, rulebook_changes
 from norma.store._sqlite import SQLiteRuleStore
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "RuleStore",
     "RuleVersion",
     "Rulebook",
+    "RulebookChanges",
     "RulebookError",
     "RulebookProblem",
     "SQLiteRuleStore",
@@ -54,4 +56,5 @@ __all__ = [
     "import_rulebook",
     "load_rulebook",
     "open_store",
+    "rulebook_changes",
 ]

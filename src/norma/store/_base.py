@@ -287,6 +287,110 @@ class SqlRuleStore(ApiKeys):
 
         return self._write(work)
 
+    def replace_rules(
+        self,
+        tenant_id: str,
+        rules: Sequence[Rule],
+        *,
+        embedder: Embedder | None = None,
+        vectors: Mapping[str, np.ndarray] | None = None,
+    ) -> int:
+        """Make the tenant's rules exactly ``rules`` in one transaction and one version: upsert them and delete the
+        stored rules they leave out (their history is kept); return the version after it (unchanged when nothing
+        changed). Embedding is as in :meth:`upsert_rules`."""
+        prepared = self._prepare(tenant_id, rules)
+        model = _embedder(embedder)
+        given = dict(vectors or {})
+        by_id = {r.id: r for r in prepared}
+        items: list[tuple[str, str, np.ndarray]] = []
+        for rule_id, matrix in given.items():
+            if rule_id not in by_id:
+                raise InvalidInputError(f"vectors given for rule {rule_id!r}, which is not in the batch")
+            items.append((rule_id, rule_fingerprint(by_id[rule_id]), _check_matrix(by_id[rule_id], matrix, model.dim)))
+        stored = self._stored_fingerprints(tenant_id, [r.id for r in prepared if r.id not in given], model.model_id)
+        pending = [r for r in prepared if r.id not in given and stored.get(r.id) != rule_fingerprint(r)]
+        items.extend(embed_rules(pending, model))
+
+        def work(cur: Cursor) -> int:
+            version = self._lock_tenant(cur, tenant_id)
+            cur.execute(self._sql("SELECT rule_id, data, rule_version FROM rules WHERE tenant_id = ?"), (tenant_id,))
+            current = {
+                rid: (data if isinstance(data, str) else json.dumps(data), int(v)) for rid, data, v in cur.fetchall()
+            }
+            changed = [r for r in prepared if current.get(r.id, (None, 0))[0] != _rule_json(r)]
+            gone = sorted(set(current) - set(by_id))
+            if items:
+                self._put_vectors(cur, tenant_id, model.model_id, items)
+            if not changed and not gone:
+                return version
+            version += 1
+            now = self._now()
+            if changed:
+                self._write_rule_rows(cur, tenant_id, changed, version, now)
+            if gone:
+                self._write_deletions(cur, tenant_id, {i: current[i][1] for i in gone}, version, now)
+            self._set_version(cur, tenant_id, version)
+            return version
+
+        return self._write(work)
+
+    def _write_rule_rows(self, cur: Cursor, tenant_id: str, changed: list[Rule], version: int, now: str) -> None:
+        """Inside a write: store ``changed`` rules and their history rows at tenant ``version``."""
+        last = self._last_rule_versions(cur, tenant_id, [r.id for r in changed])
+        row_values = []
+        history_values = []
+        for rule in changed:
+            data = _rule_json(rule)
+            rule_version = last.get(rule.id, 0) + 1
+            row_values.append(
+                (
+                    tenant_id,
+                    rule.id,
+                    data,
+                    rule.scope.value,
+                    rule.scenario_id,
+                    rule.step_id,
+                    rule.enabled,
+                    rule_version,
+                    rule_fingerprint(rule),
+                    now,
+                )
+            )
+            history_values.append((tenant_id, rule.id, rule_version, version, data, now))
+        cur.executemany(
+            self._sql(
+                "INSERT INTO rules (tenant_id, rule_id, data, scope, scenario_id, step_id, enabled, rule_version,"
+                " fingerprint, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (tenant_id, rule_id) DO UPDATE SET data = excluded.data, scope = excluded.scope,"
+                " scenario_id = excluded.scenario_id, step_id = excluded.step_id, enabled = excluded.enabled,"
+                " rule_version = excluded.rule_version, fingerprint = excluded.fingerprint,"
+                " updated_at = excluded.updated_at"
+            ),
+            row_values,
+        )
+        cur.executemany(
+            self._sql(
+                "INSERT INTO rule_history (tenant_id, rule_id, rule_version, tenant_version, data, changed_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)"
+            ),
+            history_values,
+        )
+
+    def _write_deletions(
+        self, cur: Cursor, tenant_id: str, rule_versions: Mapping[str, int], version: int, now: str
+    ) -> None:
+        """Inside a write: delete the rules (id -> current rule version), recording a deletion in their history."""
+        cur.executemany(
+            self._sql(
+                "INSERT INTO rule_history (tenant_id, rule_id, rule_version, tenant_version, data, changed_at)"
+                " VALUES (?, ?, ?, ?, NULL, ?)"
+            ),
+            [(tenant_id, i, v + 1, version, now) for i, v in rule_versions.items()],
+        )
+        pairs = [(tenant_id, i) for i in rule_versions]
+        cur.executemany(self._sql("DELETE FROM rules WHERE tenant_id = ? AND rule_id = ?"), pairs)
+        cur.executemany(self._sql("DELETE FROM rule_vectors WHERE tenant_id = ? AND rule_id = ?"), pairs)
+
     # -- the calibrated gate ---------------------------------------------------------------------------------------
 
     def save_gate(self, tenant_id: str, gate: Mapping[str, Any] | None) -> int:

@@ -1,4 +1,4 @@
-"""What the store returns besides rules: a rule's past versions and API keys."""
+"""What the store returns besides rules: a rule's past versions, API keys, what an import would change."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict
 
 from norma.rules import Rule
 
-__all__ = ["ApiKey", "RuleVersion"]
+__all__ = ["ApiKey", "RuleVersion", "RulebookChanges"]
 
 
 class RuleVersion(BaseModel):
@@ -49,6 +49,32 @@ class ApiKey(BaseModel):
     """When the key was created (UTC)."""
     revoked_at: datetime | None = None
     """When the key was revoked; a revoked key never authenticates."""
+
+    def to_dict(self) -> dict[str, object]:
+        """A JSON-ready mapping."""
+        return self.model_dump(mode="json")
+
+
+class RulebookChanges(BaseModel):
+    """What importing a rulebook into a tenant changes (or would change): rule ids, each list sorted."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, use_attribute_docstrings=True)
+
+    tenant_id: str
+    """The tenant the rulebook goes into."""
+    added: tuple[str, ...] = ()
+    """Rules the tenant does not have yet."""
+    updated: tuple[str, ...] = ()
+    """Rules the tenant has, in another form."""
+    deleted: tuple[str, ...] = ()
+    """Stored rules the rulebook leaves out (deleted only by a pruning import)."""
+    unchanged: tuple[str, ...] = ()
+    """Rules stored exactly as the rulebook has them."""
+
+    @property
+    def changed(self) -> bool:
+        """Whether the import changes anything (and so makes a new version)."""
+        return bool(self.added or self.updated or self.deleted)
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready mapping."""

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 
-from norma.errors import ConfigError
+from norma.errors import ConfigError, NotFoundError
 from norma.store._protocol import Store
 
-__all__ = ["DB_URL_ENV", "DEFAULT_DB_URL", "open_store", "resolve_url"]
+__all__ = ["DB_URL_ENV", "DEFAULT_DB_URL", "open_store", "resolve_url", "sqlite_path"]
 
 DB_URL_ENV = "NORMA_DB_URL"
 """Environment variable naming the store when no URL is given."""
@@ -21,23 +21,51 @@ def resolve_url(url: str | None = None) -> str:
     return chosen.strip() if chosen else DEFAULT_DB_URL
 
 
-def open_store(url: str | None = None) -> Store:
+def sqlite_path(url: str) -> str:
+    """The file a ``sqlite:`` URL names: ``sqlite:////abs/x.db`` -> ``/abs/x.db``, ``sqlite:///./x.db`` -> ``./x.db``.
+
+    A relative path must say so (``./`` or ``../``): ``sqlite:///data/x.db`` is refused with ConfigError, since
+    one slash more or less silently moves the store between ``/data`` and the working directory.
+    """
+    rest = url.partition("://")[2]
+    path = rest[1:] if rest.startswith("/") else rest
+    if path.startswith("/") or path in {"", ":memory:"} or path.startswith("file:"):
+        return path  # absolute; the empty and in-memory names are refused by SQLiteRuleStore with their own message
+    if path in {".", ".."} or path.startswith(("./", "../")):
+        return path
+    raise ConfigError(
+        f"the SQLite URL {url!r} names a relative path without saying so",
+        hint=f"write sqlite:////{path} for the absolute path /{path}, or sqlite:///./{path} for {path} under the"
+        " working directory",
+    )
+
+
+def open_store(url: str | None = None, *, create: bool = True) -> Store:
     """Open (creating and migrating when needed) the rule store at ``url``.
 
-    * ``sqlite:///relative/path.db`` or ``sqlite:////absolute/path.db`` — the embedded default (WAL mode).
+    * ``sqlite:////absolute/path.db`` or ``sqlite:///./relative/path.db`` — the embedded default (WAL mode); a
+      relative path must start with ``./`` or ``../`` (see :func:`sqlite_path`).
     * ``postgresql://user:password@host:5432/db`` (or ``postgres://``; libpq parameters such as ``?host=/socket``
       work) — PostgreSQL with pgvector; needs ``pip install 'norma[postgres]'``.
 
-    ``None`` means ``$NORMA_DB_URL``, else ``sqlite:///./.norma/norma.db``. Raises ConfigError for any other
-    scheme, MissingDependencyError when the PostgreSQL driver is missing, StoreError when the database cannot be
-    opened.
+    ``None`` means ``$NORMA_DB_URL``, else ``sqlite:///./.norma/norma.db``. With ``create=False`` (what commands
+    that only read use) a SQLite file that does not exist is NotFoundError "no store at ...", and nothing is
+    created, not even its folder; a PostgreSQL database must exist either way (norma's tables are created in it).
+    Raises ConfigError for any other scheme, MissingDependencyError when the PostgreSQL driver is missing,
+    StoreError when the database cannot be opened.
     """
     chosen = resolve_url(url)
-    scheme, sep, rest = chosen.partition("://")
+    scheme, sep, _ = chosen.partition("://")
     if sep and scheme == "sqlite":
         from norma.store._sqlite import SQLiteRuleStore
 
-        path = rest[1:] if rest.startswith("/") else rest
+        path = sqlite_path(chosen)
+        if not create and path and not os.path.isfile(path):
+            raise NotFoundError(
+                f"no store at {path}",
+                source=DB_URL_ENV if url is None and os.environ.get(DB_URL_ENV, "").strip() else None,
+                hint="check --db / $NORMA_DB_URL, or create the store by importing rules into it",
+            )
         return SQLiteRuleStore(path)
     if sep and scheme in {"postgresql", "postgres"}:
         from norma.store._postgres import PostgresRuleStore
@@ -48,5 +76,5 @@ def open_store(url: str | None = None) -> Store:
     raise ConfigError(
         f"unknown rule store URL {redact_url(chosen)!r}",
         source=DB_URL_ENV if url is None else None,
-        hint="use sqlite:///path/to/norma.db or postgresql://user@host/db",
+        hint="use sqlite:////abs/path/norma.db, sqlite:///./rel/path/norma.db or postgresql://user@host/db",
     )

@@ -72,6 +72,19 @@ class RuleStore(Protocol):
         id is not stored."""
         ...
 
+    def replace_rules(
+        self,
+        tenant_id: str,
+        rules: Sequence[Rule],
+        *,
+        embedder: Embedder | None = None,
+        vectors: Mapping[str, np.ndarray] | None = None,
+    ) -> int:
+        """Make the tenant's rules exactly ``rules``, as one transaction and one new version (none when nothing
+        changed): upsert them as :meth:`upsert_rules` does and delete every stored rule they leave out (deletions
+        are kept in :meth:`history`). Return the tenant's version after it."""
+        ...
+
     def version(self, tenant_id: str) -> int:
         """The tenant's rule-set version: 0 before its first change, +1 per committed change."""
         ...

@@ -52,7 +52,8 @@ class SQLiteRuleStore(SqlRuleStore):
                 hint="use sqlite:///path/to/norma.db (a temporary directory works for throw-away stores)",
             )
         self.path = Path(path)
-        self.url = f"sqlite:///{self.path}"
+        explicit = self.path.is_absolute() or self.path.parts[:1] == ("..",)
+        self.url = f"sqlite:///{self.path if explicit else f'./{self.path}'}"  # a URL open_store reads back as is
         self.lock_timeout = lock_timeout
         """Longest wait for another writer before a write gives up with StoreError (seconds)."""
         self._busy_ms = int(min(BUSY_TIMEOUT_MS, lock_timeout * 1000))
