@@ -6,8 +6,8 @@ identifier in backticks; inside fenced code: every identifier that starts with a
 properties in C#) and is not a method name (followed by ``(``, unless after ``new``), except on ``using`` /
 ``namespace`` lines and in comments and string literals. Methods are not concepts anywhere: a name the code only
 calls or declares as a method, or written with parentheses in backticks (`Decide()`), is left out. Document
-acronyms (DNS, DR, ICR, RED, IRA, and those of the configured norms), verdict words and C# keywords are not concepts. Prose words are not concepts:
-precision over recall (docs/design/060).
+acronyms (DNS, DR, ICR, RED, IRA, and those of the configured norms), verdict words and C# keywords are not
+concepts. Prose words are not concepts: precision over recall (docs/design/060).
 """
 
 from __future__ import annotations

@@ -50,13 +50,13 @@ UNKNOWN_PRIORITY = len(SPEC_PRIORITY) + 1
 DOCUMENT_SUFFIXES = (".md", ".markdown", ".txt")
 
 
-
 @lru_cache(maxsize=64)
 def _heading(rule_prefixes: tuple[str, ...]) -> re.Pattern[str]:
     """A section heading: a number or a rule id (one of the prefixes and a number), then the title."""
     prefixes = "|".join(re.escape(p) for p in sorted(rule_prefixes, key=len, reverse=True))
     label = rf"(?:{prefixes})?\d+(?:\.\d+)*" if prefixes else r"\d+(?:\.\d+)*"
     return re.compile(rf"^(#{{1,6}})\s+(?:§\s*)?({label})(?![\w.])[.)]?\s*(.*)$")
+
 
 _ANY_HEADING = re.compile(r"^(#{1,6})\s+")
 _META_LINE = re.compile(r"^\**\s*(sigla|acronym|acr[oó]nimo|versi[oó]n|version)\s*\**\s*:\s*\**\s*(\S+?)\**\s*$", re.I)

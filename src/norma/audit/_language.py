@@ -24,18 +24,24 @@ _WORD = re.compile(r"[^\W\d_]+")
 _SPANISH_MARKS = frozenset("ñáéíóú¿¡")
 
 _ENGLISH = frozenset(
-    """the of and to is are was were be been it its this that these those for with on at by from or an how what
-    which who why when where do does did i you we they my your our their can could should would will not there
-    here if then than into about please thanks hello use using write create add make need want"""
-    .split()
+    {
+        "the", "of", "and", "to", "is", "are", "was", "were", "be", "been", "it", "its", "this", "that", "these",
+        "those", "for", "with", "on", "at", "by", "from", "or", "an", "how", "what", "which", "who", "why", "when",
+        "where", "do", "does", "did", "i", "you", "we", "they", "my", "your", "our", "their", "can", "could", "should",
+        "would", "will", "not", "there", "here", "if", "then", "than", "into", "about", "please", "thanks", "hello",
+        "use", "using", "write", "create", "add", "make", "need", "want",
+    }
 )  # fmt: skip
 """English function words (and a few everyday verbs) that are not Spanish words."""
 _SPANISH = frozenset(
-    """el la los las de del al que y en un una unos unas es son está están ser fue por para con sin sobre como
-    cómo qué cuál cuando cuándo donde dónde porque pero más muy también este esta esto estos estas ese esa eso
-    mi tu su sus nos le les lo se hay puedo puedes quiero necesito hola gracias usa usar escribe crea añade hace
-    haz implementa"""
-    .split()
+    {
+        "el", "la", "los", "las", "de", "del", "al", "que", "y", "en", "un", "una", "unos", "unas", "es", "son",
+        "está", "están", "ser", "fue", "por", "para", "con", "sin", "sobre", "como", "cómo", "qué", "cuál", "cuando",
+        "cuándo", "donde", "dónde", "porque", "pero", "más", "muy", "también", "este", "esta", "esto", "estos",
+        "estas", "ese", "esa", "eso", "mi", "tu", "su", "sus", "nos", "le", "les", "lo", "se", "hay", "puedo",
+        "puedes", "quiero", "necesito", "hola", "gracias", "usa", "usar", "escribe", "crea", "añade", "hace", "haz",
+        "implementa",
+    }
 )  # fmt: skip
 """Spanish function words (and a few everyday verbs) that are not English words ("a", "no", "me" are both)."""
 

@@ -21,8 +21,8 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "Technical output without normative references: {what} and not one reference",
         "Output técnico sin referencias normativas: {what} y ninguna referencia",
     ),
-    "ir001.what.decisions": ("{count} major technical decision(s)", "{count} decisión(es) técnica(s) mayor(es)"),
-    "ir001.what.code": ("code", "código"),
+    "ir001.what.code": ("code ({count} technical decision(s))", "código ({count} decisión(es) técnica(s))"),
+    "ir001.what.decisions": ("{count} technical decision(s)", "{count} decisión(es) técnica(s)"),
     "ir001.what.verdict": ("an audit verdict", "un veredicto de auditoría"),
     "ir001.few": (
         "{majors} major technical decisions and only {references} normative reference(s): at least 1 per major "
@@ -198,4 +198,3 @@ _INDEX: dict[Lang, int] = {"en": 0, "es": 1}
 def message(lang: Lang, key: str, /, **fields: Any) -> str:
     """The message ``key`` in ``lang``, its fields filled in (a :class:`KeyError` for an unknown key is a bug)."""
     return MESSAGES[key][_INDEX[lang]].format(**fields)
-

@@ -16,8 +16,8 @@ from norma.audit._context import AuditContext
 from norma.audit._documents import DocumentSet, check_document_name, load_documents
 from norma.audit._language import Lang, guess_language
 from norma.audit._lexicon import get_lexicon
-from norma.audit._messages import message
 from norma.audit._limits import check_request_limits, limit_error
+from norma.audit._messages import message
 from norma.audit._metrics import compute_metrics, metric_findings
 from norma.audit._models import (
     AuditReport,

@@ -108,7 +108,9 @@ class CitationSyntax:
 
 
 @lru_cache(maxsize=64)
-def citation_syntax(acronyms: tuple[str, ...] = SPEC_PRIORITY, rule_prefixes: tuple[str, ...] = ("R",)) -> CitationSyntax:
+def citation_syntax(
+    acronyms: tuple[str, ...] = SPEC_PRIORITY, rule_prefixes: tuple[str, ...] = ("R",)
+) -> CitationSyntax:
     """The reference and claim patterns for these acronyms and rule-id prefixes (escaped literals: linear time).
 
     The spec's set gives its pattern ``(DNS|DR|ICR|RED|IRA)\\s+§?\\d+(\\.\\d+)?`` or ``R\\d+\\.\\d+`` (numbers read to

@@ -1,5 +1,5 @@
-"""IR.0.01 (a technical output cites the norms, then a reference per major technical decision), IR.0.02 (document versions) and IR.0.03 (references that
-resolve to a section of an active document)."""
+"""IR.0.01 (a technical output cites the norms, then a reference per major technical decision), IR.0.02 (document
+versions) and IR.0.03 (references that resolve to a section of an active document)."""
 
 from __future__ import annotations
 
@@ -22,13 +22,9 @@ def _check_0_01(ctx: AuditContext) -> Sequence[Finding]:
     majors = ctx.major_decisions
     references = ctx.references
     if not references:  # "Output técnico sin referencias", whatever the decision count
-        line, kind, evidence = content
-        what = (
-            ctx.say("ir001.what.decisions", count=len(majors))
-            if majors
-            else ctx.say("ir001.what.verdict" if kind == "verdict" else "ir001.what.code")
-        )
-        return [Finding(ctx.say("ir001.none", what=what), line, evidence)]
+        first, kind, evidence = content
+        what = ctx.say(f"ir001.what.{kind}", count=len(ctx.decisions))
+        return [Finding(ctx.say("ir001.none", what=what), first, evidence)]
     if len(references) >= len(majors):
         return []
     line = uncovered_decision_line(ctx, major_only=True)
