@@ -94,11 +94,11 @@ class AuditContext:
 
     @cached_property
     def decisions(self) -> list[Decision]:
-        claim_sentences = {(c.line, c.sentence) for c in self.claims}
+        claims = self.claims
         return [
             d
             for d in find_decisions(self.output, self.lexicon, set(self.technical_lines))
-            if (d.line, d.text) not in claim_sentences
+            if not any(c.line == d.line and d.text in c.sentence for c in claims)
         ]
 
     @cached_property

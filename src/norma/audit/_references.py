@@ -261,8 +261,16 @@ def _statement_units(line: Line) -> list[tuple[str, str]]:
     return _sentence_pairs(line)
 
 
-def _sentence_pairs(line: Line) -> list[tuple[str, str]]:
-    raw, folded = sentences(line.text), sentences(line.folded)
+_CLAIM_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=:)\s+(?![\"“«'‘])")
+"""A claim runs on after a colon when a quotation follows (``DNS §3.01 states: "..."``)."""
+
+
+def _sentence_pairs(line: Line, claims: bool = False) -> list[tuple[str, str]]:
+    if claims:
+        raw = [p for p in _CLAIM_SENTENCE_END.split(line.text) if p.strip()]
+        folded = [p for p in _CLAIM_SENTENCE_END.split(line.folded) if p.strip()]
+    else:
+        raw, folded = sentences(line.text), sentences(line.folded)
     if len(raw) != len(folded):  # folding changed a sentence boundary (rare): fold each sentence instead
         folded = [fold(s) for s in raw]
     return list(zip(raw, folded, strict=True))
@@ -354,7 +362,7 @@ def find_claims(
         if not syntax.may_cite.search(line.text):
             previous_marked = lexicon.reformulation.search(line.text, line.folded) is not None
             continue
-        for sentence, folded in _sentence_pairs(line):
+        for sentence, folded in _sentence_pairs(line, claims=True):
             marked = lexicon.reformulation.search(sentence, folded) is not None
             if _CLAIM_WORDS.search(sentence, folded) is None:  # no claim verb or marker: skip the regexes
                 previous_marked = marked
