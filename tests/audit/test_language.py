@@ -22,7 +22,9 @@ Run = Callable[..., CliResult]
 CHEAP = AuditConfig(embeddings=False)
 FAILING = {
     "input": "Implementa la clase FlowShaper de NetShaper",
-    "output": "Creo una `FlowShaper` robusta. Deberías usar lock.\n\n```csharp\npublic sealed class FlowShaper { }\n```",
+    "output": (
+        "Creo una `FlowShaper` robusta. Deberías usar lock.\n\n```csharp\npublic sealed class FlowShaper { }\n```"
+    ),
 }
 
 
@@ -62,7 +64,8 @@ def _fields(template: str) -> set[str]:
 
 def test_every_message_has_both_languages_with_the_same_fields() -> None:
     for key, (english, spanish) in MESSAGES.items():
-        assert english and spanish, key
+        assert english, key
+        assert spanish, key
         assert _fields(english) == _fields(spanish), key
 
 
