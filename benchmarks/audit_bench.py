@@ -149,9 +149,9 @@ def main() -> None:
         ("full pipeline + 2 re-runs (IR.6.02)", *_latency(reruns, full, max(30, args.repeat // 6)), "—"),
     ]
     lines = [
-        f"Measured {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC on {os.cpu_count()} cores ({platform.processor() or '?'}), "
-        f"Python {platform.python_version()}; answer {size:,} bytes; load average before: "
-        + " ".join(f"{x:.2f}" for x in load_before),
+        f"Measured {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC on {os.cpu_count()} cores "
+        f"({platform.processor() or '?'}), Python {platform.python_version()}; answer {size:,} bytes; "
+        "load average before: " + " ".join(f"{x:.2f}" for x in load_before),
         "",
         "| workload | p50 ms | p95 ms | CPU ms (mean) | verdict | target |",
         "|---|---:|---:|---:|---|---|",
