@@ -131,6 +131,8 @@ def test_batch_and_reports_with_the_english_norms(run_cli: Run) -> None:
     assert verdicts == ["PASS", "FAIL", "PASS", "FAIL", "SKIP"]
     sarif = json.loads(run_cli("audit", "--batch", batch, *args, "--format", "sarif").out)
     assert {r["ruleId"] for r in sarif["runs"][0]["results"] if r["kind"] == "fail"} >= {"IR.0.01"}
+    names = {rule["id"]: rule.get("name") for rule in sarif["runs"][0]["tool"]["driver"]["rules"]}
+    assert names["IR.0.01"] == "Mandatory reference (technical)"  # English reports, English rule names
     junit = run_cli("audit", "--batch", batch, *args, "--format", "junit").out
     assert "<testsuites" in junit
     assert "IR.0.01" in junit
