@@ -150,7 +150,7 @@ def main() -> None:
     ]
     lines = [
         f"Measured {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC on {os.cpu_count()} cores "
-        f"({platform.processor() or '?'}), Python {platform.python_version()}; answer {size:,} bytes; "
+        f"({platform.machine()}), Python {platform.python_version()}; answer {size:,} bytes; "
         "load average before: " + " ".join(f"{x:.2f}" for x in load_before),
         "",
         "| workload | p50 ms | p95 ms | CPU ms (mean) | verdict | target |",
