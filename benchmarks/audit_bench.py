@@ -10,7 +10,10 @@ its own output's concepts and input pieces afresh (the per-audit memo starts emp
 
 Usage::
 
-    .venv/bin/python benchmarks/audit_bench.py [--repeat 300]
+    .venv/bin/python benchmarks/audit_bench.py [--repeat 300] [--write]
+
+``--write`` replaces the tables between the ``<!-- audit_bench.py:begin -->`` / ``<!-- audit_bench.py:end -->``
+markers of docs/benchmarks.md (nothing else of the page).
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from typing import Any
 from norma.audit import AuditConfig, analyze, analyze_batch, load_documents
 
 REPO = Path(__file__).resolve().parents[1]
+DOC = REPO / "docs" / "benchmarks.md"
+BEGIN, END = "<!-- audit_bench.py:begin -->", "<!-- audit_bench.py:end -->"
 DOCS = REPO / "examples" / "audit" / "docs"
 
 ANSWER = """Implemento la política por defecto de DNS §2.03 como `TokenBucketPolicy`, que implementa `IShapingPolicy`
@@ -122,7 +127,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=300)
     parser.add_argument("--batch", type=int, default=4000)
+    parser.add_argument("--write", action="store_true", help="update docs/benchmarks.md between its markers")
     args = parser.parse_args()
+    load_before = os.getloadavg()
     size = len(ANSWER.encode("utf-8"))
     cheap, full = AuditConfig(embeddings=False), AuditConfig()
     reruns = {**REQUEST, "reruns": [ANSWER.replace("Implemento", "Implementamos"), ANSWER]}
@@ -141,20 +148,30 @@ def main() -> None:
         ),
         ("full pipeline + 2 re-runs (IR.6.02)", *_latency(reruns, full, max(30, args.repeat // 6)), "—"),
     ]
-    print(f"answer: {size} bytes; machine: {os.cpu_count()} cores, Python {platform.python_version()}; "
-          f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC")  # fmt: skip
-    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print("| workload | p50 ms | p95 ms | CPU ms (mean) | verdict | target |")
-    print("|---|---:|---:|---:|---|---|")
-    for name, p50, p95, cpu, verdict, target in rows:
-        print(f"| {name} | {p50:.2f} | {p95:.2f} | {cpu:.2f} | {verdict} | {target} |")
-    print(f"load average after latency rows: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print()
-    print("| batch of", args.batch, "| records/s |")
-    print("|---|---:|")
+    lines = [
+        f"Measured {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC on {os.cpu_count()} cores "
+        f"({platform.machine()}), Python {platform.python_version()}; answer {size:,} bytes; "
+        "load average before: " + " ".join(f"{x:.2f}" for x in load_before),
+        "",
+        "| workload | p50 ms | p95 ms | CPU ms (mean) | verdict | target |",
+        "|---|---:|---:|---:|---|---|",
+        *(f"| {n} | {p50:.2f} | {p95:.2f} | {cpu:.2f} | {v} | {t} |" for n, p50, p95, cpu, v, t in rows),
+        "",
+        f"| batch of {args.batch:,} (start-up included) | records/s |",
+        "|---|---:|",
+    ]
     for label, config in (("deterministic", cheap), ("full pipeline", full)):
         for workers in (1, 2):
-            print(f"| {label}, {workers} worker(s) | {_throughput(workers, config, args.batch):.0f} |")
+            lines.append(f"| {label}, {workers} worker(s) | {_throughput(workers, config, args.batch):,.0f} |")
+    text = "\n".join(lines)
+    print(text)
+    if args.write:
+        doc = DOC.read_text(encoding="utf-8")
+        start, end = doc.find(BEGIN), doc.find(END)
+        if start == -1 or end < start:
+            raise SystemExit(f"{DOC} has no {BEGIN} ... {END} markers in its audit section")
+        DOC.write_text(doc[: start + len(BEGIN)] + "\n" + text + "\n" + doc[end:], encoding="utf-8")
+        print(f"wrote {DOC.relative_to(REPO)}")
 
 
 if __name__ == "__main__":

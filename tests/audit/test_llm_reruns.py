@@ -64,7 +64,7 @@ def test_llm_reruns_that_agree(server: _Server, docs: DocumentSet) -> None:
     assert server.prompts == [REQUEST["input"]] * 2  # the prompt re-run twice
     assert {o.rule: o.status for o in report.rules}["IR.6.02"] is RuleStatus.PASSED
     assert report.metrics.determinism_score == pytest.approx(1.0, abs=1e-4)
-    assert "2 re-run(s) by m" in report.notes
+    assert "2 re-ejecución(es) por m" in report.notes  # a Spanish input: Spanish notes
 
 
 @pytest.mark.model
@@ -88,4 +88,4 @@ def test_llm_failure_is_not_evaluated_not_a_pass(docs: DocumentSet) -> None:
     report = analyze(REQUEST, docs, llm=dead)
     outcome = {o.rule: o for o in report.rules}["IR.6.02"]
     assert outcome.status is RuleStatus.NOT_EVALUATED
-    assert "could not re-run" in outcome.reason
+    assert "no pudo re-ejecutar" in outcome.reason

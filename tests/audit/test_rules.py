@@ -174,7 +174,7 @@ def test_without_documents_the_document_rules_are_not_evaluated() -> None:
     status = {o.rule: o.status for o in report.rules}
     assert status["IR.0.03"] is RuleStatus.NOT_EVALUATED
     assert status["IR.3.01"] is RuleStatus.NOT_EVALUATED  # embeddings off, never a silent pass
-    assert "IR.0.03 not evaluated" in report.notes
+    assert "IR.0.03 no evaluada" in report.notes  # a Spanish input: Spanish notes
 
 
 def test_inactive_document_citation_is_flagged(docs: DocumentSet) -> None:
@@ -209,7 +209,7 @@ def test_specificity_ir_0_01_overrides_ir_5_02(docs: DocumentSet) -> None:
     rules = {v.rule for v in report.violations}
     assert "IR.0.01" in rules
     assert "IR.5.02" not in rules
-    assert "overridden by IR.0.01" in report.notes
+    assert "anulada(s) por IR.0.01" in report.notes
 
 
 def test_formality_tolerance(docs: DocumentSet) -> None:
@@ -231,7 +231,7 @@ def test_coverage_threshold_is_configurable(docs: DocumentSet) -> None:
 def test_empty_technical_output_passes_and_says_why(docs: DocumentSet) -> None:
     report = analyze({"input": "Implementa la clase FlowShaper", "output": ""}, docs, CHEAP)
     assert report.result is Verdict.PASS
-    assert {o.rule: o.reason for o in report.rules}["IR.0.01"] == "empty output"
+    assert {o.rule: o.reason for o in report.rules}["IR.0.01"] == "output vacío"
 
 
 def test_a_missing_embedding_model_folder_is_a_config_error() -> None:

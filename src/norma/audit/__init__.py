@@ -6,7 +6,9 @@ with severity and output line, coverage / determinism / drift metrics.
 * :class:`AuditRequest` / :class:`AuditReport` — §1 and §2, same field names (``AuditReport.verdict``).
 * :func:`load_documents` / :class:`DocumentSet` — the normative documents, their sections and priority (§6).
 * :class:`AuditConfig` / :func:`load_config` — §8.02's thresholds (and IR.3.01's 0.70), extra reference patterns
-  (RE2) and :class:`AuditLimits` (sizes checked before any work starts).
+  (RE2), :class:`AuditLimits` (sizes checked before any work starts), the report's language (``lang``, or
+  :func:`guess_language` of the input) and :class:`NormsConfig` — whose norms: acronyms, priority, rule ids,
+  keywords (:data:`DEFAULT_NORMS`, the spec's NetShaper set, by default).
 * :class:`AuditRule` / :data:`BUILTIN_RULES` / :func:`rule_registry` — the rules are data: the built-ins are a
   tuple, and the registry merges the rules it is given (the built-ins by default) with those of the entry-point
   group ``norma.audit_rules`` (plugins). :func:`ruleset_snapshot` / :func:`required_bump` — §9.02 versioning.
@@ -24,6 +26,7 @@ from norma.audit._concepts import Concept, extract_concepts
 from norma.audit._config import AuditConfig, FormalityTolerance, load_config
 from norma.audit._context import AuditContext
 from norma.audit._documents import DOCUMENT_PRIORITY, Document, DocumentSet, Section, load_documents
+from norma.audit._language import guess_language
 from norma.audit._limits import AuditLimits
 from norma.audit._models import (
     AuditReport,
@@ -36,6 +39,7 @@ from norma.audit._models import (
     Verdict,
     Violation,
 )
+from norma.audit._norms import DEFAULT_NORMS, NormsConfig
 from norma.audit._pipeline import analyze
 from norma.audit._registry import ENTRY_POINT_GROUP, builtin_rules, rule_registry
 from norma.audit._rule import AuditRule, Finding, NotEvaluated
@@ -55,6 +59,7 @@ __all__ = [
     "BumpReport",
     "Concept",
     "ContextType",
+    "DEFAULT_NORMS",
     "DOCUMENT_PRIORITY",
     "Document",
     "DocumentSet",
@@ -62,6 +67,7 @@ __all__ = [
     "Finding",
     "FormalityTolerance",
     "Metrics",
+    "NormsConfig",
     "NotEvaluated",
     "RULESET_VERSION",
     "RuleOutcome",
@@ -77,6 +83,7 @@ __all__ = [
     "classify_context",
     "count_keywords",
     "extract_concepts",
+    "guess_language",
     "load_config",
     "load_documents",
     "read_request",

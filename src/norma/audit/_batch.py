@@ -109,7 +109,9 @@ _WORKER: dict[str, Any] = {}
 
 def _init_worker(documents: str | None, config: dict[str, Any]) -> None:
     cfg = AuditConfig.parse(config)
-    _WORKER["documents"] = load_documents(documents, limits=cfg.limits) if documents is not None else None
+    _WORKER["documents"] = (
+        load_documents(documents, limits=cfg.limits, norms=cfg.norms) if documents is not None else None
+    )
     _WORKER["config"] = cfg
 
 
@@ -145,7 +147,7 @@ def analyze_batch(
         docs = (
             documents
             if isinstance(documents, DocumentSet) or documents is None
-            else load_documents(documents, limits=cfg.limits)
+            else load_documents(documents, limits=cfg.limits, norms=cfg.norms)
         )
         _WORKER.update(documents=docs, config=cfg)
         for task in tasks:
@@ -158,7 +160,7 @@ def analyze_batch(
         raise InvalidInputError("analyze_batch with workers > 1 needs the documents folder, not a DocumentSet")
     folder = os.fspath(documents) if documents is not None else None
     if folder is not None:  # fail here, with norma's error, rather than as a broken pool when every worker fails
-        load_documents(folder, limits=cfg.limits)
+        load_documents(folder, limits=cfg.limits, norms=cfg.norms)
     chunk = max(1, min(32, len(tasks) // (workers * 4) or 1))
     with ProcessPoolExecutor(
         max_workers=workers,

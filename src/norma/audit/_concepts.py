@@ -6,8 +6,8 @@ identifier in backticks; inside fenced code: every identifier that starts with a
 properties in C#) and is not a method name (followed by ``(``, unless after ``new``), except on ``using`` /
 ``namespace`` lines and in comments and string literals. Methods are not concepts anywhere: a name the code only
 calls or declares as a method, or written with parentheses in backticks (`Decide()`), is left out. Document
-acronyms (DNS, DR, ICR, RED, IRA), verdict words and C# keywords are not concepts. Prose words are not concepts:
-precision over recall (docs/design/060).
+acronyms (DNS, DR, ICR, RED, IRA, and those of the configured norms), verdict words and C# keywords are not
+concepts. Prose words are not concepts: precision over recall (docs/design/060).
 """
 
 from __future__ import annotations
@@ -104,8 +104,11 @@ def _candidates(text: str) -> Iterable[str]:
             yield word
 
 
-def extract_concepts(parsed: ParsedText, lines: Iterable[int] | None = None) -> list[Concept]:
-    """The distinct concepts of a parsed text (of the given line numbers only, when given), in order of appearance."""
+def extract_concepts(
+    parsed: ParsedText, lines: Iterable[int] | None = None, *, exclude: frozenset[str] = frozenset()
+) -> list[Concept]:
+    """The distinct concepts of a parsed text (of the given line numbers only, when given), in order of appearance;
+    ``exclude``: more words that are never concepts (the configured documents' acronyms and rule prefixes)."""
     wanted = set(lines) if lines is not None else None
     found_in: list[tuple[int, bool, list[str]]] = []
     methods: set[str] = set()
@@ -133,6 +136,8 @@ def extract_concepts(parsed: ParsedText, lines: Iterable[int] | None = None) -> 
     for number, in_code, terms in found_in:
         for term in terms:
             if len(term) < 2 or term in NOT_CONCEPTS or (term.upper() in NOT_CONCEPTS and term.isupper()):
+                continue
+            if term in exclude:
                 continue
             if term in methods or term.endswith(_METHOD_MARK):
                 continue

@@ -1,4 +1,5 @@
-"""Thresholds and switches of the analyzer (§8.02 plus the IR.3.01 threshold), extra reference patterns and size
+"""Thresholds and switches of the analyzer (§8.02 plus the IR.3.01 threshold), the norms audited against
+(documents' acronyms, priority, rule ids, keywords), extra reference patterns, the report's language and size
 limits, from code, a JSON file or flags."""
 
 from __future__ import annotations
@@ -9,11 +10,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pydantic
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 from norma._safety import Pattern, load_json
+from norma.audit._language import Lang
 from norma.audit._limits import AuditLimits
 from norma.audit._models import Severity
+from norma.audit._norms import NormsConfig
 from norma.audit._references import compile_reference_pattern
 from norma.errors import ConfigError, InvalidInputError
 from norma.rules import describe_validation_error
@@ -93,6 +96,19 @@ class AuditConfig(BaseModel):
     optionally, ``doc`` (the acronym), e.g. ``(?P<doc>POL-\\d+)\\s*§\\s*(?P<sec>\\d+(?:\\.\\d+)*)``."""
     limits: AuditLimits = Field(default_factory=AuditLimits)
     """Largest input, output, re-runs, documents and batch records accepted (checked before any work starts)."""
+    norms: NormsConfig = Field(default_factory=NormsConfig)
+    """Whose norms: the documents' acronyms in priority order (§6), file names standing for acronyms, rule-id
+    prefixes and the organisation's technical keywords (default: the spec's DNS > DR > ICR > RED > IRA)."""
+    lang: Lang | None = None
+    """The language of titles and messages, ``en`` or ``es``; null (or ``auto``): the language of the request's
+    input (a deterministic guess, docs/audit.md)."""
+
+    @field_validator("lang", mode="before")
+    @classmethod
+    def _lang(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().lower() in ("", "auto"):
+            return None
+        return value.strip().lower() if isinstance(value, str) else value
 
     @property
     def reference_regexes(self) -> tuple[Pattern, ...]:

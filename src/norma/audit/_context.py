@@ -17,11 +17,22 @@ import numpy as np
 from norma.audit._concepts import Concept, extract_concepts, literal_in
 from norma.audit._config import AuditConfig
 from norma.audit._documents import DocumentSet
+from norma.audit._language import Lang
 from norma.audit._lexicon import Lexicon
+from norma.audit._messages import message
 from norma.audit._models import AuditRequest, ContextType
-from norma.audit._references import Claim, Decision, Reference, find_claims, find_decisions, find_references
+from norma.audit._references import (
+    CitationSyntax,
+    Claim,
+    Decision,
+    Reference,
+    find_claims,
+    find_decisions,
+    find_references,
+    syntax_for,
+)
 from norma.audit._segments import Segment
-from norma.audit._text import ParsedText, sentences
+from norma.audit._text import ParsedText, sentences, shorten
 from norma.embeddings import Embedder
 
 if TYPE_CHECKING:
@@ -44,6 +55,8 @@ class AuditContext:
     applied: ContextType
     segments: tuple[Segment, ...]
     embedder: Embedder | None
+    lang: Lang = "en"
+    """The language of the report's texts (``config.lang``, else the input's)."""
     embedder_problem: str = ""
     """Why there is no embedder (embeddings off, model missing)."""
     llm: LLMClient | None = None
@@ -67,25 +80,55 @@ class AuditContext:
         return bool(self.technical_lines)
 
     @cached_property
+    def syntax(self) -> CitationSyntax:
+        """How the configured norms are cited."""
+        return syntax_for(self.config.norms)
+
+    @cached_property
     def references(self) -> list[Reference]:
-        return find_references(self.output, set(self.technical_lines), self.config.reference_regexes)
+        return find_references(self.output, set(self.technical_lines), self.config.reference_regexes, self.syntax)
 
     @cached_property
     def claims(self) -> list[Claim]:
-        return find_claims(self.output, self.lexicon, set(self.technical_lines))
+        return find_claims(self.output, self.lexicon, set(self.technical_lines), self.syntax)
 
     @cached_property
     def decisions(self) -> list[Decision]:
-        claim_sentences = {(c.line, c.sentence) for c in self.claims}
+        claims = self.claims
         return [
             d
             for d in find_decisions(self.output, self.lexicon, set(self.technical_lines))
-            if (d.line, d.text) not in claim_sentences
+            if not any(c.line == d.line and d.text in c.sentence for c in claims)
         ]
 
     @cached_property
     def major_decisions(self) -> list[Decision]:
         return [d for d in self.decisions if d.major]
+
+    @cached_property
+    def verdicts(self) -> list[tuple[int, str]]:
+        """(line, marker) of the technical prose lines that state an audit's verdict ("viola", "complies")."""
+        found = []
+        for number in sorted(self.technical_lines):
+            line = self.output.line(number)
+            if line.code or line.blank:
+                continue
+            marker = self.lexicon.verdicts.search(line.text, line.folded)
+            if marker is not None:
+                found.append((number, marker))
+        return found
+
+    @cached_property
+    def technical_content(self) -> tuple[int, str, str] | None:
+        """IR.0.01's "output técnico": the first line of the technical segments that generates code (a code
+        decision) or makes a technical decision or states an audit verdict, as (line, kind, evidence) with kind
+        ``code``, ``decisions`` or ``verdict``; ``None`` when the output is none of them (obvious syntax only,
+        explanations without decisions)."""
+        candidates = [
+            (d.line, "code" if d.kind != "statement" else "decisions", shorten(d.text)) for d in self.decisions
+        ]
+        candidates += [(line, "verdict", marker) for line, marker in self.verdicts]
+        return min(candidates, key=lambda c: c[0]) if candidates else None
 
     @cached_property
     def rules_referenced(self) -> int:
@@ -99,7 +142,7 @@ class AuditContext:
     @cached_property
     def all_concepts(self) -> list[Concept]:
         """Technical concepts of the technical lines, whitelisted ones included (the §7.03 denominator)."""
-        return extract_concepts(self.output, self.technical_lines)
+        return extract_concepts(self.output, self.technical_lines, exclude=self.config.norms.not_concepts)
 
     @cached_property
     def cited_documents(self) -> frozenset[str]:
@@ -134,7 +177,7 @@ class AuditContext:
     def input_pieces(self) -> list[str]:
         """What a concept may be deduced from: the input's sentences and its concepts' words."""
         pieces = [s.strip() for line in self.input.lines if not line.blank for s in sentences(line.text)]
-        pieces += [c.phrase for c in extract_concepts(self.input)]
+        pieces += [c.phrase for c in extract_concepts(self.input, exclude=self.config.norms.not_concepts)]
         return list(dict.fromkeys(p for p in pieces if p))
 
     @cached_property
@@ -169,6 +212,10 @@ class AuditContext:
             wanted += [c.phrase for c in self.concepts if not self.documents.contains(c.term)]
         if wanted:
             self.embed([*wanted, *self.input_pieces])
+
+    def say(self, key: str, /, **fields: object) -> str:
+        """The message ``key`` in the report's language (norma.audit._messages)."""
+        return message(self.lang, key, **fields)
 
     def line_location(self, line: int | None) -> str:
         return f"output line {line}" if line is not None else "output"

@@ -2,8 +2,10 @@
 
 A document is a Markdown file. Its acronym and version come from, in order: a front-matter block (``---`` lines
 around ``sigla: DNS`` / ``acronym: DNS`` and ``version: 1.0`` / ``versión: 1.0``), lines ``Sigla: DNS`` and
-``Versión: 1.0`` in its first 30 lines, or its file name for the four names of the spec (§1). Sections are the
-headings that start with a number (``## §3.01 Título``, ``### 3.01 ...``) or a rule id (``### R2.01 ...``).
+``Versión: 1.0`` in its first 30 lines, or its file name (the norms configuration's ``file_names``: by default the
+spec's, §1). Sections are the headings that start with a number (``## §3.01 Título``, ``### 3.01 ...``) or a rule id
+(``### R2.01 ...``, ``## POL-12 ...``: the configured ``rule_prefixes``). The set's priority (§6) is the configured
+``priority`` (by default DNS > DR > ICR > RED > IRA).
 
 Safety: a request names documents by file name or acronym only (:func:`check_document_name` refuses folders,
 ``..``, absolute paths and NUL bytes); :func:`load_documents` reads no file that resolves outside its folder
@@ -24,6 +26,7 @@ import numpy as np
 from norma._safety import load_yaml, resolve_within
 from norma.audit._concepts import concept_phrase, extract_concepts, literal_in
 from norma.audit._limits import DEFAULT_AUDIT_LIMITS, AuditLimits, limit_error
+from norma.audit._norms import DEFAULT_NORMS, SPEC_PRIORITY, NormsConfig
 from norma.audit._text import fold, parse_text
 from norma.embeddings import Embedder
 from norma.errors import InvalidInputError
@@ -38,23 +41,23 @@ __all__ = [
     "section_key",
 ]
 
-DOCUMENT_PRIORITY: dict[str, int] = {"DNS": 1, "DR": 2, "ICR": 3, "RED": 4, "IRA": 5}
-"""§6: conflict resolution order, 1 = highest authority; other acronyms rank after IRA."""
+DOCUMENT_PRIORITY: dict[str, int] = {acronym: rank for rank, acronym in enumerate(SPEC_PRIORITY, start=1)}
+"""§6 for the spec's documents: 1 = highest authority; other acronyms rank after IRA (``NormsConfig.priority``
+configures another order)."""
 
-UNKNOWN_PRIORITY = 6
-
-SPEC_FILE_NAMES: dict[str, str] = {
-    "documento_normativo_superior": "DNS",
-    "domain_rules": "DR",
-    "ia_context_rules": "ICR",
-    "reglas_ejecutables_derivadas": "RED",
-    "ia_rules_analyzer": "IRA",
-}
-"""File name stems (case-insensitive) the spec uses for each acronym."""
+UNKNOWN_PRIORITY = len(SPEC_PRIORITY) + 1
 
 DOCUMENT_SUFFIXES = (".md", ".markdown", ".txt")
 
-_HEADING = re.compile(r"^(#{1,6})\s+(?:§\s*)?((?:R)?\d+(?:\.\d+)*)(?![\w.])[.)]?\s*(.*)$")
+
+@lru_cache(maxsize=64)
+def _heading(rule_prefixes: tuple[str, ...]) -> re.Pattern[str]:
+    """A section heading: a number or a rule id (one of the prefixes and a number), then the title."""
+    prefixes = "|".join(re.escape(p) for p in sorted(rule_prefixes, key=len, reverse=True))
+    label = rf"(?:{prefixes})?\d+(?:\.\d+)*" if prefixes else r"\d+(?:\.\d+)*"
+    return re.compile(rf"^(#{{1,6}})\s+(?:§\s*)?({label})(?![\w.])[.)]?\s*(.*)$")
+
+
 _ANY_HEADING = re.compile(r"^(#{1,6})\s+")
 _META_LINE = re.compile(r"^\**\s*(sigla|acronym|acr[oó]nimo|versi[oó]n|version)\s*\**\s*:\s*\**\s*(\S+?)\**\s*$", re.I)
 _ACRONYM_IN_TITLE = re.compile(r"\(([A-Z]{2,5})\)")
@@ -107,6 +110,7 @@ class Document:
 
     @property
     def priority(self) -> int:
+        """The spec's rank (§6); :meth:`DocumentSet.rank` applies the configured order."""
         return DOCUMENT_PRIORITY.get(self.acronym, UNKNOWN_PRIORITY)
 
     @cached_property
@@ -151,7 +155,7 @@ def check_document_name(name: str, *, location: str | None = None) -> None:
         raise InvalidInputError(f"document name {name!r} {problem}", location=location, hint=hint)
 
 
-def _metadata(text: str, name: str) -> tuple[str | None, str | None, str]:
+def _metadata(text: str, name: str, file_names: dict[str, str]) -> tuple[str | None, str | None, str]:
     acronym: str | None = None
     version: str | None = None
     body = text
@@ -177,24 +181,26 @@ def _metadata(text: str, name: str) -> tuple[str | None, str | None, str]:
     title = next((line.lstrip("# ").strip() for line in body.splitlines() if line.startswith("# ")), name)
     if acronym is None:
         found = _ACRONYM_IN_TITLE.search(title)
-        acronym = found.group(1) if found else SPEC_FILE_NAMES.get(Path(name).stem.lower())
+        acronym = found.group(1) if found else file_names.get(Path(name).stem.lower())
     return acronym, version, title
 
 
-def parse_document(text: str, name: str, path: Path | None = None) -> Document:
-    """A document from its text; ``name`` is its file name."""
-    acronym, version, title = _metadata(text, name)
+def parse_document(text: str, name: str, path: Path | None = None, *, norms: NormsConfig = DEFAULT_NORMS) -> Document:
+    """A document from its text; ``name`` is its file name; ``norms`` gives the file names that stand for an
+    acronym and the rule-id prefixes that head sections."""
+    acronym, version, title = _metadata(text, name, norms.file_names)
     if not acronym:
         raise InvalidInputError(
             "the document declares no acronym",
             source=name,
-            hint="add a front-matter line 'sigla: DNS' (or 'acronym:'), or name the file as in the spec",
+            hint="add a front-matter line 'sigla: DNS' (or 'acronym:'), or map its file name in norms.file_names",
         )
     acronym = acronym.strip().upper()
     lines = text.split("\n")
     headings: list[tuple[int, int, str, str]] = []  # (line index, level, label, title)
+    heading_pattern = _heading(norms.rule_prefixes)
     for index, line in enumerate(lines):
-        match = _HEADING.match(line)
+        match = heading_pattern.match(line)
         if match:
             headings.append((index, len(match.group(1)), match.group(2), match.group(3).strip()))
     sections: list[Section] = []
@@ -224,11 +230,18 @@ class _Vocabulary:
     """Term -> acronyms of the documents that contain it literally (a cache)."""
 
 
-class DocumentSet:
-    """The normative documents in force, by priority (§6: DNS, DR, ICR, RED, IRA, then others by name)."""
+def _norms_key(norms: NormsConfig) -> tuple[object, ...]:
+    return (norms.priority, norms.rule_prefixes, tuple(sorted(norms.file_names.items())))
 
-    def __init__(self, documents: Iterable[Document]) -> None:
-        ordered = sorted(documents, key=lambda d: (d.priority, d.acronym, d.name))
+
+class DocumentSet:
+    """The normative documents in force, by priority (§6: the configured order — by default DNS, DR, ICR, RED,
+    IRA — then the others by acronym)."""
+
+    def __init__(self, documents: Iterable[Document], *, norms: NormsConfig = DEFAULT_NORMS) -> None:
+        self.norms = norms
+        """The norms configuration the documents were parsed with (file names, rule prefixes, priority)."""
+        ordered = sorted(documents, key=lambda d: (norms.rank(d.acronym), d.acronym, d.name))
         seen: dict[str, str] = {}
         for document in ordered:
             if document.acronym in seen:
@@ -242,6 +255,7 @@ class DocumentSet:
         self._lock = threading.Lock()
         self._vocabulary: _Vocabulary | None = None
         self._subsets: dict[tuple[str, ...], DocumentSet] = {}
+        self._configured: dict[tuple[object, ...], DocumentSet] = {}
 
     def __len__(self) -> int:
         return len(self.documents)
@@ -252,6 +266,24 @@ class DocumentSet:
     @property
     def acronyms(self) -> tuple[str, ...]:
         return tuple(d.acronym for d in self.documents)
+
+    def rank(self, acronym: str) -> int:
+        """§6: the configured rank of a document (1 = highest authority)."""
+        return self.norms.rank(acronym)
+
+    def configured(self, norms: NormsConfig) -> DocumentSet:
+        """This set for another norms configuration: the same files parsed with its file names and rule prefixes
+        and ordered by its priority (built once per configuration; the same set when nothing differs)."""
+        key = _norms_key(norms)
+        if key == _norms_key(self.norms):
+            return self
+        cached = self._configured.get(key)
+        if cached is not None:
+            return cached
+        documents = [parse_document(d.text, d.name, d.path, norms=norms) for d in self.documents]
+        configured = DocumentSet(documents, norms=norms)
+        with self._lock:
+            return self._configured.setdefault(key, configured)
 
     def by_acronym(self, acronym: str) -> Document | None:
         return next((d for d in self.documents if d.acronym == acronym), None)
@@ -289,7 +321,7 @@ class DocumentSet:
                 )
             if document not in chosen:
                 chosen.append(document)
-        subset = DocumentSet(chosen)
+        subset = DocumentSet(chosen, norms=self.norms)
         with self._lock:
             return self._subsets.setdefault(key, subset)
 
@@ -306,7 +338,7 @@ class DocumentSet:
             if self._vocabulary is None:
                 terms: dict[str, None] = {}
                 for document in self.documents:
-                    for concept in extract_concepts(parse_text(document.text)):
+                    for concept in extract_concepts(parse_text(document.text), exclude=self.norms.not_concepts):
                         terms.setdefault(concept.term)
                     for section in document.sections:
                         if section.title:
@@ -350,8 +382,12 @@ class DocumentSet:
             return vectors
 
 
-def load_documents(directory: str | Path, *, limits: AuditLimits = DEFAULT_AUDIT_LIMITS) -> DocumentSet:
-    """Every ``.md`` / ``.markdown`` / ``.txt`` file of a folder (not recursive) as a :class:`DocumentSet`.
+def load_documents(
+    directory: str | Path, *, limits: AuditLimits = DEFAULT_AUDIT_LIMITS, norms: NormsConfig = DEFAULT_NORMS
+) -> DocumentSet:
+    """Every ``.md`` / ``.markdown`` / ``.txt`` file of a folder (not recursive) as a :class:`DocumentSet`, parsed
+    and ordered for ``norms`` (default: the spec's documents; :meth:`DocumentSet.configured` re-reads them for
+    another configuration).
 
     Raises:
         InvalidInputError: no such folder, no documents, a file that resolves outside the folder (a symlink out),
@@ -383,10 +419,10 @@ def load_documents(directory: str | Path, *, limits: AuditLimits = DEFAULT_AUDIT
             raise
         if not real.is_file():
             continue
-        documents.append(parse_document(_read_document(real, path, limits), path.name, path))
+        documents.append(parse_document(_read_document(real, path, limits), path.name, path, norms=norms))
     if not documents:
         raise InvalidInputError("no normative documents (.md) in the folder", source=str(folder))
-    return DocumentSet(documents)
+    return DocumentSet(documents, norms=norms)
 
 
 def _read_document(real: Path, path: Path, limits: AuditLimits) -> str:

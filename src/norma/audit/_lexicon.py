@@ -2,7 +2,9 @@
 
 Each file is UTF-8, one entry per line; a line starting with ``#`` is a comment (``C#`` inside an entry
 is kept). A ``data_dir`` (config ``data_dir``) may hold
-files of the same names that replace the packaged ones, so a team edits its lists without touching norma.
+files of the same names that replace the packaged ones, so a team edits its lists without touching norma. The
+organisation's own technical keywords (``NormsConfig.technical_keywords``: its documents' acronyms, product names)
+are added to ``technical_keywords.txt``, which holds only general words. Every list holds Spanish and English.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from norma.audit._norms import DEFAULT_NORMS
 from norma.audit._text import PhraseMatcher, fold
 from norma.errors import ConfigError
 
@@ -30,6 +33,7 @@ DATA_FILES = (
     "requirement_phrases.txt",
     "suggestion_markers.txt",
     "technical_keywords.txt",
+    "verdict_markers.txt",
     "whitelist.txt",
 )
 
@@ -74,6 +78,8 @@ class Lexicon:
     reformulation: PhraseMatcher
     design_verbs: PhraseMatcher
     major_verbs: PhraseMatcher
+    verdicts: PhraseMatcher
+    """An audit's verdict in the output ("cumple", "viola", "complies", "PASS"): the output is an audit."""
     whitelist: frozenset[str]
     """Folded whitelist terms."""
 
@@ -85,13 +91,13 @@ class Lexicon:
         return key.startswith(("system.", "microsoft."))
 
 
-def _build(data_dir: str | Path | None) -> Lexicon:
+def _build(data_dir: str | Path | None, keywords: tuple[str, ...]) -> Lexicon:
     def matcher(name: str) -> PhraseMatcher:
         return PhraseMatcher(read_list(name, data_dir))
 
     verbs = read_list("design_verbs.txt", data_dir)
     return Lexicon(
-        technical=matcher("technical_keywords.txt"),
+        technical=PhraseMatcher([*read_list("technical_keywords.txt", data_dir), *keywords]),
         conversational=matcher("conversational_keywords.txt"),
         evaluative=matcher("evaluative_terms.txt"),
         formal=matcher("formal_markers.txt"),
@@ -104,23 +110,27 @@ def _build(data_dir: str | Path | None) -> Lexicon:
         reformulation=matcher("reformulation_markers.txt"),
         design_verbs=PhraseMatcher(v.lstrip("!") for v in verbs),
         major_verbs=PhraseMatcher(v[1:] for v in verbs if v.startswith("!")),
+        verdicts=matcher("verdict_markers.txt"),
         whitelist=frozenset(fold(term) for term in read_list("whitelist.txt", data_dir)),
     )
 
 
-_CACHE: dict[str, Lexicon] = {}
+_CACHE: dict[tuple[str, tuple[str, ...]], Lexicon] = {}
 _LOCK = threading.Lock()
 
 
-def get_lexicon(data_dir: str | Path | None = None) -> Lexicon:
-    """The lists for ``data_dir`` (``None``: the packaged ones), built once per process and directory."""
-    key = str(Path(data_dir).resolve()) if data_dir is not None else ""
+def get_lexicon(data_dir: str | Path | None = None, keywords: tuple[str, ...] | None = None) -> Lexicon:
+    """The lists for ``data_dir`` (``None``: the packaged ones) with ``keywords`` added to the technical ones
+    (``None``: the default norms', the spec's acronyms plus Engine and NetShaper), built once per process, directory
+    and keywords."""
+    words = DEFAULT_NORMS.technical_keywords if keywords is None else tuple(keywords)
+    key = (str(Path(data_dir).resolve()) if data_dir is not None else "", words)
     lexicon = _CACHE.get(key)
     if lexicon is not None:
         return lexicon
     with _LOCK:
         lexicon = _CACHE.get(key)
         if lexicon is None:
-            lexicon = _build(data_dir)
+            lexicon = _build(data_dir, words)
             _CACHE[key] = lexicon
         return lexicon

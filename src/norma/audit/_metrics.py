@@ -46,8 +46,7 @@ def metric_findings(metrics: Metrics, ctx: AuditContext) -> list[Violation]:
             Violation(
                 rule="§7.01",
                 severity=Severity.INFO,
-                description=f"coverage_ratio {metrics.coverage_ratio:.2f} por debajo del óptimo "
-                f"{config.coverage_optimum:.2f}",
+                description=ctx.say("info.coverage", value=metrics.coverage_ratio, optimum=config.coverage_optimum),
                 location="output",
             )
         )
@@ -56,8 +55,9 @@ def metric_findings(metrics: Metrics, ctx: AuditContext) -> list[Violation]:
             Violation(
                 rule="§7.02",
                 severity=Severity.INFO,
-                description=f"determinism_score {metrics.determinism_score:.3f} por debajo del óptimo "
-                f"{config.determinism_optimum:.2f}",
+                description=ctx.say(
+                    "info.determinism", value=metrics.determinism_score, optimum=config.determinism_optimum
+                ),
                 location="output",
             )
         )
@@ -66,7 +66,7 @@ def metric_findings(metrics: Metrics, ctx: AuditContext) -> list[Violation]:
             Violation(
                 rule="§7.03",
                 severity=Severity.INFO,
-                description=f"drift_score {metrics.drift_score:.2f} por encima del óptimo {config.drift_optimum:.2f}",
+                description=ctx.say("info.drift", value=metrics.drift_score, optimum=config.drift_optimum),
                 location="output",
             )
         )

@@ -2,7 +2,7 @@
 
 Both are pydantic models with ``extra="forbid"``. The request adds one field to §1, ``reruns`` (the prompt's
 re-executions for IR.6.02); the report adds fields after §2's (``rules``, ``info``, ``context_type_applied``,
-the per-violation ``line`` and ``evidence``, and the §7 metrics), so a consumer of §2 reads it unchanged.
+the per-violation ``line`` and ``evidence``, the §7 metrics and ``lang``), so a consumer of §2 reads it unchanged.
 """
 
 from __future__ import annotations
@@ -206,6 +206,9 @@ class AuditReport(BaseModel):
     """Every registered rule and what it did, by id."""
     analyzer_version: str = ""
     """The rule set's version (§9.02)."""
+    lang: str = "en"
+    """The language of the titles, descriptions, reasons and notes: ``en`` or ``es`` (``AuditConfig.lang``, else
+    the language of the request's input)."""
 
     @property
     def verdict(self) -> Verdict:

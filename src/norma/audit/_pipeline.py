@@ -14,8 +14,10 @@ from norma.audit._classify import classify_context
 from norma.audit._config import AuditConfig
 from norma.audit._context import AuditContext
 from norma.audit._documents import DocumentSet, check_document_name, load_documents
+from norma.audit._language import Lang, guess_language
 from norma.audit._lexicon import get_lexicon
-from norma.audit._limits import AuditLimits, check_request_limits, limit_error
+from norma.audit._limits import check_request_limits, limit_error
+from norma.audit._messages import message
 from norma.audit._metrics import compute_metrics, metric_findings
 from norma.audit._models import (
     AuditReport,
@@ -27,6 +29,7 @@ from norma.audit._models import (
     Verdict,
     Violation,
 )
+from norma.audit._references import syntax_for
 from norma.audit._registry import select_rules
 from norma.audit._rule import AuditRule, Finding, NotEvaluated
 from norma.audit._segments import segment_output
@@ -61,8 +64,9 @@ def default_embedder() -> Embedder:
 
 
 def _documents(
-    documents: DocumentSet | str | Path | None, request: AuditRequest, limits: AuditLimits
+    documents: DocumentSet | str | Path | None, request: AuditRequest, config: AuditConfig
 ) -> DocumentSet | None:
+    limits = config.limits
     for index, name in enumerate(request.active_documents):  # before anything is loaded
         check_document_name(name, location=f"active_documents[{index}]")
     if documents is None:
@@ -73,7 +77,10 @@ def _documents(
                 hint="pass the documents folder (--docs DIR, or documents= in Python)",
             )
         return None
-    loaded = documents if isinstance(documents, DocumentSet) else load_documents(documents, limits=limits)
+    if isinstance(documents, DocumentSet):
+        loaded = documents.configured(config.norms)  # parsed and ranked for this audit's norms
+    else:
+        loaded = load_documents(documents, limits=limits, norms=config.norms)
     active = loaded.select(request.active_documents)
     for document in active:  # a set loaded elsewhere (or with other limits) is held to this audit's limits
         if document.size_bytes > limits.max_document_bytes:
@@ -90,34 +97,35 @@ def _documents(
             raise InvalidInputError(
                 f"document_versions names {key!r}, which is not an active document ({', '.join(active.acronyms)})",
                 location=f"document_versions.{key}",
-                hint="use the document's acronym (DNS, DR, ICR, RED, IRA) or its file name",
+                hint=f"use the document's acronym ({', '.join(active.acronyms)}) or its file name",
             )
     return active
 
 
-def _applicable(rule: AuditRule, ctx: AuditContext) -> str | None:
-    """Why a rule does not apply here (``None`` when it applies)."""
+def _applicable(rule: AuditRule, ctx: AuditContext) -> tuple[str, str] | None:
+    """Why a rule does not apply here, as (kind, reason) with kind ``disabled`` or ``not_applicable``
+    (``None`` when it applies)."""
     if rule.id in ctx.config.disabled_rules:
-        return "disabled by configuration"
+        return "disabled", ctx.say("why.disabled")
     conversational_ok = ContextType.CONVERSATIONAL in rule.contexts
     if ctx.config.strict_applicability and ctx.applied is ContextType.CONVERSATIONAL:
         conversational_ok = rule.id in CONVERSATIONAL_STRICT
         if not conversational_ok:
-            return "§4.02: only IR.7.01 and IR.8.03 apply to conversational turns (strict_applicability)"
+            return "not_applicable", ctx.say("why.strict")
     if ContextType.TECHNICAL in rule.contexts and ctx.has_technical:
         return None
     if conversational_ok:
         return None
     if ctx.applied is ContextType.MIXED:
-        return "mixed turn without technical segments"
+        return "not_applicable", ctx.say("why.mixed")
     if ctx.applied is ContextType.TECHNICAL:
-        return "empty output"
-    return f"{ctx.applied.value} context"
+        return "not_applicable", ctx.say("why.empty")
+    return "not_applicable", ctx.say("why.context", context=ctx.applied.value)
 
 
-def _embedder_for(config: AuditConfig, embedder: Embedder | None) -> tuple[Embedder | None, str]:
+def _embedder_for(config: AuditConfig, embedder: Embedder | None, lang: Lang) -> tuple[Embedder | None, str]:
     if not config.embeddings:
-        return None, "embeddings are off in the configuration"
+        return None, message(lang, "why.embeddings_off")
     if embedder is not None:
         return embedder, ""
     try:
@@ -127,20 +135,21 @@ def _embedder_for(config: AuditConfig, embedder: Embedder | None) -> tuple[Embed
             return get_embedder(config.embedding_model), ""  # one shared instance per folder
         return default_embedder(), ""
     except MissingDependencyError as exc:
-        return None, f"embedding model unavailable: {exc.message}"
+        return None, message(lang, "why.model_unavailable", error=exc.message)
 
 
 class _LazyEmbedder:
     """Loads the default embedder on first use, so audits whose rules embed nothing never load the model."""
 
-    def __init__(self, config: AuditConfig, given: Embedder | None) -> None:
+    def __init__(self, config: AuditConfig, given: Embedder | None, lang: Lang) -> None:
         self._config = config
         self._given = given
+        self._lang: Lang = lang
         self._resolved: tuple[Embedder | None, str] | None = None
 
     def resolve(self) -> tuple[Embedder | None, str]:
         if self._resolved is None:
-            self._resolved = _embedder_for(self._config, self._given)
+            self._resolved = _embedder_for(self._config, self._given, self._lang)
         return self._resolved
 
 
@@ -179,12 +188,14 @@ def analyze(
     parsed_request = AuditRequest.parse(request)
     cfg = AuditConfig.parse(config)
     check_request_limits(parsed_request, cfg.limits)
-    docs = _documents(documents, parsed_request, cfg.limits)
-    lexicon = get_lexicon(cfg.data_dir)
+    docs = _documents(documents, parsed_request, cfg)
+    lexicon = get_lexicon(cfg.data_dir, cfg.norms.technical_keywords)
     input_text = parse_text(parsed_request.input)
     output_text = parse_text(parsed_request.output)
     detected = classify_context(parsed_request.input, lexicon)
     applied = parsed_request.context_type or detected
+    lang = cfg.lang or guess_language(parsed_request.input, parsed_request.output)
+    syntax = syntax_for(cfg.norms)
     ctx = AuditContext(
         request=parsed_request,
         config=cfg,
@@ -194,11 +205,13 @@ def analyze(
         output=output_text,
         detected=detected,
         applied=applied,
-        segments=segment_output(output_text, applied, lexicon, cfg.reference_regexes),
+        segments=segment_output(output_text, applied, lexicon, cfg.reference_regexes, syntax),
         embedder=None,
+        lang=lang,
         llm=llm,
     )
-    lazy = _LazyEmbedder(cfg, embedder)
+    ctx.syntax = syntax
+    lazy = _LazyEmbedder(cfg, embedder, lang)
     chosen = select_rules(rules)
     outcomes: dict[str, RuleOutcome] = {}
     raised: dict[str, list[Violation]] = {}
@@ -208,13 +221,13 @@ def analyze(
         severity = cfg.severity_overrides.get(rule.id, rule.severity)
         why_not = _applicable(rule, ctx)
         if why_not is not None:
-            status = RuleStatus.NOT_EVALUATED if "disabled" in why_not else RuleStatus.NOT_APPLICABLE
-            outcomes[rule.id] = _outcome(rule, severity, status, why_not)
+            status = RuleStatus.NOT_EVALUATED if why_not[0] == "disabled" else RuleStatus.NOT_APPLICABLE
+            outcomes[rule.id] = _outcome(rule, severity, status, why_not[1], lang)
             continue
         result = _run(rule, ctx, lazy)
         if isinstance(result, NotEvaluated):
-            outcomes[rule.id] = _outcome(rule, severity, RuleStatus.NOT_EVALUATED, result.reason)
-            notes.append(f"{rule.id} not evaluated: {result.reason}")
+            outcomes[rule.id] = _outcome(rule, severity, RuleStatus.NOT_EVALUATED, result.reason, lang)
+            notes.append(message(lang, "note.not_evaluated", rule=rule.id, reason=result.reason))
             continue
         violations = [
             Violation(
@@ -230,8 +243,8 @@ def analyze(
         raised[rule.id] = violations
         ctx.findings_so_far.extend((v.rule, v.severity.value, v.line, v.location) for v in violations)
         status = RuleStatus.FAILED if violations else RuleStatus.PASSED
-        outcomes[rule.id] = _outcome(rule, severity, status, "")
-    _resolve_overrides(chosen, raised, outcomes, notes)
+        outcomes[rule.id] = _outcome(rule, severity, status, "", lang)
+    _resolve_overrides(chosen, raised, outcomes, notes, lang)
     all_violations = [v for items in raised.values() for v in items]
     violations = sorted(
         (v for v in all_violations if v.severity is not Severity.INFO),
@@ -242,7 +255,7 @@ def analyze(
     if "rerun_note" in ctx.shared:
         notes.append(f"IR.6.02: {ctx.shared['rerun_note']}")
     if parsed_request.context_type is not None and parsed_request.context_type is not detected:
-        notes.append(f"context_type declared {applied.value}, detected {detected.value}: rules applied as declared")
+        notes.append(message(lang, "note.declared", declared=applied.value, detected=detected.value))
     return AuditReport(
         result=_verdict(violations, ctx),
         context_type_detected=detected,
@@ -253,12 +266,13 @@ def analyze(
         info=tuple(info),
         rules=tuple(outcomes[r.id] for r in chosen),
         analyzer_version=RULESET_VERSION,
+        lang=lang,
     )
 
 
-def _outcome(rule: AuditRule, severity: Severity, status: RuleStatus, reason: str) -> RuleOutcome:
+def _outcome(rule: AuditRule, severity: Severity, status: RuleStatus, reason: str, lang: Lang) -> RuleOutcome:
     return RuleOutcome(
-        rule=rule.id, title=rule.title, severity=severity, version=rule.version, status=status, reason=reason
+        rule=rule.id, title=rule.title_in(lang), severity=severity, version=rule.version, status=status, reason=reason
     )
 
 
@@ -267,6 +281,7 @@ def _resolve_overrides(
     raised: dict[str, list[Violation]],
     outcomes: dict[str, RuleOutcome],
     notes: list[str],
+    lang: Lang,
 ) -> None:
     """§6, specificity: a more specific rule that fired silences the generic rules it overrides."""
     for rule in rules:
@@ -278,14 +293,17 @@ def _resolve_overrides(
                 raised[other] = []
                 outcome = outcomes[other]
                 outcomes[other] = outcome.model_copy(
-                    update={"status": RuleStatus.PASSED, "reason": f"overridden by {rule.id} (§6 specificity)"}
+                    update={"status": RuleStatus.PASSED, "reason": message(lang, "note.overridden_reason", by=rule.id)}
                 )
-                notes.append(f"{len(dropped)} {other} violation(s) overridden by {rule.id} (§6 specificity)")
+                notes.append(message(lang, "note.overridden", count=len(dropped), rule=other, by=rule.id))
 
 
 def _verdict(violations: Sequence[Violation], ctx: AuditContext) -> Verdict:
+    """§2: FAIL with an ERROR; SKIP for a conversational turn (no technical audit runs there); PASS otherwise —
+    a mixed turn whose output has no technical segment included (its technical rules are listed as not
+    applicable), docs/design/060-audit.md."""
     if any(v.severity is Severity.ERROR for v in violations):
         return Verdict.FAIL
-    if ctx.applied is ContextType.CONVERSATIONAL or (ctx.applied is ContextType.MIXED and not ctx.has_technical):
+    if ctx.applied is ContextType.CONVERSATIONAL:
         return Verdict.SKIP
     return Verdict.PASS

@@ -1,17 +1,23 @@
 """What an output cites and decides: normative references, technical decisions and claims about the norms.
 
-* References (IR.0.01, §7.01): the spec's pattern ``(DNS|DR|ICR|RED|IRA)\\s+§?\\d+(\\.\\d+)?`` or ``R\\d+\\.\\d+``
-  (deeper numbers like ``§3.01.2`` are read to their end; ``DR R2.01`` is one reference), plus the configured
-  ``reference_patterns``: RE2 expressions (linear time) with a named group ``sec`` (the section) and optionally
-  ``doc`` (the document's acronym, upper-cased). Text matched by two patterns counts once (the match that starts
-  first wins; the spec's pattern wins a tie).
+* References (IR.0.01, §7.01): a document acronym and a section, or a bare rule id — for the spec's documents its
+  pattern ``(DNS|DR|ICR|RED|IRA)\\s+§?\\d+(\\.\\d+)?`` or ``R\\d+\\.\\d+`` (deeper numbers like ``§3.01.2`` are read
+  to their end; ``DR R2.01`` is one reference); the acronyms and rule-id prefixes come from the norms
+  configuration (:class:`CitationSyntax`). Plus the configured ``reference_patterns``: RE2 expressions (linear
+  time) with a named group ``sec`` (the section) and optionally ``doc`` (the document's acronym, upper-cased).
+  Text matched by two patterns counts once (the match that starts first wins; the built-in pattern wins a tie).
 * Technical decisions (IR.5.02, §7.01): in prose, each sentence (or bullet) outside code that contains a design
-  verb (``design_verbs.txt``); in code, each declared type (``class|interface|record|struct|enum Name``) that no
-  earlier prose decision named (announcing a type and then declaring it is one decision).
-  *Major* decisions (IR.0.01): the type declarations, and the sentences whose design verb is a major one
-  (``!``-marked in the list: implement, create, define, introduce, design, split, extract, replace, inherit).
-  ``using`` and ``namespace`` lines are never decisions (IR.0.01's exception for obvious C# syntax).
-* Claims (IR.4.02): "según DNS §2.03, ...", "DNS §2.03 dice que ...", "as RED §1.01 states: ...", with the
+  verb (``design_verbs.txt``, Spanish and English). In code: each declared type
+  (``class|interface|record|struct|enum Name``); each method, constructor, property, field or function declared
+  at a block's top level (a snippet of members, not the members of a declared type); and a block that declares
+  nothing but holds more than obvious syntax is one decision itself (a code block is at least one decision).
+  A declaration whose name an earlier prose decision named is not counted again (announcing a type and then
+  declaring it is one decision). *Major* decisions (IR.0.01): every code decision, and the sentences whose
+  design verb is a major one (``!``-marked in the list: implement, create, define, introduce, design, split,
+  extract, replace, inherit). ``using`` and ``namespace`` lines are never decisions (IR.0.01's exception for
+  obvious C# syntax).
+* Claims (IR.4.02): "según DNS §2.03, ...", "DNS §2.03 dice que ...", "according to RED, ...", "the DNS says
+  that ...", "as RED §1.01 states: ...", with the
   quoted text in quotes when there are quotes, else the rest of the sentence.
 """
 
@@ -24,51 +30,117 @@ from functools import cached_property, lru_cache
 
 from norma._safety import Pattern, compile_pattern
 from norma.audit._lexicon import Lexicon
-from norma.audit._text import Line, ParsedText, PhraseMatcher, fold, sentences
+from norma.audit._norms import SPEC_PRIORITY, NormsConfig
+from norma.audit._text import Line, ParsedText, PhraseMatcher, fold, sentences, shorten
 from norma.errors import InvalidInputError
 
 __all__ = [
+    "CitationSyntax",
     "Claim",
     "Decision",
     "REFERENCE_GROUPS",
     "Reference",
+    "citation_syntax",
     "compile_reference_pattern",
     "find_claims",
     "find_decisions",
     "find_references",
+    "syntax_for",
 ]
 
 REFERENCE_GROUPS = ("doc", "sec")
 """The named groups a configured reference pattern may have: ``sec`` (required) and ``doc``."""
 
-_DOC = r"(?:DNS|DR|ICR|RED|IRA)"
-_REFERENCE = re.compile(
-    rf"(?<![\w.])(?P<doc>{_DOC})\s+(?:§\s*)?(?P<sec>R?\d+(?:\.\d+)*)(?![\w])|(?<![\w.])(?P<rule>R\d+\.\d+)(?![\w])"
-)
 _TYPE_DECL = re.compile(r"\b(class|interface|record|struct|enum)\s+([A-Z]\w*)")
-_MAY_CITE = re.compile(rf"(?<![\w.]){_DOC}(?![\w])|(?<![\w.])R\d")
+_MODIFIERS = (
+    r"(?:(?:public|private|protected|internal|static|virtual|override|abstract|sealed|async|extern|unsafe|new|"
+    r"partial|readonly|const|volatile|required|final|export|default)\s+)"
+)
+_MEMBER_DECL = re.compile(
+    rf"^\s*(?:\[[^\]]*\]\s*)*(?:{_MODIFIERS}*[\w<>\[\],.?]+\s+(?P<method>[A-Za-z_]\w*)\s*(?:<[^<>()]*>)?\s*\("
+    rf"|{_MODIFIERS}+[\w<>\[\],.?]+\s+(?P<member>[A-Za-z_]\w*)\s*(?:\{{|=>|=|;)"
+    r"|(?:async\s+)?(?:def|function|fn|func)\s+(?P<function>[A-Za-z_]\w*))"
+)
+"""A method, constructor, property, field or function declared on a line of code (not a call: a call has no
+type before its name)."""
+_NOT_MEMBER_WORDS = frozenset(
+    {"return", "new", "await", "throw", "if", "else", "while", "for", "foreach", "switch", "using", "lock", "catch",
+     "case", "yield", "var", "let", "const", "goto", "is", "as", "in", "out", "ref", "typeof", "nameof", "sizeof",
+     "when", "and", "or", "not", "with", "from", "select", "where", "print", "echo", "assert", "del", "import"}
+)  # fmt: skip
+"""Words before a name and a parenthesis that make it a statement, not a declaration."""
+_CODE_TRIVIAL = re.compile(r"^\s*(?:[{}()\[\];,]*\s*|//.*|/\*.*|\*.*|#.*|--.*)$")
+"""A code line that decides nothing: braces, punctuation, a comment."""
 _CLAIM_WORDS = PhraseMatcher(
-    ["según", "segun", "acuerdo", "conforme", "establece", "indica", "dice", "exige", "prescribe", "according",
-     "stated", "required", "per", "says", "states", "requires", "reads"]
+    ["según", "segun", "acuerdo", "conforme", "establece", "indica", "dice", "exige", "prescribe", "señala",
+     "dispone", "determina", "tal", "according", "stated", "required", "defined", "specified", "per", "says",
+     "states", "requires", "reads", "mandates", "specifies", "stipulates", "prescribes", "establishes"]
 )  # fmt: skip
 """Every claim pattern contains one of these words (a cheap test before the regexes)."""
 _IDENTIFIER = re.compile(r"[A-Z]\w+")
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
 _CODE_OBVIOUS = re.compile(r"^\s*(using\s|namespace\s|```|~~~)")
+_FENCE_LINE = re.compile(r"^\s*(```|~~~)")
 _QUOTED = re.compile(r"[\"“«'‘](?P<q>[^\"”»'’]{8,})[\"”»'’]")
-_REF_TEXT = rf"(?P<doc>{_DOC})(?:\s+(?:§\s*)?(?P<sec>R?\d+(?:\.\d+)*))?|(?P<rule>R\d+\.\d+)"
-_CLAIMS = (
-    re.compile(
-        rf"(?:^[\s\-*•\d.)]*|[,;:]\s+)"
-        rf"(?i:según|segun|de acuerdo con|conforme a|conforme al|como (?:establece|indica|dice|exige)|"
-        rf"according to|as (?:stated|required) (?:in|by)|per)\s+(?i:el\s+|la\s+|the\s+)?(?:{_REF_TEXT})"
-        rf"\s*[,:]?\s*(?P<rest>.+)",
-    ),
-    re.compile(
-        rf"(?:{_REF_TEXT})\s+(?i:dice|establece|indica|exige|prescribe|says|states|requires|reads)"
-        rf"(?:\s+(?i:que|that))?\s*[,:]?\s*(?P<rest>.+)",
-    ),
+_CLAIM_OPENERS = (
+    r"según|segun|de acuerdo con|conforme a|conforme al|como (?:establece|indica|dice|exige|señala|dispone)|"
+    r"tal (?:y )?como (?:establece|indica|dice|exige|señala|dispone)|"
+    r"according to|as (?:stated|required|defined|specified) (?:in|by)|per"
 )
+_CLAIM_VERBS = (
+    r"dice|establece|indica|exige|prescribe|señala|dispone|determina|"
+    r"says|states|requires|reads|mandates|specifies|stipulates|prescribes|establishes"
+)
+
+
+@dataclass(frozen=True)
+class CitationSyntax:
+    """How the output cites the norms in force (built from :class:`~norma.audit.NormsConfig`, once per set)."""
+
+    reference: re.Pattern[str]
+    """A document acronym and a section (``DNS §2.03``, ``DR R2.01``), or a bare rule id (``R2.01``)."""
+    may_cite: re.Pattern[str]
+    """A cheap test: an acronym or a rule prefix followed by a digit."""
+    claims: tuple[re.Pattern[str], ...]
+    """IR.4.02's "según DNS §2.03, ..." and "DNS §2.03 dice que ..." forms."""
+    letters: str
+    """First letters of every acronym and rule prefix (a line with none of them cites nothing)."""
+
+
+@lru_cache(maxsize=64)
+def citation_syntax(
+    acronyms: tuple[str, ...] = SPEC_PRIORITY, rule_prefixes: tuple[str, ...] = ("R",)
+) -> CitationSyntax:
+    """The reference and claim patterns for these acronyms and rule-id prefixes (escaped literals: linear time).
+
+    The spec's set gives its pattern ``(DNS|DR|ICR|RED|IRA)\\s+§?\\d+(\\.\\d+)?`` or ``R\\d+\\.\\d+`` (numbers read to
+    their end, ``DR R2.01`` one reference)."""
+    norms = NormsConfig(priority=acronyms, rule_prefixes=rule_prefixes)
+    doc = "|".join(re.escape(a) for a in sorted(acronyms, key=len, reverse=True))
+    rule = norms.rule_id_regex()
+    prefixes = "|".join(re.escape(p) for p in sorted(rule_prefixes, key=len, reverse=True))
+    section = rf"(?:(?:{prefixes})?\d+(?:\.\d+)*)" if prefixes else r"\d+(?:\.\d+)*"
+    reference = re.compile(
+        rf"(?<![\w.])(?P<doc>{doc})\s+(?:§\s*)?(?P<sec>{section})(?![\w])|(?<![\w.])(?P<rule>{rule})(?![\w])"
+    )
+    may_cite = rf"(?<![\w.])(?:{doc})(?![\w])"
+    if prefixes:
+        may_cite += rf"|(?<![\w.])(?:{prefixes})\d"
+    ref_text = rf"(?P<doc>{doc})(?:\s+(?:§\s*)?(?P<sec>{section}))?|(?P<rule>{rule})"
+    claims = (
+        re.compile(
+            rf"(?:^[\s\-*•\d.)]*|[,;:]\s+)(?i:{_CLAIM_OPENERS})\s+(?i:el\s+|la\s+|the\s+)?(?:{ref_text})"
+            rf"\s*[,:]?\s*(?P<rest>.+)",
+        ),
+        re.compile(rf"(?:{ref_text})\s+(?i:{_CLAIM_VERBS})(?:\s+(?i:que|that))?\s*[,:]?\s*(?P<rest>.+)"),
+    )
+    letters = "".join(sorted({a[0] for a in acronyms} | {p[0] for p in rule_prefixes}))
+    return CitationSyntax(reference, re.compile(may_cite), claims, letters)
+
+
+def syntax_for(norms: NormsConfig) -> CitationSyntax:
+    """The :class:`CitationSyntax` of a norms configuration."""
+    return citation_syntax(norms.priority, norms.rule_prefixes)
 
 
 @dataclass(frozen=True)
@@ -138,20 +210,26 @@ def compile_reference_pattern(pattern: str) -> Pattern:
 
 
 def find_references(
-    parsed: ParsedText, lines: set[int] | None = None, patterns: Sequence[Pattern] = ()
+    parsed: ParsedText,
+    lines: set[int] | None = None,
+    patterns: Sequence[Pattern] = (),
+    syntax: CitationSyntax | None = None,
 ) -> list[Reference]:
     """Every reference outside code blocks (of the given lines only, when given), in order.
 
-    ``patterns`` are configured reference patterns (see :func:`compile_reference_pattern`), tried after the spec's.
+    ``syntax``: the norms' citation syntax (default: the spec's); ``patterns`` are configured reference patterns
+    (see :func:`compile_reference_pattern`), tried after it.
     """
+    syntax = syntax or citation_syntax()
+    letters = syntax.letters
     found: list[Reference] = []
     for line in parsed.lines:
         if line.code or (lines is not None and line.number not in lines):
             continue
         text = line.text
         candidates: list[tuple[int, int, int, Reference]] = []  # (start, pattern rank, end, reference)
-        if "D" in text or "R" in text or "I" in text:  # every reference of the spec's pattern holds one of them
-            for match in _REFERENCE.finditer(text):
+        if any(letter in text for letter in letters):  # every reference holds the first letter of its acronym
+            for match in syntax.reference.finditer(text):
                 if match.group("rule"):
                     reference = Reference(None, match.group("rule"), line.number, match.group(0))
                 else:
@@ -183,27 +261,80 @@ def _statement_units(line: Line) -> list[tuple[str, str]]:
     return _sentence_pairs(line)
 
 
-def _sentence_pairs(line: Line) -> list[tuple[str, str]]:
-    raw, folded = sentences(line.text), sentences(line.folded)
+_CLAIM_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=:)\s+(?![\"“«'‘])")
+"""A claim runs on after a colon when a quotation follows (``DNS §3.01 states: "..."``)."""
+
+
+def _sentence_pairs(line: Line, claims: bool = False) -> list[tuple[str, str]]:
+    if claims:
+        raw = [p for p in _CLAIM_SENTENCE_END.split(line.text) if p.strip()]
+        folded = [p for p in _CLAIM_SENTENCE_END.split(line.folded) if p.strip()]
+    else:
+        raw, folded = sentences(line.text), sentences(line.folded)
     if len(raw) != len(folded):  # folding changed a sentence boundary (rare): fold each sentence instead
         folded = [fold(s) for s in raw]
     return list(zip(raw, folded, strict=True))
+
+
+def _code_decisions(block: Sequence[Line], announced: set[str]) -> list[Decision]:
+    """The decisions of one fenced code block: each declared type; each method, property, field or function
+    declared at the block's top level (outside the braces of a type); and, when the block declares nothing but
+    holds more than obvious syntax, the block itself (a code block is at least one decision)."""
+    decisions: list[Decision] = []
+    declares = False
+    depth = 0
+    first_code: Line | None = None
+    for line in block:
+        text = line.text
+        code = text.split("//", 1)[0] if "//" in text else text
+        if _CODE_OBVIOUS.match(text) or _CODE_TRIVIAL.match(text):
+            if not text.lstrip().startswith(("//", "#", "*", "/*", "--")):
+                depth = max(0, depth + code.count("{") - code.count("}"))
+            continue
+        first_code = first_code or line
+        types = list(_TYPE_DECL.finditer(text))
+        declares = declares or bool(types)
+        for match in types:
+            if match.group(2) not in announced:  # the prose already stated this decision
+                decisions.append(Decision(line.number, f"{match.group(1)} {match.group(2)}", True, "type"))
+        member = _MEMBER_DECL.match(code) if not types and depth == 0 else None
+        if member is not None:
+            name = member.group("method") or member.group("member") or member.group("function")
+            before = code[: member.start("method")].split()[-1:] if member.group("method") else []
+            if name not in _NOT_MEMBER_WORDS and not _NOT_MEMBER_WORDS.intersection(before):
+                declares = True
+                if name not in announced:
+                    decisions.append(Decision(line.number, shorten(text.strip(), 80), True, "member"))
+        depth = max(0, depth + code.count("{") - code.count("}"))
+    if first_code is not None and not declares and not _announces_block(block, announced):
+        decisions.append(Decision(first_code.number, shorten(first_code.text.strip(), 80), True, "code"))
+    return decisions
+
+
+def _announces_block(block: Sequence[Line], announced: set[str]) -> bool:
+    """Whether a block that declares nothing uses a name a prose decision already stated (one decision, not two)."""
+    if not announced:
+        return False
+    return any(m.group(0) in announced for line in block for m in _IDENTIFIER.finditer(line.text))
 
 
 def find_decisions(parsed: ParsedText, lexicon: Lexicon, lines: set[int] | None = None) -> list[Decision]:
     """Technical decisions, in order (see the module docstring for the heuristic)."""
     decisions: list[Decision] = []
     announced: set[str] = set()
+    block: list[Line] = []
     for line in parsed.lines:
-        if line.blank or (lines is not None and line.number not in lines):
-            continue
         if line.code:
-            if _CODE_OBVIOUS.match(line.text):
-                continue
-            for match in _TYPE_DECL.finditer(line.text):
-                if match.group(2) in announced:  # the prose already stated this decision
-                    continue
-                decisions.append(Decision(line.number, f"{match.group(1)} {match.group(2)}", True, "type"))
+            if lines is None or line.number in lines:
+                block.append(line)
+            if _FENCE_LINE.match(line.text) and len(block) > 1:  # a closing fence ends the block
+                decisions.extend(_code_decisions(block, announced))
+                block = []
+            continue
+        if block:  # an unclosed block ends with the code
+            decisions.extend(_code_decisions(block, announced))
+            block = []
+        if line.blank or (lines is not None and line.number not in lines):
             continue
         if line.text.lstrip().startswith("#"):
             continue
@@ -212,26 +343,31 @@ def find_decisions(parsed: ParsedText, lexicon: Lexicon, lines: set[int] | None 
                 major = lexicon.major_verbs.search(unit, folded) is not None
                 decisions.append(Decision(line.number, unit.strip(), major, "statement"))
                 announced.update(_IDENTIFIER.findall(unit))
+    if block:
+        decisions.extend(_code_decisions(block, announced))
     return decisions
 
 
-def find_claims(parsed: ParsedText, lexicon: Lexicon, lines: set[int] | None = None) -> list[Claim]:
-    """Claims about what a norm says, outside code."""
+def find_claims(
+    parsed: ParsedText, lexicon: Lexicon, lines: set[int] | None = None, syntax: CitationSyntax | None = None
+) -> list[Claim]:
+    """Claims about what a norm says, outside code (``syntax``: the norms' citation syntax, default the spec's)."""
+    syntax = syntax or citation_syntax()
     claims: list[Claim] = []
     previous_marked = False
     for line in parsed.lines:
         if line.code or line.blank or (lines is not None and line.number not in lines):
             previous_marked = False if line.blank else previous_marked
             continue
-        if not _MAY_CITE.search(line.text):
+        if not syntax.may_cite.search(line.text):
             previous_marked = lexicon.reformulation.search(line.text, line.folded) is not None
             continue
-        for sentence, folded in _sentence_pairs(line):
+        for sentence, folded in _sentence_pairs(line, claims=True):
             marked = lexicon.reformulation.search(sentence, folded) is not None
             if _CLAIM_WORDS.search(sentence, folded) is None:  # no claim verb or marker: skip the regexes
                 previous_marked = marked
                 continue
-            for pattern in _CLAIMS:
+            for pattern in syntax.claims:
                 match = pattern.search(sentence)
                 if match is None:
                     continue

@@ -6,7 +6,7 @@ severity and version (§9.01) next to its check function; a check returns :class
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,6 +73,13 @@ class AuditRule:
     overrides: tuple[str, ...] = ()
     """More specific than these rules (§6): when this rule fires, their violations are dropped."""
     source: str = "builtin"
+    titles: Mapping[str, str] = field(default_factory=dict, compare=False)
+    """The title in other languages, by language code (``{"en": "Mandatory reference (technical)"}``); a
+    language without an entry uses ``title``."""
+
+    def title_in(self, lang: str) -> str:
+        """The title in ``lang`` (``"en"``, ``"es"``), or ``title`` when the rule has none in that language."""
+        return self.titles.get(lang, self.title)
 
     def __post_init__(self) -> None:
         if not RULE_ID.match(self.id):

@@ -16,7 +16,7 @@ from norma._safety import Pattern
 from norma.audit._classify import classify_context
 from norma.audit._lexicon import Lexicon
 from norma.audit._models import ContextType
-from norma.audit._references import find_decisions, find_references
+from norma.audit._references import CitationSyntax, find_decisions, find_references
 from norma.audit._text import ParsedText, parse_text
 
 __all__ = ["Segment", "segment_output"]
@@ -34,7 +34,9 @@ class Segment:
     lines: frozenset[int]
 
 
-def _paragraph_kind(text: str, code: bool, lexicon: Lexicon, patterns: Sequence[Pattern]) -> ContextType:
+def _paragraph_kind(
+    text: str, code: bool, lexicon: Lexicon, patterns: Sequence[Pattern], syntax: CitationSyntax | None
+) -> ContextType:
     if code:
         return ContextType.TECHNICAL
     kind = classify_context(text, lexicon)
@@ -42,7 +44,7 @@ def _paragraph_kind(text: str, code: bool, lexicon: Lexicon, patterns: Sequence[
         parsed = parse_text(text)
         technical = (
             lexicon.technical.count(text) > 0
-            or bool(find_references(parsed, patterns=patterns))
+            or bool(find_references(parsed, patterns=patterns, syntax=syntax))
             or bool(find_decisions(parsed, lexicon))
         )
         return ContextType.TECHNICAL if technical else ContextType.CONVERSATIONAL
@@ -50,14 +52,19 @@ def _paragraph_kind(text: str, code: bool, lexicon: Lexicon, patterns: Sequence[
 
 
 def segment_output(
-    parsed: ParsedText, context: ContextType, lexicon: Lexicon, patterns: Sequence[Pattern] = ()
+    parsed: ParsedText,
+    context: ContextType,
+    lexicon: Lexicon,
+    patterns: Sequence[Pattern] = (),
+    syntax: CitationSyntax | None = None,
 ) -> tuple[Segment, ...]:
-    """The output's paragraphs as segments for the context the rules are applied in (``patterns``: the configured
-    reference patterns, which make a paragraph that cites a norm technical)."""
+    """The output's paragraphs as segments for the context the rules are applied in (``patterns`` and ``syntax``:
+    the configured reference patterns and the norms' citation syntax, which make a paragraph that cites a norm
+    technical)."""
     segments = []
     for paragraph in parsed.paragraphs:
         kind = (
-            _paragraph_kind(paragraph.text, paragraph.code, lexicon, patterns)
+            _paragraph_kind(paragraph.text, paragraph.code, lexicon, patterns, syntax)
             if context is ContextType.MIXED
             else context
         )

@@ -21,8 +21,9 @@ from norma.errors import InvalidInputError
 
 __all__ = ["RULESET_VERSION", "Bump", "BumpReport", "required_bump", "ruleset_snapshot"]
 
-RULESET_VERSION = "2.0.0"
-"""The built-in rule set's version: the spec's v2.0."""
+RULESET_VERSION = "2.1.0"
+"""The built-in rule set's version: the spec's v2.0, then norma's minor bumps (§9.02). 2.1: IR.0.01 on every
+technical output, code decisions for members and blocks, bilingual detection (issue 21)."""
 
 _SEVERITY_RANK = {"INFO": 0, "WARNING": 1, "ERROR": 2}
 _TOLERANCE_RANK = {"low": 0, "medium": 1, "high": 2}

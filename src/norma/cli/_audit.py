@@ -50,13 +50,17 @@ def audit() -> None:
     """
 
 
-def _config(config_file: Path | None, no_embeddings: bool, overrides: dict[str, Any]) -> AuditConfig:
+def _config(
+    config_file: Path | None, no_embeddings: bool, overrides: dict[str, Any], lang: str | None = None
+) -> AuditConfig:
     from norma.audit import AuditConfig, load_config
 
     base = load_config(config_file) if config_file is not None else AuditConfig()
     update = {k: v for k, v in overrides.items() if v is not None}
     if no_embeddings:
         update["embeddings"] = False
+    if lang is not None:
+        update["lang"] = None if lang == "auto" else lang
     if not update:
         return base
     return AuditConfig.parse({**base.model_dump(mode="json"), **update}, source="command line")
@@ -130,6 +134,12 @@ class _RunCommand(click.Command):
 )
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True, help="Processes for --batch.")
 @click.option("--no-embeddings", is_flag=True, help="Skip the embedding checks (reported as not evaluated).")
+@click.option(
+    "--lang",
+    type=click.Choice(["auto", "en", "es"]),
+    default=None,
+    help="Language of titles and messages (default: the config's 'lang', else the language of the request's input).",
+)
 @click.pass_context
 def run(
     ctx: click.Context,
@@ -142,6 +152,7 @@ def run(
     batch_file: str | None,
     workers: int,
     no_embeddings: bool,
+    lang: str | None,
     **thresholds: Any,
 ) -> int:
     """Audit REQUEST.json ('-': stdin), or every line of --batch FILE.jsonl, against the documents in --docs.
@@ -155,11 +166,11 @@ def run(
     fmt = output_format or resolve_format(ctx, None)
     if (request is None) == (batch_file is None):
         raise click.UsageError("give a REQUEST.json (or '-') or --batch FILE.jsonl, not both and not neither")
-    config = _config(config_file, no_embeddings, thresholds)
+    config = _config(config_file, no_embeddings, thresholds, lang)
     stdin = getattr(sys.stdin, "buffer", sys.stdin)  # bytes: the readers bound lines and files in bytes
     if batch_file is None:
         assert request is not None
-        documents = load_documents(docs, limits=config.limits) if docs is not None else None
+        documents = load_documents(docs, limits=config.limits, norms=config.norms) if docs is not None else None
         data = read_request(stdin if request == "-" else request, limits=config.limits)
         report = analyze(data, documents, config, llm=_llm())
         name = "<stdin>" if request == "-" else request

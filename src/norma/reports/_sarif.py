@@ -35,14 +35,15 @@ def to_sarif(items: Sequence[tuple[str, AuditReport]], fail_on: str = "error") -
     for _, report in items:
         rule_ids += [o.rule for o in report.rules if o.rule not in rule_ids]
     index = {rule_id: position for position, rule_id in enumerate(rule_ids)}
+    lang = items[0][1].lang if items else "es"  # the rules' names in the (first) report's language
     rules = []
     for rule_id in rule_ids:
         rule = registry.get(rule_id)
         entry: dict[str, Any] = {"id": rule_id}
         if rule is not None:
             entry.update(
-                name=rule.title,
-                shortDescription={"text": rule.title},
+                name=rule.title_in(lang),
+                shortDescription={"text": rule.title_in(lang)},
                 fullDescription={"text": f"{rule.condition}. {rule.detection}"},
                 defaultConfiguration={"level": _LEVEL[rule.severity]},
                 properties={"version": rule.version, "exceptions": list(rule.exceptions)},

@@ -1,5 +1,5 @@
-"""IR.0.01 (a reference per major technical decision), IR.0.02 (document versions) and IR.0.03 (references that
-resolve to a section of an active document)."""
+"""IR.0.01 (a technical output cites the norms, then a reference per major technical decision), IR.0.02 (document
+versions) and IR.0.03 (references that resolve to a section of an active document)."""
 
 from __future__ import annotations
 
@@ -16,33 +16,39 @@ __all__ = ["IR_0_01", "IR_0_02", "IR_0_03"]
 
 
 def _check_0_01(ctx: AuditContext) -> Sequence[Finding]:
+    content = ctx.technical_content
+    if content is None:  # explanations without decisions, obvious syntax only: not a technical output
+        return []
     majors = ctx.major_decisions
     references = ctx.references
-    if not majors or len(references) >= len(majors):
+    if not references:  # "Output técnico sin referencias", whatever the decision count
+        first, kind, evidence = content
+        what = ctx.say(f"ir001.what.{kind}", count=len(ctx.decisions))
+        return [Finding(ctx.say("ir001.none", what=what), first, evidence)]
+    if len(references) >= len(majors):
         return []
     line = uncovered_decision_line(ctx, major_only=True)
     decision = next((d for d in majors if d.line == line), majors[0])
-    if not references:
-        text = f"Output técnico sin referencias normativas: {len(majors)} decisión(es) técnica(s) mayor(es) sin citar"
-    else:
-        text = (
-            f"{len(majors)} decisiones técnicas mayores y solo {len(references)} referencia(s) normativa(s): "
-            "mínimo 1 por decisión mayor"
-        )
+    text = ctx.say("ir001.few", majors=len(majors), references=len(references))
     return [Finding(text, line, shorten(decision.text))]
 
 
 IR_0_01 = AuditRule(
     id="IR.0.01",
     title="Referencia obligatoria (técnico)",
+    titles={"en": "Mandatory reference (technical)"},
     severity=Severity.ERROR,
     check=_check_0_01,
-    condition="output técnico (generación de código / auditoría) con decisiones técnicas mayores",
+    condition=(
+        "output técnico (generación de código / auditoría): código, decisiones técnicas o un veredicto de auditoría"
+    ),
     detection=(
-        "referencias (DNS|DR|ICR|RED|IRA) §N.N o RN.N fuera de código; al menos 1 por decisión técnica mayor "
-        "(tipos declarados en código, frases con verbos de diseño mayores)"
+        "referencias (acrónimo de la normativa configurada) §N.N o RN.N fuera de código; ninguna referencia en un "
+        "output técnico es una violación (en su primera línea técnica); después, al menos 1 por decisión técnica "
+        "mayor (bloques de código, tipos y miembros declarados, frases con verbos de diseño mayores)"
     ),
     exceptions=("sintaxis C# obvia (using, namespace)", "respuesta a una consulta conversacional pura"),
+    version="1.1",
     overrides=("IR.5.02",),
 )
 
@@ -52,7 +58,7 @@ def _check_0_02(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
     if not expected:
         return []
     if ctx.documents is None:
-        return NotEvaluated("no documents were given to compare document_versions with")
+        return NotEvaluated(ctx.say("why.no_documents.versions"))
     findings = []
     for key, version in expected.items():
         document = ctx.documents.by_acronym(key) or ctx.documents.by_name(key)
@@ -61,7 +67,7 @@ def _check_0_02(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
         if document.version is None:
             findings.append(
                 Finding(
-                    f"document_versions pide {key} {version} pero {document.name} no declara versión",
+                    ctx.say("ir002.unversioned", key=key, version=version, name=document.name),
                     None,
                     f"{key}={version}",
                     "documents",
@@ -70,7 +76,7 @@ def _check_0_02(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
         elif str(document.version).strip() != str(version).strip():
             findings.append(
                 Finding(
-                    f"document_versions pide {key} {version} pero {document.name} es la versión {document.version}",
+                    ctx.say("ir002.mismatch", key=key, version=version, name=document.name, actual=document.version),
                     None,
                     f"{key}={version}",
                     "documents",
@@ -82,6 +88,7 @@ def _check_0_02(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
 IR_0_02 = AuditRule(
     id="IR.0.02",
     title="Versión de documento normativo",
+    titles={"en": "Normative document version"},
     severity=Severity.ERROR,
     check=_check_0_02,
     condition="la petición declara document_versions (§1)",
@@ -95,7 +102,7 @@ def _check_0_03(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
     if not ctx.references:
         return []
     if ctx.documents is None:
-        return NotEvaluated("no documents were given to resolve the references against")
+        return NotEvaluated(ctx.say("why.no_documents.references"))
     findings: list[Finding] = []
     seen: set[str] = set()
     for reference in ctx.references:
@@ -105,7 +112,7 @@ def _check_0_03(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
         if reference.document is not None and ctx.documents.by_acronym(reference.document) is None:
             findings.append(
                 Finding(
-                    f"{reference.text} cita un documento que no está entre los documentos activos",
+                    ctx.say("ir003.inactive", reference=reference.text),
                     reference.line,
                     reference.text,
                 )
@@ -115,19 +122,23 @@ def _check_0_03(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
         if not sections:
             findings.append(
                 Finding(
-                    f"{reference.text} no existe en la normativa activa (alucinación normativa)",
+                    ctx.say("ir003.missing", reference=reference.text),
                     reference.line,
                     reference.text,
                 )
             )
         elif reference.document is None and len(sections) > 1:
-            top = min(ctx.documents.by_acronym(s.document).priority for s in sections)  # type: ignore[union-attr]
-            tied = [s for s in sections if ctx.documents.by_acronym(s.document).priority == top]  # type: ignore[union-attr]
+            top = min(ctx.documents.rank(s.document) for s in sections)
+            tied = [s for s in sections if ctx.documents.rank(s.document) == top]
             if len(tied) > 1:
                 findings.append(
                     Finding(
-                        f"{reference.text} ({section_key(reference.section)}) está en "
-                        f"{', '.join(s.document for s in tied)} con la misma prioridad: conflicto no resuelto (§6)",
+                        ctx.say(
+                            "ir003.conflict",
+                            reference=reference.text,
+                            section=section_key(reference.section),
+                            documents=", ".join(s.document for s in tied),
+                        ),
                         reference.line,
                         reference.text,
                     )
@@ -138,6 +149,7 @@ def _check_0_03(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
 IR_0_03 = AuditRule(
     id="IR.0.03",
     title="Referencia normativa resoluble",
+    titles={"en": "Resolvable normative reference"},
     severity=Severity.ERROR,
     check=_check_0_03,
     condition="output técnico con referencias normativas",

@@ -23,8 +23,12 @@ def _check_3_01(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
         return []
     if ctx.embedder is None:
         return NotEvaluated(
-            f"{len(pending)} concept(s) need the embedding check ({ctx.embedder_problem}): "
-            + ", ".join(c.term for c in pending[:5])
+            ctx.say(
+                "why.concepts_need_embeddings",
+                count=len(pending),
+                problem=ctx.embedder_problem,
+                terms=", ".join(c.term for c in pending[:5]),
+            )
         )
     ctx.prefetch_concepts()
     pieces = ctx.input_pieces
@@ -37,8 +41,7 @@ def _check_3_01(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
     threshold = ctx.config.ir_3_01_similarity_threshold
     return [
         Finding(
-            f"concepto '{c.term}' sin contexto: no está en el input (similitud {score:.2f} < {threshold:.2f}) "
-            "ni en una norma citada",
+            ctx.say("ir301.concept", term=c.term, score=score, threshold=threshold),
             c.line,
             c.term,
         )
@@ -50,6 +53,7 @@ def _check_3_01(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
 IR_3_01 = AuditRule(
     id="IR.3.01",
     title="Contexto implícito prohibido",
+    titles={"en": "Implicit context forbidden"},
     severity=Severity.ERROR,
     check=_check_3_01,
     condition="output técnico",
@@ -73,7 +77,7 @@ def _check_3_02(ctx: AuditContext) -> Sequence[Finding]:
         if phrase is not None and not _TURN.search(line.text):
             findings.append(
                 Finding(
-                    f"menciona una decisión previa ('{phrase}') sin citar el turno: 'como mencioné en [turno N]'",
+                    ctx.say("ir302.history", phrase=phrase),
                     line.number,
                     phrase,
                 )
@@ -84,6 +88,7 @@ def _check_3_02(ctx: AuditContext) -> Sequence[Finding]:
 IR_3_02 = AuditRule(
     id="IR.3.02",
     title="Memoria histórica no referenciada",
+    titles={"en": "Unreferenced conversation history"},
     severity=Severity.WARNING,
     check=_check_3_02,
     condition="cualquier output",

@@ -23,7 +23,7 @@ def _check_4_01(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
         ctx.shared["novel_concepts"] = ()
         return []
     if ctx.documents is None:
-        return NotEvaluated("no documents were given to compare terms with")
+        return NotEvaluated(ctx.say("why.no_documents.terms"))
     unknown = [c for c in ctx.concepts if not ctx.documents.contains(c.term)]
     if not unknown:
         ctx.shared["novel_concepts"] = ()
@@ -32,8 +32,12 @@ def _check_4_01(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
         ctx.shared["novel_concepts"] = tuple(c.term for c in unknown)
         ctx.shared["drift_method"] = "literal"
         return NotEvaluated(
-            f"{len(unknown)} term(s) not literally in the documents need the embedding check "
-            f"({ctx.embedder_problem}): " + ", ".join(c.term for c in unknown[:5])
+            ctx.say(
+                "why.terms_need_embeddings",
+                count=len(unknown),
+                problem=ctx.embedder_problem,
+                terms=", ".join(c.term for c in unknown[:5]),
+            )
         )
     ctx.prefetch_concepts()
     vocabulary = ctx.documents.vocabulary_vectors(ctx.embedder)
@@ -46,7 +50,7 @@ def _check_4_01(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
     ctx.shared["novel_concepts"] = tuple(c.term for c, _ in novel)
     return [
         Finding(
-            f"término '{c.term}' no presente en la normativa (similitud máxima {score:.2f} < {threshold:.2f})",
+            ctx.say("ir401.term", term=c.term, score=score, threshold=threshold),
             c.line,
             c.term,
         )
@@ -57,6 +61,7 @@ def _check_4_01(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
 IR_4_01 = AuditRule(
     id="IR.4.01",
     title="Deriva semántica",
+    titles={"en": "Semantic drift"},
     severity=Severity.ERROR,
     check=_check_4_01,
     condition="output técnico con términos de dominio",
@@ -93,7 +98,7 @@ def _check_4_02(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
     if not claims:
         return []
     if ctx.documents is None:
-        return NotEvaluated("no documents were given to compare quotations with")
+        return NotEvaluated(ctx.say("why.no_documents.quotes"))
     threshold = ctx.config.ir_4_02_fuzzy_match_threshold
     findings = []
     for claim in claims:
@@ -112,8 +117,7 @@ def _check_4_02(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
         if ratio < threshold:
             findings.append(
                 Finding(
-                    f"cita de {where} con coincidencia {ratio:.2f} < {threshold:.2f}: parafraseo normativo "
-                    "(cite literal o marque 'en otras palabras')",
+                    ctx.say("ir402.quote", where=where, ratio=ratio, threshold=threshold),
                     claim.line,
                     shorten(claim.quoted, 80),
                 )
@@ -124,6 +128,7 @@ def _check_4_02(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
 IR_4_02 = AuditRule(
     id="IR.4.02",
     title="Parafraseo normativo prohibido",
+    titles={"en": "Normative paraphrasing forbidden"},
     severity=Severity.ERROR,
     check=_check_4_02,
     condition="output que atribuye un texto a una norma ('DNS dice que...', 'según RED §1.01, ...')",
@@ -131,7 +136,7 @@ IR_4_02 = AuditRule(
         "ratio Indel normalizado (rapidfuzz) del texto citado contra la mejor ventana de la sección citada; "
         "umbral ir_4_02_fuzzy_match_threshold"
     ),
-    exceptions=("reformulación marcada con 'en otras palabras'",),
+    exceptions=("reformulación marcada con 'en otras palabras' / 'in other words' (reformulation_markers.txt)",),
     thresholds=("ir_4_02_fuzzy_match_threshold",),
     version="1.1",
     needs=("documents",),

@@ -26,8 +26,13 @@ def _check(ctx: AuditContext) -> Sequence[Finding]:
     line = uncovered_decision_line(ctx, major_only=False)
     return [
         Finding(
-            f"coverage_ratio {ratio:.2f} < {threshold:.2f}: {ctx.rules_referenced} regla(s) citada(s) para "
-            f"{len(ctx.decisions)} decisiones técnicas",
+            ctx.say(
+                "ir502.coverage",
+                ratio=ratio,
+                threshold=threshold,
+                referenced=ctx.rules_referenced,
+                decisions=len(ctx.decisions),
+            ),
             line,
             f"{ctx.rules_referenced}/{len(ctx.decisions)}",
         )
@@ -37,6 +42,7 @@ def _check(ctx: AuditContext) -> Sequence[Finding]:
 IR_5_02 = AuditRule(
     id="IR.5.02",
     title="Exhaustividad contextual",
+    titles={"en": "Contextual exhaustiveness"},
     severity=Severity.WARNING,
     check=_check,
     condition="output técnico con decisiones técnicas (SKIP en contexto conversacional)",

@@ -58,21 +58,19 @@ def _runs(ctx: AuditContext) -> tuple[list[str], str]:
     if len(reruns) < wanted and ctx.llm is not None:
         for _ in range(wanted - len(reruns)):
             reruns.append(ctx.llm.complete(ctx.request.input, temperature=0.0))
-        note = f"{wanted - len(ctx.request.reruns)} re-run(s) by {ctx.llm.model}"
+        note = ctx.say("note.reruns", count=wanted - len(ctx.request.reruns), model=ctx.llm.model)
     return [ctx.request.output, *reruns], note
 
 
 def _check(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
     if not ctx.request.reruns and ctx.llm is None:
-        return NotEvaluated(
-            "no re-runs: give 'reruns' in the request or configure an LLM client (NORMA_LLM_URL) to re-run the prompt"
-        )
+        return NotEvaluated(ctx.say("why.no_reruns"))
     if ctx.embedder is None:
-        return NotEvaluated(f"the determinism check needs embeddings ({ctx.embedder_problem})")
+        return NotEvaluated(ctx.say("why.reruns_need_embeddings", problem=ctx.embedder_problem))
     try:
         runs, note = _runs(ctx)
     except NormaError as exc:
-        return NotEvaluated(f"the LLM could not re-run the prompt: {exc}")
+        return NotEvaluated(ctx.say("why.llm_failed", error=exc))
     if note:
         ctx.shared["rerun_note"] = note
     vectors = [ctx.embed(normalise_run(run)) for run in runs]
@@ -84,11 +82,10 @@ def _check(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
     worst = min(pairs, key=lambda p: p[2])
     if worst[2] >= threshold:
         return []
-    names = ["output", *(f"rerun {k}" for k in range(1, len(runs)))]
+    names = [ctx.say("ir602.output"), *(ctx.say("ir602.rerun", number=k) for k in range(1, len(runs)))]
     return [
         Finding(
-            f"similitud {worst[2]:.3f} < {threshold:.2f} entre {names[worst[0]]} y {names[worst[1]]}: "
-            "salida no determinista",
+            ctx.say("ir602.similarity", score=worst[2], threshold=threshold, a=names[worst[0]], b=names[worst[1]]),
             None,
             f"{worst[2]:.3f}",
         )
@@ -98,6 +95,7 @@ def _check(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
 IR_6_02 = AuditRule(
     id="IR.6.02",
     title="Determinismo (técnico)",
+    titles={"en": "Determinism (technical)"},
     severity=Severity.WARNING,
     check=_check,
     condition="output técnico con re-ejecuciones (campo reruns o un cliente LLM)",

@@ -39,7 +39,7 @@ def _check_7_01(ctx: AuditContext) -> Sequence[Finding]:
         if found is not None:
             findings.append(
                 Finding(
-                    f"inferencia no solicitada ('{found}') sin la marca 'Sugerencia no-normativa:'",
+                    ctx.say("ir701.inference", phrase=found),
                     line.number,
                     found,
                 )
@@ -50,6 +50,7 @@ def _check_7_01(ctx: AuditContext) -> Sequence[Finding]:
 IR_7_01 = AuditRule(
     id="IR.7.01",
     title="Inferencia no solicitada prohibida",
+    titles={"en": "Unrequested inference forbidden"},
     severity=Severity.ERROR,
     check=_check_7_01,
     condition="output técnico; en contexto conversacional solo los requisitos introducidos",
@@ -59,7 +60,7 @@ IR_7_01 = AuditRule(
     ),
     exceptions=(
         "contexto conversacional: sugerencias (modales) permitidas",
-        "marcadas explícitamente: 'Sugerencia no-normativa:'",
+        "marcadas explícitamente: 'Sugerencia no-normativa:' / 'Non-normative suggestion:'",
     ),
     contexts=ANY_CONTEXT,
 )
@@ -74,15 +75,19 @@ def _check_7_02(ctx: AuditContext) -> Sequence[Finding]:
         if line.number in ctx.technical_lines:
             found = ctx.lexicon.evaluative.search(line.text, line.folded)
             if found is not None:
-                findings.append(Finding(f"adorno valorativo '{found}' en contexto técnico", line.number, found))
+                findings.append(Finding(ctx.say("ir702.adornment", phrase=found), line.number, found))
         elif line.number in ctx.conversational_lines:
             formal.extend((line.number, m) for m in ctx.lexicon.formal.find(line.text, line.folded))
     tolerance = ctx.config.ir_7_02_formality_tolerance
     if len(formal) > tolerance.allowed:
         findings.append(
             Finding(
-                f"tono excesivamente formal en contexto conversacional: {len(formal)} marca(s) "
-                f"({', '.join(m for _, m in formal[:3])}), tolerancia {tolerance.value}",
+                ctx.say(
+                    "ir702.formal",
+                    count=len(formal),
+                    markers=", ".join(m for _, m in formal[:3]),
+                    tolerance=tolerance.value,
+                ),
                 formal[0][0],
                 formal[0][1],
             )
@@ -93,6 +98,7 @@ def _check_7_02(ctx: AuditContext) -> Sequence[Finding]:
 IR_7_02 = AuditRule(
     id="IR.7.02",
     title="Comunicación por contexto",
+    titles={"en": "Communication by context"},
     severity=Severity.WARNING,
     check=_check_7_02,
     condition="cualquier output",

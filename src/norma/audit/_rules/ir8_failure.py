@@ -30,7 +30,7 @@ def _check_8_01(ctx: AuditContext) -> Sequence[Finding]:
     if declared is not None:
         return [
             Finding(
-                f"el output declara FAIL ('{declared[1]}') y aun así entrega una solución parcial",
+                ctx.say("ir801.declared", phrase=declared[1]),
                 declared[0],
                 declared[1],
             )
@@ -42,8 +42,7 @@ def _check_8_01(ctx: AuditContext) -> Sequence[Finding]:
     first_line = min((f[2] for f in errors if f[2] is not None), default=None)
     return [
         Finding(
-            f"violaciones ERROR ({', '.join(rules)}) y el output entrega una solución parcial en lugar de un FAIL "
-            "explícito",
+            ctx.say("ir801.errors", rules=", ".join(rules)),
             first_line,
             ", ".join(rules),
         )
@@ -53,6 +52,7 @@ def _check_8_01(ctx: AuditContext) -> Sequence[Finding]:
 IR_8_01 = AuditRule(
     id="IR.8.01",
     title="FAIL técnico explícito",
+    titles={"en": "Explicit technical FAIL"},
     severity=Severity.ERROR,
     check=_check_8_01,
     condition="violación ERROR en contexto técnico, o un FAIL declarado por el propio output",
@@ -74,8 +74,7 @@ def _check_8_03(ctx: AuditContext) -> Sequence[Finding]:
         return []
     return [
         Finding(
-            f"FAIL emitido ('{declared[1]}') ante un malentendido comunicacional (el usuario expresa "
-            f"'{frustration}'): se espera una aclaración cortés",
+            ctx.say("ir803.fail", phrase=declared[1], frustration=frustration),
             declared[0],
             declared[1],
         )
@@ -85,6 +84,7 @@ def _check_8_03(ctx: AuditContext) -> Sequence[Finding]:
 IR_8_03 = AuditRule(
     id="IR.8.03",
     title="Errores conversacionales",
+    titles={"en": "Conversational errors"},
     severity=Severity.ERROR,
     check=_check_8_03,
     condition="el usuario expresa frustración o un malentendido (frustration_phrases.txt)",
