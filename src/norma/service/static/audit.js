@@ -23,6 +23,7 @@ const KNOWN_FIELDS = new Set([
   "info",
   "rules",
   "analyzer_version",
+  "lang",
 ]);
 const KNOWN_VIOLATION_FIELDS = new Set(["rule", "severity", "description", "location", "line", "evidence"]);
 const EVALUATED = new Set(["passed", "failed"]);
@@ -164,7 +165,8 @@ function renderReport(request, report) {
   const applied = report.context_type_applied;
   $("audit-context-used").textContent =
     "context " + (applied || detected || "?") + (detected && applied && detected !== applied ? " (detected " + detected + ")" : "") +
-    (report.analyzer_version ? " \u00b7 analyzer " + report.analyzer_version : "");
+    (report.analyzer_version ? " \u00b7 analyzer " + report.analyzer_version : "") +
+    (report.lang ? " \u00b7 language " + report.lang : "");
   renderLines(request.output, report.violations || []);
   fillPairs($("audit-metrics").querySelector("tbody"), Object.entries(report.metrics || {}));
   const notes = Array.isArray(report.notes) ? report.notes.join("\n") : report.notes || "";
