@@ -118,7 +118,7 @@ class MatchConfig(BaseModel):
     """What to do with messages longer than the model's window."""
     max_chunks: int = Field(default=16, ge=1)
     """Most windows a long message is embedded in; text past them is ignored by the vector side."""
-    example_centroid_weight: float = Field(default=0.3, ge=0, le=1)
+    example_centroid_weight: float = Field(default=0.7, ge=0, le=1)
     """For a rule with 2+ examples, the vector score is ``(1 - w) * similarity + w * centroid`` where centroid is the
     cosine to the normalised mean of its examples (nearest example and the intent's centre together); 0 keeps the
     plain max over the rule's texts (ADR-002 option D, and ``MatchConfig.adr()``). ``similarity`` stays the max."""

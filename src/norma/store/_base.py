@@ -117,17 +117,7 @@ class SqlRuleStore(ApiKeys):
         prepared = self._prepare(tenant_id, rules)
         if not prepared:
             return self.version(tenant_id)
-        model = _embedder(embedder)
-        given = dict(vectors or {})
-        stored = self._stored_fingerprints(tenant_id, [r.id for r in prepared if r.id not in given], model.model_id)
-        items: list[tuple[str, str, np.ndarray]] = []
-        by_id = {r.id: r for r in prepared}
-        for rule_id, matrix in given.items():
-            if rule_id not in by_id:
-                raise InvalidInputError(f"vectors given for rule {rule_id!r}, which is not in the batch")
-            items.append((rule_id, rule_fingerprint(by_id[rule_id]), _check_matrix(by_id[rule_id], matrix, model.dim)))
-        pending = [r for r in prepared if r.id not in given and stored.get(r.id) != rule_fingerprint(r)]
-        items.extend(embed_rules(pending, model))
+        model, items = self._vectors_to_store(tenant_id, prepared, embedder, vectors)
 
         def work(cur: Cursor) -> int:
             version = self._lock_tenant(cur, tenant_id)
@@ -139,50 +129,33 @@ class SqlRuleStore(ApiKeys):
             if not changed:
                 return version
             version += 1
-            now = self._now()
-            last = self._last_rule_versions(cur, tenant_id, [r.id for r in changed])
-            row_values = []
-            history_values = []
-            for rule in changed:
-                data = _rule_json(rule)
-                rule_version = last.get(rule.id, 0) + 1
-                row_values.append(
-                    (
-                        tenant_id,
-                        rule.id,
-                        data,
-                        rule.scope.value,
-                        rule.scenario_id,
-                        rule.step_id,
-                        rule.enabled,
-                        rule_version,
-                        rule_fingerprint(rule),
-                        now,
-                    )
-                )
-                history_values.append((tenant_id, rule.id, rule_version, version, data, now))
-            cur.executemany(
-                self._sql(
-                    "INSERT INTO rules (tenant_id, rule_id, data, scope, scenario_id, step_id, enabled, rule_version,"
-                    " fingerprint, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                    " ON CONFLICT (tenant_id, rule_id) DO UPDATE SET data = excluded.data, scope = excluded.scope,"
-                    " scenario_id = excluded.scenario_id, step_id = excluded.step_id, enabled = excluded.enabled,"
-                    " rule_version = excluded.rule_version, fingerprint = excluded.fingerprint,"
-                    " updated_at = excluded.updated_at"
-                ),
-                row_values,
-            )
-            cur.executemany(
-                self._sql(
-                    "INSERT INTO rule_history (tenant_id, rule_id, rule_version, tenant_version, data, changed_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?)"
-                ),
-                history_values,
-            )
+            self._write_rule_rows(cur, tenant_id, changed, version, self._now())
             self._set_version(cur, tenant_id, version)
             return version
 
         return self._write(work)
+
+    def _vectors_to_store(
+        self,
+        tenant_id: str,
+        prepared: list[Rule],
+        embedder: Embedder | None,
+        vectors: Mapping[str, np.ndarray] | None,
+    ) -> tuple[Embedder, list[tuple[str, str, np.ndarray]]]:
+        """Before a write: the model, and ``(rule_id, fingerprint, matrix)`` for the given vectors and for the rules
+        whose stored vectors are missing or stale (embedded now, in one batch)."""
+        model = _embedder(embedder)
+        given = dict(vectors or {})
+        stored = self._stored_fingerprints(tenant_id, [r.id for r in prepared if r.id not in given], model.model_id)
+        items: list[tuple[str, str, np.ndarray]] = []
+        by_id = {r.id: r for r in prepared}
+        for rule_id, matrix in given.items():
+            if rule_id not in by_id:
+                raise InvalidInputError(f"vectors given for rule {rule_id!r}, which is not in the batch")
+            items.append((rule_id, rule_fingerprint(by_id[rule_id]), _check_matrix(by_id[rule_id], matrix, model.dim)))
+        pending = [r for r in prepared if r.id not in given and stored.get(r.id) != rule_fingerprint(r)]
+        items.extend(embed_rules(pending, model))
+        return model, items
 
     def _current_rows(self, cur: Cursor, tenant_id: str, rule_ids: list[str]) -> dict[str, tuple[str, int]]:
         rows = self._select_in(
@@ -268,20 +241,7 @@ class SqlRuleStore(ApiKeys):
                     f"tenant {tenant_id!r} has no rule {shown}{' …' if len(missing) > 5 else ''}; nothing was deleted"
                 )
             version += 1
-            now = self._now()
-            cur.executemany(
-                self._sql(
-                    "INSERT INTO rule_history (tenant_id, rule_id, rule_version, tenant_version, data, changed_at)"
-                    " VALUES (?, ?, ?, ?, NULL, ?)"
-                ),
-                [(tenant_id, i, present[i][1] + 1, version, now) for i in ids],
-            )
-            cur.executemany(
-                self._sql("DELETE FROM rules WHERE tenant_id = ? AND rule_id = ?"), [(tenant_id, i) for i in ids]
-            )
-            cur.executemany(
-                self._sql("DELETE FROM rule_vectors WHERE tenant_id = ? AND rule_id = ?"), [(tenant_id, i) for i in ids]
-            )
+            self._write_deletions(cur, tenant_id, {i: present[i][1] for i in ids}, version, self._now())
             self._set_version(cur, tenant_id, version)
             return version
 
@@ -299,17 +259,8 @@ class SqlRuleStore(ApiKeys):
         stored rules they leave out (their history is kept); return the version after it (unchanged when nothing
         changed). Embedding is as in :meth:`upsert_rules`."""
         prepared = self._prepare(tenant_id, rules)
-        model = _embedder(embedder)
-        given = dict(vectors or {})
         by_id = {r.id: r for r in prepared}
-        items: list[tuple[str, str, np.ndarray]] = []
-        for rule_id, matrix in given.items():
-            if rule_id not in by_id:
-                raise InvalidInputError(f"vectors given for rule {rule_id!r}, which is not in the batch")
-            items.append((rule_id, rule_fingerprint(by_id[rule_id]), _check_matrix(by_id[rule_id], matrix, model.dim)))
-        stored = self._stored_fingerprints(tenant_id, [r.id for r in prepared if r.id not in given], model.model_id)
-        pending = [r for r in prepared if r.id not in given and stored.get(r.id) != rule_fingerprint(r)]
-        items.extend(embed_rules(pending, model))
+        model, items = self._vectors_to_store(tenant_id, prepared, embedder, vectors)
 
         def work(cur: Cursor) -> int:
             version = self._lock_tenant(cur, tenant_id)
