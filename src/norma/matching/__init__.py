@@ -9,6 +9,9 @@
 * :func:`tenant_matcher` / :class:`TenantMatchers` — a tenant's matcher built from a store's vectors, cached and
   refreshed when the tenant's version moves; :func:`candidate_matcher` — push-down over the nearest stored rules.
 * :func:`generate_examples` / :func:`fill_examples` — example messages for rules, written by an LLM (docs/llm.md).
+* :func:`load_labelled` / :class:`LabelledMessage` — messages with the rule ids that should apply (JSONL);
+  :func:`evaluate_rulebook` — acc@1, recall@k, the gate's precision and recall, per rule, confusions;
+  :func:`diagnose_rulebook` — misplaced examples, near-duplicate rules, thin or unrelated examples.
 
 See docs/matching.md.
 """
@@ -16,8 +19,24 @@ See docs/matching.md.
 from __future__ import annotations
 
 from norma.matching._config import MatchConfig
+from norma.matching._doctor import Diagnosis, Finding, diagnose_rulebook
+from norma.matching._evaluate import (
+    Confusion,
+    MessageOutcome,
+    MultiLabelScores,
+    RulebookEvaluation,
+    RuleQuality,
+    evaluate_rulebook,
+)
 from norma.matching._examples import ExamplesResult, examples_prompt, fill_examples, generate_examples, parse_examples
 from norma.matching._files import load_rules
+from norma.matching._labelled import (
+    LabelledMessage,
+    LabelledMessagesError,
+    check_labelled,
+    load_labelled,
+    parse_labelled,
+)
 from norma.matching._lexical import tokenize
 from norma.matching._matcher import RuleMatcher
 from norma.matching._models import SessionState
@@ -32,24 +51,38 @@ from norma.matching._tenants import (
 from norma.rules import Rule, Scope
 
 __all__ = [
+    "Confusion",
     "DEFAULT_REFRESH_INTERVAL",
+    "Diagnosis",
     "DroppedRule",
     "ExamplesResult",
+    "Finding",
+    "LabelledMessage",
+    "LabelledMessagesError",
     "MatchConfig",
     "MatchExplanation",
     "MatchResult",
     "MatchedRule",
+    "MessageOutcome",
+    "MultiLabelScores",
     "Rule",
     "RuleMatcher",
+    "RuleQuality",
+    "RulebookEvaluation",
     "Scope",
     "SessionState",
     "TenantMatchers",
     "candidate_matcher",
+    "check_labelled",
+    "diagnose_rulebook",
+    "evaluate_rulebook",
     "examples_prompt",
     "fill_examples",
     "generate_examples",
+    "load_labelled",
     "load_rules",
     "parse_examples",
+    "parse_labelled",
     "tenant_matcher",
     "tenant_matchers",
     "tokenize",
