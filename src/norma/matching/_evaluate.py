@@ -1,7 +1,8 @@
 """How well a rulebook's matcher answers labelled messages: ranking quality, quality at the gate, per rule.
 
 :func:`evaluate_rulebook` matches every labelled message twice through the matcher's public API (the message is
-embedded once): without a threshold (the ranking: acc@1, recall@k, MRR, confusions) and with the config in force
+embedded once): without a threshold and ranked by relevance (the hybrid score: the priority and scope weights
+set to 0; the ranking figures: acc@1, recall@k, MRR, confusions) and with the config in force
 (the gate: precision, recall, rejection, multi-label and per-rule figures, rules never returned). The definitions
 are in docs/matching.md, "Evaluating a rulebook"; a figure whose denominator is 0 is None, never 0 or NaN.
 """
@@ -250,7 +251,11 @@ def evaluate_rulebook(
     rules = matcher.rules
     check_labelled(items, rules, source=source)
     gated_config = config if config is not None else matcher.config
-    ranking_config = gated_config.with_(threshold=None, max_matched=max(len(rules), cuts[-1]))
+    # The ranking is by relevance: without a gate, the priority term would put the highest-priority rules first for
+    # every message, so priority and scope weigh 0 (final = hybrid_weight * hybrid; ties by priority, then id).
+    ranking_config = gated_config.with_(
+        threshold=None, max_matched=max(len(rules), cuts[-1]), priority_weight=0.0, scope_weight=0.0
+    )
     texts = [item.message for item in items]
     sessions = [_session(item) for item in items]
     embedder = CachedEmbedder(matcher.embedder, EmbeddingCache(max_entries=max(1, 4 * len(texts))))
