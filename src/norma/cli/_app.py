@@ -55,6 +55,7 @@ def _register() -> None:
     from norma.cli._match import match
     from norma.cli._names import names
     from norma.cli._rubrics import rubric
+    from norma.cli._rulebook_tools import doctor_command, eval_command
     from norma.cli._rules import keys, rules
     from norma.cli._serve import serve
 
@@ -68,6 +69,8 @@ def _register() -> None:
     cli.add_command(keys)
     cli.add_command(rules)
     rules.add_command(rules_examples)
+    rules.add_command(eval_command)
+    rules.add_command(doctor_command)
     cli.add_command(serve)
 
 
