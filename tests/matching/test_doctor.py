@@ -51,7 +51,8 @@ def test_the_numbers_behind_each_finding(matcher: RuleMatcher) -> None:
     assert closer.numbers["other_cosine"] > closer.numbers["own_cosine"]
     assert (closer.numbers["example"], closer.numbers["examples_closer_to_other"]) == (0.0, 2.0)
     assert closer.message.startswith("example 0 of card-blocked is closer to password-reset (")
-    assert cat.numbers["cosine"] < 0.15 and cat.numbers["shared_words"] == 0.0
+    assert cat.numbers["cosine"] < 0.15
+    assert cat.numbers["shared_words"] == 0.0
     assert (none.numbers, one.numbers) == ({"examples": 0.0}, {"examples": 1.0})
     assert none.message == "refund-request has no example: add a few messages users write"
 

@@ -98,7 +98,8 @@ def test_the_default_gate_is_the_matchers_and_the_evaluation_is_deterministic() 
     labelled = load_labelled(LABELLED)
     first = evaluate_rulebook(matcher, labelled).to_dict()
     assert first == evaluate_rulebook(matcher, labelled).to_dict()
-    assert first["gate"]["threshold"] == 0.99 and first["rejection"] == 0.5
+    assert first["gate"]["threshold"] == 0.99
+    assert first["rejection"] == 0.5
     assert sorted(first) == [
         "accuracy_at_1", "confusions", "expect_nothing", "gate", "k", "labelled", "messages", "mrr", "multi_label",
         "never_matched", "outcomes", "precision", "recall", "recall_at_k", "rejection", "rules",

@@ -103,9 +103,9 @@ def test_unknown_ids_are_listed_with_the_line() -> None:
     ("record", "problem"),
     [
         ('{"message": "a", "expected": ["old"]}', "rule 'old' is disabled: it matches nothing"),
-        ('{"message": "a", "expected": ["late"]}', 'rule \'late\' is a rule of scenario \'delivery\': add "scenario"'),
+        ('{"message": "a", "expected": ["late"]}', "rule 'late' is a rule of scenario 'delivery': add \"scenario\""),
         ('{"message": "a", "expected": ["late"], "scenario": "other"}', "rule of scenario 'delivery'"),
-        ('{"message": "a", "expected": ["verify"], "scenario": "lost"}', 'is a rule of step \'verify\': add "step"'),
+        ('{"message": "a", "expected": ["verify"], "scenario": "lost"}', "is a rule of step 'verify': add \"step\""),
         ('{"message": "a", "expected": ["verify"], "step": "verify"}', "is a step of scenario 'lost'"),
     ],
 )
@@ -117,7 +117,8 @@ def test_a_rule_that_cannot_match_the_message_is_an_error(record: str, problem: 
 
 def test_messages_built_in_code_are_located_by_index() -> None:
     items = [LabelledMessage(message="a", expected=("refund",)), LabelledMessage(message="b", expected=["nope"])]
-    assert items[1].expected == ("nope",) and items[1].line is None
+    assert items[1].expected == ("nope",)
+    assert items[1].line is None
     with pytest.raises(LabelledMessagesError) as info:
         check_labelled(items, RULES)
     assert info.value.location == "[1]"

@@ -197,8 +197,10 @@ def _render_doctor(name: str, diagnosis: Diagnosis) -> Callable[[Console], None]
             for f in diagnosis.findings:
                 table.add_row(f.severity, escape(f.message))
             con.print(table)
-        counts = ", ".join(f"{kind} {n}" for kind, n in diagnosis.counts().items() if n)
-        con.print(escape(f"by kind: {counts or 'nothing found'}"), soft_wrap=False)
+        counts = {kind: n for kind, n in diagnosis.counts().items() if n}
+        con.print("by kind:" if counts else "nothing found")
+        for kind, n in counts.items():
+            con.print(f"  {kind}: {n}")
 
     return render
 
