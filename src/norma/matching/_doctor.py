@@ -2,9 +2,10 @@
 with too few examples, conditions unrelated to their examples.
 
 :func:`diagnose_rulebook` reads the matcher's own vectors (:meth:`RuleMatcher.vectors_for`: the rule text, then each
-example, L2-normalised) and embeds each condition text once. Only enabled rules are looked at, and two rules are
-compared only when a session can have both as candidates (not two rules of different scenarios, nor two STEP rules
-of different steps). The checks and their bounds are documented in docs/matching.md, "Evaluating a rulebook".
+example, L2-normalised) and embeds the condition texts that share no word with their examples. Only enabled rules
+are looked at, and two rules are compared only when a session can have both as candidates (not two rules of
+different scenarios, nor two STEP rules of different steps). The checks and their bounds are documented in
+docs/matching.md, "Evaluating a rulebook".
 """
 
 from __future__ import annotations
@@ -136,8 +137,8 @@ def _contexts(rules: list[Rule]) -> tuple[np.ndarray, np.ndarray]:
     return scenario, step
 
 
-def _meet(codes: tuple[np.ndarray, np.ndarray], rows: slice) -> np.ndarray:
-    """bool (block x rules): whether rule i of the block and rule j can be candidates in one session."""
+def _meet(codes: tuple[np.ndarray, np.ndarray], rows: slice | np.ndarray) -> np.ndarray:
+    """bool (len(rows) x rules): whether rule ``rows[i]`` and rule j can be candidates in one session."""
     ok = np.ones((len(codes[0][rows]), len(codes[0])), dtype=bool)
     for code in codes:
         mine, theirs = code[rows][:, None], code[None, :]
@@ -171,44 +172,55 @@ def _near_duplicates(rules: list[Rule], text: np.ndarray, centre: np.ndarray, me
 
 def _misplaced(rules: list[Rule], vectors: list[np.ndarray], centre: np.ndarray, meet: Any) -> list[Finding]:
     """Examples closer to another rule's centroid than to the centroid of their own rule's other texts."""
+    owner = np.array([slot for slot, v in enumerate(vectors) if len(v) >= 2 for _ in range(len(v) - 1)], dtype=np.intp)
+    if not len(owner):
+        return []
+    number = np.array([n for v in vectors if len(v) >= 2 for n in range(len(v) - 1)], dtype=np.intp)
+    examples = np.concatenate([v[1:] for v in vectors if len(v) >= 2])
+    totals = np.stack([v.sum(axis=0) for v in vectors])
+    own = np.einsum("ij,ij->i", examples, _unit(totals[owner] - examples))  # the example left out of its centroid
+    best = np.full(len(owner), -1, dtype=np.intp)
+    best_cosine = np.full(len(owner), -np.inf, dtype=np.float32)
+    for rows in _blocks(len(owner)):
+        cosines = examples[rows] @ centre.T
+        ok = meet(owner[rows])  # the rules each example's rule can meet, itself aside
+        ok[np.arange(len(ok)), owner[rows]] = False
+        cosines = np.where(ok, cosines, -np.inf)
+        best[rows] = np.argmax(cosines, axis=1)
+        best_cosine[rows] = cosines[np.arange(len(cosines)), best[rows]]
+    closer = np.flatnonzero(best_cosine > own)
+    taken = Counter((int(owner[i]), int(best[i])) for i in closer)
     found = []
-    for rows in _blocks(len(rules)):
-        ok = meet(rows)
-        for offset, slot in enumerate(range(rows.start, rows.stop)):
-            rule, own = rules[slot], vectors[slot]
-            others = np.flatnonzero(ok[offset] & (np.arange(len(rules)) != slot))
-            if len(own) < 2 or not len(others):
-                continue
-            total = own.sum(axis=0)
-            closer: list[tuple[int, str, float, float]] = []
-            for number, example in enumerate(own[1:]):
-                mine = float(example @ _unit(total - example))  # the example left out of its own centroid
-                theirs = centre[others] @ example
-                best = int(np.argmax(theirs))
-                if float(theirs[best]) > mine:
-                    closer.append((number, rules[int(others[best])].id, mine, float(theirs[best])))
-            taken = Counter(other for _, other, _, _ in closer)
-            for number, other, mine, value in closer:
-                severe = taken[other] >= 2 and 2 * taken[other] > len(rule.examples)
-                found.append(Finding(
-                    "example_closer_to_other_rule", "error" if severe else "warning", (rule.id, other),
-                    f"example {number} of {rule.id} is closer to {other} ({value:.3f}) than to its own rule "
-                    f"({mine:.3f}): {rule.examples[number]!r:.60}",
-                    {"example": float(number), "own_cosine": mine, "other_cosine": value,
-                     "examples_closer_to_other": float(taken[other])},
-                    rule.examples[number],
-                ))  # fmt: skip
+    for i in closer:
+        slot, other, n = int(owner[i]), int(best[i]), int(number[i])
+        rule, count = rules[slot], taken[(int(owner[i]), int(best[i]))]
+        severe = count >= 2 and 2 * count > len(rule.examples)
+        mine, value = float(own[i]), float(best_cosine[i])
+        found.append(Finding(
+            "example_closer_to_other_rule", "error" if severe else "warning", (rule.id, rules[other].id),
+            f"example {n} of {rule.id} is closer to {rules[other].id} ({value:.3f}) than to its own rule "
+            f"({mine:.3f}): {rule.examples[n]!r:.60}",
+            {"example": float(n), "own_cosine": mine, "other_cosine": value, "examples_closer_to_other": float(count)},
+            rule.examples[n],
+        ))  # fmt: skip
     return found
 
 
-def _unrelated(rules: list[Rule], vectors: list[np.ndarray], conditions: np.ndarray) -> list[Finding]:
+def _unrelated(matcher: RuleMatcher, rules: list[Rule], vectors: list[np.ndarray]) -> list[Finding]:
+    """Conditions sharing no word with their examples (only those are embedded) and far from their centroid."""
+    wordless = [
+        slot
+        for slot, rule in enumerate(rules)
+        if rule.examples and not set(tokenize(rule.condition_text)) & {t for e in rule.examples for t in tokenize(e)}
+    ]
+    if not wordless:
+        return []
+    conditions = _unit(np.asarray(matcher.embedder.embed([rules[s].condition_text for s in wordless]), np.float32))
     found = []
-    for slot, rule in enumerate(rules):
-        if not rule.examples:
-            continue
-        shared = set(tokenize(rule.condition_text)) & {t for e in rule.examples for t in tokenize(e)}
-        cosine = float(conditions[slot] @ _unit(vectors[slot][1:].sum(axis=0)))
-        if not shared and cosine < UNRELATED_CONDITION_BOUND:
+    for slot, condition in zip(wordless, conditions, strict=True):
+        rule = rules[slot]
+        cosine = float(condition @ _unit(vectors[slot][1:].sum(axis=0)))
+        if cosine < UNRELATED_CONDITION_BOUND:
             found.append(Finding(
                 "condition_unrelated", "warning", (rule.id,),
                 f"the condition of {rule.id} shares no word with its examples and little meaning (cosine {cosine:.3f} "
@@ -243,15 +255,14 @@ def diagnose_rulebook(matcher: RuleMatcher, *, near_duplicate: float = DEFAULT_N
         vectors = [np.asarray(matcher.vectors_for(r.id), dtype=np.float32) for r in rules]
         text = np.stack([v[0] for v in vectors])
         centre = _unit(np.stack([v.sum(axis=0) for v in vectors]))
-        conditions = _unit(np.asarray(matcher.embedder.embed([r.condition_text for r in rules]), dtype=np.float32))
         codes = _contexts(rules)
 
-        def meet(rows: slice) -> np.ndarray:
+        def meet(rows: slice | np.ndarray) -> np.ndarray:
             return _meet(codes, rows)
 
         findings += _near_duplicates(rules, text, centre, meet, float(near_duplicate))
         findings += _misplaced(rules, vectors, centre, meet)
-        findings += _unrelated(rules, vectors, conditions)
+        findings += _unrelated(matcher, rules, vectors)
         for rule in rules:
             if len(rule.examples) < 2:
                 kind: FindingKind = "no_examples" if not rule.examples else "one_example"
