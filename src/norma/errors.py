@@ -13,6 +13,7 @@ The tree (a class that lives outside this module names, in parentheses, the pack
     │   │   ├── RubricYAMLError (norma.rubrics)           malformed YAML; yaml.YAMLError too
     │   │   └── BackendJudgeFormatError (norma.rubrics)   a backend judge rubric where a task rubric is expected
     │   ├── RulebookError (norma.rules)   a rulebook with problems; ``problems`` lists every one
+    │   ├── LabelledMessagesError (norma.matching)   a labelled-messages file with a bad line or rule id
     │   └── LimitExceededError      input larger than a configured limit (size, count, depth)
     ├── NotFoundError               a tenant, rule, key or document that does not exist; LookupError too
     ├── ConflictError               a write that conflicts with what is stored (duplicate id, stale version)

@@ -169,7 +169,7 @@ def test_calibration_is_deterministic_and_becomes_the_automatic_gate(axis: AxisE
 
 def test_calibration_refuses_bad_input(axis: AxisEmbedder) -> None:
     matcher = RuleMatcher(PLAIN, embedder=axis)
-    with pytest.raises(InvalidInputError, match="unknown rule"):
+    with pytest.raises(InvalidInputError, match="unknown rule id\\(s\\) 'ghost'"):
         calibrate_gate(matcher, [("refund", ["ghost"])])
     with pytest.raises(InvalidInputError, match="not both"):
         calibrate_gate(matcher, LABELLED, target_precision=0.9, target_recall=0.9)

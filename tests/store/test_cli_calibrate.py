@@ -57,17 +57,21 @@ def test_calibrate_stores_the_gate_and_clear_removes_it(run_cli: Run, store_url:
 def test_calibrate_bad_input_is_one_line_and_exit_2(run_cli: Run, store_url: str, tmp_path: Path) -> None:
     assert run_cli("rules", "import", BANKING, "--db", store_url).code == 0
     base = ("rules", "calibrate", "--tenant", TENANT, "--db", store_url)
-    unknown = run_cli(*base, "--messages", _labelled(tmp_path, [{"message": "hi", "expected": ["ghost"]}]))
+    ghost = _labelled(tmp_path, [{"message": "hi", "expected": ["ghost"]}])
+    unknown = run_cli(*base, "--messages", ghost)
     assert unknown.code == 2
     assert unknown.err.strip() == (
-        "norma: error: labelled message 1 expects unknown rule(s) 'ghost' "
-        "(use ids of the rulebook's rules (norma rules list))"
+        f"norma: error: {ghost}:line 1: unknown rule id(s) 'ghost' (expected ids must be rules of the rulebook "
+        "evaluated)"
     )
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"message": "hi", "rules": []}\n', encoding="utf-8")
     shape = run_cli(*base, "--messages", str(bad))
     assert shape.code == 2
-    assert "line 1 must be an object with exactly the keys message and expected" in shape.err
+    assert shape.code == 2
+    assert shape.err.strip() == (
+        f"norma: error: {bad}:line 1: unknown key(s) 'rules' (the keys are message, expected, scenario, step)"
+    )
     neither = run_cli(*base)
     assert neither.code == 2
     assert "give --messages FILE to calibrate, or --clear" in neither.err

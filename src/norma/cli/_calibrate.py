@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -13,43 +12,7 @@ from rich.table import Table
 from norma.cli._output import emit, format_option, resolve_format
 from norma.errors import InvalidInputError
 
-__all__ = ["calibrate", "read_labelled"]
-
-
-def read_labelled(path: Path) -> list[tuple[str, list[str]]]:
-    """``(message, expected rule ids)`` pairs from a JSONL file of ``{"message": ..., "expected": [...]}`` lines."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InvalidInputError(f"{path} is not UTF-8 text", location=str(path)) from None
-    pairs: list[tuple[str, list[str]]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InvalidInputError(
-                f"line {number} is not valid JSON ({exc.msg})",
-                location=where,
-                hint='write {"message": ..., "expected": [...]}',
-            ) from None
-        if not isinstance(item, dict) or set(item) != {"message", "expected"}:
-            raise InvalidInputError(
-                f"line {number} must be an object with exactly the keys message and expected",
-                location=where,
-                hint='write {"message": "...", "expected": ["rule-id", ...]} ([] when no rule applies)',
-            )
-        message, expected = item["message"], item["expected"]
-        if not isinstance(message, str) or not message.strip():
-            raise InvalidInputError(f"line {number}: message must be a non-empty string", location=where)
-        if not isinstance(expected, list) or not all(isinstance(x, str) for x in expected):
-            raise InvalidInputError(f"line {number}: expected must be a list of rule ids", location=where)
-        pairs.append((message, expected))
-    if not pairs:
-        raise InvalidInputError(f"{path} has no labelled messages", location=str(path))
-    return pairs
+__all__ = ["calibrate"]
 
 
 def _render(con: Console, tenant: str, gate: dict[str, Any], previous: dict[str, Any] | None, stored: bool) -> None:
@@ -71,7 +34,7 @@ def _render(con: Console, tenant: str, gate: dict[str, Any], previous: dict[str,
     "--messages",
     "messages_file",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help='Labelled messages, JSONL: {"message": "...", "expected": ["rule-id", ...]} per line.',
+    help='Labelled messages, JSONL: {"message": "...", "expected": ["rule-id", ...]} per line (docs/matching.md).',
 )
 @click.option("--target-precision", type=click.FloatRange(0, 1, min_open=True), help="Lowest gate with this precision.")
 @click.option("--target-recall", type=click.FloatRange(0, 1, min_open=True), help="Highest gate with this recall.")
@@ -96,7 +59,7 @@ def calibrate(
     Every matcher of the tenant (CLI, service, every replica) then gates on it. Without a target the gate with the
     best F1 is chosen; the choice is deterministic. Exit 0 on success, 2 on bad input.
     """
-    from norma.matching import calibrate_gate, tenant_matcher
+    from norma.matching import calibrate_gate, load_labelled, tenant_matcher
     from norma.store import open_store
 
     fmt = resolve_format(ctx, output_format)
@@ -119,11 +82,17 @@ def calibrate(
             )
             return 0
         assert messages_file is not None
-        labelled = read_labelled(messages_file)
+        labelled = load_labelled(messages_file)
         if not store.version(tenant_id):
             raise InvalidInputError(f"tenant {tenant_id!r} has no rules", hint="import a rulebook first")
         matcher = tenant_matcher(store, tenant_id)
-        gate = calibrate_gate(matcher, labelled, target_precision=target_precision, target_recall=target_recall)
+        gate = calibrate_gate(
+            matcher,
+            labelled,
+            target_precision=target_precision,
+            target_recall=target_recall,
+            source=str(messages_file),
+        )
         data = gate.to_dict()
         stored_version = None if dry_run else store.save_gate(tenant_id, data)
         payload = {

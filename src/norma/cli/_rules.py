@@ -75,6 +75,15 @@ def _store(db_url: str | None, *, create: bool = True) -> Iterator[Store]:
             "norma.cli._calibrate:calibrate",
             "Pick the tenant's matching gate from labelled messages and store it with its rules.",
         ),
+        "doctor": LazyCommand(
+            "norma.cli._rulebook_tools:doctor_command",
+            "Check a rulebook: misplaced examples, near-duplicate rules, too few examples, unrelated conditions.",
+        ),
+        "eval": LazyCommand(
+            "norma.cli._rulebook_tools:eval_command",
+            "Evaluate a rulebook on labelled messages: acc@1, recall@k, MRR, precision and recall at the gate, per "
+            "rule.",
+        ),
         "examples": LazyCommand(
             "norma.cli._llm:rules_examples",
             "Have the LLM write example user messages for a tenant's rules, store them and re-embed the rules.",

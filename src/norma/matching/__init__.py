@@ -12,6 +12,9 @@
   the rulebook's own examples, or :func:`calibrate_gate` from labelled messages, stored per tenant
   (:func:`stored_gate`).
 * :func:`generate_examples` / :func:`fill_examples` — example messages for rules, written by an LLM (docs/llm.md).
+* :func:`load_labelled` / :class:`LabelledMessage` — messages with the rule ids that should apply (JSONL);
+  :func:`evaluate_rulebook` — acc@1, recall@k, the gate's precision and recall, per rule, confusions;
+  :func:`diagnose_rulebook` — misplaced examples, near-duplicate rules, thin or unrelated examples.
 
 See docs/matching.md.
 """
@@ -20,9 +23,25 @@ from __future__ import annotations
 
 from norma.matching._calibrate import calibrate_gate
 from norma.matching._config import MatchConfig
+from norma.matching._doctor import Diagnosis, Finding, diagnose_rulebook
+from norma.matching._evaluate import (
+    Confusion,
+    MessageOutcome,
+    MultiLabelScores,
+    RulebookEvaluation,
+    RuleQuality,
+    evaluate_rulebook,
+)
 from norma.matching._examples import ExamplesResult, examples_prompt, fill_examples, generate_examples, parse_examples
 from norma.matching._files import load_rules
 from norma.matching._gate import FALLBACK_SIMILARITY, GATE_MIN_PROBES, AppliedGate, GateKind, gate_from_dict
+from norma.matching._labelled import (
+    LabelledMessage,
+    LabelledMessagesError,
+    check_labelled,
+    load_labelled,
+    parse_labelled,
+)
 from norma.matching._lexical import tokenize
 from norma.matching._matcher import RuleMatcher
 from norma.matching._models import SessionState
@@ -39,29 +58,43 @@ from norma.rules import Rule, Scope
 
 __all__ = [
     "AppliedGate",
+    "Confusion",
     "DEFAULT_REFRESH_INTERVAL",
+    "Diagnosis",
     "DroppedRule",
     "ExamplesResult",
     "FALLBACK_SIMILARITY",
+    "Finding",
     "GATE_MIN_PROBES",
     "GateKind",
+    "LabelledMessage",
+    "LabelledMessagesError",
     "MatchConfig",
     "MatchExplanation",
     "MatchResult",
     "MatchedRule",
+    "MessageOutcome",
+    "MultiLabelScores",
     "Rule",
     "RuleMatcher",
+    "RuleQuality",
+    "RulebookEvaluation",
     "Scope",
     "SessionState",
     "TenantMatchers",
     "calibrate_gate",
     "candidate_matcher",
+    "check_labelled",
+    "diagnose_rulebook",
+    "evaluate_rulebook",
     "examples_prompt",
     "fill_examples",
     "gate_from_dict",
     "generate_examples",
+    "load_labelled",
     "load_rules",
     "parse_examples",
+    "parse_labelled",
     "stored_gate",
     "tenant_matcher",
     "tenant_matchers",

@@ -21,7 +21,9 @@ import numpy as np
 from norma.errors import InvalidInputError
 from norma.matching._config import MatchConfig
 from norma.matching._gate import AppliedGate
+from norma.matching._labelled import LabelledMessage, check_labelled
 from norma.matching._matcher import RuleMatcher
+from norma.matching._models import SessionState
 
 __all__ = ["calibrate_gate"]
 
@@ -36,14 +38,17 @@ def _target(value: float | None, name: str) -> float | None:
 
 def calibrate_gate(
     matcher: RuleMatcher,
-    labelled: Iterable[tuple[str, Collection[str]]],
+    labelled: Iterable[LabelledMessage | tuple[str, Collection[str]]],
     *,
     target_precision: float | None = None,
     target_recall: float | None = None,
     config: MatchConfig | None = None,
+    source: str = "labelled messages",
 ) -> AppliedGate:
-    """The ``calibrated`` similarity gate for ``matcher``'s rules from ``labelled`` ``(message, expected rule ids)``
-    pairs (see the module docstring). Set it with :meth:`RuleMatcher.set_calibration`, or store it for a tenant
+    """The ``calibrated`` similarity gate for ``matcher``'s rules from ``labelled`` messages
+    (:class:`LabelledMessage`, from :func:`load_labelled`, or ``(message, expected rule ids)`` pairs; see the module
+    docstring). A message with a scenario or step is matched in that scenario or step. Set it with
+    :meth:`RuleMatcher.set_calibration`, or store it for a tenant
     (``store.save_gate``) so that every matcher of the tenant uses it.
 
     Raises InvalidInputError for no messages, an unknown rule id, both targets, or a target no threshold reaches.
@@ -52,19 +57,17 @@ def calibrate_gate(
     recall_goal = _target(target_recall, "target_recall")
     if precision_goal is not None and recall_goal is not None:
         raise InvalidInputError("give a target precision or a target recall, not both")
-    pairs = [(message, frozenset(expected)) for message, expected in labelled]
-    if not pairs:
+    items = [
+        item if isinstance(item, LabelledMessage) else LabelledMessage(message=item[0], expected=tuple(item[1]))
+        for item in labelled
+    ]
+    if not items:
         raise InvalidInputError("no labelled messages to calibrate on", hint="give at least one message")
-    known = {rule.id for rule in matcher.rules}
-    for number, (_, expected) in enumerate(pairs, start=1):
-        unknown = sorted(expected - known)
-        if unknown:
-            raise InvalidInputError(
-                f"labelled message {number} expects unknown rule(s) {', '.join(map(repr, unknown))}",
-                hint="use ids of the rulebook's rules (norma rules list)",
-            )
+    check_labelled(items, matcher.rules, source=source)
+    pairs = [(item.message, frozenset(item.expected)) for item in items]
+    sessions = [SessionState(active_scenario_id=item.scenario, active_step_id=item.step) for item in items]
     cfg = (config or matcher.config).with_(threshold=None)
-    results = matcher.match_many([m for m, _ in pairs], config=cfg)
+    results = matcher.match_many([m for m, _ in pairs], sessions, config=cfg)
     similarities: list[float] = []
     correct: list[bool] = []
     for (_, expected), result in zip(pairs, results, strict=True):
@@ -115,7 +118,7 @@ def calibrate_gate(
             "precision": round(float(precision[pick]), 6),
             "recall": round(float(recall[pick]), 6),
             "f1": round(float(f1[pick]), 6),
-            "rules": len(known),
+            "rules": len(matcher),
             "rules_version": matcher.version,
             "model": matcher.model_id,
         },

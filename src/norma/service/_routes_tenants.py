@@ -165,13 +165,20 @@ async def get_gate(tenant: TenantId, state: State, caller: Caller) -> dict[str, 
 async def calibrate(tenant: TenantId, body: CalibrateRequest, state: State, caller: Caller) -> dict[str, Any]:
     """Picks the similarity gate from messages with their expected rule ids (``dry_run``: only shows it) and stores
     it with the tenant's rules: every replica's matcher uses it from its next refresh."""
-    from norma.matching import calibrate_gate
+    from norma.matching import LabelledMessage, calibrate_gate
 
     def work() -> dict[str, Any]:
         matcher = state.matchers.get(tenant)
-        labelled = [(m.message, m.expected) for m in body.messages]
+        labelled = [
+            LabelledMessage(message=m.message, expected=tuple(m.expected), scenario=m.scenario, step=m.step)
+            for m in body.messages
+        ]
         gate = calibrate_gate(
-            matcher, labelled, target_precision=body.target_precision, target_recall=body.target_recall
+            matcher,
+            labelled,
+            target_precision=body.target_precision,
+            target_recall=body.target_recall,
+            source="messages",
         )
         version = state.store.version(tenant) if body.dry_run else state.store.save_gate(tenant, gate.to_dict())
         return {"tenant_id": tenant, "version": version, "calibrated": not body.dry_run, "gate": gate.to_dict()}

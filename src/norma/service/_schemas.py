@@ -81,6 +81,10 @@ class LabelledMessage(BaseModel):
     model_config = _STRICT
     message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
     expected: list[str] = Field(max_length=1000)
+    scenario: str | None = Field(default=None, max_length=200)
+    """The active scenario the message is matched in (None: none)."""
+    step: str | None = Field(default=None, max_length=200)
+    """The active step (None: none)."""
 
 
 class CalibrateRequest(BaseModel):

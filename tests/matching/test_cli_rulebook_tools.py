@@ -1,0 +1,140 @@
+"""``norma rules eval`` and ``norma rules doctor``: exact lines, JSON keys, exit codes, a file or a stored tenant,
+and no store ever created."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from norma.store import import_rulebook, open_store
+from tests.conftest import EXAMPLES, CliResult
+
+DATA = Path(__file__).parent / "data"
+RULEBOOK = str(DATA / "known_rulebook.yaml")
+LABELLED = str(DATA / "known_rulebook.labelled.jsonl")
+Run = Callable[..., CliResult]
+pytestmark = pytest.mark.model
+
+
+def _fits_80_columns(text: str) -> None:
+    assert max(len(line) for line in text.splitlines()) <= 80
+
+
+def test_eval_table(run_cli: Run) -> None:
+    result = run_cli("rules", "eval", "--rules", RULEBOOK, "--messages", LABELLED)
+    assert result.code == 0, result.err
+    lines = [line.rstrip() for line in result.out.splitlines()]
+    assert lines[:2] == [f"{RULEBOOK}: 10 rules", "9 messages: 7 expect a rule, 2 expect none"]
+    assert lines[2].startswith("gate: ")
+    assert "│ acc@1          │ 0.857 │ top-ranked rule expected (no gate)               │" in lines
+    assert "│ recall@3       │ 1.000 │ an expected rule in the top 3 (no gate)          │" in lines
+    assert "│ MRR            │ 0.929 │ mean 1/rank of the first expected rule (no gate) │" in lines
+    assert "top confusions (1 of 1)" in lines
+    assert "│ password-reset │ card-blocked         │        1 │" in lines
+    assert any(line.startswith("never matched at the gate (") for line in lines)
+    assert any(line.startswith("worst rules at the gate (") for line in lines)
+    _fits_80_columns(result.out)
+
+
+def test_eval_json_and_k(run_cli: Run) -> None:
+    result = run_cli("rules", "eval", "--rules", RULEBOOK, "--messages", LABELLED, "-k", "2,1", "--format", "json")
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    assert sorted(data) == [
+        "accuracy_at_1", "confusions", "expect_nothing", "gate", "k", "labelled", "messages", "mrr", "multi_label",
+        "never_matched", "outcomes", "precision", "recall", "recall_at_k", "rejection", "rule_count", "rulebook",
+        "rules",
+    ]  # fmt: skip
+    assert (data["rulebook"], data["rule_count"], data["k"]) == (RULEBOOK, 10, [1, 2])
+    assert data["recall_at_k"] == {"1": pytest.approx(6 / 7), "2": 1.0}
+    assert data["confusions"] == [{"expected": "password-reset", "took": "card-blocked", "count": 1}]
+
+
+def test_eval_of_a_stored_tenant_reads_the_store(run_cli: Run, tmp_path: Path) -> None:
+    db = tmp_path / "norma.db"
+    store = open_store(f"sqlite:///{db}")
+    try:
+        import_rulebook(store, RULEBOOK, tenant_id="acme")
+    finally:
+        store.close()
+    result = run_cli("rules", "eval", "--tenant", "acme", "--db", f"sqlite:///{db}", "--messages", LABELLED,
+                     "--format", "json")  # fmt: skip
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    assert (data["rulebook"], data["rule_count"], data["accuracy_at_1"]) == ("tenant acme", 10, pytest.approx(6 / 7))
+    unknown = run_cli("rules", "doctor", "--tenant", "nobody", "--db", f"sqlite:///{db}")
+    assert unknown.code == 2
+    assert unknown.err == f"norma: error: tenant 'nobody' has no rules in sqlite:///{db} (check --tenant and --db)\n"
+
+
+def test_a_missing_store_is_an_error_and_is_not_created(run_cli: Run, tmp_path: Path) -> None:
+    db = tmp_path / "none.db"
+    for command in (("eval", "--messages", LABELLED), ("doctor",)):
+        result = run_cli("rules", *command, "--tenant", "acme", "--db", f"sqlite:///{db}")
+        assert result.code == 2
+        assert result.err.startswith(f"norma: error: no store at {db} (")
+        assert not db.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        (("--messages", LABELLED), "pass --rules FILE or --tenant TENANT (one of them)"),
+        (("--rules", RULEBOOK, "--tenant", "t", "--messages", LABELLED), "pass --rules FILE or --tenant TENANT"),
+        (("--rules", RULEBOOK, "--db", "sqlite:///x.db", "--messages", LABELLED), "--db goes with --tenant"),
+        (("--rules", RULEBOOK, "--messages", LABELLED, "-k", "1,x"), "'1,x' is not a comma-separated list"),
+        (("--rules", RULEBOOK, "--messages", LABELLED, "-k", "0"), "every k must be 1 or more"),
+        (("--rules", RULEBOOK), "Missing option '--messages'"),
+    ],
+)
+def test_eval_usage_errors_exit_2(run_cli: Run, args: tuple[str, ...], problem: str) -> None:
+    result = run_cli("rules", "eval", *args)
+    assert result.code == 2
+    assert result.err.startswith("norma: error: ")
+    assert result.err.count("\n") == 1
+    assert problem in result.err
+
+
+def test_eval_with_a_bad_labelled_line_exits_2_naming_it(run_cli: Run, tmp_path: Path) -> None:
+    labelled = tmp_path / "bad.jsonl"
+    labelled.write_text('{"message": "hi", "expected": []}\n{"message": "x", "expected": ["nope"]}\n', "utf-8")
+    result = run_cli("rules", "eval", "--rules", RULEBOOK, "--messages", str(labelled))
+    assert result.code == 2
+    assert result.err == (
+        f"norma: error: {labelled}:line 2: unknown rule id(s) 'nope' (expected ids must be rules of the rulebook "
+        "evaluated)\n"
+    )
+
+
+def test_doctor_table_exits_1_on_errors(run_cli: Run) -> None:
+    result = run_cli("rules", "doctor", "--rules", RULEBOOK)
+    assert result.code == 1, result.err
+    lines = [line.rstrip() for line in result.out.splitlines()]
+    assert lines[:2] == [f"{RULEBOOK}: 9 enabled rules", "3 error(s), 4 warning(s)"]
+    assert any(line.startswith("│ warning  │ refund-request has no example: add a few messages users write")
+               for line in lines)  # fmt: skip
+    assert lines[-6:] == [
+        "by kind:",
+        "  near_duplicate: 1",
+        "  example_closer_to_other_rule: 2",
+        "  condition_unrelated: 2",
+        "  no_examples: 1",
+        "  one_example: 1",
+    ]
+    _fits_80_columns(result.out)
+
+
+def test_doctor_json_and_exit_0_without_errors(run_cli: Run) -> None:
+    result = run_cli("rules", "doctor", "--rules", str(EXAMPLES / "matching" / "support_rules.yaml"), "--format",
+                     "json")  # fmt: skip
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    assert sorted(data) == ["counts", "errors", "findings", "near_duplicate", "rulebook", "rules", "warnings"]
+    assert (data["errors"], data["near_duplicate"]) == (0, 0.95)
+    strict = run_cli("rules", "doctor", "--rules", RULEBOOK, "--near-duplicate", "0.5", "--format", "json")
+    assert strict.code == 1
+    assert json.loads(strict.out)["counts"]["near_duplicate"] > 1
+    assert run_cli("rules", "doctor", "--rules", RULEBOOK, "--near-duplicate", "2").code == 2
