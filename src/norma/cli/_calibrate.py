@@ -92,6 +92,7 @@ def calibrate(
             target_precision=target_precision,
             target_recall=target_recall,
             source=str(messages_file),
+            rules_version=store.version(tenant_id),
         )
         data = gate.to_dict()
         stored_version = None if dry_run else store.save_gate(tenant_id, data)

@@ -44,10 +44,12 @@ def calibrate_gate(
     target_recall: float | None = None,
     config: MatchConfig | None = None,
     source: str = "labelled messages",
+    rules_version: int | None = None,
 ) -> AppliedGate:
     """The ``calibrated`` similarity gate for ``matcher``'s rules from ``labelled`` messages
     (:class:`LabelledMessage`, from :func:`load_labelled`, or ``(message, expected rule ids)`` pairs; see the module
-    docstring). A message with a scenario or step is matched in that scenario or step. Set it with
+    docstring). A message with a scenario or step is matched in that scenario or step; ``rules_version`` (default
+    the matcher's own version) is recorded in the terms: pass the tenant's store version. Set it with
     :meth:`RuleMatcher.set_calibration`, or store it for a tenant
     (``store.save_gate``) so that every matcher of the tenant uses it.
 
@@ -119,7 +121,7 @@ def calibrate_gate(
             "recall": round(float(recall[pick]), 6),
             "f1": round(float(f1[pick]), 6),
             "rules": len(matcher),
-            "rules_version": matcher.version,
+            "rules_version": matcher.version if rules_version is None else rules_version,
             "model": matcher.model_id,
         },
     )

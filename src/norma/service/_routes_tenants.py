@@ -179,6 +179,7 @@ async def calibrate(tenant: TenantId, body: CalibrateRequest, state: State, call
             target_precision=body.target_precision,
             target_recall=body.target_recall,
             source="messages",
+            rules_version=state.store.version(tenant),
         )
         version = state.store.version(tenant) if body.dry_run else state.store.save_gate(tenant, gate.to_dict())
         return {"tenant_id": tenant, "version": version, "calibrated": not body.dry_run, "gate": gate.to_dict()}
