@@ -15,12 +15,45 @@ from norma.errors import InvalidInputError
 __all__ = ["calibrate"]
 
 
+def _synthesize(rules: list[Any], per_rule: int) -> Any:
+    """Positives and near misses for every rule, written by the configured LLM, with a progress bar on stderr."""
+    import sys
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from norma.errors import ConfigError
+    from norma.llm import URL_ENV, get_llm
+    from norma.matching import NearMiss, SyntheticLabels, synthesize_labelled
+
+    llm = get_llm()
+    if llm is None:
+        raise ConfigError(
+            "--synthesize needs an LLM and none is configured",
+            hint=f"set {URL_ENV} and NORMA_LLM_MODEL (see docs/llm.md), or give --messages FILE",
+        )
+    positives: list[Any] = []
+    misses: list[NearMiss] = []
+    failed: list[str] = []
+    with Progress(
+        TextColumn("writing messages"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=Console(stderr=True), transient=True, disable=not sys.stderr.isatty(),
+    ) as progress:  # fmt: skip
+        task = progress.add_task("rules", total=len(rules))
+        for rule in rules:
+            one = synthesize_labelled([rule], llm=llm, per_rule=per_rule)
+            positives += one.positives
+            misses += one.near_misses
+            failed += one.failed
+            progress.advance(task)
+    return SyntheticLabels(tuple(positives), tuple(misses), tuple(failed))
+
+
 def _render(con: Console, tenant: str, gate: dict[str, Any], previous: dict[str, Any] | None, stored: bool) -> None:
     table = Table(title=f"gate of tenant {tenant!r}" + ("" if stored else " (dry run: not stored)"), show_header=False)
     table.add_column("field", no_wrap=True)
     table.add_column("value", overflow="fold")
     table.add_row("threshold", f"similarity >= {gate['threshold']:.4f}")
-    for key in ("target", "messages", "precision", "recall", "f1", "rules", "rules_version"):
+    for key in ("target", "messages", "near_misses", "precision", "recall", "f1", "rules", "rules_version"):
         table.add_row(key, str(gate["terms"].get(key)))
     table.add_row(
         "before", "none stored (the rulebook's own gate)" if previous is None else f"{previous['threshold']:.4f}"
@@ -38,6 +71,14 @@ def _render(con: Console, tenant: str, gate: dict[str, Any], previous: dict[str,
 )
 @click.option("--target-precision", type=click.FloatRange(0, 1, min_open=True), help="Lowest gate with this precision.")
 @click.option("--target-recall", type=click.FloatRange(0, 1, min_open=True), help="Highest gate with this recall.")
+@click.option(
+    "--synthesize",
+    type=click.IntRange(1, 20),
+    default=None,
+    metavar="N",
+    help="Have the configured LLM write N messages per rule that it should match and N near misses it must not "
+    "(docs/llm.md); with --messages, both are used.",
+)
 @click.option("--dry-run", is_flag=True, help="Show the gate without storing it.")
 @click.option("--clear", is_flag=True, help="Remove the tenant's calibrated gate (back to the rulebook's own).")
 @click.option("--db", "db_url", envvar="NORMA_DB_URL", default=None, metavar="URL", help="The rule store.")
@@ -49,6 +90,7 @@ def calibrate(
     messages_file: Path | None,
     target_precision: float | None,
     target_recall: float | None,
+    synthesize: int | None,
     dry_run: bool,
     clear: bool,
     db_url: str | None,
@@ -63,8 +105,10 @@ def calibrate(
     from norma.store import open_store
 
     fmt = resolve_format(ctx, output_format)
-    if clear == (messages_file is not None):
-        raise click.UsageError("give --messages FILE to calibrate, or --clear to remove the calibrated gate")
+    if clear == (messages_file is not None or synthesize is not None):
+        raise click.UsageError(
+            "give --messages FILE and/or --synthesize N to calibrate, or --clear to remove the calibrated gate"
+        )
     if target_precision is not None and target_recall is not None:
         raise click.UsageError("give --target-precision or --target-recall, not both")
     store = open_store(db_url, create=False)
@@ -81,18 +125,23 @@ def calibrate(
                 ),
             )
             return 0
-        assert messages_file is not None
-        labelled = load_labelled(messages_file)
+        labelled = list(load_labelled(messages_file)) if messages_file is not None else []
         if not store.version(tenant_id):
             raise InvalidInputError(f"tenant {tenant_id!r} has no rules", hint="import a rulebook first")
         matcher = tenant_matcher(store, tenant_id)
+        near_misses: list[Any] = []
+        if synthesize is not None:
+            written = _synthesize(list(matcher.rules), synthesize)
+            labelled += written.positives
+            near_misses = list(written.near_misses)
         gate = calibrate_gate(
             matcher,
             labelled,
             target_precision=target_precision,
             target_recall=target_recall,
-            source=str(messages_file),
+            source=str(messages_file or "written messages"),
             rules_version=store.version(tenant_id),
+            near_misses=near_misses,
         )
         data = gate.to_dict()
         stored_version = None if dry_run else store.save_gate(tenant_id, data)

@@ -10,7 +10,8 @@
   refreshed when the tenant's version moves; :func:`candidate_matcher` — push-down over the nearest stored rules.
 * The gate (``MatchConfig(threshold="auto")``): :class:`AppliedGate` (on every :class:`MatchResult`), measured on
   the rulebook's own examples, or :func:`calibrate_gate` from labelled messages, stored per tenant
-  (:func:`stored_gate`).
+  (:func:`stored_gate`); :func:`synthesize_labelled` — positives and near misses written by an LLM, to calibrate
+  without hand labels.
 * :func:`generate_examples` / :func:`fill_examples` — example messages for rules, written by an LLM (docs/llm.md).
 * :func:`load_labelled` / :class:`LabelledMessage` — messages with the rule ids that should apply (JSONL);
   :func:`evaluate_rulebook` — acc@1, recall@k, the gate's precision and recall, per rule, confusions;
@@ -46,6 +47,7 @@ from norma.matching._lexical import tokenize
 from norma.matching._matcher import RuleMatcher
 from norma.matching._models import SessionState
 from norma.matching._results import DroppedRule, MatchedRule, MatchExplanation, MatchResult
+from norma.matching._synthetic import NearMiss, SyntheticLabels, near_miss_prompt, synthesize_labelled
 from norma.matching._tenants import (
     DEFAULT_REFRESH_INTERVAL,
     TenantMatchers,
@@ -75,12 +77,14 @@ __all__ = [
     "MatchedRule",
     "MessageOutcome",
     "MultiLabelScores",
+    "NearMiss",
     "Rule",
     "RuleMatcher",
     "RuleQuality",
     "RulebookEvaluation",
     "Scope",
     "SessionState",
+    "SyntheticLabels",
     "TenantMatchers",
     "calibrate_gate",
     "candidate_matcher",
@@ -93,9 +97,11 @@ __all__ = [
     "generate_examples",
     "load_labelled",
     "load_rules",
+    "near_miss_prompt",
     "parse_examples",
     "parse_labelled",
     "stored_gate",
+    "synthesize_labelled",
     "tenant_matcher",
     "tenant_matchers",
     "tokenize",

@@ -24,6 +24,7 @@ from norma.matching._gate import AppliedGate
 from norma.matching._labelled import LabelledMessage, check_labelled
 from norma.matching._matcher import RuleMatcher
 from norma.matching._models import SessionState
+from norma.matching._synthetic import NearMiss
 
 __all__ = ["calibrate_gate"]
 
@@ -45,10 +46,13 @@ def calibrate_gate(
     config: MatchConfig | None = None,
     source: str = "labelled messages",
     rules_version: int | None = None,
+    near_misses: Iterable[NearMiss] = (),
 ) -> AppliedGate:
     """The ``calibrated`` similarity gate for ``matcher``'s rules from ``labelled`` messages
     (:class:`LabelledMessage`, from :func:`load_labelled`, or ``(message, expected rule ids)`` pairs; see the module
-    docstring). A message with a scenario or step is matched in that scenario or step; ``rules_version`` (default
+    docstring). A message with a scenario or step is matched in that scenario or step. ``near_misses``
+    (:func:`synthesize_labelled`): messages one rule must not apply to; that rule returned for one is a false
+    positive, any other rule returned is ignored. ``rules_version`` (default
     the matcher's own version) is recorded in the terms: pass the tenant's store version. Set it with
     :meth:`RuleMatcher.set_calibration`, or store it for a tenant
     (``store.save_gate``) so that every matcher of the tenant uses it.
@@ -63,20 +67,32 @@ def calibrate_gate(
         item if isinstance(item, LabelledMessage) else LabelledMessage(message=item[0], expected=tuple(item[1]))
         for item in labelled
     ]
-    if not items:
+    misses = list(near_misses)
+    if not items and not misses:
         raise InvalidInputError("no labelled messages to calibrate on", hint="give at least one message")
-    check_labelled(items, matcher.rules, source=source)
-    pairs = [(item.message, frozenset(item.expected)) for item in items]
-    sessions = [SessionState(active_scenario_id=item.scenario, active_step_id=item.step) for item in items]
+    if items:
+        check_labelled(items, matcher.rules, source=source)
+    unknown = sorted({m.rule_id for m in misses} - {rule.id for rule in matcher.rules})
+    if unknown:
+        raise InvalidInputError(f"near misses name unknown rule(s) {', '.join(map(repr, unknown))}")
     cfg = (config or matcher.config).with_(threshold=None)
-    results = matcher.match_many([m for m, _ in pairs], sessions, config=cfg)
+    texts = [item.message for item in items] + [m.message for m in misses]
+    sessions = [SessionState(active_scenario_id=i.scenario, active_step_id=i.step) for i in items] + [
+        SessionState(active_scenario_id=m.scenario, active_step_id=m.step) for m in misses
+    ]
+    results = matcher.match_many(texts, sessions, config=cfg)
     similarities: list[float] = []
     correct: list[bool] = []
-    for (_, expected), result in zip(pairs, results, strict=True):
+    for item, result in zip(items, results, strict=False):
         for match in result:
             similarities.append(match.similarity_score)
-            correct.append(match.rule.id in expected)
-    expected_total = sum(len(expected) for _, expected in pairs)
+            correct.append(match.rule.id in item.expected)
+    for miss, result in zip(misses, results[len(items) :], strict=True):
+        for match in result:
+            if match.rule.id == miss.rule_id:  # the one rule a near miss says something about
+                similarities.append(match.similarity_score)
+                correct.append(False)
+    expected_total = sum(len(item.expected) for item in items)
     if not similarities:
         raise InvalidInputError("no message matched any rule, even without a gate", hint="check the rulebook")
     order = np.lexsort((np.array(correct), -np.array(similarities)))
@@ -116,7 +132,8 @@ def calibrate_gate(
         float(thresholds[pick]),
         {
             "target": target,
-            "messages": len(pairs),
+            "messages": len(items),
+            "near_misses": len(misses),
             "precision": round(float(precision[pick]), 6),
             "recall": round(float(recall[pick]), 6),
             "f1": round(float(f1[pick]), 6),

@@ -79,8 +79,9 @@ class AppliedGate:
             )
         if self.kind == "calibrated":
             target = t.get("target", "best F1")
+            misses = f" and {t['near_misses']} near misses" if t.get("near_misses") else ""
             return (
-                f"similarity >= {self.threshold:.4f}: calibrated on {t.get('messages', '?')} labelled messages "
+                f"similarity >= {self.threshold:.4f}: calibrated on {t.get('messages', '?')} labelled messages{misses} "
                 f"({target}; precision {t.get('precision', float('nan')):.3f}, recall "
                 f"{t.get('recall', float('nan')):.3f}) at tenant version {t.get('rules_version', '?')}"
             )
