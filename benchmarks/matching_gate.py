@@ -14,7 +14,8 @@ message expects (messages that expect some rule); rejection: messages that expec
    examples), with the chosen values: the default ``MatchConfig()`` (automatic gate), the
    oracle threshold, and the gate before this change (0.62 on max(hybrid, similarity - 0.15)), plus micro
    precision / recall of every returned rule (NLU++ messages expect 0-6 rules).
-3. **Cost** of measuring a rulebook's gate (once per index version) at 1k and 10k rules.
+3. **Cost** of measuring a rulebook's gate (once per index version) at 1k and 10k rules, and of calibrating a
+   1k-rule tenant from 1k labelled messages.
 
 Usage::
 
@@ -179,6 +180,42 @@ def cost() -> list[str]:
             times.append(time.perf_counter() - started)
         lines.append(f"| {n:,} | {per} | {np.median(times) * 1000:.0f} ms |")
     return lines
+
+
+def calibration_cost(embedder: CachedEmbedder, rules: int = 1_000, messages: int = 1_000) -> list[str]:
+    """``calibrate_gate`` for a ``rules``-rule tenant from ``messages`` labelled messages: the rule vectors are the
+    tenant's stored ones (precomputed, not timed); the messages are embedded by the plain model (timed), as a
+    user's new labelled file would be."""
+    from norma.matching import calibrate_gate
+
+    rng = np.random.default_rng(7)
+    words = [f"{a}{b}" for a in ("card", "loan", "fee", "pay", "bank", "cash", "rate", "app") for b in range(40)]
+
+    def sentence(n: int) -> str:
+        return " ".join(str(w) for w in rng.choice(words, n))
+
+    book = [
+        Rule(id=f"r{i}", condition_text=f"the user asks about {sentence(4)}", examples=[sentence(6) for _ in range(2)])
+        for i in range(rules)
+    ]
+    vectors = {}
+    for rule in book:
+        vectors[rule.id] = embedder.embed([rule.embedding_text, *rule.examples])
+    labelled = []
+    for _ in range(messages):
+        target = book[int(rng.integers(rules))]
+        labelled.append((f"{target.examples[0]} {sentence(2)}", [target.id] if rng.random() < 0.8 else []))
+    times = []
+    for _ in range(3):
+        matcher = RuleMatcher(book, vectors=vectors, embedder=get_embedder())
+        started = time.perf_counter()
+        gate = calibrate_gate(matcher, labelled, target_precision=0.5)
+        times.append(time.perf_counter() - started)
+    return [
+        "| rules | labelled messages | calibration (median of 3, messages embedded) | gate |",
+        "|---:|---:|---:|---:|",
+        f"| {rules:,} | {messages:,} | {np.median(times):.1f} s | {gate.threshold:.4f} |",
+    ]
 
 
 class _NoEmbedder:
