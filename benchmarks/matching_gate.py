@@ -262,7 +262,7 @@ def main() -> None:
     outside = [banking77_test(seed) for seed in (1, 2, 3)]
     reported = report([Draw(d, embedder) for d in [*dev_sets("report"), *outside]], quantile)
     print("\n".join(reported), "\n")
-    costs = [*cost(), "", f"Run: {stamp}."]
+    costs = [*cost(), "", *calibration_cost(embedder), "", f"Run: {stamp}."]
     print("\n".join(costs))
     if args.write:
         write({"selection": selection, "report": reported, "cost": costs})
