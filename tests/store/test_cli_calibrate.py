@@ -74,7 +74,10 @@ def test_calibrate_bad_input_is_one_line_and_exit_2(run_cli: Run, store_url: str
     )
     neither = run_cli(*base)
     assert neither.code == 2
-    assert "give --messages FILE to calibrate, or --clear" in neither.err
+    assert neither.err == (
+        "norma: error: give --messages FILE and/or --synthesize N to calibrate, or --clear to remove the calibrated "
+        "gate\n"
+    )
     both = run_cli(*base, "--messages", _labelled(tmp_path), "--target-recall", "0.5", "--target-precision", "0.5")
     assert both.code == 2
     assert "not both" in both.err

@@ -37,6 +37,17 @@ def _target(value: float | None, name: str) -> float | None:
     return float(value)
 
 
+def _reaching(values: np.ndarray, goal: float, name: str, advice: str) -> list[int]:
+    """The indices whose ``values`` reach ``goal``; InvalidInputError when none does."""
+    ok = np.flatnonzero(values >= goal - 1e-12)
+    if not len(ok):
+        raise InvalidInputError(
+            f"no threshold reaches {name} {goal:g} on these messages (best {name} {float(values.max()):.3f})",
+            hint=f"lower --target-{name}, or {advice}",
+        )
+    return [int(i) for i in ok]
+
+
 def calibrate_gate(
     matcher: RuleMatcher,
     labelled: Iterable[LabelledMessage | tuple[str, Collection[str]]],
@@ -105,24 +116,14 @@ def calibrate_gate(
     precision = tp / (tp + fp)
     recall = tp / expected_total if expected_total else np.ones_like(precision)
     f1 = np.where(precision + recall > 0, 2 * precision * recall / np.maximum(precision + recall, 1e-12), 0.0)
-    if precision_goal is not None:
-        ok = np.flatnonzero(precision >= precision_goal - 1e-12)
-        if not len(ok):
-            raise InvalidInputError(
-                f"no threshold reaches precision {precision_goal:g} on these messages "
-                f"(best precision {float(precision.max()):.3f})",
-                hint="lower --target-precision, or improve the rules (norma rules eval / doctor)",
-            )
-        pick, target = int(ok[-1]), f"precision >= {precision_goal:g}"
-    elif recall_goal is not None:
-        ok = np.flatnonzero(recall >= recall_goal - 1e-12)
-        if not len(ok):
-            raise InvalidInputError(
-                f"no threshold reaches recall {recall_goal:g} on these messages "
-                f"(best recall {float(recall.max()):.3f})",
-                hint="lower --target-recall, or add examples to the rules that are missed (norma rules eval)",
-            )
-        pick, target = int(ok[0]), f"recall >= {recall_goal:g}"
+    if precision_goal is not None:  # the lowest threshold (thresholds fall with the index) that reaches it
+        pick = _reaching(precision, precision_goal, "precision", "improve the rules (norma rules eval / doctor)")[-1]
+        target = f"precision >= {precision_goal:g}"
+    elif recall_goal is not None:  # the highest threshold that reaches it
+        pick = _reaching(recall, recall_goal, "recall", "add examples to the rules that are missed (norma rules eval)")[
+            0
+        ]
+        target = f"recall >= {recall_goal:g}"
     else:
         best = float(f1.max())
         pick, target = int(np.flatnonzero(f1 >= best - 1e-12)[0]), "best F1"
