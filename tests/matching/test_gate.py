@@ -49,6 +49,7 @@ def test_the_rulebook_gate_is_the_quantile_of_the_leave_one_out_similarities(axi
     assert gate.terms == {
         "quantile": 0.22,
         "probes": 24,
+        "max_probes": 2048,
         "examples": 24,
         "rules": 5,
         "median_probe_similarity": 1.0,
@@ -202,3 +203,17 @@ def test_a_large_rulebook_is_measured_on_a_bounded_sample() -> None:
     # 300 rules x 61 texts = 18,300 rule vectors: the budget allows 16,777,216 // 18,300 = 916 probes of 2,048
     assert GATE_BUDGET // 18_300 == 916
     assert (gate.kind, gate.terms["probes"], gate.terms["examples"]) == ("rulebook", 916, 18_000)
+
+
+def test_a_remembered_rulebook_gate_is_used_until_the_rules_change(axis: AxisEmbedder) -> None:
+    measured = RuleMatcher(RULES, embedder=axis).gate()
+    kept = gate_from_dict(measured.to_dict(), kind="rulebook")  # as a cache on disk gives it back
+    forged = AppliedGate("rulebook", "similarity", 0.5, {**kept.terms})
+    matcher = RuleMatcher(RULES, embedder=axis)
+    assert matcher.remember_gate(forged) is True
+    assert matcher.gate().threshold == 0.5  # used as given: nothing measured
+    assert matcher.remember_gate(forged, MatchConfig(gate_quantile=0.3)) is False  # measured another way
+    matcher.remove(["weather"])  # the rules changed: measured again
+    assert matcher.gate().threshold == EXPECTED
+    with pytest.raises(InvalidInputError, match="rulebook gate"):
+        matcher.remember_gate(AppliedGate("fixed", "similarity", 0.5))

@@ -103,20 +103,21 @@ class AppliedGate:
         }
 
 
-def gate_from_dict(data: Mapping[str, Any]) -> AppliedGate:
-    """A stored calibrated gate read back (what :meth:`AppliedGate.to_dict` wrote); InvalidInputError if malformed."""
+def gate_from_dict(data: Mapping[str, Any], kind: GateKind = "calibrated") -> AppliedGate:
+    """A gate read back (what :meth:`AppliedGate.to_dict` wrote): a stored ``calibrated`` gate, or a cached
+    ``rulebook`` one; InvalidInputError if malformed or of another kind."""
     try:
-        kind, score, threshold = data["kind"], data["score"], data["threshold"]
+        found, score, threshold = data["kind"], data["score"], data["threshold"]
         terms = dict(data.get("terms") or {})
     except (KeyError, TypeError) as exc:
         raise InvalidInputError(f"stored gate is malformed: {exc}", hint="calibrate the tenant again") from None
-    if kind != "calibrated" or score != "similarity" or not isinstance(threshold, (int, float)):
+    if found != kind or score != "similarity" or not isinstance(threshold, (int, float)):
         raise InvalidInputError(
-            f"stored gate is not a calibrated similarity gate: {kind!r} on {score!r}", hint="calibrate again"
+            f"stored gate is not a {kind} similarity gate: {found!r} on {score!r}", hint="calibrate again"
         )
     if not math.isfinite(threshold):
         raise InvalidInputError("stored gate threshold is not a finite number", hint="calibrate the tenant again")
-    return AppliedGate("calibrated", "similarity", float(threshold), terms)
+    return AppliedGate(kind, "similarity", float(threshold), terms)
 
 
 def applied_gate(cfg: MatchConfig, automatic: AppliedGate | None) -> AppliedGate:
@@ -196,6 +197,7 @@ def rulebook_gate(index: MatchIndex, cfg: MatchConfig) -> AppliedGate:
         {
             "quantile": cfg.gate_quantile,
             "probes": len(probes),
+            "max_probes": cfg.gate_probes,
             "examples": examples,
             "rules": len(alive),
             "median_probe_similarity": round(float(np.median(measured)), 4),

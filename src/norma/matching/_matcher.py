@@ -195,6 +195,20 @@ class RuleMatcher:
             raise InvalidInputError(f"set_calibration takes a calibrated similarity gate, not {gate.kind!r}")
         self._calibration = gate
 
+    def remember_gate(self, gate: AppliedGate, config: MatchConfig | None = None) -> bool:
+        """Use ``gate``, a ``rulebook`` gate measured earlier for these same rules (kept in a cache with the
+        rulebook), instead of measuring it again; it holds until the rules change. Returns False (and keeps
+        nothing) when it was measured with another quantile or probe limit than ``config``'s (default the
+        matcher's)."""
+        cfg = config or self.config
+        if gate.kind != "rulebook":
+            raise InvalidInputError(f"remember_gate takes a rulebook gate, not {gate.kind!r}")
+        if (gate.terms.get("quantile"), gate.terms.get("max_probes")) != (cfg.gate_quantile, cfg.gate_probes):
+            return False
+        with self._lock:
+            self._rulebook_gate = (self._index, cfg.gate_quantile, cfg.gate_probes, gate)
+        return True
+
     def gate(self, config: MatchConfig | None = None) -> AppliedGate:
         """The gate a match with ``config`` (default the matcher's) applies now, with every term that set it."""
         cfg = config or self.config
