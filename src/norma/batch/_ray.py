@@ -1,0 +1,170 @@
+"""The Ray engine: Ray Data ``map_batches`` over an actor pool, each actor starting the job once.
+
+Ray is an optional dependency (``pip install 'norma[ray]'``), imported only here and only when the engine runs;
+without it :func:`import_ray` raises :class:`~norma.errors.MissingDependencyError` with that command. Records
+travel as JSON text in one string column (the index beside it), so that Arrow never reshapes a record (nested
+mappings whose keys differ from one record to the next would become structs padded with nulls); results come back
+the same way and are put back in input order on the driver.
+
+:func:`map_dataset` is for data that is already on the cluster: a Ray Dataset read where it lives
+(``ray.data.read_json`` / ``read_parquet``), mapped to a Dataset of results (``write_json`` / ``write_parquet``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from norma.batch._job import BatchRecord, BatchResult, Job
+from norma.errors import MissingDependencyError
+
+__all__ = ["RAY_INSTALL", "import_ray", "map_dataset", "ray_cpus", "run_on_ray", "start_ray"]
+
+RAY_INSTALL = "pip install 'norma[ray]'"
+"""The command that installs what the Ray engine needs."""
+
+
+def import_ray() -> Any:
+    """The ``ray`` module with ``ray.data`` loaded, or :class:`MissingDependencyError` with the install hint."""
+    try:
+        with _quiet():
+            import ray
+            import ray.data
+    except ImportError:
+        raise MissingDependencyError("the Ray engine (--engine ray)", install=RAY_INSTALL, extra="ray") from None
+    return ray
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """Ray's own deprecation warnings and INFO logs are not norma's user's business."""
+    loggers = [logging.getLogger(name) for name in ("ray", "ray.data")]
+    levels = [logger.level for logger in loggers]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", FutureWarning)
+        for logger in loggers:
+            logger.setLevel(logging.ERROR)
+        try:
+            yield
+        finally:
+            for logger, level in zip(loggers, levels, strict=True):
+                logger.setLevel(level)
+
+
+def start_ray(address: str | None = None) -> Any:
+    """Connect to Ray once per process: the cluster at ``address`` (``auto``, ``ray://host:10001``), else a local
+    one started here; a Ray already initialised in this process (``ray.init`` by the caller) is used as it is."""
+    ray = import_ray()
+    with _quiet():
+        if not ray.is_initialized():
+            options: dict[str, Any] = {
+                "include_dashboard": False,
+                "log_to_driver": False,
+                "logging_level": logging.ERROR,
+            }
+            if address:
+                options["address"] = address
+            ray.init(**options)
+        context = ray.data.DataContext.get_current()
+        context.enable_progress_bars = False
+        context.print_on_execution_start = False
+    return ray
+
+
+def ray_cpus(address: str | None = None) -> int:
+    """CPUs of the cluster (started or joined as :func:`start_ray` does)."""
+    ray = start_ray(address)
+    return max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+
+class _Actor:
+    """One Ray Data actor: starts the job once, then maps batches of ``{i, payload}`` rows to ``{i, out}`` rows."""
+
+    def __init__(self, job: Job, raw: bool = False) -> None:
+        self._work = job.start()
+        self._raw = raw
+
+    def __call__(self, batch: Any) -> Any:
+        import pyarrow as pa
+
+        rows = batch.to_pylist()
+        if self._raw:  # rows of a user's dataset: each row is a record
+            outcomes = self._work(rows)
+            return pa.table(
+                {
+                    "result": [None if r is None else json.dumps(r, ensure_ascii=False) for r, _ in outcomes],
+                    "error": [e for _, e in outcomes],
+                }
+            )
+        outcomes = self._work([json.loads(row["payload"]) for row in rows])
+        return pa.table(
+            {
+                "i": [row["i"] for row in rows],
+                "out": [json.dumps({"r": r, "e": e}, ensure_ascii=False) for r, e in outcomes],
+            }
+        )
+
+
+def _pool(ray: Any, workers: int) -> Any:
+    return ray.data.ActorPoolStrategy(size=max(1, min(workers, int(ray.cluster_resources().get("CPU", 1)))))
+
+
+def run_on_ray(
+    job: Job,
+    records: Sequence[BatchRecord],
+    *,
+    workers: int,
+    address: str | None = None,
+    on_result: Callable[[BatchResult], None] | None = None,
+) -> list[BatchResult]:
+    """Results of ``job`` over ``records`` computed by ``workers`` Ray actors (at most the cluster's CPUs)."""
+    ray = start_ray(address)
+    where = {record.index: record.where for record in records}
+    rows = [{"i": record.index, "payload": json.dumps(record.payload, ensure_ascii=False)} for record in records]
+    size = max(1, job.batch_size)
+    blocks = max(1, min(len(rows), max(2 * workers, math.ceil(len(rows) / (4 * size)))))
+    out: list[BatchResult] = []
+    with _quiet():
+        dataset = ray.data.from_items(rows, override_num_blocks=blocks)
+        mapped = dataset.map_batches(
+            _Actor,
+            fn_constructor_args=(job,),
+            compute=_pool(ray, workers),
+            batch_size=size,
+            batch_format="pyarrow",
+            max_restarts=0,  # the job is small and rebuilt from its options; no restart from the object store
+        )
+        for batch in mapped.iter_batches(batch_format="pyarrow", batch_size=None):
+            for index, text in zip(batch.column("i").to_pylist(), batch.column("out").to_pylist(), strict=True):
+                decoded = json.loads(text)
+                item = BatchResult(index, where[index], decoded["r"], decoded["e"])
+                out.append(item)
+                if on_result is not None:
+                    on_result(item)
+    return sorted(out, key=lambda item: item.index)
+
+
+def map_dataset(job: Job, dataset: Any, *, workers: int | None = None) -> Any:
+    """A Ray Dataset of ``{result, error}`` rows (``result`` as JSON text) for the records of ``dataset``.
+
+    Each row of ``dataset`` is one record, as the job takes it (read with ``ray.data.read_json`` or
+    ``read_parquet`` where the data lives); ``workers`` actors (default: the cluster's CPUs) each start the job
+    once. The result keeps the input's order; write it with ``write_json`` / ``write_parquet``.
+    """
+    ray = start_ray(None)
+    job.check()
+    with _quiet():
+        return dataset.map_batches(
+            _Actor,
+            fn_constructor_args=(job, True),
+            compute=_pool(ray, workers or ray_cpus()),
+            batch_size=max(1, job.batch_size),
+            batch_format="pyarrow",
+            max_restarts=0,  # the job is small and rebuilt from its options; no restart from the object store
+        )
