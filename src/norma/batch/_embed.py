@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from norma.batch._job import Outcome, Worker
+from norma.batch._stable import embed_stable
 from norma.embeddings import get_embedder
 from norma.errors import InvalidInputError
 from norma.rules import Rule, rule_texts
@@ -41,7 +42,7 @@ class EmbedJob:
 
         def work(payloads: Sequence[Any]) -> list[Outcome]:
             texts = [text for text in payloads if isinstance(text, str)]
-            vectors = iter(np.asarray(embedder.embed(texts), dtype=np.float32) if texts else [])
+            vectors = iter(embed_stable(embedder, texts))
             error = str(InvalidInputError("a text to embed must be a string"))
             return [
                 ({"vector": [float(x) for x in next(vectors)]}, None) if isinstance(text, str) else (None, error)

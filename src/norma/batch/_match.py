@@ -7,11 +7,26 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from norma.batch._job import Outcome, Worker
+from norma.batch._stable import embed_stable
+from norma.embeddings import BertEmbedder, get_embedder
 from norma.errors import InvalidInputError, NormaError
 from norma.matching import MatchConfig, RuleMatcher, SessionState, load_rules
 
 __all__ = ["MatchJob", "match_payload"]
+
+
+def _vectors(embedder: BertEmbedder, messages: Sequence[Any]) -> list[np.ndarray]:
+    """Query vectors that do not depend on the batch (:func:`embed_stable`); zeros for what is not embedded (blank
+    or not text: the matcher skips or refuses it)."""
+    wanted = [i for i, m in enumerate(messages) if isinstance(m, str) and m.strip()]
+    vectors = embed_stable(embedder, [messages[i] for i in wanted])
+    out = [np.zeros(embedder.dim, dtype=np.float32) for _ in messages]
+    for row, index in enumerate(wanted):
+        out[index] = vectors[row]
+    return out
 
 
 def match_payload(record: Any) -> dict[str, Any]:
@@ -85,24 +100,27 @@ class MatchJob:
         return row
 
     def start(self) -> Worker:
-        """Build the matcher (embedding every rule), then match each batch with one embedding call."""
-        matcher = RuleMatcher(load_rules(self.rules_path), MatchConfig.model_validate_json(self.config_json))
+        """Build the matcher (embedding every rule), then embed each batch's messages in one call and match them."""
+        embedder = get_embedder()
+        matcher = RuleMatcher(
+            load_rules(self.rules_path), MatchConfig.model_validate_json(self.config_json), embedder=embedder
+        )
         tags = list(self.tags) or None
 
-        def one(payload: dict[str, Any]) -> Outcome:
+        def one(payload: dict[str, Any], vector: np.ndarray) -> Outcome:
             try:
                 session = None if payload["session"] is None else SessionState.from_mapping(payload["session"])
-                found = matcher.match(payload["message"], session, explain=self.explain, tags=tags)
+                found = matcher.match_many(
+                    [payload["message"]], [session], explain=self.explain, tags=tags, query_vectors=[vector]
+                )[0]
             except NormaError as exc:
                 return None, str(exc)
             return self._result(payload, found), None
 
         def work(payloads: Sequence[Any]) -> list[Outcome]:
-            try:
-                sessions = [None if p["session"] is None else SessionState.from_mapping(p["session"]) for p in payloads]
-                found = matcher.match_many([p["message"] for p in payloads], sessions, explain=self.explain, tags=tags)
-            except NormaError:  # one bad message: match them one by one to say which
-                return [one(payload) for payload in payloads]
-            return [(self._result(p, f), None) for p, f in zip(payloads, found, strict=True)]
+            # one embedding call for the batch; then each message alone, because the similarity product of a
+            # batch of queries rounds differently from that of one query (results must not depend on the batch)
+            vectors = _vectors(embedder, [payload["message"] for payload in payloads])
+            return [one(payload, vector) for payload, vector in zip(payloads, vectors, strict=True)]
 
         return work

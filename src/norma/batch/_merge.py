@@ -111,7 +111,7 @@ def _check_order(positions: list[tuple[str, int]]) -> None:
     for (before_name, before), (name, position) in itertools.pairwise(positions):
         if position <= before:
             raise InvalidInputError(
-                f"record at {position} comes after record at {before} of {before_name}",
+                f"line {position} comes after line {before} of {before_name}",
                 source=name,
                 hint="give the shard outputs in shard order (1/N first)",
             )

@@ -53,6 +53,7 @@ def _register() -> None:
     from norma.cli._embeddings import embed
     from norma.cli._llm import llm, rules_examples
     from norma.cli._match import match
+    from norma.cli._merge import merge
     from norma.cli._names import names
     from norma.cli._rubrics import rubric
     from norma.cli._rules import keys, rules
@@ -62,6 +63,7 @@ def _register() -> None:
     cli.add_command(demo)
     cli.add_command(embed)
     cli.add_command(match)
+    cli.add_command(merge)
     cli.add_command(llm)
     cli.add_command(names)
     cli.add_command(rubric)
