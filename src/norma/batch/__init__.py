@@ -17,7 +17,7 @@ from __future__ import annotations
 from norma.batch._audit import AuditJob
 from norma.batch._embed import EmbedJob, rule_text_payloads, rule_vectors
 from norma.batch._engine import ENGINES, Engine, check_engine, run_job
-from norma.batch._io import is_parquet, parquet_rows, text_lines, write_rows
+from norma.batch._io import MAX_LINE_BYTES, is_parquet, json_records, parquet_rows, text_lines, write_rows
 from norma.batch._job import BatchRecord, BatchResult, Job, Outcome, Worker, per_record
 from norma.batch._match import MatchJob, match_payload
 from norma.batch._merge import (
@@ -44,6 +44,7 @@ __all__ = [
     "Engine",
     "EnginePlan",
     "Job",
+    "MAX_LINE_BYTES",
     "MERGE_FORMATS",
     "MatchJob",
     "MergeFormat",
@@ -62,6 +63,7 @@ __all__ = [
     "detect_format",
     "import_ray",
     "is_parquet",
+    "json_records",
     "map_dataset",
     "match_document",
     "match_payload",

@@ -8,13 +8,19 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from norma.errors import InvalidInputError, MissingDependencyError
+from norma._safety import InputLimits, load_json
+from norma.batch._job import BatchRecord
+from norma.errors import InvalidInputError, MissingDependencyError, NormaError
 
-__all__ = ["is_parquet", "parquet_rows", "text_lines", "write_rows"]
+__all__ = ["MAX_LINE_BYTES", "is_parquet", "json_records", "parquet_rows", "text_lines", "write_rows"]
+
+MAX_LINE_BYTES = 1024 * 1024
+"""Longest JSON Lines record read by :func:`json_records`."""
 
 _INSTALL = "pip install 'norma[ray]'"
 
@@ -87,3 +93,37 @@ def write_rows(path: str | os.PathLike[str], rows: Iterable[Mapping[str, Any]]) 
     with target.open("w", encoding="utf-8") as handle:
         for row in rows:
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def json_records(source: str | os.PathLike[str], *, max_bytes: int = MAX_LINE_BYTES) -> list[BatchRecord]:
+    """The records of a JSON Lines file (``"-"``: stdin) or a Parquet file, each parsed with the bounded JSON
+    parser; a line that is not JSON is a record whose payload is its :class:`InvalidInputError`.
+
+    Raises:
+        LimitExceededError: a line over ``max_bytes``; InvalidInputError: a file that cannot be read.
+    """
+    name = os.fspath(source)
+    if name != "-" and is_parquet(name):
+        return [BatchRecord(index, f"{name}:row {index + 1}", row) for index, row in enumerate(parquet_rows(name))]
+    bounds = InputLimits(max_bytes=4 * (max_bytes + 1))
+    records: list[BatchRecord] = []
+
+    def read(handle: IO[bytes], label: str) -> None:
+        for number, text in text_lines(handle, label, max_bytes):
+            where = f"{label}:{number}"
+            payload: Any
+            try:
+                payload = load_json(text, source=where, limits=bounds)
+            except NormaError as exc:
+                payload = exc
+            records.append(BatchRecord(len(records), where, payload))
+
+    if name == "-":
+        read(getattr(sys.stdin, "buffer", sys.stdin), "<stdin>")
+        return records
+    try:
+        with open(name, "rb") as handle:
+            read(handle, name)
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read it: {exc.strerror or exc}", source=name) from None
+    return records

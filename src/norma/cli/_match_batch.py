@@ -108,7 +108,8 @@ def match_batch(
     for item in results:
         if item.error is not None or item.result is None:
             errors += 1
-            click.echo(f"norma: error: {item.error}", err=True)
+            error = str(item.error)
+            click.echo(f"norma: error: {error if error.startswith(item.where) else f'{item.where}: {error}'}", err=True)
             continue
         rows.append({"line": int(item.where.rsplit(":", 1)[1].removeprefix("row ")), **item.result})
     rule_count = _rule_count(rules_file)
