@@ -32,6 +32,7 @@ from norma.batch._names import NamesJob
 from norma.batch._plan import EnginePlan, Workers, available_cpus, check_workers, plan_engine
 from norma.batch._ray import RAY_INSTALL, import_ray, map_dataset, start_ray
 from norma.batch._rubrics import RubricJob
+from norma.batch._rulebook import import_rulebook_with
 from norma.batch._shard import Shard
 from norma.batch._summaries import match_document, names_document, rubric_document, seed_spread_document
 
@@ -62,6 +63,7 @@ __all__ = [
     "check_workers",
     "detect_format",
     "import_ray",
+    "import_rulebook_with",
     "is_parquet",
     "json_records",
     "map_dataset",

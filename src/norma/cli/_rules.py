@@ -9,6 +9,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -16,7 +17,9 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from norma.batch import import_rulebook_with
 from norma.cli._demo import SECTIONS
+from norma.cli._engine import EngineOptions, engine_options, run_batch
 from norma.cli._output import emit, format_option, resolve_format
 from norma.matching import Rule
 from norma.store import (
@@ -72,20 +75,34 @@ def rules() -> None:
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
 @tenant_option(required=False)
 @db_option
+@engine_options
 @format_option
 @click.pass_context
 def import_command(
-    ctx: click.Context, file: Path, tenant_id: str | None, db_url: str | None, output_format: str | None
+    ctx: click.Context,
+    file: Path,
+    tenant_id: str | None,
+    db_url: str | None,
+    output_format: str | None,
+    **engine: Any,
 ) -> int:
     """Validate a rulebook (YAML or JSON) and import all its rules in one transaction.
 
     Every invalid rule is reported (index, field, problem) and nothing is written: exit 2. The tenant is --tenant,
-    else the file's `tenant:`. Rules already stored unchanged are not counted as changes.
+    else the file's `tenant:`. Rules already stored unchanged are not counted as changes. With --engine, every
+    text of every rule is embedded on that engine (e.g. a Ray cluster for a large corpus of examples).
     """
     fmt = resolve_format(ctx, output_format)
+    options = EngineOptions.pop(engine)
+    if options.shard is not None:
+        raise click.UsageError("rules import takes no --shard: a rulebook is imported whole")
     with _store(db_url) as store:
         try:
-            book, version = import_rulebook(store, file, tenant_id=tenant_id)
+            if options.engine is None:
+                book, version = import_rulebook(store, file, tenant_id=tenant_id)
+            else:
+                run = partial(run_batch, options=options, label="embedding")
+                book, version = import_rulebook_with(store, file, run, tenant_id=tenant_id)
         except RulebookError as exc:
             problems = [p.model_dump() for p in exc.problems]
             if fmt == "json":
