@@ -119,7 +119,7 @@ def json_records(source: str | os.PathLike[str], *, max_bytes: int = MAX_LINE_BY
             records.append(BatchRecord(len(records), where, payload))
 
     if name == "-":
-        read(getattr(sys.stdin, "buffer", sys.stdin), "<stdin>")
+        read(sys.stdin.buffer, "<stdin>")
         return records
     try:
         with open(name, "rb") as handle:

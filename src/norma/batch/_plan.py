@@ -63,17 +63,20 @@ def check_workers(workers: object) -> Workers:
     return workers
 
 
-def _auto_local(job: Job, records: int, cpus: int) -> tuple[int, str]:
-    if cpus < 2:
+def _auto_local(job: Job, records: int, cpus: int, most: int | None) -> tuple[int, str]:
+    """``(workers, why)``: ``cpus`` available, at most ``most`` workers (``--workers N`` without ``--engine``)."""
+    limit = cpus if most is None else most
+    force = "" if most is None else "; --engine pool forces the pool"
+    if limit < 2:
         return 1, "one CPU available"
     if job.uses_all_cores:
-        return 1, "the embedding model already uses every core"
+        return 1, f"the embedding model already uses every core{force}"
     start = FORK_START_SECONDS if job.fork_safe else SPAWN_START_SECONDS
     work = records * job.record_seconds
-    if work < 4 * start * cpus:
-        return 1, f"{records:,} records (about {work:.1f} s of work) do not pay for starting {cpus} workers"
-    count = min(cpus, math.ceil(records / max(1, job.batch_size)))
-    return count, f"{records:,} records (about {work:.0f} s of work) over {count} of {cpus} CPUs"
+    if work < 4 * start * limit:
+        return 1, f"{records:,} records (about {work:.1f} s of work) do not pay for starting {limit} workers{force}"
+    count = min(limit, math.ceil(records / max(1, job.batch_size)))
+    return count, f"{records:,} records (about {work:.0f} s of work) over {count} workers ({cpus} CPUs)"
 
 
 def plan_engine(
@@ -86,9 +89,10 @@ def plan_engine(
 ) -> EnginePlan:
     """The engine and worker count for ``records`` records of ``job``.
 
-    ``engine=None`` picks ``local`` or ``pool`` from ``workers``; ``workers="auto"`` decides the count (a pool that
-    would not pay for itself becomes ``local``; for ``ray``, one actor per CPU of the cluster, which this starts or
-    joins).
+    ``workers="auto"`` decides the count: a pool that would not pay for itself (a small batch, or a job whose
+    model already runs on every core) becomes ``local``; for ``ray``, one actor per CPU of the cluster, which this
+    starts or joins. With ``engine=None``, ``workers=N`` is an upper bound decided the same way (so that asking
+    for more workers is never slower than one); ``engine="pool"`` runs exactly ``N``.
 
     Raises:
         InvalidInputError: an unknown engine, a bad worker count, ``local`` with more than one worker.
@@ -108,9 +112,9 @@ def plan_engine(
                 f"the local engine runs in one process, not {count}", location="workers", hint="use --engine pool"
             )
         return EnginePlan("local", 1, "as asked")
-    if count == "auto":
-        auto, why = _auto_local(job, records, available_cpus())
-        return EnginePlan("pool" if auto > 1 else "local", auto, why)
     if count == 1:
         return EnginePlan("local", 1, "one worker asked for")
-    return EnginePlan("pool", count, "as asked")
+    if chosen == "pool" and count != "auto":
+        return EnginePlan("pool", count, "as asked")
+    auto, why = _auto_local(job, records, available_cpus(), None if count == "auto" else count)
+    return EnginePlan("pool" if auto > 1 else "local", auto, why)

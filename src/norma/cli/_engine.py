@@ -21,20 +21,20 @@ __all__ = ["EngineOptions", "engine_options", "run_batch"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class _WorkersType(click.ParamType):
+class _WorkersType(click.ParamType[Workers, "str | int"]):
     name = "N|auto"
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Workers:
+    def convert(self, value: str | int, param: click.Parameter | None, ctx: click.Context | None) -> Workers:
         try:
             return check_workers(value)
         except NormaError:
             self.fail(f"{value!r} is not a worker count (an integer >= 1) or auto", param, ctx)
 
 
-class _ShardType(click.ParamType):
+class _ShardType(click.ParamType[Shard, "str | Shard"]):
     name = "i/N"
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Shard:
+    def convert(self, value: str | Shard, param: click.Parameter | None, ctx: click.Context | None) -> Shard:
         if isinstance(value, Shard):
             return value
         try:

@@ -96,7 +96,8 @@ def _render(con: Console, message: str, result: MatchResult, explain: bool) -> N
 @click.pass_context
 def match(
     ctx: click.Context,
-    message: str,
+    /,
+    message: str | None,
     rules_file: Path,
     scenario: str | None,
     step: str | None,
@@ -149,7 +150,7 @@ def match(
     payload: dict[str, Any] = {"message": message, "rules": len(matcher), **result.to_dict()}
     if not explain:
         payload.pop("dropped")
-    emit(fmt, payload, lambda con: _render(con, message, result, explain))
+    emit("json" if fmt != "table" else "table", payload, lambda con: _render(con, message, result, explain))
     return 0 if result else 1
 
 

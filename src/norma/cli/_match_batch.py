@@ -40,7 +40,7 @@ def read_messages(source: str) -> list[BatchRecord]:
         return [_record(index, f"{source}:row {index + 1}", row) for index, row in enumerate(parquet_rows(source))]
     handle: IO[bytes]
     if source == "-":
-        handle = getattr(sys.stdin, "buffer", sys.stdin)
+        handle = sys.stdin.buffer
         name = "<stdin>"
         lines = list(text_lines(handle, name, MAX_MESSAGE_LINE_BYTES))
     else:

@@ -121,6 +121,7 @@ def names() -> None:
 @click.pass_context
 def score(
     ctx: click.Context,
+    /,
     file: Path,
     compat: str,
     hash_seed: int,

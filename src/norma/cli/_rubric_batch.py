@@ -22,7 +22,7 @@ def _table(con: Console, document: dict[str, Any]) -> None:
     table = Table("line", "reward", "verdict")
     for row in document["results"]:
         reward = row.get("reward")
-        verdict = {True: "PASS", False: "FAIL"}.get(row.get("passed"), "")  # type: ignore[call-overload]
+        verdict = {True: "PASS", False: "FAIL"}.get(row.get("passed"), "")
         table.add_row(str(row["line"]), "None" if reward is None else f"{reward:.6g}", verdict)
     con.print(table)
     mean = document["mean_reward"]

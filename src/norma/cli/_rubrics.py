@@ -137,6 +137,7 @@ def _render_result(result: dict[str, Any]) -> Any:
 @click.pass_context
 def eval_(
     ctx: click.Context,
+    /,
     rubric_file: Path,
     events_file: Path | None,
     outcome_file: Path | None,

@@ -80,6 +80,7 @@ def rules() -> None:
 @click.pass_context
 def import_command(
     ctx: click.Context,
+    /,
     file: Path,
     tenant_id: str | None,
     db_url: str | None,
