@@ -18,10 +18,11 @@ from norma.batch import (
     match_payload,
     run_job,
 )
+from norma.batch._ray import drop_nulls
 from norma.errors import InvalidInputError
 from norma.names import score_record
 from norma.rubrics import evaluate_rubric, load_rubric_file
-from tests.batch.conftest import AUDIT, AUDIT_DOCS, MESSAGES, RULES, RUBRIC
+from tests.batch.conftest import AUDIT, AUDIT_DOCS, MESSAGES, RUBRIC, RULES
 
 
 def _names_records(path: Path) -> list[BatchRecord]:
@@ -39,7 +40,8 @@ def test_names_local_and_pool_equal_the_scorer(names_file: Path) -> None:
     assert local == pool
     assert [item.index for item in local] == list(range(len(records)))
     assert "lacks variations, labels" in str(local[4].error)
-    assert local[7].error is not None and local[7].error.startswith("not valid JSON")
+    assert local[7].error is not None
+    assert local[7].error.startswith("not valid JSON")
     for item in local:
         if item.error is None:
             assert item.result == score_record(json.loads(records[item.index].payload), hash_seed=3)
@@ -110,3 +112,8 @@ def test_unknown_engine_and_bad_workers() -> None:
         run_job(NamesJob.make(), [], engine="spark")  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError, match="workers"):
         run_job(NamesJob.make(), [], workers=0)
+
+
+def test_drop_nulls_undoes_arrow_padding() -> None:
+    padded = {"a": 1, "b": None, "c": {"d": None, "e": [{"f": None, "g": 2}]}, "h": [None]}
+    assert drop_nulls(padded) == {"a": 1, "c": {"e": [{"g": 2}]}, "h": [None]}

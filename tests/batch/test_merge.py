@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.batch.conftest import AUDIT, AUDIT_DOCS, RULES, RUBRIC
+from tests.batch.conftest import AUDIT, AUDIT_DOCS, RUBRIC, RULES
 from tests.conftest import CliResult
 
 Run = Callable[..., CliResult]
@@ -89,7 +89,8 @@ def test_merge_to_a_file_prints_a_summary(run_cli: Run, tmp_path: Path, names_fi
     out = tmp_path / "merged.json"
     result = run_cli("merge", *map(str, parts), "-o", str(out), "--format", "json")
     assert result.code == 0
-    assert '"records": 15' in result.out and '"format": "names"' in result.out
+    assert '"records": 15' in result.out
+    assert '"format": "names"' in result.out
     assert out.read_text(encoding="utf-8") == run_cli("names", "score", str(names_file), "--format", "json").out
 
 
@@ -101,12 +102,14 @@ def test_merge_refuses_what_does_not_fit(run_cli: Run, tmp_path: Path, names_fil
         parts[-1].write_text(part.out, encoding="utf-8")
     backwards = run_cli("merge", str(parts[1]), str(parts[0]))
     assert backwards.code == 2
-    assert "line 1 comes after line 15" in backwards.err and "shard order" in backwards.err
+    assert "line 1 comes after line 15" in backwards.err
+    assert "shard order" in backwards.err
     rubric = run_cli("rubric", "eval", str(RUBRIC), "--batch", str(outcomes_file), "--format", "json")
     other = tmp_path / "rubric.json"
     other.write_text(rubric.out, encoding="utf-8")
     mixed = run_cli("merge", str(parts[0]), str(other))
-    assert mixed.code == 2 and "a rubric output among names outputs" in mixed.err
+    assert mixed.code == 2
+    assert "a rubric output among names outputs" in mixed.err
     garbage = tmp_path / "garbage.txt"
     garbage.write_text("hello\n", encoding="utf-8")
     assert "not valid JSON" in run_cli("merge", str(garbage)).err

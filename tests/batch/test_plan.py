@@ -49,7 +49,8 @@ def test_an_explicit_pool_runs_as_asked() -> None:
 def test_bad_worker_counts(value: object) -> None:
     with pytest.raises(InvalidInputError, match="workers"):
         check_workers(value)
-    assert check_workers("3") == 3 and check_workers("auto") == "auto"
+    assert check_workers("3") == 3
+    assert check_workers("auto") == "auto"
 
 
 def test_verbose_says_what_it_chose_on_the_readme_examples(run_cli: Callable[..., CliResult]) -> None:
@@ -64,6 +65,8 @@ def test_verbose_says_what_it_chose_on_the_readme_examples(run_cli: Callable[...
     assert "norma: engine local, 1 process: 14 records" in audit.err
     assert "--engine pool forces the pool" in audit.err
     bad = run_cli("names", "score", str(NAMES), "--workers", "none")
-    assert bad.code == 2 and "'none' is not a worker count" in bad.err
+    assert bad.code == 2
+    assert "'none' is not a worker count" in bad.err
     shard = run_cli("names", "score", str(NAMES), "--shard", "3/2")
-    assert shard.code == 2 and "shard 3/2 is not one of" in shard.err
+    assert shard.code == 2
+    assert "shard 3/2 is not one of" in shard.err

@@ -18,7 +18,8 @@ __all__ = ["AuditJob"]
 class AuditJob:
     """Audit requests against a folder of normative documents.
 
-    The payload of a record is ``[where, request]`` (``where`` names the record in errors, e.g. ``file:line``);
+    The payload of a record is ``[where, request]`` (``where`` names the record in errors, e.g. ``file:line``), or
+    the request mapping alone;
     its result is the :class:`~norma.audit.AuditReport` as JSON values (``model_dump(mode="json")``, which
     ``AuditReport.model_validate`` turns back into the same report). Each worker loads the documents and the
     configuration once, and the embedding model on first need.
@@ -62,7 +63,7 @@ class AuditJob:
         documents = load_documents(self.documents, limits=cfg.limits) if self.documents is not None else None
 
         def audit(payload: Any) -> dict[str, Any]:
-            where, request = payload
+            where, request = (None, payload) if isinstance(payload, dict) else payload
             try:
                 report = analyze(request, documents, cfg)
             except NormaError as exc:

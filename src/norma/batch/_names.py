@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from norma._safety import check_unicode
 from norma.batch._job import Worker, per_record
 from norma.names import ScoreOptions
 
@@ -54,5 +56,14 @@ class NamesJob:
         """Nothing to load: the options were checked when made."""
 
     def start(self) -> Worker:
-        """Score each payload (a record's JSON text) with :meth:`~norma.names.ScoreOptions.score_text`."""
-        return per_record(self.options.score_text)
+        """Score each payload: a record's JSON text (:meth:`~norma.names.ScoreOptions.score_text`), or the record
+        itself (a row of a Ray Dataset)."""
+        options = self.options
+
+        def score(payload: Any) -> dict[str, Any]:
+            if isinstance(payload, str):
+                return options.score_text(payload)
+            check_unicode(payload)
+            return options.score(payload)
+
+        return per_record(score)

@@ -23,7 +23,7 @@ from typing import Any
 from norma.batch._job import BatchRecord, BatchResult, Job
 from norma.errors import MissingDependencyError
 
-__all__ = ["RAY_INSTALL", "import_ray", "map_dataset", "ray_cpus", "run_on_ray", "start_ray"]
+__all__ = ["RAY_INSTALL", "drop_nulls", "import_ray", "map_dataset", "ray_cpus", "run_on_ray", "start_ray"]
 
 RAY_INSTALL = "pip install 'norma[ray]'"
 """The command that installs what the Ray engine needs."""
@@ -83,19 +83,36 @@ def ray_cpus(address: str | None = None) -> int:
     return max(1, int(ray.cluster_resources().get("CPU", 1)))
 
 
-class _Actor:
-    """One Ray Data actor: starts the job once, then maps batches of ``{i, payload}`` rows to ``{i, out}`` rows."""
+def drop_nulls(value: Any) -> Any:
+    """``value`` without the mapping entries whose value is ``None``, at every depth (what Arrow added when it
+    gave records with different keys one struct type)."""
+    if isinstance(value, dict):
+        return {key: drop_nulls(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [drop_nulls(item) for item in value]
+    return value
 
-    def __init__(self, job: Job, raw: bool = False) -> None:
+
+class _Actor:
+    """One Ray Data actor: starts the job once, then maps batches of ``{i, payload}`` rows to ``{i, out}`` rows
+    (or, for :func:`map_dataset`, rows of records to ``{result, error}`` rows)."""
+
+    def __init__(self, job: Job, raw: bool = False, json_column: str | None = None, nulls: bool = False) -> None:
         self._work = job.start()
         self._raw = raw
+        self._column = json_column
+        self._nulls = nulls
 
     def __call__(self, batch: Any) -> Any:
         import pyarrow as pa
 
         rows = batch.to_pylist()
-        if self._raw:  # rows of a user's dataset: each row is a record
-            outcomes = self._work(rows)
+        if self._raw:  # rows of a user's dataset: each row is a record, or holds one as JSON text
+            if self._column is not None:
+                records = [json.loads(row[self._column]) for row in rows]
+            else:
+                records = rows if self._nulls else [drop_nulls(row) for row in rows]
+            outcomes = self._work(records)
             return pa.table(
                 {
                     "result": [None if r is None else json.dumps(r, ensure_ascii=False) for r, _ in outcomes],
@@ -150,19 +167,29 @@ def run_on_ray(
     return sorted(out, key=lambda item: item.index)
 
 
-def map_dataset(job: Job, dataset: Any, *, workers: int | None = None) -> Any:
+def map_dataset(
+    job: Job,
+    dataset: Any,
+    *,
+    workers: int | None = None,
+    json_column: str | None = None,
+    keep_nulls: bool = False,
+) -> Any:
     """A Ray Dataset of ``{result, error}`` rows (``result`` as JSON text) for the records of ``dataset``.
 
-    Each row of ``dataset`` is one record, as the job takes it (read with ``ray.data.read_json`` or
-    ``read_parquet`` where the data lives); ``workers`` actors (default: the cluster's CPUs) each start the job
-    once. The result keeps the input's order; write it with ``write_json`` / ``write_parquet``.
+    Each row of ``dataset`` is one record (read where the data lives with ``ray.data.read_parquet`` or
+    ``read_json``), or, with ``json_column``, holds one as JSON text in that column (``ray.data.read_text`` of a
+    JSON Lines file gives ``text``): the exact record, where Arrow's schema would pad records whose mappings have
+    different keys with nulls. Those nulls are dropped from each row unless ``keep_nulls``. ``workers`` actors
+    (default: the cluster's CPUs) each start the job once. Write the result with ``write_json`` /
+    ``write_parquet``.
     """
     ray = start_ray(None)
     job.check()
     with _quiet():
         return dataset.map_batches(
             _Actor,
-            fn_constructor_args=(job, True),
+            fn_constructor_args=(job, True, json_column, keep_nulls),
             compute=_pool(ray, workers or ray_cpus()),
             batch_size=max(1, job.batch_size),
             batch_format="pyarrow",
