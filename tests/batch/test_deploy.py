@@ -60,7 +60,8 @@ def test_compose_runs_replicas_over_one_postgres() -> None:
     assert (DEPLOY.parent / norma["build"]["dockerfile"]).is_file()
     for service in services.values():
         image = service.get("image", "")
-        assert ":" in image and not image.endswith(":latest"), image
+        assert ":" in image, image
+        assert not image.endswith(":latest"), image
     nginx = (DEPLOY / "nginx.conf").read_text(encoding="utf-8")
     assert f"server norma:{port};" in nginx
     mount = services["proxy"]["volumes"][0].split(":")
