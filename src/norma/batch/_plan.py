@@ -73,7 +73,7 @@ def _auto_local(job: Job, records: int, cpus: int, most: int | None) -> tuple[in
         return 1, f"the embedding model already uses every core{force}"
     start = FORK_START_SECONDS if job.fork_safe else SPAWN_START_SECONDS
     work = records * job.record_seconds
-    if work < 4 * start * limit:
+    if work < 2 * start * limit / (limit - 1):  # the pool takes start + work / limit: twice the break-even
         return 1, f"{records:,} records (about {work:.1f} s of work) do not pay for starting {limit} workers{force}"
     count = min(limit, math.ceil(records / max(1, job.batch_size)))
     return count, f"{records:,} records (about {work:.0f} s of work) over {count} workers ({cpus} CPUs)"

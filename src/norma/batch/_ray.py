@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -59,14 +60,21 @@ def _quiet() -> Iterator[None]:
 
 def start_ray(address: str | None = None) -> Any:
     """Connect to Ray once per process: the cluster at ``address`` (``auto``, ``ray://host:10001``), else a local
-    one started here; a Ray already initialised in this process (``ray.init`` by the caller) is used as it is."""
+    one started here; a Ray already initialised in this process (``ray.init`` by the caller) is used as it is.
+
+    The ``norma`` package this process runs is shipped to the workers (Ray's ``py_modules``), so that every node
+    runs the driver's norma, whatever is installed there; its dependencies (and the embedding model's package)
+    must be installed on the nodes (``pip install 'norma[ray]'``).
+    """
     ray = import_ray()
     with _quiet():
         if not ray.is_initialized():
+            package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the norma package itself
             options: dict[str, Any] = {
                 "include_dashboard": False,
                 "log_to_driver": False,
                 "logging_level": logging.ERROR,
+                "runtime_env": {"py_modules": [package], "excludes": ["__pycache__"]},
             }
             if address:
                 options["address"] = address
