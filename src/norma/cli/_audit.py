@@ -31,7 +31,6 @@ from norma.audit import (
     rule_registry,
     ruleset_snapshot,
 )
-from norma.batch import AuditJob, BatchRecord, audit_shard_json
 from norma.cli._demo import SECTIONS
 from norma.cli._engine import EngineOptions, engine_options, run_batch
 from norma.cli._output import console, emit, format_option, resolve_format
@@ -161,6 +160,8 @@ def run(
         name = "<stdin>" if request == "-" else request
         _emit(fmt, [(name, report)], fail_on)
         return exit_code([report], fail_on)
+    from norma.batch import AuditJob, BatchRecord, audit_shard_json
+
     source = stdin if batch_file == "-" else batch_file
     records = [
         BatchRecord(index, where, record if isinstance(record, NormaError) else [where, record])

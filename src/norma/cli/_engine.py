@@ -7,34 +7,43 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from norma.batch import ENGINES, BatchRecord, BatchResult, Job, Shard, Workers, check_workers, plan_engine, run_job
 from norma.errors import NormaError
+
+if TYPE_CHECKING:
+    from norma.batch import BatchRecord, BatchResult, Job, Shard, Workers
+
+ENGINES = ("local", "pool", "ray")
+"""The engines of :mod:`norma.batch` (listed here so that ``--help`` does not import the engines)."""
 
 __all__ = ["EngineOptions", "engine_options", "run_batch"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class _WorkersType(click.ParamType[Workers, "str | int"]):
+class _WorkersType(click.ParamType["Workers", "str | int"]):
     name = "N|auto"
 
     def convert(self, value: str | int, param: click.Parameter | None, ctx: click.Context | None) -> Workers:
+        from norma.batch import check_workers
+
         try:
             return check_workers(value)
         except NormaError:
             self.fail(f"{value!r} is not a worker count (an integer >= 1) or auto", param, ctx)
 
 
-class _ShardType(click.ParamType[Shard, "str | Shard"]):
+class _ShardType(click.ParamType["Shard", "str | Shard"]):
     name = "i/N"
 
     def convert(self, value: str | Shard, param: click.Parameter | None, ctx: click.Context | None) -> Shard:
+        from norma.batch import Shard
+
         if isinstance(value, Shard):
             return value
         try:
@@ -104,6 +113,8 @@ def engine_options(func: F) -> F:
 
 def run_batch(job: Job, records: Sequence[BatchRecord], options: EngineOptions, label: str) -> list[BatchResult]:
     """Apply ``--shard``, plan the engine, run ``job`` with a progress bar on stderr and return the results."""
+    from norma.batch import plan_engine, run_job
+
     chosen = list(records) if options.shard is None else options.shard.select(records)
     plan = plan_engine(
         job,

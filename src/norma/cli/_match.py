@@ -12,7 +12,6 @@ from rich.table import Table
 
 from norma.cli._demo import SECTIONS
 from norma.cli._engine import EngineOptions, engine_options
-from norma.cli._match_batch import match_batch
 from norma.cli._output import emit, resolve_format
 from norma.matching import MatchConfig, MatchResult, RuleMatcher, SessionState, load_rules
 
@@ -127,6 +126,8 @@ def match(
     elif (message is None) == (batch_file is None):
         raise click.UsageError("give a MESSAGE or --batch FILE, not both and not neither")
     if batch_file is not None:
+        from norma.cli._match_batch import match_batch
+
         if scenario or step or fired or turn:
             raise click.UsageError("with --batch, give each message's session in its JSON Lines record")
         return match_batch(

@@ -8,7 +8,6 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from norma.batch import merge_outputs
 from norma.cli._output import emit, format_option, resolve_format
 from norma.errors import InvalidInputError
 
@@ -43,6 +42,8 @@ def merge(
     `norma match --batch` and `norma rubric eval --batch` run with --shard i/N. Exits as that one run would
     have (0, or 1 for failed audits, failed verdicts, no message matched); 2 when the files do not fit together.
     """
+    from norma.batch import merge_outputs
+
     shards: list[tuple[str, str]] = []
     for file in files:
         try:

@@ -7,21 +7,12 @@ import sys
 from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 from rich.table import Table
 
-from norma.batch import (
-    BatchRecord,
-    NamesJob,
-    is_parquet,
-    names_document,
-    parquet_rows,
-    seed_spread_document,
-    write_rows,
-)
 from norma.cli._demo import SECTIONS
 from norma.cli._engine import EngineOptions, engine_options, run_batch
 from norma.cli._output import emit, format_option, resolve_format
@@ -41,6 +32,9 @@ from norma.names import (
     score_record,
     upper_bound_from_labels,
 )
+
+if TYPE_CHECKING:
+    from norma.batch import BatchRecord
 
 __all__ = ["names", "names_demo"]
 
@@ -141,6 +135,8 @@ def score(
     """
     if hash_seeds is not None and ctx.get_parameter_source("hash_seed") == click.core.ParameterSource.COMMANDLINE:
         raise click.UsageError("give --hash-seed or --hash-seeds, not both")
+    from norma.batch import NamesJob, names_document, seed_spread_document
+
     options = EngineOptions.pop(engine)
     fmt = output_format if output_format == "jsonl" else resolve_format(ctx, output_format)
     job = NamesJob.make(compat=compat, transliterate=transliterate, hash_seed=hash_seed, hash_seeds=hash_seeds)
@@ -166,6 +162,8 @@ def score(
 
 def _records(file: Path) -> tuple[list[BatchRecord], NormaError | None]:
     """The records of a JSON Lines or Parquet file as text, and the error of a line that could not be read."""
+    from norma.batch import BatchRecord, is_parquet, parquet_rows
+
     if is_parquet(file):
         rows = parquet_rows(file)
         texts = [json.dumps(row, ensure_ascii=False) for row in rows]
@@ -194,6 +192,8 @@ def _ranges(seeds: list[int]) -> str:
 
 
 def _write(fmt: str, payload: dict[str, Any], output: Path | None) -> None:
+    from norma.batch import is_parquet, write_rows
+
     if output is not None and is_parquet(output):
         write_rows(output, payload["results"])
         return

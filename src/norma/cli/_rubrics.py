@@ -9,11 +9,9 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from norma.batch import RubricJob
 from norma.cli._demo import SECTIONS
 from norma.cli._engine import EngineOptions, engine_options
 from norma.cli._output import emit, format_option, resolve_format
-from norma.cli._rubric_batch import rubric_batch
 from norma.rubrics import (
     Rubric,
     RubricCheck,
@@ -161,6 +159,9 @@ def eval_(
     if len(given) != 1:
         raise click.UsageError("give exactly one of --events FILE, --outcome FILE and --batch FILE")
     if batch_file is not None:
+        from norma.batch import RubricJob
+        from norma.cli._rubric_batch import rubric_batch
+
         job = RubricJob.make(
             rubric_file,
             enforce_required=enforce_required,

@@ -17,7 +17,6 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from norma.batch import import_rulebook_with
 from norma.cli._demo import SECTIONS
 from norma.cli._engine import EngineOptions, engine_options, run_batch
 from norma.cli._output import emit, format_option, resolve_format
@@ -102,6 +101,8 @@ def import_command(
             if options.engine is None:
                 book, version = import_rulebook(store, file, tenant_id=tenant_id)
             else:
+                from norma.batch import import_rulebook_with
+
                 run = partial(run_batch, options=options, label="embedding")
                 book, version = import_rulebook_with(store, file, run, tenant_id=tenant_id)
         except RulebookError as exc:
