@@ -190,7 +190,7 @@ def render(checks: list[dict[str, object]], speed: dict[str, float], readme: lis
         f"{platform.python_version()}, Ray {__import__('ray').__version__}; load average {load} (a shared machine: "
         "medians, and figures vary by +-20 % between runs).",
         "",
-        "| input | outputs of local, pool, Ray and 3 merged shards | local | pool (2) | Ray (2) | 3 shards + merge |",
+        "| input | local, pool, Ray and 3 merged shards | local | pool (2) | Ray (2) | slowest shard of 3 + merge |",
         "|---|---|---:|---:|---:|---:|",
     ]
     for check in checks:

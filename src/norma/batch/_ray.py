@@ -16,6 +16,7 @@ import json
 import logging
 import math
 import os
+import pickle
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -62,9 +63,11 @@ def start_ray(address: str | None = None) -> Any:
     """Connect to Ray once per process: the cluster at ``address`` (``auto``, ``ray://host:10001``), else a local
     one started here; a Ray already initialised in this process (``ray.init`` by the caller) is used as it is.
 
-    The ``norma`` package this process runs is shipped to the workers (Ray's ``py_modules``), so that every node
-    runs the driver's norma, whatever is installed there; its dependencies (and the embedding model's package)
-    must be installed on the nodes (``pip install 'norma[ray]'``).
+    On a cluster, the ``norma`` package this process runs is shipped to the workers (Ray's ``py_modules``), so that
+    every node runs the driver's norma, whatever is installed there; its dependencies (and the embedding model's
+    package) must be installed on the nodes (``pip install 'norma[ray]'``). A local cluster's workers import the
+    same norma through ``PYTHONPATH`` (set in this process before the cluster starts) and run at this process's
+    priority (``RAY_worker_niceness=0``; Ray's default, 15, lets any other work on the machine starve them).
     """
     ray = import_ray()
     with _quiet():
@@ -74,14 +77,20 @@ def start_ray(address: str | None = None) -> Any:
                 "include_dashboard": False,
                 "log_to_driver": False,
                 "logging_level": logging.ERROR,
-                "runtime_env": {"py_modules": [package], "excludes": ["__pycache__"]},
             }
-            if address:
+            if address:  # a cluster's nodes get this norma shipped (their own installs may differ)
                 options["address"] = address
+                options["runtime_env"] = {"py_modules": [package], "excludes": ["__pycache__"]}
+            else:  # a local cluster: its workers import this norma, at the priority of this process (as a pool's)
+                parent = os.path.dirname(package)
+                paths = [parent, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+                os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+                os.environ.setdefault("RAY_worker_niceness", "0")
             ray.init(**options)
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = False
         context.print_on_execution_start = False
+        context.enable_auto_log_stats = False
     return ray
 
 
@@ -102,8 +111,8 @@ def drop_nulls(value: Any) -> Any:
 
 
 class _Actor:
-    """One Ray Data actor: starts the job once, then maps batches of ``{i, payload}`` rows to ``{i, out}`` rows
-    (or, for :func:`map_dataset`, rows of records to ``{result, error}`` rows)."""
+    """One Ray Data actor: starts the job once, then maps rows of pickled chunks of ``(index, payload)`` to rows of
+    pickled ``(index, result, error)`` (or, for :func:`map_dataset`, rows of records to ``{result, error}`` rows)."""
 
     def __init__(self, job: Job, raw: bool = False, json_column: str | None = None, nulls: bool = False) -> None:
         self._work = job.start()
@@ -127,13 +136,12 @@ class _Actor:
                     "error": [e for _, e in outcomes],
                 }
             )
-        outcomes = self._work([json.loads(row["payload"]) for row in rows])
-        return pa.table(
-            {
-                "i": [row["i"] for row in rows],
-                "out": [json.dumps({"r": r, "e": e}, ensure_ascii=False) for r, e in outcomes],
-            }
-        )
+        blobs = []
+        for row in rows:
+            chunk = pickle.loads(row["chunk"])
+            outcomes = self._work([payload for _, payload in chunk])
+            blobs.append(pickle.dumps([(index, r, e) for (index, _), (r, e) in zip(chunk, outcomes, strict=True)]))
+        return pa.table({"out": pa.array(blobs, type=pa.binary())})
 
 
 def _pool(ray: Any, workers: int) -> Any:
@@ -148,30 +156,37 @@ def run_on_ray(
     address: str | None = None,
     on_result: Callable[[BatchResult], None] | None = None,
 ) -> list[BatchResult]:
-    """Results of ``job`` over ``records`` computed by ``workers`` Ray actors (at most the cluster's CPUs)."""
+    """Results of ``job`` over ``records`` computed by ``workers`` Ray actors (at most the cluster's CPUs).
+
+    Each row of the Dataset is one chunk of ``job.batch_size`` records (pickled), and each actor call maps one
+    chunk: Ray Data's own work is then per chunk, not per record.
+    """
     ray = start_ray(address)
     where = {record.index: record.where for record in records}
-    rows = [{"i": record.index, "payload": json.dumps(record.payload, ensure_ascii=False)} for record in records]
-    size = max(1, job.batch_size)
-    blocks = max(1, min(len(rows), max(2 * workers, math.ceil(len(rows) / (4 * size)))))
+    # about 8 chunks per actor (Ray's cost is per chunk: a task, two object-store transfers), at most 64 batches
+    size = min(max(1, math.ceil(len(records) / (8 * max(1, workers)))), 64 * max(1, job.batch_size))
+    rows = [
+        {"chunk": pickle.dumps([(record.index, record.payload) for record in records[start : start + size]])}
+        for start in range(0, len(records), size)
+    ]
     out: list[BatchResult] = []
     with _quiet():
-        dataset = ray.data.from_items(rows, override_num_blocks=blocks)
+        dataset = ray.data.from_items(rows, override_num_blocks=len(rows))
         mapped = dataset.map_batches(
             _Actor,
             fn_constructor_args=(job,),
-            compute=_pool(ray, workers),
-            batch_size=size,
+            compute=_pool(ray, min(workers, len(rows))),
+            batch_size=1,
             batch_format="pyarrow",
             max_restarts=0,  # the job is small and rebuilt from its options; no restart from the object store
         )
         for batch in mapped.iter_batches(batch_format="pyarrow", batch_size=None):
-            for index, text in zip(batch.column("i").to_pylist(), batch.column("out").to_pylist(), strict=True):
-                decoded = json.loads(text)
-                item = BatchResult(index, where[index], decoded["r"], decoded["e"])
-                out.append(item)
-                if on_result is not None:
-                    on_result(item)
+            for blob in batch.column("out").to_pylist():
+                for index, result, error in pickle.loads(blob):
+                    item = BatchResult(index, where[index], result, error)
+                    out.append(item)
+                    if on_result is not None:
+                        on_result(item)
     return sorted(out, key=lambda item: item.index)
 
 
