@@ -26,7 +26,7 @@ pytestmark = pytest.mark.slow
 def ray_cluster() -> Iterator[Any]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         yield ray
     finally:

@@ -81,7 +81,9 @@ def start_ray(address: str | None = None) -> Any:
             if address:  # a cluster's nodes get this norma shipped (their own installs may differ)
                 options["address"] = address
                 options["runtime_env"] = {"py_modules": [package], "excludes": ["__pycache__"]}
-            else:  # a local cluster: its workers import this norma, at the priority of this process (as a pool's)
+            else:  # a new local cluster (not one `ray start` left running: that is --ray-address auto); its workers
+                # import this norma, at the priority of this process (as a pool's)
+                options["address"] = "local"
                 parent = os.path.dirname(package)
                 paths = [parent, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
                 os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
