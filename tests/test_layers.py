@@ -38,6 +38,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("store", ("store",)),
     ("capabilities", ("rubrics", "names", "matching", "audit")),
     ("renderers", ("reports",)),
+    ("batch engines", ("batch",)),
     ("service", ("service",)),
     ("command line", ("cli",)),
     ("entry points", ("norma", "__main__")),

@@ -127,8 +127,9 @@ def test_batch_with_workers(run_cli: Run, tmp_path: Path) -> None:
     batch = tmp_path / "batch.jsonl"
     batch.write_text("\n".join(lines) + "\n", encoding="utf-8")
     result = run_cli(
-        "audit", "--batch", str(batch), "--workers", "2", "--docs", DOCS, "--no-embeddings", "--format", "json"
-    )
+        "audit", "--batch", str(batch), "--engine", "pool", "--workers", "2", "--docs", DOCS, "--no-embeddings",
+        "--format", "json",
+    )  # fmt: skip
     assert result.code == 1
     payload = json.loads(result.out)
     assert [r["result"] for r in payload["reports"]] == ["PASS", "FAIL", "SKIP"]

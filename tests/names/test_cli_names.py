@@ -43,7 +43,7 @@ def test_score_json_matches_the_library(run_cli: Run) -> None:
 
 
 def test_score_table_and_workers_and_stable(run_cli: Run) -> None:
-    result = run_cli("names", "score", str(RECORDS), "--workers", "2", "--compat", "stable")
+    result = run_cli("names", "score", str(RECORDS), "--engine", "pool", "--workers", "2", "--compat", "stable")
     assert result.code == 0, result.err
     assert "John Smith" in result.out
     assert "mean final score" in result.out
@@ -73,7 +73,8 @@ def test_a_bad_record_exits_2_after_writing_what_was_scored(run_cli: Run, tmp_pa
     bad["labels"]["rule_based"]["rule_percentage"] = float("nan")
     path = tmp_path / "records.jsonl"
     path.write_text("\n".join([lines[0], lines[1], json.dumps(bad), lines[2]]) + "\n", encoding="utf-8")
-    result = run_cli("names", "score", str(path), "--format", "json", "--workers", workers)
+    engine = "pool" if workers == "2" else "local"  # --workers alone is an upper bound: --engine pool forces it
+    result = run_cli("names", "score", str(path), "--format", "json", "--engine", engine, "--workers", workers)
     assert result.code == 2
     assert [row["line"] for row in json.loads(result.out)["results"]] == [1, 2]
     error_lines = [line for line in result.err.splitlines() if line.strip()]
@@ -209,7 +210,7 @@ def test_hash_seeds_report_mean_min_and_spread(run_cli: Run) -> None:
     assert payload["overall"]["spread"] == max(means) - min(means)
     assert payload["overall"]["mean"] == pytest.approx(sum(means) / 6)
     assert payload["overall"]["spread"] > 0  # restarts of the validator change the score
-    table = run_cli("names", "score", str(RECORDS), "--hash-seeds", "0-9", "--workers", "2")
+    table = run_cli("names", "score", str(RECORDS), "--hash-seeds", "0-9", "--engine", "pool", "--workers", "2")
     assert table.code == 0, table.err
     assert "over 10 hash seeds 0-9" in table.out
     assert "spread" in table.out

@@ -56,6 +56,7 @@ out = [
         labels["orthographic_similarity"], 8, labels["rule_based"], hash_seed=seed)[:2]],
     [v.hex() for v in names.quality_from_labels(name, variations, labels, hash_seed=seed)[:2]],
     names.score_record(record, hash_seed=seed)["final"].hex(),
+    names.ScoreOptions.make(hash_seed=seed).score_text(json.dumps(record))["final"].hex(),
     names.score_upper_bound(name, 8, labels["phonetic_similarity"], labels["orthographic_similarity"],
         labels["rule_based"], hash_seed=seed).hex(),
     names.upper_bound_from_labels(name, labels, hash_seed=seed).hex(),
@@ -90,6 +91,7 @@ def test_the_functions_that_take_hash_seed() -> None:
         if callable(getattr(names, name)) and "hash_seed" in _parameters(getattr(names, name))
     )
     assert takes == [
+        "ScoreOptions",
         "generate_from_labels",
         "generate_variations",
         "part_score",
@@ -126,6 +128,7 @@ def test_bad_hash_seeds_raise_everywhere(bad: object) -> None:
     p, o, rules = LABELS["phonetic_similarity"], LABELS["orthographic_similarity"], LABELS["rule_based"]
     calls = [
         lambda: phonetic_similarity("a", "b", hash_seed=bad),
+        lambda: names.ScoreOptions.make(hash_seed=bad),
         lambda: part_score("Garcia", ["Garsia"], None, None, 1, hash_seed=bad),
         lambda: variation_quality(RECORD["name"], RECORD["variations"], p, o, 8, rules, hash_seed=bad),
         lambda: quality_from_labels(RECORD["name"], RECORD["variations"], LABELS, hash_seed=bad),

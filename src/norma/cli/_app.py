@@ -47,7 +47,11 @@ _COMMANDS = {
     ),
     "match": LazyCommand(
         "norma.cli._match:match",
-        "Match MESSAGE against the rules of a file and print the matches with their score breakdown.",
+        "Match MESSAGE (or every message of --batch FILE) against a rulebook and print the scored matches.",
+    ),
+    "merge": LazyCommand(
+        "norma.cli._merge:merge",
+        "Merge the outputs of shard runs (FILE... in shard order, 1/N first) into what one run would have written.",
     ),
     "names": LazyCommand(
         "norma.cli._names:names",

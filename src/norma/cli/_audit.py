@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from norma.cli._demo import SECTIONS
+from norma.cli._engine import EngineOptions, engine_options, run_batch
 from norma.cli._output import console, emit, format_option, print_table, resolve_format
 
 if TYPE_CHECKING:
-    from norma.audit import AuditConfig, AuditReport, BatchItem
+    from norma.audit import AuditConfig, AuditReport
 
 __all__ = ["audit"]
 
@@ -132,7 +132,7 @@ class _RunCommand(click.Command):
 @click.option(
     "--batch", "batch_file", type=str, default=None, metavar="FILE.jsonl", help="Audit every line ('-': stdin)."
 )
-@click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True, help="Processes for --batch.")
+@engine_options
 @click.option("--no-embeddings", is_flag=True, help="Skip the embedding checks (reported as not evaluated).")
 @click.option(
     "--lang",
@@ -150,7 +150,6 @@ def run(
     output_format: str | None,
     fail_on: str,
     batch_file: str | None,
-    workers: int,
     no_embeddings: bool,
     lang: str | None,
     **thresholds: Any,
@@ -160,10 +159,12 @@ def run(
     Exit 0 when every audit is PASS or SKIP, 1 on FAIL (--fail-on warning: also on a WARNING), 2 on invalid
     input (bad JSON, missing fields, unknown context_type, missing document).
     """
-    from norma.audit import analyze, analyze_batch, load_documents, read_request, read_requests
+    from norma.audit import AuditReport, analyze, load_documents, read_request, read_requests
+    from norma.errors import NormaError
     from norma.reports import exit_code
 
     fmt = output_format or resolve_format(ctx, None)
+    options = EngineOptions.pop(thresholds)
     if (request is None) == (batch_file is None):
         raise click.UsageError("give a REQUEST.json (or '-') or --batch FILE.jsonl, not both and not neither")
     config = _config(config_file, no_embeddings, thresholds, lang)
@@ -176,19 +177,23 @@ def run(
         name = "<stdin>" if request == "-" else request
         _emit(fmt, [(name, report)], fail_on)
         return exit_code([report], fail_on)
-    records = list(read_requests(stdin if batch_file == "-" else batch_file, limits=config.limits))
-    items: list[BatchItem] = []
-    with Progress(
-        TextColumn("auditing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=Console(stderr=True), transient=True, disable=not sys.stderr.isatty(),
-    ) as progress:  # fmt: skip
-        task = progress.add_task("audit", total=len(records))
-        items = analyze_batch(records, docs, config, workers=workers, on_item=lambda _item: progress.advance(task))
+    from norma.batch import AuditJob, BatchRecord, audit_shard_json
+
+    source = stdin if batch_file == "-" else batch_file
+    records = [
+        BatchRecord(index, where, record if isinstance(record, NormaError) else [where, record])
+        for index, (where, record) in enumerate(read_requests(source, limits=config.limits))
+    ]
+    job = AuditJob.make(docs, config)
+    items = run_batch(job, records, options, "auditing")
     errors = [item for item in items if item.error is not None]
     for item in errors:
         click.echo(f"norma: error: {item.error}", err=True)
-    reports = [(item.source, item.report) for item in items if item.report is not None]
-    _emit(fmt, reports, fail_on)
+    reports = [(item.where, AuditReport.model_validate(item.result)) for item in items if item.result is not None]
+    if options.shard is not None and fmt == "json":
+        sys.stdout.write(audit_shard_json(reports, fail_on))
+    else:
+        _emit(fmt, reports, fail_on)
     if errors:
         return 2
     return exit_code([report for _, report in reports], fail_on)

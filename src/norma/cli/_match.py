@@ -20,7 +20,8 @@ from rich.console import Console
 from rich.table import Table
 
 from norma.cli._demo import SECTIONS
-from norma.cli._output import emit, format_option, print_table, resolve_format
+from norma.cli._engine import EngineOptions, engine_options
+from norma.cli._output import emit, print_table, resolve_format, wide_option
 
 if TYPE_CHECKING:
     from norma.matching import MatchConfig, MatchResult, Rule, RuleMatcher
@@ -66,7 +67,7 @@ def _render(con: Console, message: str, result: MatchResult, explain: bool) -> N
 
 
 @click.command()
-@click.argument("message")
+@click.argument("message", required=False)
 @click.option(
     "--rules",
     "rules_file",
@@ -93,11 +94,34 @@ def _render(con: Console, message: str, result: MatchResult, explain: bool) -> N
 )
 @click.option("--adr", is_flag=True, help="Use ADR-002's formula exactly (MatchConfig.adr()).")
 @click.option("--explain", is_flag=True, help="Also list the rules left out and why.")
-@format_option
+@click.option(
+    "--batch",
+    "batch_file",
+    default=None,
+    metavar="FILE",
+    help="Match every message of FILE ('-': stdin; MESSAGE '-' too): JSON Lines or one message per line.",
+)
+@click.option(
+    "--output",
+    "output_path",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    default=None,
+    help="With --batch: write the results here (a .parquet file: one row per message).",
+)
+@engine_options
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["table", "json", "jsonl"]),
+    default=None,
+    help="A human table (default), JSON, or (with --batch) JSON Lines.",
+)
+@wide_option
 @click.pass_context
 def match(
     ctx: click.Context,
-    message: str,
+    /,
+    message: str | None,
     rules_file: Path | None,
     tenant_id: str | None,
     db_url: str | None,
@@ -109,22 +133,42 @@ def match(
     threshold: float | None,
     adr: bool,
     explain: bool,
+    batch_file: str | None,
+    output_path: Path | None,
     output_format: str | None,
+    **engine: Any,
 ) -> int:
-    """Match MESSAGE against the rules of a file and print the matches with their score breakdown.
+    """Match MESSAGE (or every message of --batch FILE) against a rulebook and print the scored matches.
 
     The rules are those of --rules FILE (their vectors cached in the user's cache folder, see docs/cli.md) or of
-    the stored --tenant TENANT (its stored vectors). Exit 0 when at least one rule matches, 1 when none does, 2 on
-    bad input.
+    the stored --tenant TENANT (its stored vectors). Exit 0 when at least one rule matches (a message of the
+    batch), 1 when none does, 2 on bad input.
     """
     from norma.matching import MatchConfig, SessionState
 
-    _check_message(message)
     _check_source(rules_file, tenant_id, db_url)
-    fmt = resolve_format(ctx, output_format)
+    fmt = output_format if output_format == "jsonl" else resolve_format(ctx, output_format)
     config = MatchConfig.adr() if adr else MatchConfig()
     if threshold is not None:
         config = config.with_(threshold=threshold)
+    options = EngineOptions.pop(engine)
+    if message == "-" and batch_file is None:
+        batch_file = "-"
+    elif (message is None) == (batch_file is None):
+        raise click.UsageError("give a MESSAGE or --batch FILE, not both and not neither")
+    if batch_file is not None:
+        from norma.cli._match_batch import match_batch
+
+        if scenario or step or fired or turn:
+            raise click.UsageError("with --batch, give each message's session in its JSON Lines record")
+        if rules_file is None:
+            raise click.UsageError("--batch matches the rules of a --rules FILE (a stored --tenant: one message)")
+        return match_batch(
+            batch_file, rules_file, config, explain=explain, tags=tags, fmt=fmt, output_path=output_path,
+            options=options,
+        )  # fmt: skip
+    assert message is not None
+    _check_message(message)
     counts: dict[str, int] = {}
     last: dict[str, int] = {}
     for item in fired:
@@ -148,7 +192,7 @@ def match(
         payload["tenant"] = tenant_id
     if not explain:
         payload.pop("dropped")
-    emit(fmt, payload, lambda con: _render(con, message, result, explain))
+    emit("json" if fmt != "table" else "table", payload, lambda con: _render(con, message, result, explain))
     return 0 if result else 1
 
 

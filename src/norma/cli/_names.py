@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
@@ -12,17 +11,23 @@ from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from norma.cli._demo import SECTIONS
-from norma.cli._output import OutputFormat, emit, format_option, print_table, resolve_format
-from norma.errors import ConfigError, NormaError
+from norma.cli._engine import EngineOptions, engine_options, run_batch
+from norma.cli._output import emit, format_option, print_table, resolve_format
+from norma.errors import ConfigError, InvalidInputError, NormaError
 
 if TYPE_CHECKING:
+    from norma.batch import BatchRecord
     from norma.names import VariationQuery
 
 __all__ = ["names", "names_demo"]
+
+# norma.names' limits, spelt out so that `--help` need not import the scorer (tests/test_cli.py keeps them equal)
+MAX_HASH_SEED = 4_294_967_295
+MAX_HASH_SEEDS = 10_000
+DEFAULT_RULE_PERCENTAGE = 30
 
 _COMPAT = click.option(
     "--compat",
@@ -32,10 +37,6 @@ _COMPAT = click.option(
     help="miid: the validator's exact score (depends on its PYTHONHASHSEED, see --hash-seed); stable: the same "
     "for every hash seed.",
 )
-# norma.names' limits, spelt out so that `--help` need not import the scorer (tests/test_cli.py keeps them equal)
-MAX_HASH_SEED = 4_294_967_295
-MAX_HASH_SEEDS = 10_000
-DEFAULT_RULE_PERCENTAGE = 30
 DEFAULT_HASH_SEED = 0
 """The hash seed the commands score under unless told otherwise (printed with every result)."""
 _HASH_SEED = click.option(
@@ -78,7 +79,7 @@ def names() -> None:
 
 @names.command("score")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Processes to score with.")
+@engine_options
 @_COMPAT
 @_HASH_SEED
 @click.option(
@@ -93,22 +94,29 @@ def names() -> None:
     "output_path",
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
     default=None,
-    help="Write the results here instead of stdout.",
+    help="Write the results here instead of stdout (a .parquet file: one row per record).",
 )
-@format_option
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["table", "json", "jsonl"]),
+    default=None,
+    help="A human table (default), JSON, or JSON Lines (one result per line).",
+)
 @click.pass_context
 def score(
     ctx: click.Context,
+    /,
     file: Path,
-    workers: int,
     compat: str,
     hash_seed: int,
     hash_seeds: list[int] | None,
     transliterate: bool,
     output_path: Path | None,
     output_format: str | None,
+    **engine: Any,
 ) -> int:
-    """Score every {name, variations, labels} record of a JSON Lines FILE.
+    """Score every {name, variations, labels} record of FILE (JSON Lines, or Parquet: one record per row).
 
     The validator's score depends on its PYTHONHASHSEED: each record is scored under --hash-seed (0 unless told),
     or under every seed of --hash-seeds, reporting per record and for the file the mean, the minimum and the
@@ -118,80 +126,48 @@ def score(
     """
     if hash_seeds is not None and ctx.get_parameter_source("hash_seed") == click.core.ParameterSource.COMMANDLINE:
         raise click.UsageError("give --hash-seed or --hash-seeds, not both")
-    from norma.names import count_records, score_jsonl
+    from norma.batch import NamesJob, names_document, seed_spread_document
 
-    fmt = resolve_format(ctx, output_format)
+    options = EngineOptions.pop(engine)
+    fmt = output_format if output_format == "jsonl" else resolve_format(ctx, output_format)
+    job = NamesJob.make(compat=compat, transliterate=transliterate, hash_seed=hash_seed, hash_seeds=hash_seeds)
+    records, unreadable = _records(file)
+    lines = {record.index: int(record.where.rsplit(" ", 1)[1]) for record in records}
     results: list[dict[str, Any]] = []
     failure: NormaError | None = None
-    total = count_records(file)
-    errors = Console(stderr=True)
-    progress = Progress(
-        TextColumn("scoring"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=errors,
-        transient=True,
-        disable=not errors.is_terminal,  # a finished transient bar leaves a blank line where nothing was drawn
-        auto_refresh=False,
-    )
-    with progress:
-        task = progress.add_task("scoring", total=total)
-        try:
-            shown = 0.0
-            scored = score_jsonl(
-                file,
-                workers=workers,
-                compat=compat,
-                transliterate=transliterate,
-                hash_seed=hash_seed if hash_seeds is None else None,
-                hash_seeds=hash_seeds,
-            )
-            for item in scored:
-                results.append({"line": item.line, **{k: v for k, v in item.result.items() if k != "hash_seeds"}})
-                now = time.monotonic()
-                progress.update(task, advance=1, refresh=now - shown > 0.1)  # redraw at most 10 times a second
-                shown = now if now - shown > 0.1 else shown
-        except NormaError as exc:
-            failure = exc
+    for item in run_batch(job, records, options, "scoring"):
+        if item.error is not None or item.result is None:
+            failure = InvalidInputError(f"bad record: {item.error}", source=str(file), location=item.where)
+            break
+        results.append({"line": lines[item.index], **{k: v for k, v in item.result.items() if k != "hash_seeds"}})
+    failure = failure or unreadable
     if hash_seeds is None:
-        payload = _scores_payload(results, compat, hash_seed)
+        payload = names_document(results, compat, hash_seed)
     else:
-        payload = _seed_spread_payload(results, compat, hash_seeds)
+        payload = seed_spread_document(results, compat, _ranges(hash_seeds), len(hash_seeds))
     _write(fmt, payload, output_path)
     if failure is not None:
         raise failure
     return 0
 
 
-def _scores_payload(results: list[dict[str, Any]], compat: str, hash_seed: int) -> dict[str, Any]:
-    finals = [row["final"] for row in results]
-    return {
-        "compat": compat,
-        "hash_seed": hash_seed,
-        "records": len(results),
-        "mean_final": sum(finals) / len(finals) if finals else None,
-        "results": results,
-    }
+def _records(file: Path) -> tuple[list[BatchRecord], NormaError | None]:
+    """The records of a JSON Lines or Parquet file as text, and the error of a line that could not be read."""
+    from norma.batch import BatchRecord, is_parquet, parquet_rows
 
+    if is_parquet(file):
+        rows = parquet_rows(file)
+        texts = [json.dumps(row, ensure_ascii=False) for row in rows]
+        return [BatchRecord(index, f"row {index + 1}", text) for index, text in enumerate(texts)], None
+    records: list[BatchRecord] = []
+    try:
+        from norma.names import read_lines
 
-def _seed_spread_payload(results: list[dict[str, Any]], compat: str, hash_seeds: list[int]) -> dict[str, Any]:
-    """Per record the summary over seeds; overall the summary over seeds of the file's mean final score."""
-    means = [sum(row["finals"][j] for row in results) / len(results) for j in range(len(hash_seeds))]
-    return {
-        "compat": compat,
-        "hash_seeds": _ranges(hash_seeds),
-        "seed_count": len(hash_seeds),
-        "records": len(results),
-        "overall": _seed_summary(means) if results else None,
-        "results": results,
-    }
-
-
-def _seed_summary(values: list[float]) -> dict[str, float]:
-    from norma.names import seed_summary
-
-    return seed_summary(values)
+        for number, text in read_lines(file):
+            records.append(BatchRecord(len(records), f"line {number}", text))
+    except NormaError as exc:
+        return records, exc
+    return records, None
 
 
 def _ranges(seeds: list[int]) -> str:
@@ -208,10 +184,17 @@ def _ranges(seeds: list[int]) -> str:
     return ",".join(parts)
 
 
-def _write(fmt: OutputFormat, payload: dict[str, Any], output: Path | None) -> None:
+def _write(fmt: str, payload: dict[str, Any], output: Path | None) -> None:
+    from norma.batch import is_parquet, write_rows
+
+    if output is not None and is_parquet(output):
+        write_rows(output, payload["results"])
+        return
     target: Any = output.open("w", encoding="utf-8") if output else nullcontext(sys.stdout)
     with target as handle:
-        if fmt == "json":
+        if fmt == "jsonl":
+            handle.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in payload["results"])
+        elif fmt == "json":
             handle.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
         else:
             con = Console(file=handle, highlight=False, soft_wrap=True)

@@ -10,7 +10,8 @@ from rich.console import Console
 from rich.table import Table
 
 from norma.cli._demo import SECTIONS
-from norma.cli._output import emit, format_option, print_table, resolve_format
+from norma.cli._engine import EngineOptions, engine_options
+from norma.cli._output import emit, format_option, print_table, resolve_format, wide_option
 
 if TYPE_CHECKING:
     from norma.rubrics import Rubric, RubricCheck, RubricIssue
@@ -105,10 +106,33 @@ def _render_result(result: dict[str, Any]) -> Any:
     help="Exit 2 on an input id that matches no criterion or a reward that is not a number in [0, 1] "
     "(without it: a warning on stderr).",
 )
-@format_option
+@click.option(
+    "--batch",
+    "batch_file",
+    default=None,
+    metavar="FILE",
+    help="Evaluate every record of FILE ('-': stdin; JSON Lines or Parquet): an outcome or {\"events\": [...]}.",
+)
+@click.option(
+    "--output",
+    "output_path",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    default=None,
+    help="With --batch: write the results here (a .parquet file: one row per record).",
+)
+@engine_options
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["table", "json", "jsonl"]),
+    default=None,
+    help="A human table (default), JSON, or (with --batch) JSON Lines.",
+)
+@wide_option
 @click.pass_context
 def eval_(
     ctx: click.Context,
+    /,
     rubric_file: Path,
     events_file: Path | None,
     outcome_file: Path | None,
@@ -116,9 +140,12 @@ def eval_(
     pass_threshold: float | None,
     aggregator: str | None,
     strict: bool,
+    batch_file: str | None,
+    output_path: Path | None,
     output_format: str | None,
+    **engine: Any,
 ) -> int:
-    """Evaluate events or an outcome against a rubric and print the reward.
+    """Evaluate events or an outcome (or every record of --batch FILE) against a rubric and print the reward.
 
     Warns on stderr about entries the evaluation skips or takes as is (ids that match no criterion, rewards that
     are not numbers or outside [0, 1]); --strict makes the first of them an error. Exit 0, 1 when a verdict was
@@ -126,9 +153,24 @@ def eval_(
     """
     from norma.rubrics import evaluate_rubric_file
 
+    options = EngineOptions.pop(engine)
+    given = [name for name in (events_file, outcome_file, batch_file) if name is not None]
+    if len(given) != 1:
+        raise click.UsageError("give exactly one of --events FILE, --outcome FILE and --batch FILE")
+    if batch_file is not None:
+        from norma.batch import RubricJob
+        from norma.cli._rubric_batch import rubric_batch
+
+        job = RubricJob.make(
+            rubric_file,
+            enforce_required=enforce_required,
+            pass_threshold=pass_threshold,
+            aggregator=aggregator,
+            strict=strict,
+        )
+        fmt_batch = output_format if output_format == "jsonl" else resolve_format(ctx, output_format)
+        return rubric_batch(rubric_file, batch_file, job, fmt=fmt_batch, output_path=output_path, options=options)
     fmt = resolve_format(ctx, output_format)
-    if (events_file is None) == (outcome_file is None):
-        raise click.UsageError("give exactly one of --events FILE and --outcome FILE")
     source = events_file if events_file is not None else outcome_file
 
     def warn(issue: RubricIssue) -> None:

@@ -11,6 +11,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -19,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from norma.cli._demo import SECTIONS
+from norma.cli._engine import EngineOptions, engine_options, run_batch
 from norma.cli._lazy import LazyCommand, LazyGroup
 from norma.cli._output import emit, format_option, print_table, resolve_format
 
@@ -105,26 +107,33 @@ def rules() -> None:
 )
 @click.option("--dry-run", is_flag=True, help="Only show what would change (added, updated, deleted, unchanged).")
 @db_option
+@engine_options
 @format_option
 @click.pass_context
 def import_command(
     ctx: click.Context,
+    /,
     file: Path,
     tenant_id: str | None,
     prune: bool,
     dry_run: bool,
     db_url: str | None,
     output_format: str | None,
+    **engine: Any,
 ) -> int:
     """Validate a rulebook (YAML or JSON) and import all its rules in one transaction.
 
     Every invalid rule is reported (index, field, problem) and nothing is written: exit 2. The tenant is --tenant,
     else the file's `tenant:`. Rules already stored unchanged are not counted as changes. With --prune the tenant
-    becomes exactly the file; --dry-run writes nothing (and creates no store).
+    becomes exactly the file; --dry-run writes nothing (and creates no store). With --engine, every text of every
+    rule is embedded on that engine (e.g. a Ray cluster for a large corpus of examples).
     """
     from norma.store import RulebookError, import_rulebook, rulebook_changes
 
     fmt = resolve_format(ctx, output_format)
+    options = EngineOptions.pop(engine)
+    if options.shard is not None:
+        raise click.UsageError("rules import takes no --shard: a rulebook is imported whole")
     with _store(db_url, create=not dry_run) as store:
         try:
             changes = None
@@ -133,8 +142,13 @@ def import_command(
             if dry_run:
                 assert changes is not None
                 version = store.version(changes.tenant_id)
-            else:
+            elif options.engine is None:
                 book, version = import_rulebook(store, file, tenant_id=tenant_id, prune=prune)
+            else:
+                from norma.batch import import_rulebook_with
+
+                run = partial(run_batch, options=options, label="embedding")
+                book, version = import_rulebook_with(store, file, run, tenant_id=tenant_id, prune=prune)
         except RulebookError as exc:
             problems = [p.model_dump() for p in exc.problems]
             if fmt == "json":

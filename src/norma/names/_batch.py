@@ -38,8 +38,10 @@ from norma.names._pyhash import check_hash_seed
 __all__ = [
     "MAX_HASH_SEEDS",
     "MAX_RECORD_BYTES",
+    "ScoreOptions",
     "ScoredRecord",
     "count_records",
+    "read_lines",
     "score_jsonl",
     "score_over_seeds",
     "score_record",
@@ -184,9 +186,15 @@ MAX_RECORD_BYTES = 1024 * 1024
 """Longest JSON Lines record read (a MIID record is a few kilobytes); ``max_record_bytes=`` changes it."""
 
 
-def _lines(path: Path, max_bytes: int) -> Iterator[tuple[int, str]]:
-    """(line number, text) of each non-blank line, never reading more than ``max_bytes`` + 1 bytes of one line."""
-    with path.open("rb") as handle:
+def read_lines(path: str | os.PathLike[str], max_bytes: int = MAX_RECORD_BYTES) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each non-blank line of a JSON Lines file, never reading more than ``max_bytes`` + 1
+    bytes of one line.
+
+    Raises:
+        LimitExceededError: a line over ``max_bytes`` (the lines before it have been yielded).
+        InvalidInputError: a line that is not UTF-8.
+    """
+    with Path(path).open("rb") as handle:
         number = 0
         while True:
             raw = handle.readline(max_bytes + 1)
@@ -196,7 +204,7 @@ def _lines(path: Path, max_bytes: int) -> Iterator[tuple[int, str]]:
             if len(raw) > max_bytes and not raw.endswith(b"\n"):
                 raise LimitExceededError(
                     f"record is over the limit of {max_bytes:,} bytes",
-                    source=str(path),
+                    source=os.fspath(path),
                     location=f"line {number}",
                     hint="split the record (from Python, max_record_bytes= raises the limit)",
                 )
@@ -204,7 +212,7 @@ def _lines(path: Path, max_bytes: int) -> Iterator[tuple[int, str]]:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise InvalidInputError(
-                    f"not valid UTF-8 at byte {exc.start}", source=str(path), location=f"line {number}"
+                    f"not valid UTF-8 at byte {exc.start}", source=os.fspath(path), location=f"line {number}"
                 ) from None
             if text.strip():
                 yield number, text
@@ -212,20 +220,54 @@ def _lines(path: Path, max_bytes: int) -> Iterator[tuple[int, str]]:
 
 def count_records(path: str | os.PathLike[str], *, max_record_bytes: int = MAX_RECORD_BYTES) -> int:
     """How many records (non-blank lines) ``path`` holds."""
-    return sum(1 for _ in _lines(Path(path), max_record_bytes))
+    return sum(1 for _ in read_lines(Path(path), max_record_bytes))
 
 
 @dataclass(frozen=True)
-class _Options:
-    """How :func:`score_jsonl` scores each record (checked; sent to the workers)."""
+class ScoreOptions:
+    """How to score each record of a batch (checked once; plain values, so it pickles for any worker)."""
 
-    compat: str
-    transliterate: bool
-    metrics: bool
-    hash_seed: int | None
-    hash_seeds: tuple[int, ...] | None
+    compat: str = "miid"
+    """``miid`` or ``stable``."""
+    transliterate: bool = False
+    """Transliterate non-Latin names and variations first."""
+    metrics: bool = False
+    """Include the full metrics dict of each record."""
+    hash_seed: int | None = None
+    """The validator's ``PYTHONHASHSEED`` to score under (``None``: this process's own ``hash()``)."""
+    hash_seeds: tuple[int, ...] | None = None
+    """Score under each of these seeds instead (:func:`score_over_seeds`)."""
+
+    @classmethod
+    def make(
+        cls,
+        *,
+        compat: str = "miid",
+        transliterate: bool = False,
+        metrics: bool = False,
+        hash_seed: int | None = None,
+        hash_seeds: Sequence[int] | None = None,
+    ) -> ScoreOptions:
+        """Checked options.
+
+        Raises:
+            InvalidInputError: an unknown compat, a bad hash seed, or ``hash_seeds`` with ``hash_seed`` or
+                ``metrics``.
+            LimitExceededError: more than :data:`MAX_HASH_SEEDS` seeds.
+        """
+        mode = check_compat(compat)
+        seed = check_hash_seed(hash_seed)
+        seeds = None if hash_seeds is None else tuple(_check_hash_seeds(hash_seeds))
+        if seeds is not None and (seed is not None or metrics):
+            raise InvalidInputError(
+                "hash_seeds cannot be combined with hash_seed or metrics",
+                location="hash_seeds",
+                hint="score under one hash seed with hash_seed (and metrics), or over several with hash_seeds",
+            )
+        return cls(mode, bool(transliterate), bool(metrics), seed, seeds)
 
     def score(self, record: Any) -> dict[str, Any]:
+        """:func:`score_record` (or :func:`score_over_seeds` with ``hash_seeds``) of one parsed record."""
         if self.hash_seeds is not None:
             return score_over_seeds(record, self.hash_seeds, compat=self.compat, transliterate=self.transliterate)
         return score_record(
@@ -236,21 +278,30 @@ class _Options:
             hash_seed=self.hash_seed,
         )
 
+    def score_text(self, text: str) -> dict[str, Any]:
+        """:meth:`score` of one JSON Lines record as text.
+
+        Raises:
+            InvalidInputError: the text is not JSON (``not valid JSON (...)``) or the record is bad.
+        """
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InvalidInputError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+        except RecursionError:
+            raise InvalidInputError("not valid JSON (nested too deeply)") from None
+        check_unicode(record)
+        return self.score(record)
+
 
 def _score_lines(
-    chunk: list[tuple[int, str]], options: _Options
+    chunk: list[tuple[int, str]], options: ScoreOptions
 ) -> list[tuple[int, dict[str, Any] | None, str | None]]:
     """Score a chunk of (line number, text); a bad record yields its error message instead of a result."""
     out: list[tuple[int, dict[str, Any] | None, str | None]] = []
     for line, text in chunk:
         try:
-            record = json.loads(text)
-            check_unicode(record)
-            out.append((line, options.score(record), None))
-        except json.JSONDecodeError as exc:
-            out.append((line, None, f"not valid JSON ({exc.msg} at column {exc.colno})"))
-        except RecursionError:
-            out.append((line, None, "not valid JSON (nested too deeply)"))
+            out.append((line, options.score_text(text), None))
         except NormaError as exc:
             out.append((line, None, str(exc)))
     return out
@@ -260,7 +311,7 @@ def _chunks(path: Path, max_bytes: int) -> Iterator[list[tuple[int, str]]]:
     """Records in chunks; on a line that cannot be read, the records before it are yielded, then the error raised."""
     chunk: list[tuple[int, str]] = []
     try:
-        for number, text in _lines(path, max_bytes):
+        for number, text in read_lines(path, max_bytes):
             chunk.append((number, text))
             if len(chunk) == _CHUNK:
                 yield chunk
@@ -302,18 +353,11 @@ def score_jsonl(
     values; not with ``hash_seed`` or ``metrics``) it is :func:`score_over_seeds`'s.
     """
     source = Path(path)
-    mode = check_compat(compat)
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise InvalidInputError(f"workers must be an integer >= 1, not {workers!r}", location="workers")
-    seed = check_hash_seed(hash_seed)
-    seeds = None if hash_seeds is None else tuple(_check_hash_seeds(hash_seeds))
-    if seeds is not None and (seed is not None or metrics):
-        raise InvalidInputError(
-            "hash_seeds cannot be combined with hash_seed or metrics",
-            location="hash_seeds",
-            hint="score under one hash seed with hash_seed (and metrics), or over several with hash_seeds",
-        )
-    options = _Options(mode, transliterate, metrics, seed, seeds)
+    options = ScoreOptions.make(
+        compat=compat, transliterate=transliterate, metrics=metrics, hash_seed=hash_seed, hash_seeds=hash_seeds
+    )
     if not source.is_file():
         raise InvalidInputError("no such file", source=str(source), hint="pass a JSON Lines file of records")
     if workers == 1:

@@ -1,0 +1,143 @@
+"""Running a job over records: in this process, in a local process pool, or on Ray; one result list either way.
+
+:func:`run_job` sends the records in chunks, collects one :class:`BatchResult` per record and returns them in
+input order, whatever the engine. A record whose payload is already an error (it could not be read) is not sent:
+its result carries that error.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Any, Literal
+
+from norma.batch._job import BatchRecord, BatchResult, Job, Outcome, Worker
+from norma.errors import InvalidInputError, NormaError
+
+__all__ = ["ENGINES", "Engine", "check_engine", "run_job"]
+
+Engine = Literal["local", "pool", "ray"]
+ENGINES: tuple[Engine, ...] = ("local", "pool", "ray")
+"""``local``: this process; ``pool``: a local process pool; ``ray``: Ray Data actors (``pip install 'norma[ray]'``)."""
+
+_STARTED: dict[str, Worker] = {}
+
+
+def check_engine(engine: object) -> Engine:
+    """``engine`` if it is one of :data:`ENGINES`, else :class:`InvalidInputError`."""
+    for known in ENGINES:
+        if engine == known:
+            return known
+    raise InvalidInputError(f"unknown engine {engine!r}", location="engine", hint=f"one of {', '.join(ENGINES)}")
+
+
+def _chunk_size(job: Job, records: int, workers: int) -> int:
+    return max(1, min(job.batch_size, records // (workers * 4) or 1))
+
+
+def _results(chunk: Sequence[BatchRecord], outcomes: list[Outcome]) -> list[BatchResult]:
+    if len(outcomes) != len(chunk):  # pragma: no cover - a worker bug, not user input
+        raise RuntimeError(f"a worker returned {len(outcomes)} outcomes for {len(chunk)} records")
+    return [
+        BatchResult(record.index, record.where, result, error)
+        for record, (result, error) in zip(chunk, outcomes, strict=True)
+    ]
+
+
+def _init_pool_worker(job: Job) -> None:
+    _STARTED["worker"] = job.start()
+
+
+def _pool_chunk(payloads: list[Any]) -> list[Outcome]:
+    return _STARTED["worker"](payloads)
+
+
+def _local(job: Job, todo: list[BatchRecord], on_result: Callable[[BatchResult], None] | None) -> list[BatchResult]:
+    work = job.start()
+    out: list[BatchResult] = []
+    size = max(1, job.batch_size)
+    for start in range(0, len(todo), size):
+        chunk = todo[start : start + size]
+        for item in _results(chunk, work([record.payload for record in chunk])):
+            out.append(item)
+            if on_result is not None:
+                on_result(item)
+    return out
+
+
+def _pool(
+    job: Job, todo: list[BatchRecord], workers: int, on_result: Callable[[BatchResult], None] | None
+) -> list[BatchResult]:
+    methods = multiprocessing.get_all_start_methods()
+    method = "fork" if job.fork_safe and "fork" in methods else "spawn"
+    size = _chunk_size(job, len(todo), workers)
+    chunks = [todo[start : start + size] for start in range(0, len(todo), size)]
+    out: list[BatchResult] = []
+    with ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context(method),
+        initializer=_init_pool_worker,
+        initargs=(job,),
+    ) as pool:
+        futures: list[Future[list[Outcome]]] = [
+            pool.submit(_pool_chunk, [record.payload for record in chunk]) for chunk in chunks
+        ]
+        try:
+            for chunk, future in zip(chunks, futures, strict=True):
+                for item in _results(chunk, future.result()):
+                    out.append(item)
+                    if on_result is not None:
+                        on_result(item)
+        finally:
+            for future in futures:
+                future.cancel()
+    return out
+
+
+def run_job(
+    job: Job,
+    records: Sequence[BatchRecord],
+    *,
+    engine: Engine = "local",
+    workers: int = 1,
+    ray_address: str | None = None,
+    on_result: Callable[[BatchResult], None] | None = None,
+) -> list[BatchResult]:
+    """Run ``job`` over ``records`` and return one result per record, in input order.
+
+    Args:
+        engine: ``local`` (this process), ``pool`` (``workers`` processes) or ``ray`` (``workers`` Ray actors, each
+            starting the job once; ``ray_address`` joins an existing cluster, else a local one is started).
+        on_result: called as each result arrives (for a progress bar); in the ``ray`` engine not in input order.
+
+    Raises:
+        InvalidInputError: an unknown engine or a worker count below 1; what :meth:`Job.check` raises.
+        MissingDependencyError: ``engine="ray"`` without Ray installed.
+    """
+    chosen = check_engine(engine)
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise InvalidInputError(f"workers must be an integer >= 1, not {workers!r}", location="workers")
+    done: list[BatchResult] = []
+    todo: list[BatchRecord] = []
+    for record in records:
+        if isinstance(record.payload, NormaError):
+            done.append(BatchResult(record.index, record.where, error=str(record.payload)))
+        else:
+            todo.append(record)
+    for item in done:
+        if on_result is not None:
+            on_result(item)
+    if not todo:
+        ran: list[BatchResult] = []
+    elif chosen == "ray":
+        from norma.batch._ray import run_on_ray
+
+        job.check()
+        ran = run_on_ray(job, todo, workers=workers, address=ray_address, on_result=on_result)
+    elif chosen == "pool" and workers > 1 and len(todo) > 1:
+        job.check()
+        ran = _pool(job, todo, workers, on_result)
+    else:
+        ran = _local(job, todo, on_result)
+    return sorted([*done, *ran], key=lambda item: item.index)

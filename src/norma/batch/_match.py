@@ -1,0 +1,126 @@
+"""Matching many messages against a rulebook as a batch job (:class:`MatchJob`)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from norma.batch._job import Outcome, Worker
+from norma.batch._stable import embed_stable
+from norma.embeddings import BertEmbedder, get_embedder
+from norma.errors import InvalidInputError, NormaError
+from norma.matching import MatchConfig, RuleMatcher, SessionState, load_rules
+
+__all__ = ["MatchJob", "match_payload"]
+
+
+def _vectors(embedder: BertEmbedder, messages: Sequence[Any]) -> list[np.ndarray]:
+    """Query vectors that do not depend on the batch (:func:`embed_stable`); zeros for what is not embedded (blank
+    or not text: the matcher skips or refuses it)."""
+    wanted = [i for i, m in enumerate(messages) if isinstance(m, str) and m.strip()]
+    vectors = embed_stable(embedder, [messages[i] for i in wanted])
+    out = [np.zeros(embedder.dim, dtype=np.float32) for _ in messages]
+    for row, index in enumerate(wanted):
+        out[index] = vectors[row]
+    return out
+
+
+def match_payload(record: Any) -> dict[str, Any]:
+    """A message record as the job takes it: ``{"message": str, "session": {...} | None}``.
+
+    ``record`` is a message (text), or a mapping with ``message`` and optionally ``session`` (the fields of
+    :class:`~norma.matching.SessionState`) and ``id``.
+
+    Raises:
+        InvalidInputError: not a string or such a mapping.
+    """
+    if isinstance(record, str):
+        return {"message": record, "session": None}
+    if not isinstance(record, dict) or not isinstance(record.get("message"), str):
+        raise InvalidInputError(
+            'a message record is a JSON object with a "message" string', hint='write {"message": "...", "session": {}}'
+        )
+    unknown = sorted(set(record) - {"id", "message", "session"})
+    if unknown:
+        raise InvalidInputError(f"unknown field {unknown[0]!r}", hint="a record has id, message and session")
+    out = {"message": record["message"], "session": record.get("session")}
+    if "id" in record:
+        out["id"] = record["id"]
+    return out
+
+
+@dataclass(frozen=True)
+class MatchJob:
+    """Match messages against the rules of a file; each worker builds the matcher (embeds the rules) once.
+
+    A payload is :func:`match_payload`'s; its result is ``{"message", **MatchResult.to_dict()}`` (without
+    ``dropped`` unless ``explain``; with the record's ``id`` when it has one).
+    """
+
+    rules_path: str
+    """The rulebook (YAML or JSON), at the same path on every worker."""
+    config_json: str = "{}"
+    """The :class:`~norma.matching.MatchConfig` as JSON text."""
+    explain: bool = False
+    """Also list the rules left out and why."""
+    tags: tuple[str, ...] = ()
+    """Only rules with one of these tags (empty: all)."""
+
+    fork_safe = False
+    uses_all_cores = True
+    batch_size = 64
+    record_seconds = 0.01
+
+    @classmethod
+    def make(
+        cls,
+        rules_path: str | os.PathLike[str],
+        config: MatchConfig | None = None,
+        *,
+        explain: bool = False,
+        tags: Sequence[str] = (),
+    ) -> MatchJob:
+        """A job for the rulebook at ``rules_path``."""
+        cfg = config or MatchConfig()
+        return cls(os.fspath(rules_path), cfg.model_dump_json(), bool(explain), tuple(tags))
+
+    def check(self) -> None:
+        """Read the rulebook once here (a bad file is one error, not one per worker)."""
+        load_rules(self.rules_path)
+
+    def _result(self, payload: dict[str, Any], found: Any) -> dict[str, Any]:
+        row: dict[str, Any] = {"id": payload["id"]} if "id" in payload else {}
+        row.update(message=payload["message"], **found.to_dict())
+        if not self.explain:
+            row.pop("dropped")
+        return row
+
+    def start(self) -> Worker:
+        """Build the matcher (embedding every rule), then embed each batch's messages in one call and match them."""
+        embedder = get_embedder()
+        matcher = RuleMatcher(
+            load_rules(self.rules_path), MatchConfig.model_validate_json(self.config_json), embedder=embedder
+        )
+        tags = list(self.tags) or None
+
+        def one(payload: dict[str, Any], vector: np.ndarray) -> Outcome:
+            try:
+                session = None if payload["session"] is None else SessionState.from_mapping(payload["session"])
+                found = matcher.match_many(
+                    [payload["message"]], [session], explain=self.explain, tags=tags, query_vectors=[vector]
+                )[0]
+            except NormaError as exc:
+                return None, str(exc)
+            return self._result(payload, found), None
+
+        def work(payloads: Sequence[Any]) -> list[Outcome]:
+            # one embedding call for the batch; then each message alone, because the similarity product of a
+            # batch of queries rounds differently from that of one query (results must not depend on the batch)
+            vectors = _vectors(embedder, [payload["message"] for payload in payloads])
+            return [one(payload, vector) for payload, vector in zip(payloads, vectors, strict=True)]
+
+        return work

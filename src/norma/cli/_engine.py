@@ -1,0 +1,161 @@
+"""Options every batch command shares (``--engine``, ``--workers``, ``--ray-address``, ``--shard``, ``-v``) and the
+one way they run a job: plan the engine, show a progress bar on stderr, say what was chosen with ``-v``."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from norma.errors import NormaError
+
+if TYPE_CHECKING:
+    from norma.batch import BatchRecord, BatchResult, Job, Shard, Workers
+
+ENGINES = ("local", "pool", "ray")
+"""The engines of :mod:`norma.batch` (listed here so that ``--help`` does not import the engines)."""
+
+__all__ = ["EngineOptions", "engine_options", "run_batch"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _WorkersType(click.ParamType["Workers", "str | int"]):
+    name = "N|auto"
+
+    def convert(self, value: str | int, param: click.Parameter | None, ctx: click.Context | None) -> Workers:
+        from norma.batch import check_workers
+
+        try:
+            return check_workers(value)
+        except NormaError:
+            self.fail(f"{value!r} is not a worker count (an integer >= 1) or auto", param, ctx)
+
+
+class _ShardType(click.ParamType["Shard", "str | Shard"]):
+    name = "i/N"
+
+    def convert(self, value: str | Shard, param: click.Parameter | None, ctx: click.Context | None) -> Shard:
+        from norma.batch import Shard
+
+        if isinstance(value, Shard):
+            return value
+        try:
+            return Shard.parse(value)
+        except NormaError as exc:
+            self.fail(exc.message, param, ctx)
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """What the shared options said."""
+
+    engine: str | None
+    workers: Workers
+    ray_address: str | None
+    shard: Shard | None
+    verbose: bool
+
+    @classmethod
+    def pop(cls, params: dict[str, Any]) -> EngineOptions:
+        """Take the shared options out of a command's keyword arguments."""
+        return cls(
+            params.pop("engine"),
+            params.pop("workers"),
+            params.pop("ray_address"),
+            params.pop("shard"),
+            params.pop("verbose"),
+        )
+
+
+def engine_options(func: F) -> F:
+    """Add ``--engine``, ``--workers``, ``--ray-address``, ``--shard`` and ``-v`` to a batch command."""
+    options = [
+        click.option(
+            "--engine",
+            type=click.Choice(ENGINES),
+            default=None,
+            help="local (this process), pool (local processes) or ray (Ray actors; pip install 'norma[ray]'). "
+            "Default: local or pool, from --workers.",
+        ),
+        click.option(
+            "--workers",
+            type=_WorkersType(),
+            default="auto",
+            show_default=True,
+            help="Processes (pool) or actors (ray); auto: one process unless the batch is large enough to pay "
+            "for more (-v says what it chose).",
+        ),
+        click.option(
+            "--ray-address",
+            default=None,
+            metavar="ADDRESS",
+            help="Join this Ray cluster (auto, ray://host:10001); default: start a local one.",
+        ),
+        click.option(
+            "--shard",
+            type=_ShardType(),
+            default=None,
+            help="Run only shard i of N (contiguous records, 1-based); `norma merge` joins the outputs.",
+        ),
+        click.option("-v", "--verbose", is_flag=True, help="Say which engine and how many workers were chosen."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def run_batch(job: Job, records: Sequence[BatchRecord], options: EngineOptions, label: str) -> list[BatchResult]:
+    """Apply ``--shard``, plan the engine, run ``job`` with a progress bar on stderr and return the results."""
+    from norma.batch import plan_engine, run_job
+
+    chosen = list(records) if options.shard is None else options.shard.select(records)
+    plan = plan_engine(
+        job,
+        len(chosen),
+        engine=options.engine,  # type: ignore[arg-type]
+        workers=options.workers,
+        ray_address=options.ray_address,
+    )
+    if options.verbose:
+        shard = "" if options.shard is None else f", shard {options.shard} ({len(chosen)} of {len(records)} records)"
+        click.echo(f"norma: {plan.describe()}{shard}", err=True)
+    progress = Progress(
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+        auto_refresh=False,
+        disable=not sys.stderr.isatty(),
+    )
+    shown = [0.0]
+    with progress:
+        task = progress.add_task(label, total=len(chosen))
+
+        def advance(_item: BatchResult) -> None:
+            now = time.monotonic()
+            refresh = now - shown[0] > 0.1  # redraw at most 10 times a second
+            progress.update(task, advance=1, refresh=refresh)
+            if refresh:
+                shown[0] = now
+
+        started = time.monotonic()
+        results = run_job(
+            job,
+            chosen,
+            engine=plan.engine,
+            workers=plan.workers,
+            ray_address=options.ray_address,
+            on_result=advance,
+        )
+    if options.verbose:
+        click.echo(f"norma: {len(results)} records in {time.monotonic() - started:.2f} s", err=True)
+    return results

@@ -1,0 +1,144 @@
+"""``norma match --batch FILE`` (or ``norma match -``): many messages against one rulebook, on any engine.
+
+The input is JSON Lines (each line ``{"message": ..., "session": {...}, "id": ...}``) or plain text (one message
+per line): a file whose first non-blank line is a JSON object is JSON Lines. The output is one row per message
+(``--format json``: with totals; ``jsonl``: one line each; table: the best rules of each message).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import IO, Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from norma.batch import BatchRecord, MatchJob, is_parquet, match_document, match_payload, parquet_rows, write_rows
+from norma.cli._engine import EngineOptions, run_batch
+from norma.cli._output import console
+from norma.errors import InvalidInputError, NormaError
+from norma.matching import MatchConfig
+
+__all__ = ["MAX_MESSAGE_LINE_BYTES", "match_batch", "read_messages"]
+
+MAX_MESSAGE_LINE_BYTES = 1024 * 1024
+"""Longest line read from a messages file."""
+
+
+def read_messages(source: str) -> list[BatchRecord]:
+    """The message records of a file (``-``: stdin): JSON Lines, plain lines or Parquet rows.
+
+    Raises:
+        InvalidInputError: a line that is not UTF-8; LimitExceededError: a line over 1 MiB.
+    """
+    from norma.batch import text_lines
+
+    if source != "-" and is_parquet(source):
+        return [_record(index, f"{source}:row {index + 1}", row) for index, row in enumerate(parquet_rows(source))]
+    handle: IO[bytes]
+    if source == "-":
+        handle = sys.stdin.buffer
+        name = "<stdin>"
+        lines = list(text_lines(handle, name, MAX_MESSAGE_LINE_BYTES))
+    else:
+        name = source
+        try:
+            with open(source, "rb") as handle:
+                lines = list(text_lines(handle, name, MAX_MESSAGE_LINE_BYTES))
+        except OSError as exc:
+            raise InvalidInputError(f"cannot read it: {exc.strerror or exc}", source=source) from None
+    as_json = bool(lines) and lines[0][1].lstrip().startswith("{")
+    records: list[BatchRecord] = []
+    for index, (number, text) in enumerate(lines):
+        where = f"{name}:{number}"
+        if not as_json:
+            records.append(BatchRecord(index, where, match_payload(text)))
+            continue
+        try:
+            value: Any = json.loads(text)
+        except json.JSONDecodeError as exc:
+            error = InvalidInputError(f"not valid JSON ({exc.msg} at column {exc.colno})", source=where)
+            records.append(BatchRecord(index, where, error))
+            continue
+        records.append(_record(index, where, value))
+    return records
+
+
+def _record(index: int, where: str, value: Any) -> BatchRecord:
+    try:
+        return BatchRecord(index, where, match_payload(value))
+    except NormaError as exc:
+        exc.source = where
+        return BatchRecord(index, where, exc)
+
+
+def _table(con: Console, document: dict[str, Any]) -> None:
+    table = Table("line", "message", "matched rules (final score)")
+    for row in document["results"]:
+        found = ", ".join(f"{m['rule_id']} ({m['final_score']:.3f})" for m in row["matches"]) or "none"
+        table.add_row(str(row["line"]), row["message"], found)
+    con.print(table)
+    con.print(
+        f"{document['messages']} messages, {document['matched']} matched at least one of {document['rules']} rules"
+    )
+
+
+def match_batch(
+    source: str,
+    rules_file: Path,
+    config: MatchConfig,
+    *,
+    explain: bool,
+    tags: tuple[str, ...],
+    fmt: str,
+    output_path: Path | None,
+    options: EngineOptions,
+) -> int:
+    """Run the batch form of ``norma match``; exit 0 when a message matched a rule, 1 when none did, 2 on a bad
+    record (the others are still written)."""
+    records = read_messages(source)
+    job = MatchJob.make(rules_file, config, explain=explain, tags=tags)
+    job.check()
+    results = run_batch(job, records, options, "matching")
+    rows: list[dict[str, Any]] = []
+    errors = 0
+    for item in results:
+        if item.error is not None or item.result is None:
+            errors += 1
+            error = str(item.error)
+            click.echo(f"norma: error: {error if error.startswith(item.where) else f'{item.where}: {error}'}", err=True)
+            continue
+        rows.append({"line": int(item.where.rsplit(":", 1)[1].removeprefix("row ")), **item.result})
+    rule_count = _rule_count(rules_file)
+    document = match_document(rows, rule_count)
+    if output_path is not None and is_parquet(output_path):
+        write_rows(output_path, [{**row, "matches": json.dumps(row["matches"])} for row in rows])
+    else:
+        _write(fmt, document, output_path)
+    if errors:
+        return 2
+    return 0 if document["matched"] or not rows else 1
+
+
+def _rule_count(rules_file: Path) -> int:
+    from norma.matching import load_rules
+
+    return len(load_rules(rules_file))
+
+
+def _write(fmt: str, document: dict[str, Any], output_path: Path | None) -> None:
+    handle = output_path.open("w", encoding="utf-8") if output_path is not None else None
+    out = handle or sys.stdout
+    try:
+        if fmt == "jsonl":
+            out.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in document["results"])
+        elif fmt == "json":
+            out.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        else:
+            _table(Console(file=out, highlight=False, soft_wrap=True) if handle else console(), document)
+    finally:
+        if handle is not None:
+            handle.close()
