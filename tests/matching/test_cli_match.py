@@ -159,3 +159,28 @@ def test_an_empty_rules_file_says_so(run_cli: Callable[..., CliResult], tmp_path
         "write a list of rules, or a mapping with a 'rules' list (fix every rule listed (see docs/store.md for the "
         "format))\n"
     )
+
+
+def test_the_rulebook_gate_is_kept_with_the_cached_rules(run_cli: Callable[..., CliResult], cache_dir: Path) -> None:
+    banking = str(EXAMPLES / "rulebooks" / "banking-support.yaml")
+    first = json.loads(
+        run_cli("match", "--rules", banking, "my bank card went missing yesterday", "--format", "json").out
+    )
+    assert first["gate"]["kind"] == "rulebook"
+    (kept,) = (cache_dir / "rulebooks").glob("*.gate-*.json")
+    assert json.loads(kept.read_text(encoding="utf-8")) == first["gate"]
+    # the second run takes the kept gate instead of measuring it: a forged threshold shows through
+    forged = {**first["gate"], "threshold": 0.99}
+    kept.write_text(json.dumps(forged), encoding="utf-8")
+    second = json.loads(
+        run_cli("match", "--rules", banking, "my bank card went missing yesterday", "--format", "json").out
+    )
+    assert second["gate"]["threshold"] == 0.99
+    assert second["matches"] == []  # nothing reaches 0.99
+    # a kept gate that does not read back is measured again (and kept again)
+    kept.write_text("not json", encoding="utf-8")
+    third = json.loads(
+        run_cli("match", "--rules", banking, "my bank card went missing yesterday", "--format", "json").out
+    )
+    assert third["gate"] == first["gate"]
+    assert json.loads(kept.read_text(encoding="utf-8")) == first["gate"]
