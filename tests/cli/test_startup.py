@@ -80,6 +80,15 @@ def test_the_control_of_the_probe_sees_a_capability_when_a_command_runs() -> Non
     assert "norma.names" in modules
 
 
+def test_a_one_message_command_does_not_import_the_batch_engines(tmp_path: Path) -> None:
+    """The engine options' defaults are parsed without norma.batch (which imports audit, Ray's glue...): a
+    one-message match imports matching, not the batch layer nor the audit."""
+    rules = str(REPO / "examples" / "matching" / "support_rules.yaml")
+    modules = _modules_after("match", "--rules", rules, "hello", env={"NORMA_CACHE_DIR": str(tmp_path / "cache")})
+    assert "norma.matching" in modules  # the control: the command ran
+    assert not [m for m in modules if m == "norma.batch" or m.startswith(("norma.batch.", "norma.audit"))]
+
+
 @pytest.mark.parametrize(
     ("words", "cword", "expected"),
     [

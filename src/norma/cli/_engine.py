@@ -30,6 +30,8 @@ class _WorkersType(click.ParamType["Workers", "str | int"]):
     name = "N|auto"
 
     def convert(self, value: str | int, param: click.Parameter | None, ctx: click.Context | None) -> Workers:
+        if value == "auto":  # the default: no need to import the engines (a one-message command never does)
+            return "auto"
         from norma.batch import check_workers
 
         try:

