@@ -7,6 +7,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 ENGINES = ("local", "pool", "ray")
 """The engines of :mod:`norma.batch` (listed here so that ``--help`` does not import the engines)."""
 
-__all__ = ["EngineOptions", "engine_options", "run_batch"]
+__all__ = ["EngineOptions", "batch_output_options", "engine_options", "run_batch"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -161,3 +162,26 @@ def run_batch(job: Job, records: Sequence[BatchRecord], options: EngineOptions, 
     if options.verbose:
         click.echo(f"norma: {len(results)} records in {time.monotonic() - started:.2f} s", err=True)
     return results
+
+
+def batch_output_options(unit: str) -> Callable[[F], F]:
+    """``--output F`` (a .parquet file: one row per ``unit``) and ``--format table|json|jsonl`` of a command with a
+    ``--batch`` form."""
+
+    def decorate(func: F) -> F:
+        func = click.option(
+            "--format",
+            "output_format",
+            type=click.Choice(["table", "json", "jsonl"]),
+            default=None,
+            help="A human table (default), JSON, or (with --batch) JSON Lines.",
+        )(func)
+        return click.option(
+            "--output",
+            "output_path",
+            type=click.Path(dir_okay=False, writable=True, path_type=Path),
+            default=None,
+            help=f"With --batch: write the results here (a .parquet file: one row per {unit}).",
+        )(func)
+
+    return decorate

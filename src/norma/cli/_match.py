@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from norma.cli._demo import SECTIONS
-from norma.cli._engine import EngineOptions, engine_options
+from norma.cli._engine import EngineOptions, batch_output_options, engine_options
 from norma.cli._output import emit, print_table, resolve_format, wide_option
 
 if TYPE_CHECKING:
@@ -101,21 +101,8 @@ def _render(con: Console, message: str, result: MatchResult, explain: bool) -> N
     metavar="FILE",
     help="Match every message of FILE ('-': stdin; MESSAGE '-' too): JSON Lines or one message per line.",
 )
-@click.option(
-    "--output",
-    "output_path",
-    type=click.Path(dir_okay=False, writable=True, path_type=Path),
-    default=None,
-    help="With --batch: write the results here (a .parquet file: one row per message).",
-)
+@batch_output_options("message")
 @engine_options
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["table", "json", "jsonl"]),
-    default=None,
-    help="A human table (default), JSON, or (with --batch) JSON Lines.",
-)
 @wide_option
 @click.pass_context
 def match(

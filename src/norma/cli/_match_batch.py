@@ -18,7 +18,7 @@ from rich.table import Table
 
 from norma.batch import BatchRecord, MatchJob, is_parquet, match_document, match_payload, parquet_rows, write_rows
 from norma.cli._engine import EngineOptions, run_batch
-from norma.cli._output import console
+from norma.cli._output import write_document
 from norma.errors import InvalidInputError, NormaError
 from norma.matching import MatchConfig
 
@@ -130,15 +130,4 @@ def _rule_count(rules_file: Path) -> int:
 
 
 def _write(fmt: str, document: dict[str, Any], output_path: Path | None) -> None:
-    handle = output_path.open("w", encoding="utf-8") if output_path is not None else None
-    out = handle or sys.stdout
-    try:
-        if fmt == "jsonl":
-            out.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in document["results"])
-        elif fmt == "json":
-            out.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-        else:
-            _table(Console(file=out, highlight=False, soft_wrap=True) if handle else console(), document)
-    finally:
-        if handle is not None:
-            handle.close()
+    write_document(fmt, document, document["results"], output_path, _table)

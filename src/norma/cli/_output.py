@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import click
@@ -27,6 +28,7 @@ __all__ = [
     "print_table",
     "resolve_format",
     "wide_option",
+    "write_document",
 ]
 
 OutputFormat = Literal["table", "json"]
@@ -141,3 +143,26 @@ def emit(fmt: OutputFormat, payload: Any, table: Callable[[Console], None]) -> N
         sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False, default=str) + "\n")
     else:
         table(console())
+
+
+def write_document(
+    fmt: str,
+    document: dict[str, Any],
+    rows: list[dict[str, Any]],
+    output_path: Path | None,
+    table: Callable[[Console, dict[str, Any]], None],
+) -> None:
+    """A batch command's output to ``output_path`` (default stdout): ``rows`` as JSON Lines (``fmt`` ``jsonl``),
+    ``document`` as JSON, or ``table(console, document)`` for people."""
+    handle = output_path.open("w", encoding="utf-8") if output_path is not None else None
+    out = handle or sys.stdout
+    try:
+        if fmt == "jsonl":
+            out.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+        elif fmt == "json":
+            out.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        else:
+            table(Console(file=out, highlight=False, soft_wrap=True) if handle else console(), document)
+    finally:
+        if handle is not None:
+            handle.close()

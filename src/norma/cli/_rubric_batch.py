@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ from rich.table import Table
 
 from norma.batch import RubricJob, is_parquet, json_records, rubric_document, write_rows
 from norma.cli._engine import EngineOptions, run_batch
-from norma.cli._output import console
+from norma.cli._output import write_document
 
 __all__ = ["rubric_batch"]
 
@@ -55,18 +54,7 @@ def rubric_batch(
     if output_path is not None and is_parquet(output_path):
         write_rows(output_path, [{**row, "per_criterion": json.dumps(row.get("per_criterion"))} for row in rows])
     else:
-        handle = output_path.open("w", encoding="utf-8") if output_path is not None else None
-        out = handle or sys.stdout
-        try:
-            if fmt == "jsonl":
-                out.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-            elif fmt == "json":
-                out.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-            else:
-                _table(Console(file=out, highlight=False, soft_wrap=True) if handle else console(), document)
-        finally:
-            if handle is not None:
-                handle.close()
+        write_document(fmt, document, rows, output_path, _table)
     if errors:
         return 2
     return 1 if document["failed"] else 0

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from norma.cli._demo import SECTIONS
-from norma.cli._engine import EngineOptions, engine_options
+from norma.cli._engine import EngineOptions, batch_output_options, engine_options
 from norma.cli._output import emit, format_option, print_table, resolve_format, wide_option
 
 if TYPE_CHECKING:
@@ -113,21 +113,8 @@ def _render_result(result: dict[str, Any]) -> Any:
     metavar="FILE",
     help="Evaluate every record of FILE ('-': stdin; JSON Lines or Parquet): an outcome or {\"events\": [...]}.",
 )
-@click.option(
-    "--output",
-    "output_path",
-    type=click.Path(dir_okay=False, writable=True, path_type=Path),
-    default=None,
-    help="With --batch: write the results here (a .parquet file: one row per record).",
-)
+@batch_output_options("record")
 @engine_options
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["table", "json", "jsonl"]),
-    default=None,
-    help="A human table (default), JSON, or (with --batch) JSON Lines.",
-)
 @wide_option
 @click.pass_context
 def eval_(
