@@ -1,5 +1,5 @@
-"""replace_rules (a tenant becomes exactly a list of rules, in one version) and rulebook_changes (a dry run), on
-SQLite and PostgreSQL alike; open_store(create=False) and the explicit relative SQLite URLs."""
+"""upsert_rules(..., prune=True) (a tenant becomes exactly a list of rules, in one version) and rulebook_changes
+(a dry run), on SQLite and PostgreSQL alike; open_store(create=False) and the explicit relative SQLite URLs."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def _rules(*ids: str, text: str = "customer asks about {id}") -> list[Rule]:
 def test_replace_is_one_version_deleting_what_is_left_out(store: RuleStore, embedder: Embedder) -> None:
     assert store.upsert_rules("acme", _rules("a", "b", "c", "d", "e", "f"), embedder=embedder) == 1
     changed = [Rule(id="a", condition_text="customer asks about a refund"), *_rules("b")]
-    version = store.replace_rules("acme", changed, embedder=embedder)
+    version = store.upsert_rules("acme", changed, embedder=embedder, prune=True)
     assert version == 2
     assert [r.id for r in store.list_rules("acme")] == ["a", "b"]
     assert store.get_rule("acme", "a").condition_text == "customer asks about a refund"
@@ -36,16 +36,16 @@ def test_replace_is_one_version_deleting_what_is_left_out(store: RuleStore, embe
 
 def test_replace_with_the_same_rules_changes_nothing(store: RuleStore, embedder: Embedder) -> None:
     store.upsert_rules("acme", _rules("a", "b"), embedder=embedder)
-    assert store.replace_rules("acme", _rules("b", "a"), embedder=embedder) == 1
-    assert store.replace_rules("acme", [], embedder=embedder) == 2
+    assert store.upsert_rules("acme", _rules("b", "a"), embedder=embedder, prune=True) == 1
+    assert store.upsert_rules("acme", [], embedder=embedder, prune=True) == 2
     assert store.list_rules("acme") == []
-    assert store.replace_rules("acme", [], embedder=embedder) == 2
+    assert store.upsert_rules("acme", [], embedder=embedder, prune=True) == 2
 
 
 def test_replace_leaves_other_tenants_alone(store: RuleStore, embedder: Embedder) -> None:
     store.upsert_rules("acme", _rules("a", "b"), embedder=embedder)
     store.upsert_rules("globex", _rules("a", "z"), embedder=embedder)
-    store.replace_rules("acme", _rules("b"), embedder=embedder)
+    store.upsert_rules("acme", _rules("b"), embedder=embedder, prune=True)
     assert [r.id for r in store.list_rules("globex")] == ["a", "z"]
     assert store.version("globex") == 1
 
@@ -53,7 +53,7 @@ def test_replace_leaves_other_tenants_alone(store: RuleStore, embedder: Embedder
 def test_a_failed_replace_writes_nothing(store: RuleStore, embedder: Embedder) -> None:
     store.upsert_rules("acme", _rules("a", "b"), embedder=embedder)
     with pytest.raises(InvalidInputError, match="appears twice"):
-        store.replace_rules("acme", [*_rules("a"), *_rules("a")], embedder=embedder)
+        store.upsert_rules("acme", [*_rules("a"), *_rules("a")], embedder=embedder, prune=True)
     assert [r.id for r in store.list_rules("acme")] == ["a", "b"]
     assert store.version("acme") == 1
 

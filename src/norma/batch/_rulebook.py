@@ -29,7 +29,7 @@ def import_rulebook_with(
 ) -> tuple[Rulebook, int]:
     """:func:`norma.store.import_rulebook`, with every text of every rule embedded by ``run`` (an :class:`EmbedJob`
     over :func:`rule_text_payloads`) and given to the store as precomputed vectors; ``prune=True`` makes the tenant
-    exactly the rulebook (:meth:`RuleStore.replace_rules`).
+    exactly the rulebook (``RuleStore.upsert_rules(..., prune=True)``).
 
     Raises:
         RulebookError: an invalid rulebook (nothing written); InvalidInputError: no tenant.
@@ -48,6 +48,5 @@ def import_rulebook_with(
     failed = next((item for item in results if item.result is None), None)
     if failed is not None:
         raise BackendError(f"could not embed {failed.where}: {failed.error}")
-    write = store.replace_rules if prune else store.upsert_rules
-    version = write(book.tenant_id, rules, vectors=rule_vectors(rules, results))
+    version = store.upsert_rules(book.tenant_id, rules, vectors=rule_vectors(rules, results), prune=prune)
     return book, version

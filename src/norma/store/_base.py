@@ -113,23 +113,29 @@ class SqlRuleStore(ApiKeys):
         *,
         embedder: Embedder | None = None,
         vectors: Mapping[str, np.ndarray] | None = None,
+        prune: bool = False,
     ) -> int:
         prepared = self._prepare(tenant_id, rules)
-        if not prepared:
+        if not prepared and not prune:
             return self.version(tenant_id)
         model, items = self._vectors_to_store(tenant_id, prepared, embedder, vectors)
+        ids = [r.id for r in prepared]
 
         def work(cur: Cursor) -> int:
             version = self._lock_tenant(cur, tenant_id)
-            ids = [r.id for r in prepared]
-            current = self._current_rows(cur, tenant_id, ids)
+            current = self._current_rows(cur, tenant_id, None if prune else ids)
             changed = [r for r in prepared if current.get(r.id, (None, 0))[0] != _rule_json(r)]
+            gone = sorted(set(current) - set(ids)) if prune else []
             if items:
                 self._put_vectors(cur, tenant_id, model.model_id, items)
-            if not changed:
+            if not changed and not gone:
                 return version
             version += 1
-            self._write_rule_rows(cur, tenant_id, changed, version, self._now())
+            now = self._now()
+            if changed:
+                self._write_rule_rows(cur, tenant_id, changed, version, now)
+            if gone:
+                self._write_deletions(cur, tenant_id, {i: current[i][1] for i in gone}, version, now)
             self._set_version(cur, tenant_id, version)
             return version
 
@@ -157,13 +163,18 @@ class SqlRuleStore(ApiKeys):
         items.extend(embed_rules(pending, model))
         return model, items
 
-    def _current_rows(self, cur: Cursor, tenant_id: str, rule_ids: list[str]) -> dict[str, tuple[str, int]]:
-        rows = self._select_in(
-            cur,
-            "SELECT rule_id, data, rule_version FROM rules WHERE tenant_id = ? AND rule_id IN {ids}",
-            (tenant_id,),
-            rule_ids,
-        )
+    def _current_rows(self, cur: Cursor, tenant_id: str, rule_ids: list[str] | None) -> dict[str, tuple[str, int]]:
+        """``rule_id -> (data, rule_version)`` of the stored rules among ``rule_ids`` (None: every rule)."""
+        if rule_ids is None:
+            cur.execute(self._sql("SELECT rule_id, data, rule_version FROM rules WHERE tenant_id = ?"), (tenant_id,))
+            rows = cur.fetchall()
+        else:
+            rows = self._select_in(
+                cur,
+                "SELECT rule_id, data, rule_version FROM rules WHERE tenant_id = ? AND rule_id IN {ids}",
+                (tenant_id,),
+                rule_ids,
+            )
         return {rid: (data if isinstance(data, str) else json.dumps(data), int(v)) for rid, data, v in rows}
 
     def _last_rule_versions(self, cur: Cursor, tenant_id: str, rule_ids: list[str]) -> dict[str, int]:
@@ -242,44 +253,6 @@ class SqlRuleStore(ApiKeys):
                 )
             version += 1
             self._write_deletions(cur, tenant_id, {i: present[i][1] for i in ids}, version, self._now())
-            self._set_version(cur, tenant_id, version)
-            return version
-
-        return self._write(work)
-
-    def replace_rules(
-        self,
-        tenant_id: str,
-        rules: Sequence[Rule],
-        *,
-        embedder: Embedder | None = None,
-        vectors: Mapping[str, np.ndarray] | None = None,
-    ) -> int:
-        """Make the tenant's rules exactly ``rules`` in one transaction and one version: upsert them and delete the
-        stored rules they leave out (their history is kept); return the version after it (unchanged when nothing
-        changed). Embedding is as in :meth:`upsert_rules`."""
-        prepared = self._prepare(tenant_id, rules)
-        by_id = {r.id: r for r in prepared}
-        model, items = self._vectors_to_store(tenant_id, prepared, embedder, vectors)
-
-        def work(cur: Cursor) -> int:
-            version = self._lock_tenant(cur, tenant_id)
-            cur.execute(self._sql("SELECT rule_id, data, rule_version FROM rules WHERE tenant_id = ?"), (tenant_id,))
-            current = {
-                rid: (data if isinstance(data, str) else json.dumps(data), int(v)) for rid, data, v in cur.fetchall()
-            }
-            changed = [r for r in prepared if current.get(r.id, (None, 0))[0] != _rule_json(r)]
-            gone = sorted(set(current) - set(by_id))
-            if items:
-                self._put_vectors(cur, tenant_id, model.model_id, items)
-            if not changed and not gone:
-                return version
-            version += 1
-            now = self._now()
-            if changed:
-                self._write_rule_rows(cur, tenant_id, changed, version, now)
-            if gone:
-                self._write_deletions(cur, tenant_id, {i: current[i][1] for i in gone}, version, now)
             self._set_version(cur, tenant_id, version)
             return version
 

@@ -250,22 +250,11 @@ class PostgresRuleStore(SqlRuleStore):
         *,
         embedder: Embedder | None = None,
         vectors: Mapping[str, np.ndarray] | None = None,
+        prune: bool = False,
     ) -> int:
-        if rules and self.vector_index:
+        if rules and self.vector_index:  # the first write of a dimension creates its HNSW index
             self.create_vector_index(_embedder(embedder).dim)
-        return super().upsert_rules(tenant_id, rules, embedder=embedder, vectors=vectors)
-
-    def replace_rules(
-        self,
-        tenant_id: str,
-        rules: Sequence[Rule],
-        *,
-        embedder: Embedder | None = None,
-        vectors: Mapping[str, np.ndarray] | None = None,
-    ) -> int:
-        if rules and self.vector_index:  # as upsert_rules: the first write of a dimension creates its HNSW index
-            self.create_vector_index(_embedder(embedder).dim)
-        return super().replace_rules(tenant_id, rules, embedder=embedder, vectors=vectors)
+        return super().upsert_rules(tenant_id, rules, embedder=embedder, vectors=vectors, prune=prune)
 
     def save_vectors(self, tenant_id: str, model_id: str, vectors: Mapping[str, tuple[str, np.ndarray]]) -> None:
         if self.vector_index:

@@ -40,8 +40,13 @@ class RuleStore(Protocol):
         *,
         embedder: Embedder | None = None,
         vectors: Mapping[str, np.ndarray] | None = None,
+        prune: bool = False,
     ) -> int:
         """Insert or replace ``rules`` in one transaction; return the tenant's version after it.
+
+        ``prune=True`` makes the tenant exactly ``rules``: every stored rule they leave out is deleted in the same
+        transaction and the same one new version (none when nothing changed); deletions are kept in
+        :meth:`history`.
 
         A rule's ``tenant_id`` must be ``tenant_id`` or ``"default"`` (replaced). Rules equal to what is stored are
         not changes (re-importing a rulebook does not bump the version). Rules whose texts changed are embedded
@@ -70,19 +75,6 @@ class RuleStore(Protocol):
     def delete_rules(self, tenant_id: str, rule_ids: Sequence[str]) -> int:
         """Delete the rules in one transaction; return the new version. NotFoundError (nothing deleted) if any
         id is not stored."""
-        ...
-
-    def replace_rules(
-        self,
-        tenant_id: str,
-        rules: Sequence[Rule],
-        *,
-        embedder: Embedder | None = None,
-        vectors: Mapping[str, np.ndarray] | None = None,
-    ) -> int:
-        """Make the tenant's rules exactly ``rules``, as one transaction and one new version (none when nothing
-        changed): upsert them as :meth:`upsert_rules` does and delete every stored rule they leave out (deletions
-        are kept in :meth:`history`). Return the tenant's version after it."""
         ...
 
     def version(self, tenant_id: str) -> int:

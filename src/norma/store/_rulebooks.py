@@ -33,12 +33,11 @@ def import_rulebook(
 
     The tenant is ``tenant_id``, else the file's ``tenant``; InvalidInputError when neither is given. The limits
     are those of :func:`~norma.rules.load_rulebook`. ``prune=True`` makes the tenant exactly the rulebook: stored
-    rules it leaves out are deleted in the same transaction and version (:meth:`RuleStore.replace_rules`).
+    rules it leaves out are deleted in the same transaction and version (``RuleStore.upsert_rules(..., prune=True)``).
     """
     book = _load(source, tenant_id, max_rules, max_bytes)
     assert book.tenant_id is not None
-    write = store.replace_rules if prune else store.upsert_rules
-    version = write(book.tenant_id, list(book.rules), embedder=embedder)
+    version = store.upsert_rules(book.tenant_id, list(book.rules), embedder=embedder, prune=prune)
     return book, version
 
 
