@@ -150,7 +150,8 @@ def test_the_page_follows_the_system_theme(browser: Any, site: str, acme_key: st
     assert background < 0.15
     assert text > 0.7
     assert _pressed(browser) == "auto"
-    system_theme("light")
+    system_theme("light")  # the page follows the change (an event: wait for it)
+    wait_for(browser, lambda d: _colours(d)[0] > 0.85)
     background, text = _colours(browser)
     assert background > 0.85
     assert text < 0.2

@@ -1,6 +1,6 @@
 // norma playground: plain JavaScript modules, no build step, nothing loaded from another host. The API key stays
 // in this browser tab (sessionStorage); a key passed as #key=... is moved there and removed from the address bar.
-import { $, clearHistory, renderHistory } from "./core.js";
+import { $, buildHistoryCards, clearHistory, renderHistory } from "./core.js";
 import { AUDIT_EXAMPLE, auditForm, runAudit, setAuditForm, setupAudit } from "./audit.js";
 import { matchForm, runMatch, setMatchForm, setupMatch } from "./match.js";
 import { namesForm, runNames, setNamesForm, setupNames } from "./names.js";
@@ -48,19 +48,16 @@ function currentTheme() {
 }
 
 function setTheme(theme) {
-  if (theme === "auto") {
-    localStorage.removeItem("norma-theme");
-    delete document.documentElement.dataset.theme;
-  } else {
-    localStorage.setItem("norma-theme", theme);
-    document.documentElement.dataset.theme = theme;
-  }
+  if (theme === "auto") localStorage.removeItem("norma-theme");
+  else localStorage.setItem("norma-theme", theme);
+  window.normaApplyTheme(); // theme.js: the choice, else the system's theme
   for (const button of document.querySelectorAll("#theme button")) {
     button.setAttribute("aria-pressed", String(button.dataset.theme === theme));
   }
 }
 
 document.addEventListener("DOMContentLoaded", () => {
+  buildHistoryCards();
   takeKeyFromHash();
   window.addEventListener("hashchange", takeKeyFromHash);
   $("api-key").addEventListener("input", updateKeyBanner);

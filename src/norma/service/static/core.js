@@ -152,6 +152,23 @@ export function clearHistory(tab) {
   sessionStorage.removeItem(historyKey(tab));
 }
 
+/** Fill each ``<div class="card history" data-history="TAB" data-noun="...">`` with its heading, empty-state
+line, list and Clear button (ids ``TAB-history``, ``TAB-history-empty``, ``TAB-history-clear``). */
+export function buildHistoryCards() {
+  for (const card of document.querySelectorAll(".card.history[data-history]")) {
+    const tab = card.dataset.history;
+    const empty = el("p", "muted small", "Your " + card.dataset.noun + " in this tab show here; click one to run it again.");
+    empty.id = tab + "-history-empty";
+    const list = el("ol", "history-list");
+    list.id = tab + "-history";
+    const clear = el("button", "link", "Clear");
+    clear.type = "button";
+    clear.id = tab + "-history-clear";
+    clear.hidden = true;
+    card.replaceChildren(el("h3", "", "History"), empty, list, clear);
+  }
+}
+
 /** The tab's history as a list of buttons; a click calls ``onPick(form)`` (restore the form and run it). */
 export function renderHistory(tab, onPick) {
   const list = $(tab + "-history");
