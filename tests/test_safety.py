@@ -197,3 +197,20 @@ def test_ensure_public_host() -> None:
             ensure_public_host(host)
     with pytest.raises(InvalidInputError, match="cannot resolve"):
         ensure_public_host("no-such-host.invalid")
+
+
+def test_bounded_lines_reads_whole_lines_within_the_limit() -> None:
+    import io
+
+    from norma._safety import bounded_lines
+
+    data = io.BytesIO(b"first\r\n\n   \nsecond\nthird")
+    assert list(bounded_lines(data, source="f", max_bytes=10)) == [(1, "first"), (4, "second"), (5, "third")]
+    too_long = io.BytesIO(b"ok\n" + b"x" * 11 + b"\n")
+    lines = bounded_lines(too_long, source="f.jsonl", max_bytes=10, what="record", hint="split it")
+    assert next(lines) == (1, "ok")
+    with pytest.raises(LimitExceededError, match="record is over the limit of 10 bytes") as caught:
+        next(lines)
+    assert (caught.value.location, caught.value.hint) == ("line 2", "split it")
+    with pytest.raises(InvalidInputError, match="not valid UTF-8 at byte 1"):
+        list(bounded_lines(io.BytesIO(b"a\xff\n"), source="f", max_bytes=10))

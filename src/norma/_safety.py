@@ -27,7 +27,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
 import yaml
 
@@ -35,6 +35,7 @@ from norma.errors import InvalidInputError, LimitExceededError, NormaError
 
 __all__ = [
     "DEFAULT_LIMITS",
+    "bounded_lines",
     "InputLimits",
     "Pattern",
     "check_json_value",
@@ -406,3 +407,34 @@ def ensure_public_host(host: str, port: int | None = None) -> None:
                 f"refused host {host!r}: it resolves to the non-public address {address}",
                 hint="private, loopback and link-local addresses are not fetched here",
             )
+
+
+def bounded_lines(
+    handle: IO[bytes], *, source: str, max_bytes: int, what: str = "line", hint: str | None = None
+) -> Iterator[tuple[int, str]]:
+    """(line number, text without its line end) of each non-blank line of a stream of UTF-8 text, never reading
+    more than ``max_bytes`` + 1 bytes of one line.
+
+    Raises:
+        LimitExceededError: a line over ``max_bytes`` (``"<what> is over the limit..."``; the lines before it have
+            been yielded).
+        InvalidInputError: a line that is not UTF-8.
+    """
+    number = 0
+    while True:
+        raw = handle.readline(max_bytes + 1)
+        if not raw:
+            return
+        number += 1
+        if len(raw) > max_bytes and not raw.endswith(b"\n"):
+            raise LimitExceededError(
+                f"{what} is over the limit of {max_bytes:,} bytes", source=source, location=f"line {number}", hint=hint
+            )
+        try:
+            text = raw.decode("utf-8").rstrip("\r\n")
+        except UnicodeDecodeError as exc:
+            raise InvalidInputError(
+                f"not valid UTF-8 at byte {exc.start}", source=source, location=f"line {number}"
+            ) from None
+        if text.strip():
+            yield number, text

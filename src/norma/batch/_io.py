@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from norma._safety import InputLimits, load_json
+from norma._safety import InputLimits, bounded_lines, load_json
 from norma.batch._job import BatchRecord
 from norma.errors import InvalidInputError, MissingDependencyError, NormaError
 
@@ -61,26 +61,7 @@ def text_lines(handle: IO[bytes], name: str, max_bytes: int) -> Iterator[tuple[i
         LimitExceededError: a line over ``max_bytes`` (the lines before it have been yielded).
         InvalidInputError: a line that is not UTF-8.
     """
-    from norma.errors import LimitExceededError
-
-    number = 0
-    while True:
-        raw = handle.readline(max_bytes + 1)
-        if not raw:
-            return
-        number += 1
-        if len(raw) > max_bytes and not raw.endswith(b"\n"):
-            raise LimitExceededError(
-                f"line is over the limit of {max_bytes:,} bytes", source=name, location=f"line {number}"
-            )
-        try:
-            text = raw.decode("utf-8").rstrip("\r\n")
-        except UnicodeDecodeError as exc:
-            raise InvalidInputError(
-                f"not valid UTF-8 at byte {exc.start}", source=name, location=f"line {number}"
-            ) from None
-        if text.strip():
-            yield number, text
+    yield from bounded_lines(handle, source=name, max_bytes=max_bytes)
 
 
 def write_rows(path: str | os.PathLike[str], rows: Iterable[Mapping[str, Any]]) -> None:

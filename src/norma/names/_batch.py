@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from norma._safety import check_unicode
+from norma._safety import bounded_lines, check_unicode
 from norma.errors import InvalidInputError, LimitExceededError, NormaError
 from norma.names._compat import check_compat
 from norma.names._from_labels import quality_from_labels
@@ -195,27 +195,13 @@ def read_lines(path: str | os.PathLike[str], max_bytes: int = MAX_RECORD_BYTES) 
         InvalidInputError: a line that is not UTF-8.
     """
     with Path(path).open("rb") as handle:
-        number = 0
-        while True:
-            raw = handle.readline(max_bytes + 1)
-            if not raw:
-                return
-            number += 1
-            if len(raw) > max_bytes and not raw.endswith(b"\n"):
-                raise LimitExceededError(
-                    f"record is over the limit of {max_bytes:,} bytes",
-                    source=os.fspath(path),
-                    location=f"line {number}",
-                    hint="split the record (from Python, max_record_bytes= raises the limit)",
-                )
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InvalidInputError(
-                    f"not valid UTF-8 at byte {exc.start}", source=os.fspath(path), location=f"line {number}"
-                ) from None
-            if text.strip():
-                yield number, text
+        yield from bounded_lines(
+            handle,
+            source=os.fspath(path),
+            max_bytes=max_bytes,
+            what="record",
+            hint="split the record (from Python, max_record_bytes= raises the limit)",
+        )
 
 
 def count_records(path: str | os.PathLike[str], *, max_record_bytes: int = MAX_RECORD_BYTES) -> int:
