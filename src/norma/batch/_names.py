@@ -32,25 +32,11 @@ class NamesJob:
     record_seconds = 0.00015  # about 8,000 records a second on one core
 
     @classmethod
-    def make(
-        cls,
-        *,
-        compat: str = "miid",
-        transliterate: bool = False,
-        metrics: bool = False,
-        hash_seed: int | None = 0,
-        hash_seeds: Sequence[int] | None = None,
-    ) -> NamesJob:
-        """A job with checked options (as :meth:`norma.names.ScoreOptions.make`; the hash seed defaults to 0)."""
-        return cls(
-            ScoreOptions.make(
-                compat=compat,
-                transliterate=transliterate,
-                metrics=metrics,
-                hash_seed=None if hash_seeds is not None else hash_seed,
-                hash_seeds=hash_seeds,
-            )
-        )
+    def make(cls, *, hash_seed: int | None = 0, hash_seeds: Sequence[int] | None = None, **options: Any) -> NamesJob:
+        """A job with checked options: the keywords of :meth:`norma.names.ScoreOptions.make` (``compat``,
+        ``transliterate``, ``metrics``), the hash seed defaulting to 0 (and unused with ``hash_seeds``)."""
+        seed = None if hash_seeds is not None else hash_seed
+        return cls(ScoreOptions.make(hash_seed=seed, hash_seeds=hash_seeds, **options))
 
     def check(self) -> None:
         """Nothing to load: the options were checked when made."""
