@@ -18,7 +18,7 @@ from rich.table import Table
 
 from norma.cli._demo import SECTIONS
 from norma.cli._engine import EngineOptions, engine_options, run_batch
-from norma.cli._output import console, emit, format_option, print_table, resolve_format
+from norma.cli._output import console, emit, fail_on_option, format_option, print_table, resolve_format
 
 if TYPE_CHECKING:
     from norma.audit import AuditConfig, AuditReport
@@ -122,13 +122,7 @@ class _RunCommand(click.Command):
     default=None,
     help="table (default), json, sarif or junit.",
 )
-@click.option(
-    "--fail-on",
-    type=click.Choice(["error", "warning"]),
-    default="error",
-    show_default=True,
-    help="Exit 1 on FAIL (error) or also on any WARNING (warning).",
-)
+@fail_on_option("Exit 1 on FAIL (error) or also on any WARNING (warning).")
 @click.option(
     "--batch", "batch_file", type=str, default=None, metavar="FILE.jsonl", help="Audit every line ('-': stdin)."
 )

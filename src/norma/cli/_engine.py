@@ -164,9 +164,10 @@ def run_batch(job: Job, records: Sequence[BatchRecord], options: EngineOptions, 
     return results
 
 
-def batch_output_options(unit: str) -> Callable[[F], F]:
-    """``--output F`` (a .parquet file: one row per ``unit``) and ``--format table|json|jsonl`` of a command with a
-    ``--batch`` form."""
+def batch_output_options(unit: str, *, batch_form: bool = True) -> Callable[[F], F]:
+    """``--output F`` (a .parquet file: one row per ``unit``) and ``--format table|json|jsonl``; with
+    ``batch_form`` the command has a one-item form too, and these apply to its ``--batch`` form."""
+    when = "(with --batch) " if batch_form else ""
 
     def decorate(func: F) -> F:
         func = click.option(
@@ -174,14 +175,15 @@ def batch_output_options(unit: str) -> Callable[[F], F]:
             "output_format",
             type=click.Choice(["table", "json", "jsonl"]),
             default=None,
-            help="A human table (default), JSON, or (with --batch) JSON Lines.",
+            help=f"A human table (default), JSON, or {when}JSON Lines (one result per line).",
         )(func)
         return click.option(
             "--output",
             "output_path",
             type=click.Path(dir_okay=False, writable=True, path_type=Path),
             default=None,
-            help=f"With --batch: write the results here (a .parquet file: one row per {unit}).",
+            help=f"{'With --batch: write' if batch_form else 'Write'} the results here instead of stdout (a .parquet "
+            f"file: one row per {unit}).",
         )(func)
 
     return decorate

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from norma.cli._output import emit, format_option, resolve_format
+from norma.cli._output import emit, fail_on_option, format_option, resolve_format
 from norma.errors import InvalidInputError
 
 __all__ = ["merge"]
@@ -24,13 +24,7 @@ __all__ = ["merge"]
     default=None,
     help="Write the merged output here (then stdout gets a summary, in --format).",
 )
-@click.option(
-    "--fail-on",
-    type=click.Choice(["error", "warning"]),
-    default="error",
-    show_default=True,
-    help="The audit's --fail-on, for the exit code of audit JSON and SARIF outputs.",
-)
+@fail_on_option("The audit's --fail-on, for the exit code of audit JSON and SARIF outputs.")
 @format_option
 @click.pass_context
 def merge(

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from norma.cli._demo import SECTIONS
-from norma.cli._engine import EngineOptions, engine_options, run_batch
+from norma.cli._engine import EngineOptions, batch_output_options, engine_options, run_batch
 from norma.cli._output import emit, format_option, print_table, resolve_format
 from norma.errors import ConfigError, InvalidInputError, NormaError
 
@@ -89,20 +89,7 @@ def names() -> None:
     help="Score under each of these hash seeds (0-99, or 0,7,100-119) and report the mean, min and spread.",
 )
 @click.option("--transliterate", is_flag=True, help="Transliterate non-Latin names and variations first (unidecode).")
-@click.option(
-    "--output",
-    "output_path",
-    type=click.Path(dir_okay=False, writable=True, path_type=Path),
-    default=None,
-    help="Write the results here instead of stdout (a .parquet file: one row per record).",
-)
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["table", "json", "jsonl"]),
-    default=None,
-    help="A human table (default), JSON, or JSON Lines (one result per line).",
-)
+@batch_output_options("record", batch_form=False)
 @click.pass_context
 def score(
     ctx: click.Context,

@@ -24,6 +24,7 @@ __all__ = [
     "OutputFormat",
     "console",
     "emit",
+    "fail_on_option",
     "format_option",
     "print_table",
     "resolve_format",
@@ -61,6 +62,13 @@ def wide_option(func: F) -> F:
         help="Print tables at their full width, even when wider than the terminal.",
     )
     return option(func)
+
+
+def fail_on_option(help: str) -> Callable[[F], F]:
+    """``--fail-on error|warning`` (default ``error``): which audit findings make the exit code 1."""
+    return click.option(
+        "--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True, help=help
+    )
 
 
 def format_option(func: F) -> F:
