@@ -25,6 +25,7 @@ __all__ = [
     "Pixels",
     "needs_chromium",
     "open_playground",
+    "playground_site",
     "screenshot",
     "start_browser",
     "wait_for",
@@ -40,15 +41,15 @@ needs_chromium = pytest.mark.skipif(
 
 
 @contextmanager
-def start_browser(width: int = 1400, height: int = 1000) -> Iterator[Any]:
-    """A headless Chromium with its console log kept, closed on exit."""
+def start_browser(width: int = 1400, height: int = 1000, extra_args: tuple[str, ...] = ()) -> Iterator[Any]:
+    """A headless Chromium with its console log kept, closed on exit (``extra_args``: more command-line switches)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
 
     options = Options()
     options.binary_location = CHROMIUM
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", *extra_args):
         options.add_argument(argument)
     options.add_argument(f"--window-size={width},{height}")
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
@@ -58,6 +59,18 @@ def start_browser(width: int = 1400, height: int = 1000) -> Iterator[Any]:
         yield driver
     finally:
         driver.quit()
+
+
+@contextmanager
+def playground_site(store: Any, examples: Path) -> Iterator[str]:
+    """The service (with the example audit documents) over ``store`` on a loopback port: its base URL."""
+    from norma.service import create_app
+    from tests.service._server import serve_app
+    from tests.service.conftest import make_settings
+
+    app = create_app(make_settings(audit_docs=examples / "audit" / "docs"), store=store)
+    with serve_app(app) as url:
+        yield url
 
 
 def wait_for(driver: Any, condition: Callable[[Any], Any], timeout: float = 30) -> Any:

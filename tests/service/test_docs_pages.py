@@ -5,9 +5,7 @@ other host."""
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -15,11 +13,10 @@ import pytest
 
 from norma.service import create_app
 from norma.store import RuleStore
+from tests.service._browser import needs_chromium, start_browser
 from tests.service._server import serve_app
 from tests.service.conftest import make_settings
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 _REFERENCE = re.compile(r"""(?:src|href|spec-url)\s*=\s*["']([^"']+)["']""")
 
 
@@ -63,29 +60,9 @@ def test_the_assets_are_cacheable_and_the_openapi_schema_is_local(site: str) -> 
 
 @pytest.fixture(scope="module")
 def offline_browser() -> Iterator[Any]:
-    if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
-        pytest.skip("needs Debian's chromium and chromium-driver (make install installs them as root)")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-
-    options = Options()
-    options.binary_location = CHROMIUM
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    for argument in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",  # no other host resolves: offline
-    ):
-        options.add_argument(argument)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(30)
-    try:
+    # no host but the loopback one resolves: the pages must render offline
+    with start_browser(extra_args=("--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",)) as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def _rendered(driver: Any, css: str, text: str, timeout: float = 30) -> bool:
@@ -104,6 +81,7 @@ def _rendered(driver: Any, css: str, text: str, timeout: float = 30) -> bool:
 
 
 @pytest.mark.slow
+@needs_chromium
 @pytest.mark.parametrize(("page", "css"), [("/docs", ".swagger-ui .info .title"), ("/redoc", "h1")])
 def test_the_page_renders_the_api_without_network(offline_browser: Any, site: str, page: str, css: str) -> None:
     offline_browser.get("about:blank")

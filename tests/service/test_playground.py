@@ -14,11 +14,9 @@ import httpx
 import pytest
 
 from norma.names import score_record
-from norma.service import DemoTenant, create_app, seed_demo_tenant
+from norma.service import DemoTenant, seed_demo_tenant
 from norma.store import RuleStore
-from tests.service._browser import needs_chromium, open_playground, start_browser, wait_for
-from tests.service._server import serve_app
-from tests.service.conftest import make_settings
+from tests.service._browser import needs_chromium, open_playground, playground_site, start_browser, wait_for
 
 pytestmark = [pytest.mark.slow, needs_chromium]
 
@@ -54,8 +52,7 @@ def demo(store: RuleStore, examples: Path) -> DemoTenant:
 
 @pytest.fixture(scope="module")
 def site(store: RuleStore, examples: Path, demo: DemoTenant) -> Iterator[str]:
-    app = create_app(make_settings(audit_docs=examples / "audit" / "docs"), store=store)
-    with serve_app(app) as url:
+    with playground_site(store, examples) as url:
         yield url
 
 

@@ -16,11 +16,16 @@ from typing import Any
 
 import pytest
 
-from norma.service import create_app
 from norma.store import RuleStore
-from tests.service._browser import Pixels, needs_chromium, open_playground, screenshot, start_browser, wait_for
-from tests.service._server import serve_app
-from tests.service.conftest import make_settings
+from tests.service._browser import (
+    Pixels,
+    needs_chromium,
+    open_playground,
+    playground_site,
+    screenshot,
+    start_browser,
+    wait_for,
+)
 
 pytestmark = [pytest.mark.slow, needs_chromium]
 
@@ -35,8 +40,7 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def site(store: RuleStore, examples: Path) -> Iterator[str]:
-    app = create_app(make_settings(audit_docs=examples / "audit" / "docs"), store=store)
-    with serve_app(app) as url:
+    with playground_site(store, examples) as url:
         yield url
 
 
