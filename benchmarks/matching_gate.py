@@ -226,10 +226,11 @@ class _NoEmbedder:
         raise AssertionError("the cost benchmark passes every vector")
 
 
-def write(sections: dict[str, list[str]]) -> None:
+def write(sections: dict[str, list[str]], script: str = "matching_gate.py") -> None:
+    """Replace ``script``'s tables (between its ``<!-- script:name:begin/end -->`` markers) in docs/benchmarks.md."""
     text = DOC.read_text(encoding="utf-8")
     for name, lines in sections.items():
-        begin, end = f"<!-- matching_gate.py:{name}:begin -->", f"<!-- matching_gate.py:{name}:end -->"
+        begin, end = f"<!-- {script}:{name}:begin -->", f"<!-- {script}:{name}:end -->"
         if begin not in text:
             raise SystemExit(f"docs/benchmarks.md has no {begin} marker: add the section's prose first")
         head, rest = text.split(begin, 1)

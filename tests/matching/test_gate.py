@@ -168,6 +168,19 @@ def test_calibration_is_deterministic_and_becomes_the_automatic_gate(axis: AxisE
     assert matcher.gate().kind == "fixed"  # 0 examples: back to the rulebook's (fallback) gate
 
 
+def test_a_gate_calibrated_with_another_model_is_ignored(axis: AxisEmbedder, caplog: pytest.LogCaptureFixture) -> None:
+    gate = calibrate_gate(RuleMatcher(PLAIN, embedder=axis), LABELLED, target_precision=0.9)
+    assert gate.terms["model"] == axis.model_id
+    other = AppliedGate(gate.kind, gate.score, gate.threshold, {**gate.terms, "model": "encoder@0123456789ab"})
+    matcher = RuleMatcher(PLAIN, embedder=axis)
+    with caplog.at_level("WARNING", logger="norma.matching._matcher"):
+        matcher.set_calibration(other)
+    assert matcher.gate().kind == "fixed"  # the rulebook's own gate, not the other model's threshold
+    assert "calibrated with model encoder@0123456789ab" in caplog.text
+    matcher.set_calibration(gate)
+    assert matcher.gate() is gate
+
+
 def test_calibration_refuses_bad_input(axis: AxisEmbedder) -> None:
     matcher = RuleMatcher(PLAIN, embedder=axis)
     with pytest.raises(InvalidInputError, match="unknown rule id\\(s\\) 'ghost'"):

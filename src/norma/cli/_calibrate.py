@@ -9,7 +9,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from norma.cli._output import emit, format_option, resolve_format
+from norma.cli._output import emit, format_option, model_dir_option, resolve_format
 from norma.errors import InvalidInputError
 
 __all__ = ["calibrate"]
@@ -82,6 +82,7 @@ def _render(con: Console, tenant: str, gate: dict[str, Any], previous: dict[str,
 @click.option("--dry-run", is_flag=True, help="Show the gate without storing it.")
 @click.option("--clear", is_flag=True, help="Remove the tenant's calibrated gate (back to the rulebook's own).")
 @click.option("--db", "db_url", envvar="NORMA_DB_URL", default=None, metavar="URL", help="The rule store.")
+@model_dir_option
 @format_option
 @click.pass_context
 def calibrate(

@@ -21,7 +21,7 @@ from rich.table import Table
 
 from norma.cli._demo import SECTIONS
 from norma.cli._engine import EngineOptions, batch_output_options, engine_options
-from norma.cli._output import emit, print_table, resolve_format, wide_option
+from norma.cli._output import emit, model_dir_option, print_table, resolve_format, wide_option
 
 if TYPE_CHECKING:
     from norma.matching import MatchConfig, MatchResult, Rule, RuleMatcher
@@ -101,6 +101,7 @@ def _render(con: Console, message: str, result: MatchResult, explain: bool) -> N
     metavar="FILE",
     help="Match every message of FILE ('-': stdin; MESSAGE '-' too): JSON Lines or one message per line.",
 )
+@model_dir_option
 @batch_output_options("message")
 @engine_options
 @wide_option

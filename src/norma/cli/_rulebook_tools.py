@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from norma.cli._output import emit, format_option, resolve_format
+from norma.cli._output import emit, format_option, model_dir_option, resolve_format
 from norma.cli._rules import db_option
 from norma.errors import NotFoundError
 from norma.matching import (
@@ -30,15 +30,15 @@ from norma.matching import (
 )
 from norma.store import open_store
 
-__all__ = ["doctor_command", "eval_command"]
+__all__ = ["doctor_command", "eval_command", "source_options", "source_rules"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 _TOP = 10  # rows of the confusion and worst-rule tables
 
 
-def _source_options(func: F) -> F:
-    """``--rules FILE`` or ``--tenant T`` (with ``--db URL``)."""
-    func = db_option(func)
+def source_options(func: F) -> F:
+    """``--rules FILE`` or ``--tenant T`` (with ``--db URL``), and ``--model-dir DIR``."""
+    func = model_dir_option(db_option(func))
     func = click.option("--tenant", "tenant_id", default=None, metavar="TENANT", help="A tenant of the store.")(func)
     return click.option(
         "--rules",
@@ -49,24 +49,45 @@ def _source_options(func: F) -> F:
     )(func)
 
 
-@contextmanager
-def _matcher(rules_file: Path | None, tenant_id: str | None, db_url: str | None) -> Iterator[tuple[RuleMatcher, str]]:
-    """The rulebook's matcher and a name for it (the file, or ``tenant T``)."""
+def _check_source(rules_file: Path | None, tenant_id: str | None, db_url: str | None) -> None:
     if (rules_file is None) == (tenant_id is None):
         raise click.UsageError("pass --rules FILE or --tenant TENANT (one of them)")
-    if rules_file is not None:
-        if db_url is not None:
-            raise click.UsageError("--db goes with --tenant, not with --rules")
-        yield RuleMatcher(load_rules(rules_file)), str(rules_file)
-        return
-    assert tenant_id is not None
+    if rules_file is not None and db_url is not None:
+        raise click.UsageError("--db goes with --tenant, not with --rules")
+
+
+@contextmanager
+def _tenant_store(tenant_id: str, db_url: str | None) -> Iterator[Any]:
+    """The existing store (never created) holding ``tenant_id``'s rules."""
     store = open_store(db_url, create=False)
     try:
         if not store.list_rules(tenant_id):
             raise NotFoundError(f"tenant {tenant_id!r} has no rules in {store.url}", hint="check --tenant and --db")
-        yield tenant_matcher(store, tenant_id), f"tenant {tenant_id}"
+        yield store
     finally:
         store.close()
+
+
+@contextmanager
+def _matcher(rules_file: Path | None, tenant_id: str | None, db_url: str | None) -> Iterator[tuple[RuleMatcher, str]]:
+    """The rulebook's matcher and a name for it (the file, or ``tenant T``)."""
+    _check_source(rules_file, tenant_id, db_url)
+    if rules_file is not None:
+        yield RuleMatcher(load_rules(rules_file)), str(rules_file)
+        return
+    assert tenant_id is not None
+    with _tenant_store(tenant_id, db_url) as store:
+        yield tenant_matcher(store, tenant_id), f"tenant {tenant_id}"
+
+
+def source_rules(rules_file: Path | None, tenant_id: str | None, db_url: str | None) -> tuple[list[Any], str]:
+    """The rules of ``--rules FILE`` or ``--tenant T`` and a name for them (no matcher built)."""
+    _check_source(rules_file, tenant_id, db_url)
+    if rules_file is not None:
+        return load_rules(rules_file), str(rules_file)
+    assert tenant_id is not None
+    with _tenant_store(tenant_id, db_url) as store:
+        return store.list_rules(tenant_id), f"tenant {tenant_id}"
 
 
 def _cuts(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int, ...]:
@@ -136,7 +157,7 @@ def _render_eval(name: str, rules: int, ev: RulebookEvaluation) -> Callable[[Con
 
 
 @click.command("eval")
-@_source_options
+@source_options
 @click.option(
     "--messages",
     "messages_file",
@@ -191,7 +212,7 @@ def _render_doctor(name: str, diagnosis: Diagnosis) -> Callable[[Console], None]
 
 
 @click.command("doctor")
-@_source_options
+@source_options
 @click.option("--near-duplicate", type=click.FloatRange(-1.0, 1.0), default=0.95, show_default=True,
               help="Cosine from which two rules are near duplicates.")  # fmt: skip
 @format_option

@@ -73,6 +73,10 @@ def _store(db_url: str | None, *, create: bool = True) -> Iterator[Store]:
     "rules",
     cls=LazyGroup,
     lazy={
+        "adapt": LazyCommand(
+            "norma.cli._adapt:adapt_command",
+            "Fine-tune the encoder on a rulebook's own texts (conditions and examples) and write it to --out.",
+        ),
         "calibrate": LazyCommand(
             "norma.cli._calibrate:calibrate",
             "Pick the tenant's matching gate from labelled messages and store it with its rules.",

@@ -10,12 +10,16 @@
   ``EmbeddingCache.in_user_cache()`` keeps that file.
 * :class:`EmbedderWrapper` — base of the wrappers below (``model_id`` and ``dim`` of the wrapped embedder).
 * :class:`BatchingEmbedder` — joins concurrent ``embed`` calls from many threads into one model call.
+* :func:`adapt_encoder` — fine-tunes the encoder on a rulebook's own texts and writes a model directory the
+  embedders load like any other (needs torch: ``pip install 'norma[adapt]'``); :class:`AdaptOptions`,
+  :class:`AdaptReport`, :func:`adapted_info`.
 
 See docs/embeddings.md.
 """
 
 from __future__ import annotations
 
+from norma.embeddings._adapt import ADAPTED_FILE, AdaptOptions, AdaptReport, adapt_encoder, adapted_info
 from norma.embeddings._batching import BatchingEmbedder
 from norma.embeddings._bert import BertEmbedder, get_embedder
 from norma.embeddings._cache import CachedEmbedder, EmbeddingCache, user_cache_dir
@@ -25,6 +29,9 @@ from norma.embeddings._quantize import CACHE_DIR_ENV, INT8_ENV
 from norma.embeddings._session import THREADS_ENV
 
 __all__ = [
+    "ADAPTED_FILE",
+    "AdaptOptions",
+    "AdaptReport",
     "BatchingEmbedder",
     "BertEmbedder",
     "CACHE_DIR_ENV",
@@ -37,6 +44,8 @@ __all__ = [
     "MODEL_DIR_ENV",
     "MODEL_INSTALL_COMMAND",
     "THREADS_ENV",
+    "adapt_encoder",
+    "adapted_info",
     "get_embedder",
     "user_cache_dir",
 ]

@@ -11,6 +11,7 @@ fires, cooldown) -> sort by (-final, -priority, id), the first ``max_matched`` -
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -34,6 +35,8 @@ from norma.matching._query import (
 )
 from norma.matching._results import MatchResult
 from norma.rules import Rule, rule_texts
+
+_LOG = logging.getLogger(__name__)
 
 __all__ = ["RuleMatcher"]
 
@@ -190,9 +193,19 @@ class RuleMatcher:
 
     def set_calibration(self, gate: AppliedGate | None) -> None:
         """Use ``gate`` (a ``calibrated`` similarity gate, see :func:`~norma.matching.calibrate_gate`) as the
-        automatic gate (``threshold="auto"``); None goes back to the rulebook's own gate."""
+        automatic gate (``threshold="auto"``); None goes back to the rulebook's own gate. A gate calibrated with
+        another model (its ``model`` term) is ignored, with a warning: its threshold is on other similarities."""
         if gate is not None and (gate.kind != "calibrated" or gate.score != "similarity"):
             raise InvalidInputError(f"set_calibration takes a calibrated similarity gate, not {gate.kind!r}")
+        model = gate.terms.get("model") if gate is not None else None
+        if gate is not None and model is not None and model != self.model_id:
+            # a threshold on another encoder's similarities means nothing here (e.g. an adapted encoder)
+            _LOG.warning(
+                "ignoring a gate calibrated with model %s: this matcher embeds with %s (calibrate it again)",
+                model,
+                self.model_id,
+            )
+            gate = None
         self._calibration = gate
 
     def remember_gate(self, gate: AppliedGate, config: MatchConfig | None = None) -> bool:

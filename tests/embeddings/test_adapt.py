@@ -1,0 +1,205 @@
+"""Adapting the encoder to a rulebook (``adapt_encoder``, ``norma rules adapt``): the real model, real torch."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from norma.embeddings import (
+    ADAPTED_FILE,
+    MODEL_DIR_ENV,
+    THREADS_ENV,
+    AdaptOptions,
+    BertEmbedder,
+    adapt_encoder,
+    adapted_info,
+)
+from norma.errors import ConfigError, InvalidInputError, MissingDependencyError
+from tests.conftest import CliResult
+
+pytestmark = [pytest.mark.model, pytest.mark.slow]
+
+Run = Callable[..., CliResult]
+
+GROUPS = [
+    ["The user lost their bank card", "I lost my card", "my debit card is gone", "can't find my card anywhere"],
+    ["The user wants a refund", "give me my money back", "I want to return this and get refunded", "refund please"],
+    ["The user asks about the weather", "will it rain tomorrow", "how hot is it today", "is it sunny outside"],
+]
+# few steps, a high rate: enough to move the vectors measurably in a second or two
+QUICK = AdaptOptions(epochs=3, learning_rate=2e-4, pairs_per_text=2, threads=1)
+
+
+def _margin(embedder: BertEmbedder) -> float:
+    """Mean cosine within a group minus mean cosine across groups."""
+    texts = [t for g in GROUPS for t in g]
+    owner = np.array([i for i, g in enumerate(GROUPS) for _ in g])
+    vectors = embedder.embed(texts)
+    sims = vectors @ vectors.T
+    same = owner[:, None] == owner[None, :]
+    off = ~np.eye(len(texts), dtype=bool)
+    return float(sims[same & off].mean() - sims[~same].mean())
+
+
+@pytest.fixture(scope="module")
+def adapted(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("adapted") / "encoder"
+    adapt_encoder(GROUPS, out, options=QUICK, label="three rules")
+    return out
+
+
+def test_torch_encoder_equals_the_onnx_encoder(model_dir: Path, embedder: BertEmbedder) -> None:
+    import torch
+
+    from norma.embeddings._adapt import _tensors, _TorchBert
+    from norma.embeddings._model_files import load_model_files
+    from norma.embeddings._tokenize import WordPieces
+
+    files = load_model_files(model_dir)
+    model = _TorchBert(files, torch)
+    texts = ["hello world", "I lost my card yesterday, can you block it?", "¿Dónde está mi tarjeta?"]
+    with torch.no_grad():
+        mine = model.encode(
+            *_tensors(WordPieces(files.tokenizer_path, files.max_seq_length), texts, torch), train=False
+        )
+    assert np.abs(mine.numpy() - embedder.embed(texts)).max() < 1e-5
+
+
+def test_adapted_model_loads_and_pulls_each_rule_together(adapted: Path, embedder: BertEmbedder) -> None:
+    tuned = BertEmbedder(adapted)
+    assert tuned.model_id.startswith("encoder@")
+    assert tuned.model_id != embedder.model_id
+    before, after = _margin(embedder), _margin(tuned)
+    assert after > before + 0.05, (before, after)
+    info = adapted_info(adapted)
+    assert info is not None
+    assert info["base_model_id"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert info["label"] == "three rules"
+    assert info["groups"] == 3
+    assert info["texts"] == 12
+    assert info["options"]["epochs"] == 3
+    assert info["last_loss"] < info["first_loss"]
+    assert {p.name for p in adapted.iterdir()} >= {"config.json", "tokenizer.json", "model.safetensors", ADAPTED_FILE}
+
+
+def test_same_seed_same_weights_other_seed_other_weights(adapted: Path, tmp_path: Path) -> None:
+    again = tmp_path / "again"
+    adapt_encoder(GROUPS, again, options=QUICK)
+    assert (again / "model.safetensors").read_bytes() == (adapted / "model.safetensors").read_bytes()
+    other = tmp_path / "other"
+    adapt_encoder(GROUPS, other, options=AdaptOptions(**{**QUICK.__dict__, "seed": 1}))
+    assert (other / "model.safetensors").read_bytes() != (adapted / "model.safetensors").read_bytes()
+
+
+def test_replacing_an_adapted_model_and_a_failure_leaves_the_old_one(adapted: Path, tmp_path: Path) -> None:
+    out = tmp_path / "encoder"
+    adapt_encoder(GROUPS, out, options=AdaptOptions(epochs=1, pairs_per_text=1, threads=1))
+    first = (out / "model.safetensors").read_bytes()
+
+    def stop(done: int, total: int) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        adapt_encoder(GROUPS, out, options=QUICK, progress=stop)
+    assert (out / "model.safetensors").read_bytes() == first
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["encoder"]  # no staging folder left behind
+    adapt_encoder(GROUPS, out, options=QUICK)
+    assert (out / "model.safetensors").read_bytes() == (adapted / "model.safetensors").read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["encoder"]
+
+
+def test_bad_input_is_refused_before_any_work(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInputError, match="at least 2 rules with 2 or more distinct texts"):
+        adapt_encoder([["only one rule", "with two texts"], ["lonely"]], tmp_path / "a")
+    with pytest.raises(InvalidInputError, match="not a list of texts"):
+        adapt_encoder(["a string", "another"], tmp_path / "a")
+    with pytest.raises(InvalidInputError, match="epochs"):
+        adapt_encoder(GROUPS, tmp_path / "a", options=AdaptOptions(epochs=0))
+    with pytest.raises(InvalidInputError, match="learning_rate"):
+        adapt_encoder(GROUPS, tmp_path / "a", options=AdaptOptions(learning_rate=-1.0))
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "notes.txt").write_text("mine", encoding="utf-8")
+    with pytest.raises(ConfigError, match="not empty and holds no adapted model"):
+        adapt_encoder(GROUPS, busy)
+    assert [p.name for p in busy.iterdir()] == ["notes.txt"]
+    assert not (tmp_path / "a").exists()
+
+
+def test_without_torch_the_error_says_how_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "torch", None)  # what Python does for a module that cannot be imported
+    with pytest.raises(MissingDependencyError, match="torch") as caught:
+        adapt_encoder(GROUPS, tmp_path / "a")
+    assert caught.value.extra == "adapt"
+    assert "pip install 'norma[adapt]'" in str(caught.value)
+    assert not (tmp_path / "a").exists()
+
+
+def test_cli_adapt_then_match_and_eval_with_it(run_cli: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(MODEL_DIR_ENV, raising=False)
+    monkeypatch.setenv(THREADS_ENV, "1")  # torch's spinning threads crawl when the machine is busy
+    rulebook = tmp_path / "rules.yaml"
+    rulebook.write_text(
+        "rules:\n"
+        + "".join(
+            f"  - id: r{i}\n    condition_text: {json.dumps(group[0])}\n    examples: {json.dumps(group[1:])}\n"
+            for i, group in enumerate(GROUPS)
+        ),
+        encoding="utf-8",
+    )
+    out = tmp_path / "encoder"
+    result = run_cli("rules", "adapt", "--rules", str(rulebook), "--out", str(out), "--epochs", "2",
+                     "--learning-rate", "1e-4", "--format", "json")  # fmt: skip
+    assert result.code == 0, result.err
+    payload = json.loads(result.out)
+    assert payload["rulebook"] == str(rulebook)
+    assert payload["groups"] == 3
+    assert payload["texts"] == 12
+    assert payload["options"]["epochs"] == 2
+    assert payload["options"]["learning_rate"] == 1e-4
+    assert (out / "model.safetensors").is_file()
+
+    shown = run_cli("rules", "adapt", "--rules", str(rulebook), "--out", str(tmp_path / "t"), "--epochs", "1")
+    assert shown.code == 0, shown.err
+    assert "encoder adapted to" in shown.out
+    assert "norma match --model-dir" in shown.out
+
+    matched = run_cli("match", "--rules", str(rulebook), "--model-dir", str(out), "--format", "json",
+                      "somebody took my card")  # fmt: skip
+    assert matched.code == 0, matched.err
+    assert json.loads(matched.out)["matches"][0]["rule_id"] == "r0"
+
+    labelled = tmp_path / "labelled.jsonl"
+    labelled.write_text(
+        '{"message": "where is my card", "expected": ["r0"]}\n{"message": "money back now", "expected": ["r1"]}\n',
+        encoding="utf-8",
+    )
+    evaluated = run_cli("rules", "eval", "--rules", str(rulebook), "--model-dir", str(out), "--messages",
+                        str(labelled), "--format", "json")  # fmt: skip
+    assert evaluated.code == 0, evaluated.err
+    assert json.loads(evaluated.out)["accuracy_at_1"] == 1.0
+    assert MODEL_DIR_ENV not in os.environ  # --model-dir holds for the command only
+
+
+def test_cli_adapt_refuses_bad_sources(run_cli: Run, tmp_path: Path) -> None:
+    both = run_cli("rules", "adapt", "--out", str(tmp_path / "x"))
+    assert both.code == 2
+    assert "--rules FILE or --tenant TENANT" in both.err
+    empty = run_cli("rules", "adapt", "--tenant", "nobody", "--db", f"sqlite:///{tmp_path}/none.db",
+                    "--out", str(tmp_path / "x"))  # fmt: skip
+    assert empty.code == 2
+    assert "no store" in empty.err.lower() or "not found" in empty.err.lower()
+    assert not (tmp_path / "x").exists()
+
+
+def test_cli_defaults_are_the_library_defaults() -> None:
+    from norma.cli._adapt import _DEFAULTS
+
+    defaults = AdaptOptions()
+    assert {"epochs": defaults.epochs, "learning_rate": defaults.learning_rate, "seed": defaults.seed} == _DEFAULTS
