@@ -165,10 +165,13 @@ def test_cli_adapt_then_match_and_eval_with_it(run_cli: Run, tmp_path: Path, mon
     assert payload["options"]["learning_rate"] == 1e-4
     assert (out / "model.safetensors").is_file()
 
-    shown = run_cli("rules", "adapt", "--rules", str(rulebook), "--out", str(tmp_path / "t"), "--epochs", "1")
+    db = f"sqlite:///{tmp_path}/norma.db"
+    assert run_cli("rules", "import", str(rulebook), "--tenant", "shop", "--db", db).code == 0
+    shown = run_cli("rules", "adapt", "--tenant", "shop", "--db", db, "--out", str(tmp_path / "t"), "--epochs", "1")
     assert shown.code == 0, shown.err
-    assert "encoder adapted to" in shown.out
+    assert "encoder adapted to tenant shop" in shown.out
     assert "norma match --model-dir" in shown.out
+    assert adapted_info(tmp_path / "t")["label"] == "tenant shop"  # type: ignore[index]
 
     matched = run_cli("match", "--rules", str(rulebook), "--model-dir", str(out), "--format", "json",
                       "somebody took my card")  # fmt: skip
