@@ -8,6 +8,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO, CliResult
 
 Run = Callable[..., CliResult]
@@ -22,37 +24,53 @@ def test_bad_json_reads_the_same_in_rubric_and_match(run_cli: Run, tmp_path: Pat
         assert (result.code, result.err) == (2, expected), args
 
 
-def test_a_size_error_gives_a_hint_the_cli_user_can_follow(run_cli: Run, tmp_path: Path) -> None:
-    big = tmp_path / "big.json"
-    big.write_bytes(b" " * 2_000_000)
-    result = run_cli("rubric", "validate", str(big))
+# (file name, its content, the command after ``norma``, FILE standing for the file, the error after "FILE: ")
+FILE_ERRORS = [
+    pytest.param(
+        "big.json",
+        b" " * 2_000_000,
+        ("rubric", "validate", "FILE"),
+        "rubric file is 2000000 bytes, over the limit of 1048576 bytes (trim the rubric or split its criteria (from "
+        "Python, max_bytes= raises the limit))",
+        id="a size error gives a hint the CLI user can follow",
+    ),
+    pytest.param(
+        "r.json",
+        b'[{"id": "a", "condition_text": "x", "scope": "step"}]',
+        ("match", "--rules", "FILE", "hi"),
+        "1 problem(s) in the rulebook, nothing imported: rules[0] (a).rule: a STEP rule needs step_id (fix every rule "
+        "listed (see docs/store.md for the format))",
+        id="a rule problem names its rule once",
+    ),
+    pytest.param(
+        "empty.yaml",
+        b"",
+        ("match", "--rules", "FILE", "hello"),
+        "1 problem(s) in the rulebook, nothing imported: rulebook.rules: the file is empty: write a list of rules, or "
+        "a mapping with a 'rules' list (fix every rule listed (see docs/store.md for the format))",
+        id="an empty rules file says so",
+    ),
+    pytest.param(
+        "r.jsonl",
+        b'{"name": "John", "variations": ["Jon"], "labels": "x"}\n',
+        ("names", "score", "FILE"),
+        'line 1: bad record: labels: labels must be an object, not str (pass {"variation_count": 10, '
+        '"phonetic_similarity": {...}, ...}, as build_query returns)',
+        id="names score prints its error without a blank line",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "content", "args", "message"), FILE_ERRORS)
+def test_a_bad_file_gives_one_exact_line(
+    run_cli: Run, tmp_path: Path, name: str, content: bytes, args: tuple[str, ...], message: str
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+    result = run_cli(*(str(path) if arg == "FILE" else arg for arg in args))
     assert result.code == 2
-    assert result.err == (
-        f"norma: error: {big}: rubric file is 2000000 bytes, over the limit of 1048576 bytes (trim the rubric or "
-        "split its criteria (from Python, max_bytes= raises the limit))\n"
-    )
-
-
-def test_a_rule_problem_names_its_rule_once(run_cli: Run, tmp_path: Path) -> None:
-    rules = tmp_path / "r.json"
-    rules.write_text('[{"id": "a", "condition_text": "x", "scope": "step"}]', encoding="utf-8")
-    result = run_cli("match", "--rules", str(rules), "hi")
-    assert result.code == 2
-    assert result.err == (
-        f"norma: error: {rules}: 1 problem(s) in the rulebook, nothing imported: rules[0] (a).rule: a STEP rule "
-        "needs step_id (fix every rule listed (see docs/store.md for the format))\n"
-    )
-
-
-def test_names_score_prints_its_error_without_a_blank_line(run_cli: Run, tmp_path: Path) -> None:
-    records = tmp_path / "r.jsonl"
-    records.write_text('{"name": "John", "variations": ["Jon"], "labels": "x"}\n', encoding="utf-8")
-    result = run_cli("names", "score", str(records))
-    assert result.code == 2
-    assert result.err == (
-        f"norma: error: {records}:line 1: bad record: labels: labels must be an object, not str (pass "
-        '{"variation_count": 10, "phonetic_similarity": {...}, ...}, as build_query returns)\n'
-    )
+    separator = "" if message.startswith("line ") else " "
+    assert result.err == f"norma: error: {path}:{separator}{message}\n"
 
 
 def test_serve_on_a_busy_port_says_so_before_anything_else(tmp_path: Path) -> None:

@@ -149,18 +149,6 @@ def test_usage_errors(run_cli: Callable[..., CliResult], args: tuple[str, ...], 
     assert (result.code, result.out, result.err) == (2, "", message)
 
 
-def test_an_empty_rules_file_says_so(run_cli: Callable[..., CliResult], tmp_path: Path) -> None:
-    empty = tmp_path / "empty.yaml"
-    empty.write_text("", encoding="utf-8")
-    result = run_cli("match", "--rules", str(empty), "hello")
-    assert result.code == 2
-    assert result.err == (
-        f"norma: error: {empty}: 1 problem(s) in the rulebook, nothing imported: rulebook.rules: the file is empty: "
-        "write a list of rules, or a mapping with a 'rules' list (fix every rule listed (see docs/store.md for the "
-        "format))\n"
-    )
-
-
 def test_the_rulebook_gate_is_kept_with_the_cached_rules(run_cli: Callable[..., CliResult], cache_dir: Path) -> None:
     banking = str(EXAMPLES / "rulebooks" / "banking-support.yaml")
     first = json.loads(

@@ -277,12 +277,19 @@ def _render_rules(tenant_id: str, version: int, found: list[Rule]) -> Callable[[
     return table
 
 
-@rules.command("history")
-@click.argument("rule_id")
-@tenant_option()
-@db_option
-@format_option
-@click.pass_context
+def _one_rule_command(name: str) -> Callable[[F], click.Command]:
+    """``norma rules NAME RULE_ID --tenant T [--db URL] [--format F]``: the options of the commands about one rule."""
+
+    def wrap(func: F) -> click.Command:
+        decorated: Callable[..., Any] = func
+        for decorate in (click.pass_context, format_option, db_option, tenant_option(), click.argument("rule_id")):
+            decorated = decorate(decorated)
+        return rules.command(name)(decorated)
+
+    return wrap
+
+
+@_one_rule_command("history")
 def history_command(
     ctx: click.Context, rule_id: str, tenant_id: str, db_url: str | None, output_format: str | None
 ) -> int:
@@ -308,12 +315,7 @@ def history_command(
     return 0
 
 
-@rules.command("show")
-@click.argument("rule_id")
-@tenant_option()
-@db_option
-@format_option
-@click.pass_context
+@_one_rule_command("show")
 def show_command(
     ctx: click.Context, rule_id: str, tenant_id: str, db_url: str | None, output_format: str | None
 ) -> int:

@@ -20,6 +20,7 @@ import numpy as np
 from norma.errors import InvalidInputError
 from norma.matching._lexical import tokenize
 from norma.matching._matcher import RuleMatcher
+from norma.matching._records import record_dict
 from norma.rules import Rule
 
 __all__ = [
@@ -77,14 +78,7 @@ class Finding:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready mapping."""
-        return {
-            "kind": self.kind,
-            "severity": self.severity,
-            "rule_ids": list(self.rule_ids),
-            "message": self.message,
-            "numbers": dict(self.numbers),
-            "example": self.example,
-        }
+        return record_dict(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,14 +107,7 @@ class Diagnosis:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready mapping."""
-        return {
-            "rules": self.rules,
-            "near_duplicate": self.near_duplicate,
-            "errors": self.errors,
-            "warnings": self.warnings,
-            "counts": self.counts(),
-            "findings": [f.to_dict() for f in self.findings],
-        }
+        return record_dict(self, "errors", "warnings", "counts")
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:

@@ -20,6 +20,7 @@ from norma.matching._config import MatchConfig
 from norma.matching._labelled import LabelledMessage, check_labelled
 from norma.matching._matcher import RuleMatcher
 from norma.matching._models import SessionState
+from norma.matching._records import record_dict
 
 __all__ = [
     "DEFAULT_K",
@@ -55,13 +56,7 @@ class MessageOutcome:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready mapping."""
-        return {
-            "line": self.line,
-            "message": self.message,
-            "expected": list(self.expected),
-            "ranked": list(self.ranked),
-            "matched": list(self.matched),
-        }
+        return record_dict(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,14 +83,7 @@ class RuleQuality:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready mapping."""
-        return {
-            "rule_id": self.rule_id,
-            "support": self.support,
-            "matched": self.matched,
-            "correct": self.correct,
-            "precision": self.precision,
-            "recall": self.recall,
-        }
+        return record_dict(self, "precision", "recall")
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +99,7 @@ class Confusion:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready mapping."""
-        return {"expected": self.expected, "took": self.took, "count": self.count}
+        return record_dict(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,14 +128,7 @@ class MultiLabelScores:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready mapping."""
-        return {
-            "precision": self.precision,
-            "recall": self.recall,
-            "f1": self.f1,
-            "true_positives": self.true_positives,
-            "false_positives": self.false_positives,
-            "false_negatives": self.false_negatives,
-        }
+        return record_dict(self, "precision", "recall", "f1")
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,24 +171,7 @@ class RulebookEvaluation:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready mapping (recall_at_k keyed by str(k))."""
-        return {
-            "messages": self.messages,
-            "labelled": self.labelled,
-            "expect_nothing": self.expect_nothing,
-            "k": list(self.k),
-            "accuracy_at_1": self.accuracy_at_1,
-            "recall_at_k": {str(k): v for k, v in self.recall_at_k.items()},
-            "mrr": self.mrr,
-            "gate": dict(self.gate),
-            "precision": self.precision,
-            "recall": self.recall,
-            "rejection": self.rejection,
-            "multi_label": self.multi_label.to_dict(),
-            "rules": [r.to_dict() for r in self.rules],
-            "confusions": [c.to_dict() for c in self.confusions],
-            "never_matched": list(self.never_matched),
-            "outcomes": [o.to_dict() for o in self.outcomes],
-        }
+        return record_dict(self)
 
 
 def _check_k(k: Iterable[int]) -> tuple[int, ...]:
