@@ -17,10 +17,16 @@ from norma.embeddings import (
     THREADS_ENV,
     AdaptOptions,
     BertEmbedder,
+    CachedEmbedder,
+    EmbeddingCache,
     adapt_encoder,
+    adapted_gate_of,
+    adapted_gate_similarities,
     adapted_info,
 )
+from norma.embeddings._adapt import _held_out
 from norma.errors import ConfigError, InvalidInputError, MissingDependencyError
+from norma.matching import AppliedGate, MatchConfig, Rule, RuleMatcher
 from tests.conftest import CliResult
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
@@ -34,6 +40,19 @@ GROUPS = [
 ]
 # few steps, a high rate: enough to move the vectors measurably in a second or two
 QUICK = AdaptOptions(epochs=3, learning_rate=2e-4, pairs_per_text=2, threads=1)
+
+
+# 8 rules with 10 examples each: 3 held out per rule (30 %), 24 in all, enough for a stored gate
+PHRASES = [
+    "block my lost card", "get a refund", "check the weather", "book a table", "reset my password",
+    "change my address", "cancel my flight", "track my parcel",
+]  # fmt: skip
+OPENERS = [
+    "please", "hi, I need to", "can you", "I want to", "help me", "urgent:", "how do I", "is it possible to",
+    "quick question, can I", "hello, I would like to",
+]  # fmt: skip
+GATE_GROUPS = [[f"The user wants to {phrase}.", *(f"{o} {phrase}" for o in OPENERS)] for phrase in PHRASES]
+GATED = AdaptOptions(epochs=1, learning_rate=1e-4, pairs_per_text=1, threads=1)
 
 
 def _margin(embedder: BertEmbedder) -> float:
@@ -52,6 +71,99 @@ def adapted(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("adapted") / "encoder"
     adapt_encoder(GROUPS, out, options=QUICK, label="three rules")
     return out
+
+
+@pytest.fixture(scope="module")
+def gated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("gated") / "encoder"
+    report = adapt_encoder(GATE_GROUPS, out, options=GATED, label="eight rules")
+    assert report.gate_probes == 24
+    return out
+
+
+def _gate_rules() -> list[Rule]:
+    return [Rule(id=f"r{i}", condition_text=group[0], examples=group[1:]) for i, group in enumerate(GATE_GROUPS)]
+
+
+def test_held_out_examples_are_a_fixed_share_and_never_the_rule_text() -> None:
+    ten = [f"example {k}" for k in range(10)]
+    groups = [["rule a", "a1", "a2", "a3", "a4"], ["rule b", "b1"], ["rule c", *ten]]
+    held = _held_out(groups, 0.3)
+    assert sorted(g for g, _ in held) == [0, 2, 2, 2]  # int(0.3 * 4) = 1, int(0.3 * 1) = 0, int(0.3 * 10) = 3
+    assert all(text != groups[g][0] and text in groups[g] for g, text in held)
+    shuffled = [["rule a", "a3", "a1", "a4", "a2"], ["rule b", "b1"], ["rule c", *reversed(ten)]]
+    assert sorted(_held_out(shuffled, 0.3)) == sorted(held)  # chosen by the texts, not their order
+    assert len(_held_out([["rule", "x1", "x2"]], 0.9)) == 1  # one example always stays
+    assert _held_out(groups, 0.0) == []
+
+
+def test_adapting_stores_a_cross_fitted_gate_and_matchers_apply_it(gated: Path) -> None:
+    info = adapted_info(gated)
+    assert info is not None
+    assert info["gate"]["held_out"] == 24
+    assert info["gate"]["holdout"] == 0.3
+    assert info["gate"]["rules"] == 8
+    found = adapted_gate_similarities(gated)
+    assert found is not None
+    similarities, terms = found
+    assert len(similarities) == 24 == terms["probes"]
+    assert similarities == sorted(similarities)
+    assert similarities[0] >= -1.0
+    assert similarities[-1] <= 1.0
+    assert len(set(similarities)) > 1
+
+    matcher = RuleMatcher(_gate_rules(), embedder=CachedEmbedder(BertEmbedder(gated), EmbeddingCache()))
+    gate = matcher.gate(MatchConfig(gate_quantile=0.5))
+    assert gate.kind == "adapted"
+    assert gate.score == "similarity"
+    assert gate.threshold == round((similarities[11] + similarities[12]) / 2, 4)  # the median of 24 values
+    assert gate.terms["probes"] == 24
+    assert gate.terms["quantile"] == 0.5
+    assert "held out while adapting" in gate.description
+    result = matcher.match("please block my lost card", explain=True)
+    assert result.gate is not None
+    assert result.gate.kind == "adapted"
+    assert result
+    assert result[0].rule.id == "r0"
+
+    calibrated = AppliedGate("calibrated", "similarity", 0.5, {"model": matcher.model_id, "messages": 3})
+    matcher.set_calibration(calibrated)
+    assert matcher.gate().kind == "calibrated"  # a tenant's calibration comes first
+    matcher.set_calibration(None)
+    assert matcher.gate().kind == "adapted"
+
+
+def test_the_gate_run_leaves_the_final_encoder_as_without_it(
+    gated: Path, tmp_path: Path, embedder: BertEmbedder
+) -> None:
+    plain = tmp_path / "plain"
+    report = adapt_encoder(GATE_GROUPS, plain, options=AdaptOptions(**{**GATED.__dict__, "gate_holdout": 0.0}))
+    assert report.gate_probes == 0
+    assert (plain / "model.safetensors").read_bytes() == (gated / "model.safetensors").read_bytes()
+    assert "gate" not in (adapted_info(plain) or {})
+    assert adapted_gate_similarities(plain) is None
+    # without a stored gate the matcher measures the rulebook, as with the base encoder
+    assert RuleMatcher(_gate_rules(), embedder=BertEmbedder(plain)).gate().kind == "rulebook"
+    assert RuleMatcher(_gate_rules(), embedder=embedder).gate().kind == "rulebook"
+
+
+def test_the_stored_gate_is_found_through_wrappers_and_the_environment(
+    gated: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert adapted_gate_of(CachedEmbedder(BertEmbedder(gated), EmbeddingCache())) is not None
+    monkeypatch.setenv(MODEL_DIR_ENV, str(gated))
+    assert adapted_gate_of(None) is not None  # the default embedder's folder, read without loading it
+    monkeypatch.delenv(MODEL_DIR_ENV)
+    assert adapted_gate_of(None) is None  # the packaged all-MiniLM-L6-v2
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    record = {"made_by": "norma adapt", "gate": {"similarities": [0.5] * 19 + ["high"]}}
+    (broken / ADAPTED_FILE).write_text(json.dumps(record), encoding="utf-8")
+    with pytest.raises(ConfigError, match="malformed gate"):
+        adapted_gate_similarities(broken)
+    record["gate"] = {"similarities": [0.5] * 19}  # too few to be a gate
+    (broken / ADAPTED_FILE).write_text(json.dumps(record), encoding="utf-8")
+    assert adapted_gate_similarities(broken) is None
 
 
 def test_torch_encoder_equals_the_onnx_encoder(model_dir: Path, embedder: BertEmbedder) -> None:
@@ -123,6 +235,9 @@ def test_bad_input_is_refused_before_any_work(tmp_path: Path) -> None:
         adapt_encoder(GROUPS, tmp_path / "a", options=AdaptOptions(epochs=0))
     with pytest.raises(InvalidInputError, match="learning_rate"):
         adapt_encoder(GROUPS, tmp_path / "a", options=AdaptOptions(learning_rate=-1.0))
+    for share in (1.0, -0.1, True, "0.3"):
+        with pytest.raises(InvalidInputError, match="gate_holdout"):
+            adapt_encoder(GROUPS, tmp_path / "a", options=AdaptOptions(gate_holdout=share))  # type: ignore[arg-type]
     busy = tmp_path / "busy"
     busy.mkdir()
     (busy / "notes.txt").write_text("mine", encoding="utf-8")
@@ -163,6 +278,7 @@ def test_cli_adapt_then_match_and_eval_with_it(run_cli: Run, tmp_path: Path, mon
     assert payload["texts"] == 12
     assert payload["options"]["epochs"] == 2
     assert payload["options"]["learning_rate"] == 1e-4
+    assert payload["gate_probes"] == 0  # 3 examples a rule: none held out
     assert (out / "model.safetensors").is_file()
 
     db = f"sqlite:///{tmp_path}/norma.db"
@@ -171,6 +287,7 @@ def test_cli_adapt_then_match_and_eval_with_it(run_cli: Run, tmp_path: Path, mon
     assert shown.code == 0, shown.err
     assert "encoder adapted to tenant shop" in shown.out
     assert "norma match --model-dir" in shown.out
+    assert "none stored" in shown.out
     assert adapted_info(tmp_path / "t")["label"] == "tenant shop"  # type: ignore[index]
 
     matched = run_cli("match", "--rules", str(rulebook), "--model-dir", str(out), "--format", "json",
@@ -205,4 +322,9 @@ def test_cli_defaults_are_the_library_defaults() -> None:
     from norma.cli._adapt import _DEFAULTS
 
     defaults = AdaptOptions()
-    assert {"epochs": defaults.epochs, "learning_rate": defaults.learning_rate, "seed": defaults.seed} == _DEFAULTS
+    assert {
+        "epochs": defaults.epochs,
+        "learning_rate": defaults.learning_rate,
+        "seed": defaults.seed,
+        "gate_holdout": defaults.gate_holdout,
+    } == _DEFAULTS

@@ -12,14 +12,23 @@
 * :class:`BatchingEmbedder` — joins concurrent ``embed`` calls from many threads into one model call.
 * :func:`adapt_encoder` — fine-tunes the encoder on a rulebook's own texts and writes a model directory the
   embedders load like any other (needs torch: ``pip install 'norma[adapt]'``); :class:`AdaptOptions`,
-  :class:`AdaptReport`, :func:`adapted_info`.
+  :class:`AdaptReport`, :func:`adapted_info`, :func:`adapted_gate_similarities`.
 
 See docs/embeddings.md.
 """
 
 from __future__ import annotations
 
-from norma.embeddings._adapt import ADAPTED_FILE, AdaptOptions, AdaptReport, adapt_encoder, adapted_info
+from norma.embeddings._adapt import (
+    ADAPTED_FILE,
+    ADAPTED_GATE_MIN_PROBES,
+    AdaptOptions,
+    AdaptReport,
+    adapt_encoder,
+    adapted_gate_of,
+    adapted_gate_similarities,
+    adapted_info,
+)
 from norma.embeddings._batching import BatchingEmbedder
 from norma.embeddings._bert import BertEmbedder, get_embedder
 from norma.embeddings._cache import CachedEmbedder, EmbeddingCache, user_cache_dir
@@ -30,6 +39,7 @@ from norma.embeddings._session import THREADS_ENV
 
 __all__ = [
     "ADAPTED_FILE",
+    "ADAPTED_GATE_MIN_PROBES",
     "AdaptOptions",
     "AdaptReport",
     "BatchingEmbedder",
@@ -45,6 +55,8 @@ __all__ = [
     "MODEL_INSTALL_COMMAND",
     "THREADS_ENV",
     "adapt_encoder",
+    "adapted_gate_of",
+    "adapted_gate_similarities",
     "adapted_info",
     "get_embedder",
     "user_cache_dir",

@@ -11,6 +11,14 @@ onnxruntime without torch; only adapting needs it (``pip install 'norma[adapt]'`
 Determinism: with the same texts, options, seed, torch build and thread count the weights are the same (batches
 and pairs come from a seeded ``random.Random``; torch's CPU kernels are deterministic for a fixed thread count).
 The defaults (``AdaptOptions``) were chosen on development draws only; see docs/design/040-matching.md.
+
+The gate (cross-fitted): the matcher's automatic gate measures a rulebook on its own examples, left out one at a
+time; an encoder trained on those very examples rates them too high, so that measurement would sit too high. With
+``gate_holdout`` > 0 (the default), adapting first trains on the rulebook without a fixed part of its examples
+(chosen by CRC-32 of the text, so any run holds out the same ones), measures how close each held-out example comes
+to its nearest other text of the rulebook with that encoder, then trains the final encoder on every text (with the
+same seed: the weights are those of a run without holdout). Those similarities are stored in ``norma_adapted.json``;
+a matcher that embeds with this model takes its automatic gate from them (``AppliedGate`` kind ``adapted``).
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ import random
 import shutil
 import tempfile
 import time
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -30,11 +39,21 @@ from typing import Any
 
 import numpy as np
 
-from norma.embeddings._model_files import ModelFiles, load_model_files, read_weights
+from norma.embeddings._model_files import ModelFiles, find_model_dir, load_model_files, read_weights
+from norma.embeddings._protocol import Embedder, EmbedderWrapper
 from norma.embeddings._tokenize import WordPieces
-from norma.errors import ConfigError, InvalidInputError, MissingDependencyError
+from norma.errors import ConfigError, InvalidInputError, MissingDependencyError, NormaError
 
-__all__ = ["ADAPTED_FILE", "AdaptOptions", "AdaptReport", "adapt_encoder", "adapted_info"]
+__all__ = [
+    "ADAPTED_FILE",
+    "ADAPTED_GATE_MIN_PROBES",
+    "AdaptOptions",
+    "AdaptReport",
+    "adapt_encoder",
+    "adapted_gate_of",
+    "adapted_gate_similarities",
+    "adapted_info",
+]
 
 ADAPTED_FILE = "norma_adapted.json"
 """The file in an adapted model directory that records its base model, options and training figures."""
@@ -67,6 +86,10 @@ class AdaptOptions:
     max_tokens: int = 64
     """Training truncation in word pieces (rule texts are short; the saved model keeps the base window)."""
     seed: int = 0
+    gate_holdout: float = 0.3
+    """Share of each rule's examples held out of a first training run to measure the gate (cross-fitting; at most
+    all but one example of a rule, at least :data:`ADAPTED_GATE_MIN_PROBES` held out in all, else no gate is
+    stored); 0 skips it and halves the time."""
     threads: int | None = None
     """torch intra-op threads (default: ``$NORMA_EMBEDDINGS_THREADS`` or the usable cores, max 8)."""
 
@@ -80,6 +103,11 @@ class AdaptOptions:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1e3:
                 raise InvalidInputError(f"{name} must be a positive number, not {value!r}", location=name)
+        holdout = self.gate_holdout
+        if isinstance(holdout, bool) or not isinstance(holdout, int | float) or not 0 <= holdout < 1:
+            raise InvalidInputError(
+                f"gate_holdout must be a number in [0, 1), not {holdout!r}", location="gate_holdout"
+            )
         if self.threads is not None and (not isinstance(self.threads, int) or self.threads < 1):
             raise InvalidInputError(f"threads must be a positive integer, not {self.threads!r}", location="threads")
 
@@ -98,6 +126,10 @@ class AdaptReport:
     first_loss: float
     last_loss: float
     options: AdaptOptions
+    gate_probes: int = 0
+    """Held-out examples whose similarities set the stored gate (0: no gate stored, see ``gate_holdout``)."""
+    gate_median: float | None = None
+    """Their median similarity (for a glance; the matcher takes its own quantile)."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -106,6 +138,7 @@ class AdaptReport:
         out["seconds"] = round(self.seconds, 2)
         out["first_loss"] = round(self.first_loss, 4)
         out["last_loss"] = round(self.last_loss, 4)
+        out["seconds_per_run"] = round(self.seconds / (2 if self.gate_probes else 1), 2)
         return out
 
 
@@ -119,6 +152,63 @@ def adapted_info(model_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigError(f"cannot read {ADAPTED_FILE}: {exc}", source=str(path)) from exc
     return data if isinstance(data, dict) else None
+
+
+ADAPTED_GATE_MIN_PROBES = 20
+"""Fewest held-out examples a stored gate is measured on (the matcher's own measurement asks as many)."""
+_GATE_MAX_PROBES = 2048  # held-out examples measured at most (the smallest CRC-32 keys), as the matcher samples
+
+
+def adapted_gate_similarities(model_dir: str | os.PathLike[str]) -> tuple[list[float], dict[str, Any]] | None:
+    """The cross-fitted gate of an adapted model: (the held-out examples' best similarities, sorted; what they were
+    measured on), or None when ``model_dir`` is not an adapted model or stores no gate."""
+    info = adapted_info(model_dir)
+    gate = info.get("gate") if info else None
+    if not isinstance(gate, dict):
+        return None
+    values = gate.get("similarities")
+    if not isinstance(values, list) or len(values) < ADAPTED_GATE_MIN_PROBES:
+        return None
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in values):
+        raise ConfigError(f"{ADAPTED_FILE} holds a malformed gate", source=str(Path(model_dir) / ADAPTED_FILE))
+    terms = {k: v for k, v in gate.items() if k != "similarities"}
+    return sorted(float(v) for v in values), terms
+
+
+def adapted_gate_of(embedder: Embedder | None) -> tuple[list[float], dict[str, Any]] | None:
+    """The stored gate (:func:`adapted_gate_similarities`) of the model ``embedder`` embeds with (wrappers such as
+    a cache are looked through; None stands for the default embedder, whose directory is found without loading
+    it); None when that model is not an adapted one with a gate, or has no model directory."""
+    inner: object | None = embedder
+    while isinstance(inner, EmbedderWrapper):
+        inner = inner.inner
+    if inner is None:
+        try:
+            directory: object = find_model_dir()[0]
+        except NormaError:
+            return None
+    else:
+        directory = getattr(inner, "model_dir", None)
+    if not isinstance(directory, str | os.PathLike):
+        return None
+    return adapted_gate_similarities(directory)
+
+
+def _held_out(groups: list[list[str]], share: float) -> list[tuple[int, str]]:
+    """(group, text) of the examples held out to measure the gate: per group, the ``share`` of its examples (its
+    texts after the first, which is the rule's own text) with the smallest CRC-32 keys, rounded down and leaving at
+    least one example in the group."""
+    held: list[tuple[int, str]] = []
+    for index, group in enumerate(groups):
+        examples = group[1:]
+        count = min(int(share * len(examples) + 1e-9), len(examples) - 1)
+        if count > 0:
+            held.extend((index, text) for text in sorted(examples, key=_text_key)[:count])
+    return held
+
+
+def _text_key(text: str) -> int:
+    return zlib.crc32(text.encode("utf-8"))
 
 
 def _check_groups(groups: Sequence[Sequence[str]]) -> list[list[str]]:
@@ -321,62 +411,138 @@ def adapt_encoder(
 
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(options.threads or default_threads())
-    torch.manual_seed(options.seed)
-    rng = random.Random(options.seed)
-    model = _TorchBert(files, torch)
     pieces = WordPieces(files.tokenizer_path, min(options.max_tokens, files.max_seq_length))
-    plan = [_batches(_pairs(cleaned, options, rng), options.batch_size) for _ in range(options.epochs)]
-    steps = sum(len(epoch) for epoch in plan)
-    optimizer = torch.optim.AdamW(list(model.params.values()), lr=options.learning_rate, weight_decay=0.01)
-    warmup = max(1, math.ceil(0.1 * steps))
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: min(1.0, (step + 1) / warmup) * max(0.0, (steps - step) / steps)
-    )
-    members = [set(group) for group in cleaned]
+    held = _held_out(cleaned, options.gate_holdout) if options.gate_holdout > 0 else []
+    if len(held) < ADAPTED_GATE_MIN_PROBES:
+        held = []
+    held_set = set(held)
+    first = [[t for t in g if (i, t) not in held_set] for i, g in enumerate(cleaned)]
+    plans = [_plan(first, options)] if held else []
+    plans.append(_plan(cleaned, options))
+    total = sum(len(epoch) for plan in plans for epoch in plan)
     started = time.perf_counter()
-    losses: list[float] = []
-    done = 0
+    gate: dict[str, Any] | None = None
     try:
-        for epoch in plan:
-            for batch in epoch:
-                anchors = model.encode(*_tensors(pieces, [item[1] for item in batch], torch), train=True)
-                positives = model.encode(*_tensors(pieces, [item[2] for item in batch], torch), train=True)
-                logits = options.scale * anchors @ positives.T
-                labels = torch.arange(len(batch))
-                forward, backward = _shared_masks(batch, members, torch)
-                loss = (
-                    torch.nn.functional.cross_entropy(logits.masked_fill(forward, -1e4), labels)
-                    + torch.nn.functional.cross_entropy(logits.T.masked_fill(backward, -1e4), labels)
-                ) / 2
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-                scheduler.step()
-                losses.append(float(loss.detach()))
-                done += 1
-                if progress is not None:
-                    progress(done, steps)
+        done = 0
+        if held:
+            crossfit = _TorchBert(files, torch)
+            _train(crossfit, plans[0], first, options, pieces, torch, progress, done, total)
+            done += sum(len(epoch) for epoch in plans[0])
+            gate = _probe_gate(crossfit, pieces, cleaned, held, options, torch)
+            del crossfit
+        model = _TorchBert(files, torch)
+        losses = _train(model, plans[-1], cleaned, options, pieces, torch, progress, done, total)
     finally:
         torch.set_num_threads(previous_threads)
     seconds = time.perf_counter() - started
+    plan = plans[-1]
     report = AdaptReport(
         directory=target,
         base_model_id=files.model_id,
         groups=len(cleaned),
         texts=sum(len(g) for g in cleaned),
         pairs=sum(len(b) for epoch in plan for b in epoch),
-        steps=steps,
+        steps=sum(len(epoch) for epoch in plan),
         seconds=seconds,
         first_loss=losses[0] if losses else math.nan,
         last_loss=float(np.mean(losses[-5:])) if losses else math.nan,
         options=options,
+        gate_probes=len(gate["similarities"]) if gate else 0,
+        gate_median=float(np.median(gate["similarities"])) if gate else None,
     )
-    _write_model(files, model.numpy_weights(), target, report, label)
+    _write_model(files, model.numpy_weights(), target, report, label, gate)
     return report
 
 
+def _plan(groups: list[list[str]], options: AdaptOptions) -> list[list[list[tuple[int, str, str]]]]:
+    """The batches of every epoch, drawn from a fresh ``random.Random(seed)`` (so a run is reproducible)."""
+    rng = random.Random(options.seed)
+    return [_batches(_pairs(groups, options, rng), options.batch_size) for _ in range(options.epochs)]
+
+
+def _train(
+    model: _TorchBert,
+    plan: list[list[list[tuple[int, str, str]]]],
+    groups: list[list[str]],
+    options: AdaptOptions,
+    pieces: WordPieces,
+    torch: Any,
+    progress: Callable[[int, int], None] | None,
+    done: int,
+    total: int,
+) -> list[float]:
+    """Run ``plan`` on ``model`` (AdamW, 10 % linear warm-up then linear decay); the losses of every step."""
+    torch.manual_seed(options.seed)
+    steps = sum(len(epoch) for epoch in plan)
+    optimizer = torch.optim.AdamW(list(model.params.values()), lr=options.learning_rate, weight_decay=0.01)
+    warmup = max(1, math.ceil(0.1 * steps))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: min(1.0, (step + 1) / warmup) * max(0.0, (steps - step) / steps)
+    )
+    members = [set(group) for group in groups]
+    losses: list[float] = []
+    for epoch in plan:
+        for batch in epoch:
+            anchors = model.encode(*_tensors(pieces, [item[1] for item in batch], torch), train=True)
+            positives = model.encode(*_tensors(pieces, [item[2] for item in batch], torch), train=True)
+            logits = options.scale * anchors @ positives.T
+            labels = torch.arange(len(batch))
+            forward, backward = _shared_masks(batch, members, torch)
+            loss = (
+                torch.nn.functional.cross_entropy(logits.masked_fill(forward, -1e4), labels)
+                + torch.nn.functional.cross_entropy(logits.T.masked_fill(backward, -1e4), labels)
+            ) / 2
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            scheduler.step()
+            losses.append(float(loss.detach()))
+            done += 1
+            if progress is not None:
+                progress(done, total)
+    return losses
+
+
+def _probe_gate(
+    model: _TorchBert,
+    pieces: WordPieces,
+    groups: list[list[str]],
+    held: list[tuple[int, str]],
+    options: AdaptOptions,
+    torch: Any,
+) -> dict[str, Any]:
+    """With the encoder trained without ``held``: each held-out example's best cosine to any other text of the
+    rulebook (identical texts left out), as the matcher measures its rulebook gate."""
+    texts = sorted({t for group in groups for t in group})
+    vectors = np.zeros((len(texts), model.config.hidden_size), dtype=np.float32)
+    with torch.no_grad():
+        for start in range(0, len(texts), 64):
+            chunk = texts[start : start + 64]
+            vectors[start : start + len(chunk)] = model.encode(*_tensors(pieces, chunk, torch), train=False).numpy()
+    row = {text: i for i, text in enumerate(texts)}
+    probes = sorted({text for _, text in held}, key=lambda t: (_text_key(t), t))[:_GATE_MAX_PROBES]
+    similarities: list[float] = []
+    for start in range(0, len(probes), 256):
+        chunk = probes[start : start + 256]
+        scores = vectors[[row[t] for t in chunk]] @ vectors.T
+        scores[np.arange(len(chunk)), [row[t] for t in chunk]] = -np.inf
+        similarities.extend(round(float(v), 4) for v in scores.max(axis=1))
+    return {
+        "holdout": options.gate_holdout,
+        "probes": len(similarities),
+        "held_out": len(held),
+        "rules": len(groups),
+        "similarities": sorted(similarities),
+    }
+
+
 def _write_model(
-    files: ModelFiles, weights: dict[str, np.ndarray], target: Path, report: AdaptReport, label: str
+    files: ModelFiles,
+    weights: dict[str, np.ndarray],
+    target: Path,
+    report: AdaptReport,
+    label: str,
+    gate: dict[str, Any] | None,
 ) -> None:
     """Write the model folder beside ``target`` and move it in place (the old folder, if any, goes last)."""
     from safetensors.numpy import save_file
@@ -400,6 +566,8 @@ def _write_model(
             "base_fingerprint": files.fingerprint,
             **{k: v for k, v in report.to_dict().items() if k != "directory"},
         }
+        if gate is not None:
+            record["gate"] = gate
         (staging / ADAPTED_FILE).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         old = None
         if target.exists():

@@ -5,6 +5,9 @@ the message to the rule's nearest text), set by one of:
 
 * ``calibrated`` — a threshold picked from labelled messages (:func:`calibrate_gate`; ``norma rules calibrate``),
   stored with the tenant's rules and used by every matcher of that tenant;
+* ``adapted`` — the matcher embeds with an encoder adapted to the rulebook (``norma rules adapt``) that stored a
+  cross-fitted gate: the ``gate_quantile`` quantile of the best similarities of examples held out of a first
+  training run (the rulebook gate below would measure examples the encoder was trained on, which sit too close);
 * ``rulebook`` — derived from the rulebook itself when the matcher is built: each sampled example text is matched,
   leave-one-out, against every other text of the rulebook; the gate is the ``gate_quantile`` quantile of those
   best similarities (by default the similarity 75 % of the rulebook's own held-out examples reach). The score scale
@@ -21,7 +24,7 @@ from __future__ import annotations
 import heapq
 import math
 import zlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -36,12 +39,13 @@ __all__ = [
     "GATE_MIN_PROBES",
     "AppliedGate",
     "GateKind",
+    "adapted_gate",
     "applied_gate",
     "gate_from_dict",
     "rulebook_gate",
 ]
 
-GateKind = Literal["calibrated", "rulebook", "fixed", "none"]
+GateKind = Literal["calibrated", "adapted", "rulebook", "fixed", "none"]
 
 GATE_MIN_PROBES = 20
 """Fewest example texts a rulebook needs for its own gate; below, the ``fixed`` fallback applies."""
@@ -76,6 +80,12 @@ class AppliedGate:
             return (
                 f"similarity >= {self.threshold:.4f}: the rulebook's own gate, the {t['quantile']:g} quantile of the "
                 f"best leave-one-out similarity of {t['probes']} of its {t['examples']} example texts"
+            )
+        if self.kind == "adapted":
+            return (
+                f"similarity >= {self.threshold:.4f}: the adapted encoder's gate, the {t['quantile']:g} quantile of "
+                f"the best similarity of {t['probes']} examples held out while adapting it (cross-fitted on "
+                f"{t.get('rules', '?')} rules)"
             )
         if self.kind == "calibrated":
             target = t.get("target", "best F1")
@@ -131,6 +141,19 @@ def applied_gate(cfg: MatchConfig, automatic: AppliedGate | None) -> AppliedGate
     if cfg.threshold_on == "hybrid_or_similarity":
         terms["similarity_slack"] = cfg.similarity_slack
     return AppliedGate("fixed", cfg.threshold_on, float(cfg.threshold), terms)
+
+
+def adapted_gate(similarities: Sequence[float], measured: Mapping[str, Any], cfg: MatchConfig) -> AppliedGate:
+    """The ``adapted`` gate: the ``cfg.gate_quantile`` quantile of the held-out similarities an adapted encoder
+    stored (:func:`norma.embeddings.adapted_gate_similarities`); ``measured`` names what they were measured on."""
+    threshold = round(float(np.quantile(np.asarray(similarities, dtype=np.float64), cfg.gate_quantile)), 4)
+    terms = {
+        "source": "cross-fitted while adapting the encoder",
+        "quantile": cfg.gate_quantile,
+        "probes": len(similarities),
+        **{k: measured[k] for k in ("holdout", "held_out", "rules") if k in measured},
+    }
+    return AppliedGate("adapted", "similarity", threshold, terms)
 
 
 def _probe_key(rule_id: str, text: str) -> int:

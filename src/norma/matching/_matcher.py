@@ -17,12 +17,12 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from norma.embeddings import Embedder, get_embedder
+from norma.embeddings import Embedder, adapted_gate_of, get_embedder
 from norma.errors import InvalidInputError, NotFoundError
 from norma.matching._buffers import ScoreBuffers
 from norma.matching._compile import IndexBuilder, check_batch, check_dims, checked_vectors
 from norma.matching._config import MatchConfig
-from norma.matching._gate import AppliedGate, applied_gate, rulebook_gate
+from norma.matching._gate import AppliedGate, adapted_gate, applied_gate, rulebook_gate
 from norma.matching._index import MatchIndex
 from norma.matching._models import SessionState
 from norma.matching._pipeline import match_one
@@ -79,6 +79,7 @@ class RuleMatcher:
         self._buffers = ScoreBuffers()
         self._calibration: AppliedGate | None = None
         self._rulebook_gate: tuple[MatchIndex, float, int, AppliedGate] | None = None
+        self._adapted: tuple[Embedder | None, tuple[list[float], dict[str, object]] | None] | None = None
         self._apply(list(rules), vectors, bump=False)
 
     # -- public state -------------------------------------------------------------------------------------------
@@ -229,9 +230,15 @@ class RuleMatcher:
             return applied_gate(cfg, self._automatic_gate(self._index, cfg) if cfg.threshold == "auto" else None)
 
     def _automatic_gate(self, index: MatchIndex, cfg: MatchConfig) -> AppliedGate:
-        """Under the lock: the calibration, else the rulebook gate of ``index`` (measured once per index)."""
+        """Under the lock: the calibration, else the gate stored by an adapted encoder, else the rulebook gate of
+        ``index`` (measured once per index)."""
         if self._calibration is not None:
             return self._calibration
+        if self._adapted is None or self._adapted[0] is not self._embedder:
+            # read once per embedder; with none yet, the model directory the default embedder would load
+            self._adapted = (self._embedder, adapted_gate_of(self._embedder))
+        if self._adapted[1] is not None:
+            return adapted_gate(*self._adapted[1], cfg)
         cached = self._rulebook_gate
         if cached is not None and cached[0] is index and cached[1:3] == (cfg.gate_quantile, cfg.gate_probes):
             return cached[3]

@@ -71,8 +71,8 @@ class MatchResponse(BaseModel):
     dropped: list[dict[str, Any]] = Field(default_factory=list)
     """With ``explain``: the rules left out and why (scope, disabled, tags, fire limits, threshold...)."""
     gate: dict[str, Any] | None = None
-    """The gate applied: ``kind`` (calibrated, rulebook, fixed, none), ``score``, ``threshold``, ``terms`` and a
-    one-line ``description``."""
+    """The gate applied: ``kind`` (calibrated, adapted, rulebook, fixed, none), ``score``, ``threshold``, ``terms``
+    and a one-line ``description``."""
 
 
 class LabelledMessage(BaseModel):
