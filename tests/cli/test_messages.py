@@ -69,6 +69,7 @@ def test_a_bad_file_gives_one_exact_line(
     path.write_bytes(content)
     result = run_cli(*(str(path) if arg == "FILE" else arg for arg in args))
     assert result.code == 2
+    assert result.out == ""  # nothing was done, so nothing (not even an empty table) is printed
     separator = "" if message.startswith("line ") else " "
     assert result.err == f"norma: error: {path}:{separator}{message}\n"
 

@@ -109,7 +109,8 @@ def score(
     or under every seed of --hash-seeds, reporting per record and for the file the mean, the minimum and the
     spread (max - min) of the final score: what one answer gets across validator restarts.
 
-    A bad record stops the run: the results before it are written, then the command exits 2 naming its line.
+    A bad record stops the run: the results before it (if any) are written, then the command exits 2 naming its
+    line.
     """
     if hash_seeds is not None and ctx.get_parameter_source("hash_seed") == click.core.ParameterSource.COMMANDLINE:
         raise click.UsageError("give --hash-seed or --hash-seeds, not both")
@@ -132,7 +133,8 @@ def score(
         payload = names_document(results, compat, hash_seed)
     else:
         payload = seed_spread_document(results, compat, _ranges(hash_seeds), len(hash_seeds))
-    _write(fmt, payload, output_path)
+    if results or failure is None:  # a run stopped at its first record has nothing to write
+        _write(fmt, payload, output_path)
     if failure is not None:
         raise failure
     return 0

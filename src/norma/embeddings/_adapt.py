@@ -203,7 +203,7 @@ def _held_out(groups: list[list[str]], share: float) -> list[tuple[int, str]]:
         examples = group[1:]
         count = min(int(share * len(examples) + 1e-9), len(examples) - 1)
         if count > 0:
-            held.extend((index, text) for text in sorted(examples, key=_text_key)[:count])
+            held.extend((index, text) for text in sorted(examples, key=lambda t: (_text_key(t), t))[:count])
     return held
 
 
