@@ -41,6 +41,7 @@ import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -57,6 +58,8 @@ CANDIDATES = ((1, 5e-5), (2, 5e-5), (1, 1e-4))
 """(epochs, learning rate) tried on the tune draws; batch 32, 4 pairs per text, scale 20 throughout."""
 GATE_QUANTILE = MatchConfig().gate_quantile
 RESULTS = REPO / ".cache" / "matching_adapt.json"
+MEASURED_AT: set[str] = set()
+"""When the draws reported were adapted (UTC minutes), for the tables' run line."""
 
 
 def _family(name: str) -> str:
@@ -71,21 +74,22 @@ class Adapted:
         key = f"{dev.name}|{dev.part}|{sorted(vars(options).items())}"
         kept = _load_results()
         if key not in kept or fresh:
-            kept[key] = self._measure(dev, options, root)
+            kept[key] = {**self._measure(dev, options, root), "at": f"{datetime.now(UTC):%Y-%m-%d %H:%M}"}
             RESULTS.write_text(json.dumps(kept, indent=1, sort_keys=True), encoding="utf-8")
         record = kept[key]
+        MEASURED_AT.add(str(record.get("at", "2026-11-25 04:47")))  # the first run kept no time: it began then
         self.seconds: float = record["seconds"]
         self.acc: float = record["acc"]
         self.kind: str = record["kind"]
         self.threshold: float = record["threshold"]
-        self.gated: tuple[float, float] = tuple(record["gated"])  # type: ignore[assignment]
+        self.gated: tuple[float, float] = tuple(record["gated"])
         self.oracle: float = record["oracle"]
         self.oracle_threshold: float = record["oracle_threshold"]
         self.gaps: dict[float, float] = {float(q): g for q, g in record["gaps"].items()}
-        self.measured: tuple[float, float, float] = tuple(record["measured"])  # type: ignore[assignment]
+        self.measured: tuple[float, float, float] = tuple(record["measured"])
 
     @staticmethod
-    def _measure(dev: DevSet, options: AdaptOptions, root: Path) -> dict[str, object]:
+    def _measure(dev: DevSet, options: AdaptOptions, root: Path) -> dict[str, Any]:
         folder = root / f"{dev.name.replace('/', '-')}-e{options.epochs}-lr{options.learning_rate:g}"
         result = adapt_encoder([rule_texts(rule) for rule in dev.rules], folder, options=options, label=dev.name)
         embedder = CachedEmbedder(BertEmbedder(folder), EmbeddingCache())
@@ -110,7 +114,7 @@ class Adapted:
         }
 
 
-def _load_results() -> dict[str, dict[str, object]]:
+def _load_results() -> dict[str, dict[str, Any]]:
     if not RESULTS.is_file():
         return {}
     data = json.loads(RESULTS.read_text(encoding="utf-8"))
@@ -181,43 +185,45 @@ def report(options: AdaptOptions, root: Path, base: CachedEmbedder, fresh: bool)
     draws = [*dev_sets("report"), *(banking77_test(seed) for seed in (1, 2, 3))]
     lines = [
         "| draw | rules | acc@1 base encoder | acc@1 adapted | adapting | gate (adapted) | acc@1 / rejection | min | "
-        "oracle min (threshold) | gap | measured on the rulebook: gate, min, gap |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "oracle min (threshold) | gap | measured on the rulebook: gate, min, gap | base encoder: min at its gate |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    families: dict[str, list[tuple[float, float, float, float]]] = {}
+    families: dict[str, list[tuple[float, float, float, float, float, float]]] = {}
     for dev in draws:
-        before = Draw(dev, base).at_similarity(-1.0)[0]
+        plain = Draw(dev, base)
+        before = plain.at_similarity(-1.0)[0]
+        base_min = min(plain.at_similarity(plain.gate(GATE_QUANTILE)))
         adapted = Adapted(dev, options, root, fresh)
         acc, rej = adapted.gated
         gap = adapted.oracle - min(acc, rej)
         measured, m_acc, m_rej = adapted.measured
         old_gap = adapted.oracle - min(m_acc, m_rej)
-        families.setdefault(_family(dev.name), []).append((before, adapted.acc, gap, old_gap))
+        families.setdefault(_family(dev.name), []).append((before, adapted.acc, gap, old_gap, min(acc, rej), base_min))
         print(f"  report {dev.name}: {before:.3f} -> {adapted.acc:.3f}, gate gap {gap:.3f} ({old_gap:.3f})", flush=True)
         lines.append(
             f"| {dev.name} | {len(dev.rules)} | {before:.3f} | {adapted.acc:.3f} | {adapted.seconds:.0f} s | "
             f"{adapted.threshold:.4f} ({adapted.kind}) | {acc:.3f} / {rej:.3f} | {min(acc, rej):.3f} | "
             f"{adapted.oracle:.3f} ({adapted.oracle_threshold:.3f}) | {gap:.3f} | {measured:.4f}, "
-            f"{min(m_acc, m_rej):.3f}, {old_gap:.3f} |"
+            f"{min(m_acc, m_rej):.3f}, {old_gap:.3f} | {base_min:.3f} |"
         )
     lines += [
         "",
         "| data set | mean acc@1 base | mean acc@1 adapted | worst acc@1 adapted | mean gate gap | worst gate gap | "
-        "gap, gate measured on the rulebook: mean / worst |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "gap, gate measured on the rulebook: mean / worst | min at the gate, adapted / base: mean (worst) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     everything: list[tuple[float, float]] = []
     for name, rows in families.items():
-        b, a, g, o = (np.array(column) for column in zip(*rows, strict=True))
+        b, a, g, o, m, bm = (np.array(column) for column in zip(*rows, strict=True))
         everything += list(zip(g, o, strict=True))
         lines.append(
             f"| {name} | {b.mean():.3f} | {a.mean():.3f} | {a.min():.3f} | {g.mean():.3f} | {g.max():.3f} | "
-            f"{o.mean():.3f} / {o.max():.3f} |"
+            f"{o.mean():.3f} / {o.max():.3f} | {m.mean():.3f} ({m.min():.3f}) / {bm.mean():.3f} ({bm.min():.3f}) |"
         )
     g_all, o_all = (np.array(column) for column in zip(*everything, strict=True))
     lines.append(
         f"| **all report draws** | | | | **{g_all.mean():.3f}** | **{g_all.max():.3f}** | "
-        f"{o_all.mean():.3f} / {o_all.max():.3f} |"
+        f"{o_all.mean():.3f} / {o_all.max():.3f} | |"
     )
     return lines
 
@@ -263,7 +269,14 @@ def main() -> None:
         if "report" in stages:
             reported = report(options, Path(folder), base, args.fresh)
             minutes = (time.perf_counter() - started) / 60
-            reported += ["", f"Run: {stamp}; {minutes:.0f} min in all (stages: {', '.join(sorted(stages))})."]
+            span = sorted(MEASURED_AT)
+            reported += [
+                "",
+                f"Run: {stamp}; {minutes:.0f} min in all (stages: {', '.join(sorted(stages))}); the draws were adapted "
+                f"from {span[0]} UTC"
+                + (f" to {span[-1]} UTC" if len(span) > 1 else "")
+                + " (.cache/matching_adapt.json, read back if present).",
+            ]
             print("\n".join(reported))
             sections["report"] = reported
     if args.write:

@@ -17,7 +17,15 @@ from __future__ import annotations
 from norma.batch._audit import AuditJob
 from norma.batch._embed import EmbedJob, rule_text_payloads, rule_vectors
 from norma.batch._engine import ENGINES, Engine, check_engine, run_job
-from norma.batch._io import MAX_LINE_BYTES, is_parquet, json_records, parquet_rows, text_lines, write_rows
+from norma.batch._io import (
+    MAX_LINE_BYTES,
+    is_parquet,
+    json_records,
+    parquet_rows,
+    require_parquet,
+    text_lines,
+    write_rows,
+)
 from norma.batch._job import BatchRecord, BatchResult, Job, Outcome, Worker, per_record
 from norma.batch._match import MatchJob, match_payload
 from norma.batch._merge import (
@@ -74,6 +82,7 @@ __all__ = [
     "parquet_rows",
     "per_record",
     "plan_engine",
+    "require_parquet",
     "rubric_document",
     "rule_text_payloads",
     "rule_vectors",

@@ -39,6 +39,11 @@ def _pyarrow() -> Any:
     return pa, pq
 
 
+def require_parquet() -> None:
+    """Raise the :class:`MissingDependencyError` reading or writing Parquet would raise, before any work is done."""
+    _pyarrow()
+
+
 def parquet_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The rows of a Parquet file as plain records (one mapping per row, nested values as lists and mappings).
 

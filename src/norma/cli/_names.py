@@ -114,8 +114,10 @@ def score(
     """
     if hash_seeds is not None and ctx.get_parameter_source("hash_seed") == click.core.ParameterSource.COMMANDLINE:
         raise click.UsageError("give --hash-seed or --hash-seeds, not both")
-    from norma.batch import NamesJob, names_document, seed_spread_document
+    from norma.batch import NamesJob, is_parquet, names_document, require_parquet, seed_spread_document
 
+    if output_path is not None and is_parquet(output_path):
+        require_parquet()  # before scoring, not after
     options = EngineOptions.pop(engine)
     fmt = output_format if output_format == "jsonl" else resolve_format(ctx, output_format)
     job = NamesJob.make(compat=compat, transliterate=transliterate, hash_seed=hash_seed, hash_seeds=hash_seeds)

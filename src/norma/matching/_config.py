@@ -69,7 +69,8 @@ class MatchConfig(BaseModel):
     """Per-scope weight (ADR: global 1.0, scenario 1.1, step 1.2)."""
     threshold: float | Literal["auto"] | None = "auto"
     """The gate. ``"auto"``: a similarity threshold the matcher sets itself: the tenant's calibrated gate when it
-    has one (``norma rules calibrate``), else one measured on the rulebook's own examples (``gate_quantile``; see
+    has one (``norma rules calibrate``), else the one an adapted encoder stored (``norma rules adapt``), else one
+    measured on the rulebook's own examples (``gate_quantile``; see
     :mod:`norma.matching._gate` and docs/design/040-matching.md). A number: the minimum of the score named by
     ``threshold_on``. None: no gate."""
     threshold_on: ThresholdOn = "hybrid_or_similarity"
@@ -77,7 +78,8 @@ class MatchConfig(BaseModel):
     The automatic gate always compares the similarity."""
     gate_quantile: float = Field(default=0.22, gt=0, lt=1)
     """``threshold="auto"`` without a calibration: the gate is this quantile of the best leave-one-out similarity
-    of the rulebook's example texts (0.22: 78 % of its own held-out examples would pass)."""
+    of the rulebook's example texts (0.22: 78 % of its own held-out examples would pass), or, for an adapted
+    encoder, of the similarities of the examples it held out."""
     gate_probes: int = Field(default=2048, ge=1, le=100_000)
     """How many example texts (a fixed, order-independent sample) measure the rulebook for its gate."""
     similarity_slack: float = Field(default=0.15, ge=0, le=1)
