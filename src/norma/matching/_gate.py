@@ -10,7 +10,7 @@ the message to the rule's nearest text), set by one of:
   training run (the rulebook gate below would measure examples the encoder was trained on, which sit too close);
 * ``rulebook`` — derived from the rulebook itself when the matcher is built: each sampled example text is matched,
   leave-one-out, against every other text of the rulebook; the gate is the ``gate_quantile`` quantile of those
-  best similarities (by default the similarity 75 % of the rulebook's own held-out examples reach). The score scale
+  best similarities (by default the similarity 78 % of the rulebook's own held-out examples reach). The score scale
   moves with the rulebook (how many rules, how close they sit, how conditions are phrased): the examples measure it;
 * ``fixed`` — the rulebook has too few example texts to measure (fewer than :data:`GATE_MIN_PROBES`): a fixed
   similarity, :data:`FALLBACK_SIMILARITY`.
