@@ -24,40 +24,33 @@ def test_bad_json_reads_the_same_in_rubric_and_match(run_cli: Run, tmp_path: Pat
         assert (result.code, result.err) == (2, expected), args
 
 
-# (file name, its content, the command after ``norma``, FILE standing for the file, the error after "FILE: ")
-FILE_ERRORS = [
-    pytest.param(
-        "big.json",
-        b" " * 2_000_000,
-        ("rubric", "validate", "FILE"),
+# case -> (file name, its content, the command after ``norma`` with FILE standing for the file, the error after
+# "FILE: ")
+_FILE_ERROR_CASES: dict[str, tuple[str, bytes, str, str]] = {
+    "a size error gives a hint the CLI user can follow": (
+        "big.json", b" " * 2_000_000, "rubric validate FILE",
         "rubric file is 2000000 bytes, over the limit of 1048576 bytes (trim the rubric or split its criteria (from "
         "Python, max_bytes= raises the limit))",
-        id="a size error gives a hint the CLI user can follow",
     ),
-    pytest.param(
-        "r.json",
-        b'[{"id": "a", "condition_text": "x", "scope": "step"}]',
-        ("match", "--rules", "FILE", "hi"),
+    "a rule problem names its rule once": (
+        "r.json", b'[{"id": "a", "condition_text": "x", "scope": "step"}]', "match --rules FILE hi",
         "1 problem(s) in the rulebook, nothing imported: rules[0] (a).rule: a STEP rule needs step_id (fix every rule "
         "listed (see docs/store.md for the format))",
-        id="a rule problem names its rule once",
     ),
-    pytest.param(
-        "empty.yaml",
-        b"",
-        ("match", "--rules", "FILE", "hello"),
+    "an empty rules file says so": (
+        "empty.yaml", b"", "match --rules FILE hello",
         "1 problem(s) in the rulebook, nothing imported: rulebook.rules: the file is empty: write a list of rules, or "
         "a mapping with a 'rules' list (fix every rule listed (see docs/store.md for the format))",
-        id="an empty rules file says so",
     ),
-    pytest.param(
-        "r.jsonl",
-        b'{"name": "John", "variations": ["Jon"], "labels": "x"}\n',
-        ("names", "score", "FILE"),
+    "names score prints its error without a blank line": (
+        "r.jsonl", b'{"name": "John", "variations": ["Jon"], "labels": "x"}\n', "names score FILE",
         'line 1: bad record: labels: labels must be an object, not str (pass {"variation_count": 10, '
         '"phonetic_similarity": {...}, ...}, as build_query returns)',
-        id="names score prints its error without a blank line",
     ),
+}  # fmt: skip
+FILE_ERRORS = [
+    pytest.param(name, content, tuple(command.split()), message, id=case)
+    for case, (name, content, command, message) in _FILE_ERROR_CASES.items()
 ]
 
 
