@@ -4,11 +4,14 @@ and no store ever created."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from norma.embeddings import get_embedder
+from norma.matching import tenant_matcher
 from norma.store import import_rulebook, open_store
 from tests.conftest import EXAMPLES, CliResult
 
@@ -68,6 +71,27 @@ def test_eval_of_a_stored_tenant_reads_the_store(run_cli: Run, tmp_path: Path) -
     unknown = run_cli("rules", "doctor", "--tenant", "nobody", "--db", f"sqlite:///{db}")
     assert unknown.code == 2
     assert unknown.err == f"norma: error: tenant 'nobody' has no rules in sqlite:///{db} (check --tenant and --db)\n"
+
+
+def test_eval_and_doctor_of_a_tenant_write_nothing_to_the_store(run_cli: Run, tmp_path: Path) -> None:
+    db = tmp_path / "norma.db"
+    store = open_store(f"sqlite:///{db}")
+    try:
+        import_rulebook(store, RULEBOOK, tenant_id="acme")
+        with sqlite3.connect(db) as con:  # as if stored under another model: the tools must embed, and keep nothing
+            con.execute("DELETE FROM rule_vectors")
+        model = get_embedder().model_id
+        assert store.snapshot("acme", model)[2] == {}
+        before = (store.version("acme"), db.stat().st_mtime_ns, db.read_bytes())
+        for command in (("eval", "--messages", LABELLED), ("doctor",)):
+            result = run_cli("rules", *command, "--tenant", "acme", "--db", f"sqlite:///{db}", "--format", "json")
+            assert result.code in (0, 1), result.err
+        assert (store.version("acme"), db.stat().st_mtime_ns, db.read_bytes()) == before
+        assert store.snapshot("acme", model)[2] == {}
+        tenant_matcher(store, "acme")  # the service's matcher keeps the vectors it computed: the check above can fail
+        assert len(store.snapshot("acme", model)[2]) == 10
+    finally:
+        store.close()
 
 
 def test_a_missing_store_is_an_error_and_is_not_created(run_cli: Run, tmp_path: Path) -> None:

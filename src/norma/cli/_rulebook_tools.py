@@ -26,7 +26,7 @@ from norma.matching import (
     evaluate_rulebook,
     load_labelled,
     load_rules,
-    tenant_matcher,
+    snapshot_matcher,
 )
 from norma.store import open_store
 
@@ -77,7 +77,7 @@ def _matcher(rules_file: Path | None, tenant_id: str | None, db_url: str | None)
         return
     assert tenant_id is not None
     with _tenant_store(tenant_id, db_url) as store:
-        yield tenant_matcher(store, tenant_id), f"tenant {tenant_id}"
+        yield snapshot_matcher(store, tenant_id), f"tenant {tenant_id}"
 
 
 def source_rules(rules_file: Path | None, tenant_id: str | None, db_url: str | None) -> tuple[list[Any], str]:

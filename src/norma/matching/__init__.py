@@ -7,7 +7,8 @@
 * :class:`MatchConfig` — every weight, threshold and switch; ``MatchConfig.adr()`` is ADR-002 exactly.
 * :func:`load_rules` — rules from a YAML / JSON rulebook (read by :func:`norma.rules.load_rulebook`).
 * :func:`tenant_matcher` / :class:`TenantMatchers` — a tenant's matcher built from a store's vectors, cached and
-  refreshed when the tenant's version moves; :func:`candidate_matcher` — push-down over the nearest stored rules.
+  refreshed when the tenant's version moves; :func:`candidate_matcher` — push-down over the nearest stored rules;
+  :func:`snapshot_matcher` — the tenant as stored, built without writing to the store (read-only tools).
 * The gate (``MatchConfig(threshold="auto")``): :class:`AppliedGate` (on every :class:`MatchResult`), measured on
   the rulebook's own examples, or :func:`calibrate_gate` from labelled messages, stored per tenant
   (:func:`stored_gate`); :func:`synthesize_labelled` — positives and near misses written by an LLM, to calibrate
@@ -52,6 +53,7 @@ from norma.matching._tenants import (
     DEFAULT_REFRESH_INTERVAL,
     TenantMatchers,
     candidate_matcher,
+    snapshot_matcher,
     stored_gate,
     tenant_matcher,
     tenant_matchers,
@@ -100,6 +102,7 @@ __all__ = [
     "near_miss_prompt",
     "parse_examples",
     "parse_labelled",
+    "snapshot_matcher",
     "stored_gate",
     "synthesize_labelled",
     "tenant_matcher",

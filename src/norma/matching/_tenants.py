@@ -122,10 +122,8 @@ class TenantMatchers:
             self._entries.clear()
 
     def _build(self, entry: _Entry, tenant_id: str, embedder: Embedder, config: MatchConfig | None) -> None:
-        version, rules, vectors = self.store.snapshot(tenant_id, embedder.model_id)
-        matcher = RuleMatcher(rules, config, embedder=embedder, vectors=vectors)
-        matcher.set_calibration(stored_gate(self.store, tenant_id))
-        self._keep_new_vectors(tenant_id, embedder, matcher, [r for r in rules if r.id not in vectors])
+        version, matcher, unstored = _from_snapshot(self.store, tenant_id, embedder, config)
+        self._keep_new_vectors(tenant_id, embedder, matcher, unstored)
         entry.matcher, entry.version = matcher, version
 
     def _refresh(self, entry: _Entry, tenant_id: str, embedder: Embedder) -> None:
@@ -162,6 +160,27 @@ def tenant_matchers(store: RuleStore) -> TenantMatchers:
         if matchers is None:
             matchers = _BY_STORE[store] = TenantMatchers(store)
         return matchers
+
+
+def _from_snapshot(
+    store: RuleStore, tenant_id: str, embedder: Embedder, config: MatchConfig | None
+) -> tuple[int, RuleMatcher, list[Rule]]:
+    """(version, matcher, rules whose vectors were not stored and were embedded now) of the tenant as stored."""
+    version, rules, vectors = store.snapshot(tenant_id, embedder.model_id)
+    matcher = RuleMatcher(rules, config, embedder=embedder, vectors=vectors)
+    matcher.set_calibration(stored_gate(store, tenant_id))
+    return version, matcher, [r for r in rules if r.id not in vectors]
+
+
+def snapshot_matcher(
+    store: RuleStore, tenant_id: str, *, embedder: Embedder | None = None, config: MatchConfig | None = None
+) -> RuleMatcher:
+    """The tenant's matcher as stored now (its rules, their stored vectors, its calibrated gate), built without
+    writing to the store: vectors the store lacks for this model are computed in memory and not kept, and nothing
+    is cached. For read-only tools (``norma rules eval`` / ``doctor``) and one-off checks; a service keeps its
+    matchers with :func:`tenant_matcher`."""
+    check_tenant_id(tenant_id)
+    return _from_snapshot(store, tenant_id, embedder if embedder is not None else get_embedder(), config)[1]
 
 
 def tenant_matcher(
