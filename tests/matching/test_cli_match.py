@@ -172,3 +172,59 @@ def test_the_rulebook_gate_is_kept_with_the_cached_rules(run_cli: Callable[..., 
     )
     assert third["gate"] == first["gate"]
     assert json.loads(kept.read_text(encoding="utf-8")) == first["gate"]
+
+
+def test_match_a_batch_against_a_stored_tenant(run_cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    url = f"sqlite:///{db}"
+    assert run_cli("rules", "import", RULES, "--tenant", "shop", "--db", url).code == 0
+    messages = tmp_path / "messages.txt"
+    messages.write_text("I want my money back\nwhere is my parcel\nhello there\n", encoding="utf-8")
+    batch = ("match", "--batch", str(messages), "--format", "json", "--engine", "local")
+    from_file = json.loads(run_cli(*batch, "--rules", RULES).out)
+    with sqlite3.connect(db) as con:  # vectors of another model only: the workers embed, and write nothing back
+        con.execute("DELETE FROM rule_vectors")
+    before = db.read_bytes()
+    result = run_cli(*batch, "--tenant", "shop", "--db", url)
+    assert result.code == 0, result.err
+    stored = json.loads(result.out)
+    assert (stored["tenant"], stored["rules"], stored["messages"]) == ("shop", from_file["rules"], 3)
+    assert "tenant" not in from_file
+    for got, want in zip(stored["results"], from_file["results"], strict=True):
+        assert [(m["rule_id"], round(m["final_score"], 4)) for m in got["matches"]] == [
+            (m["rule_id"], round(m["final_score"], 4)) for m in want["matches"]
+        ]
+    assert stored["results"][0]["matches"][0]["rule_id"] == "refund-request"
+    assert db.read_bytes() == before
+    ghost = run_cli("match", "--batch", str(messages), "--tenant", "ghost", "--db", url)
+    assert ghost.code == 2
+    assert ghost.err == (
+        f"norma: error: tenant 'ghost' has no rules in {url} (import them with norma rules import FILE --tenant "
+        "ghost, or check --db)\n"
+    )
+
+
+def test_a_tenant_batch_applies_the_calibrated_gate_and_is_pinned_to_its_version(tmp_path: Path) -> None:
+    from norma.batch import MatchJob
+    from norma.errors import ConflictError, NotFoundError
+    from norma.store import import_rulebook, open_store
+
+    url = f"sqlite:///{tmp_path}/m.db"
+    store = open_store(url)
+    try:
+        import_rulebook(store, RULES, tenant_id="shop")
+        store.save_gate("shop", {"kind": "calibrated", "score": "similarity", "threshold": 0.99, "terms": {}})
+        job = MatchJob.for_tenant("shop", url)
+        assert (job.source, job.tenant_version, job.rule_count()) == ("tenant shop", store.version("shop"), 6)
+        work = job.start()
+        (found, error), *_ = work([{"message": "please give me a refund", "session": None}])
+        assert error is None
+        assert (found["gate"]["kind"], found["gate"]["threshold"], found["matches"]) == ("calibrated", 0.99, [])
+        rule = store.get_rule("shop", "refund-request")
+        store.upsert_rules("shop", [rule.model_copy(update={"priority": rule.priority + 1})])
+        with pytest.raises(ConflictError, match=r"tenant 'shop' moved from version \d+ to \d+ while the batch ran"):
+            job.start()
+    finally:
+        store.close()
+    with pytest.raises(NotFoundError, match="no store at"):
+        MatchJob.for_tenant("shop", f"sqlite:///{tmp_path}/none.db")

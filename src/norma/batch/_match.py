@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,8 +13,9 @@ import numpy as np
 from norma.batch._job import Outcome, Worker
 from norma.batch._stable import embed_stable
 from norma.embeddings import BertEmbedder, get_embedder
-from norma.errors import InvalidInputError, NormaError
-from norma.matching import MatchConfig, RuleMatcher, SessionState, load_rules
+from norma.errors import ConflictError, InvalidInputError, NormaError, NotFoundError
+from norma.matching import MatchConfig, RuleMatcher, SessionState, load_rules, snapshot_matcher
+from norma.store import RuleStore, open_store
 
 __all__ = ["MatchJob", "match_payload"]
 
@@ -27,6 +29,21 @@ def _vectors(embedder: BertEmbedder, messages: Sequence[Any]) -> list[np.ndarray
     for row, index in enumerate(wanted):
         out[index] = vectors[row]
     return out
+
+
+@contextmanager
+def _tenant_store(tenant_id: str, db_url: str | None) -> Iterator[RuleStore]:
+    """The existing store (never created) with rules for ``tenant_id``."""
+    store = open_store(db_url, create=False)
+    try:
+        if not store.list_rules(tenant_id):
+            raise NotFoundError(
+                f"tenant {tenant_id!r} has no rules in {store.url}",
+                hint=f"import them with norma rules import FILE --tenant {tenant_id}, or check --db",
+            )
+        yield store
+    finally:
+        store.close()
 
 
 def match_payload(record: Any) -> dict[str, Any]:
@@ -55,7 +72,8 @@ def match_payload(record: Any) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class MatchJob:
-    """Match messages against the rules of a file; each worker builds the matcher (embeds the rules) once.
+    """Match messages against the rules of a file, or of a stored tenant; each worker builds the matcher once (a
+    file's rules embedded; a tenant's from its stored vectors, read-only: see :meth:`for_tenant`).
 
     A payload is :func:`match_payload`'s; its result is ``{"message", **MatchResult.to_dict()}`` (without
     ``dropped`` unless ``explain``; with the record's ``id`` when it has one).
@@ -69,6 +87,12 @@ class MatchJob:
     """Also list the rules left out and why."""
     tags: tuple[str, ...] = ()
     """Only rules with one of these tags (empty: all)."""
+    tenant_id: str | None = None
+    """Match this stored tenant's rules instead of ``rules_path`` (made by :meth:`for_tenant`)."""
+    db_url: str | None = None
+    """The store of ``tenant_id``, as every worker reaches it."""
+    tenant_version: int = 0
+    """The tenant's version when the job was made: a worker that reads another one fails (no mixed results)."""
 
     fork_safe = False
     uses_all_cores = True
@@ -88,9 +112,58 @@ class MatchJob:
         cfg = config or MatchConfig()
         return cls(os.fspath(rules_path), cfg.model_dump_json(), bool(explain), tuple(tags))
 
+    @classmethod
+    def for_tenant(
+        cls,
+        tenant_id: str,
+        db_url: str | None = None,
+        config: MatchConfig | None = None,
+        *,
+        explain: bool = False,
+        tags: Sequence[str] = (),
+    ) -> MatchJob:
+        """A job for the rules of ``tenant_id`` in the store at ``db_url`` (default ``$NORMA_DB_URL``, else
+        ``./.norma/norma.db``; never created), pinned to its current version. Workers build the matcher with
+        :func:`~norma.matching.snapshot_matcher`: the stored vectors and calibrated gate, nothing written back.
+
+        Raises:
+            NotFoundError: no store there, or the tenant has no rules in it.
+        """
+        cfg = config or MatchConfig()
+        with _tenant_store(tenant_id, db_url) as store:
+            url, version = store.url, store.version(tenant_id)
+        return cls("", cfg.model_dump_json(), bool(explain), tuple(tags), tenant_id, url, version)
+
+    @property
+    def source(self) -> str:
+        """What the messages are matched against, in words (the file, or ``tenant T``)."""
+        return self.rules_path if self.tenant_id is None else f"tenant {self.tenant_id}"
+
     def check(self) -> None:
         """Read the rulebook once here (a bad file is one error, not one per worker)."""
-        load_rules(self.rules_path)
+        if self.tenant_id is None:
+            load_rules(self.rules_path)
+
+    def rule_count(self) -> int:
+        """How many rules the messages are matched against."""
+        if self.tenant_id is None:
+            return len(load_rules(self.rules_path))
+        with _tenant_store(self.tenant_id, self.db_url) as store:
+            return len(store.list_rules(self.tenant_id))
+
+    def _matcher(self, embedder: BertEmbedder) -> RuleMatcher:
+        config = MatchConfig.model_validate_json(self.config_json)
+        if self.tenant_id is None:
+            return RuleMatcher(load_rules(self.rules_path), config, embedder=embedder)
+        with _tenant_store(self.tenant_id, self.db_url) as store:
+            matcher = snapshot_matcher(store, self.tenant_id, embedder=embedder, config=config)
+            version = store.version(self.tenant_id)
+        if version != self.tenant_version:
+            raise ConflictError(
+                f"tenant {self.tenant_id!r} moved from version {self.tenant_version} to {version} while the batch ran",
+                hint="run the batch again (it matches one version of the rules)",
+            )
+        return matcher
 
     def _result(self, payload: dict[str, Any], found: Any) -> dict[str, Any]:
         row: dict[str, Any] = {"id": payload["id"]} if "id" in payload else {}
@@ -102,9 +175,7 @@ class MatchJob:
     def start(self) -> Worker:
         """Build the matcher (embedding every rule), then embed each batch's messages in one call and match them."""
         embedder = get_embedder()
-        matcher = RuleMatcher(
-            load_rules(self.rules_path), MatchConfig.model_validate_json(self.config_json), embedder=embedder
-        )
+        matcher = self._matcher(embedder)
         tags = list(self.tags) or None
 
         def one(payload: dict[str, Any], vector: np.ndarray) -> Outcome:

@@ -145,16 +145,17 @@ def match(
     elif (message is None) == (batch_file is None):
         raise click.UsageError("give a MESSAGE or --batch FILE, not both and not neither")
     if batch_file is not None:
+        from norma.batch import MatchJob
         from norma.cli._match_batch import match_batch
 
         if scenario or step or fired or turn:
             raise click.UsageError("with --batch, give each message's session in its JSON Lines record")
-        if rules_file is None:
-            raise click.UsageError("--batch matches the rules of a --rules FILE (a stored --tenant: one message)")
-        return match_batch(
-            batch_file, rules_file, config, explain=explain, tags=tags, fmt=fmt, output_path=output_path,
-            options=options,
-        )  # fmt: skip
+        if tenant_id is not None:
+            job = MatchJob.for_tenant(tenant_id, db_url, config, explain=explain, tags=tags)
+        else:
+            assert rules_file is not None
+            job = MatchJob.make(rules_file, config, explain=explain, tags=tags)
+        return match_batch(batch_file, job, fmt=fmt, output_path=output_path, options=options)
     assert message is not None
     _check_message(message)
     counts: dict[str, int] = {}

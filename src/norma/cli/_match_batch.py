@@ -20,7 +20,6 @@ from norma.batch import BatchRecord, MatchJob, is_parquet, match_document, match
 from norma.cli._engine import EngineOptions, run_batch
 from norma.cli._output import write_document
 from norma.errors import InvalidInputError, NormaError
-from norma.matching import MatchConfig
 
 __all__ = ["MAX_MESSAGE_LINE_BYTES", "match_batch", "read_messages"]
 
@@ -88,19 +87,15 @@ def _table(con: Console, document: dict[str, Any]) -> None:
 
 def match_batch(
     source: str,
-    rules_file: Path,
-    config: MatchConfig,
+    job: MatchJob,
     *,
-    explain: bool,
-    tags: tuple[str, ...],
     fmt: str,
     output_path: Path | None,
     options: EngineOptions,
 ) -> int:
-    """Run the batch form of ``norma match``; exit 0 when a message matched a rule, 1 when none did, 2 on a bad
-    record (the others are still written)."""
+    """Run the batch form of ``norma match`` (``job``: a rules file's or a stored tenant's); exit 0 when a message
+    matched a rule, 1 when none did, 2 on a bad record (the others are still written)."""
     records = read_messages(source)
-    job = MatchJob.make(rules_file, config, explain=explain, tags=tags)
     job.check()
     results = run_batch(job, records, options, "matching")
     rows: list[dict[str, Any]] = []
@@ -112,8 +107,9 @@ def match_batch(
             click.echo(f"norma: error: {error if error.startswith(item.where) else f'{item.where}: {error}'}", err=True)
             continue
         rows.append({"line": int(item.where.rsplit(":", 1)[1].removeprefix("row ")), **item.result})
-    rule_count = _rule_count(rules_file)
-    document = match_document(rows, rule_count)
+    document = match_document(rows, job.rule_count())
+    if job.tenant_id is not None:
+        document["tenant"] = job.tenant_id
     if output_path is not None and is_parquet(output_path):
         write_rows(output_path, [{**row, "matches": json.dumps(row["matches"])} for row in rows])
     else:
@@ -121,12 +117,6 @@ def match_batch(
     if errors:
         return 2
     return 0 if document["matched"] or not rows else 1
-
-
-def _rule_count(rules_file: Path) -> int:
-    from norma.matching import load_rules
-
-    return len(load_rules(rules_file))
 
 
 def _write(fmt: str, document: dict[str, Any], output_path: Path | None) -> None:
