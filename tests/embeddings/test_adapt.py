@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from norma.embeddings import (
     adapted_gate_of,
     adapted_gate_similarities,
     adapted_info,
+    trained_share,
 )
 from norma.embeddings._adapt import _held_out
 from norma.errors import ConfigError, InvalidInputError, MissingDependencyError
@@ -131,6 +133,44 @@ def test_adapting_stores_a_cross_fitted_gate_and_matchers_apply_it(gated: Path) 
     assert matcher.gate().kind == "calibrated"  # a tenant's calibration comes first
     matcher.set_calibration(None)
     assert matcher.gate().kind == "adapted"
+
+
+def test_the_adapted_gate_says_when_the_rulebook_moved_on(gated: Path, caplog: pytest.LogCaptureFixture) -> None:
+    info = adapted_info(gated)
+    assert info is not None
+    assert info["gate"]["texts"] == 88  # 8 rules x (rule text + 10 examples), all distinct
+    assert len(info["gate"]["sketch"]) == 88
+    matcher = RuleMatcher(_gate_rules(), embedder=BertEmbedder(gated))
+    assert matcher.gate().terms["trained_share"] == 1.0
+    assert "adapt again" not in matcher.gate().description
+    others = ["pay a bill", "open an account", "order a pizza", "rent a car", "find a doctor", "learn spanish",
+              "sell my house", "fix my bike"]  # fmt: skip
+    new = [Rule(id=f"n{i}", condition_text=f"The user wants to {p}.", examples=[f"{o} {p}" for o in OPENERS])
+           for i, p in enumerate(others)]  # fmt: skip
+    with caplog.at_level("WARNING", logger="norma"):
+        matcher.upsert(new)  # 88 new texts beside the 88 it was adapted on
+        gate = matcher.gate()
+    assert gate.kind == "adapted"
+    assert gate.terms["trained_share"] == 0.5
+    assert gate.description.endswith("; only 50% of the rule texts were in its training: adapt again or calibrate")
+    assert [r.message for r in caplog.records if "adapted on 50%" in r.message] != []
+    matcher.remove([r.id for r in new])
+    assert matcher.gate().terms["trained_share"] == 1.0
+
+
+def test_trained_share_is_exact_on_a_whole_sketch_and_sampled_on_a_partial_one() -> None:
+    def sketch(texts: list[str], k: int) -> dict[str, object]:
+        keys = sorted({zlib.crc32(t.encode("utf-8")) for t in texts})
+        return {"texts": len(set(texts)), "sketch": keys[:k]}
+
+    old = [f"old text {i}" for i in range(100)]
+    new = [f"new text {i}" for i in range(100)]
+    assert trained_share(sketch(old, 4096), old[:50] + new[:50] + old[:10]) == 0.5  # duplicates count once
+    assert trained_share(sketch(old, 4096), new) == 0.0
+    assert trained_share(sketch(old, 10), old) == 1.0  # every text in the sketch's range is one of its keys
+    assert trained_share(sketch(old, 10), new) == 0.0
+    assert trained_share(sketch(old, 4096), []) is None
+    assert trained_share({"texts": 3}, old) is None  # adapted before the sketch was kept
 
 
 def test_the_gate_run_leaves_the_final_encoder_as_without_it(

@@ -31,7 +31,7 @@ import shutil
 import tempfile
 import time
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -53,6 +53,7 @@ __all__ = [
     "adapted_gate_of",
     "adapted_gate_similarities",
     "adapted_info",
+    "trained_share",
 ]
 
 ADAPTED_FILE = "norma_adapted.json"
@@ -157,6 +158,7 @@ def adapted_info(model_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
 ADAPTED_GATE_MIN_PROBES = 20
 """Fewest held-out examples a stored gate is measured on (the matcher's own measurement asks as many)."""
 _GATE_MAX_PROBES = 2048  # held-out examples measured at most (the smallest CRC-32 keys), as the matcher samples
+_SKETCH_SIZE = 4096  # the smallest CRC-32 keys of the trained texts kept with the gate (see trained_share)
 
 
 def adapted_gate_similarities(model_dir: str | os.PathLike[str]) -> tuple[list[float], dict[str, Any]] | None:
@@ -173,6 +175,25 @@ def adapted_gate_similarities(model_dir: str | os.PathLike[str]) -> tuple[list[f
         raise ConfigError(f"{ADAPTED_FILE} holds a malformed gate", source=str(Path(model_dir) / ADAPTED_FILE))
     terms = {k: v for k, v in gate.items() if k != "similarities"}
     return sorted(float(v) for v in values), terms
+
+
+def trained_share(measured: dict[str, Any], texts: Iterable[str]) -> float | None:
+    """The share of ``texts`` (a rulebook's, duplicates counted once) the encoder was adapted on, from the bottom-k
+    sketch its gate keeps (``measured``: the terms of :func:`adapted_gate_similarities`): exact up to 4,096 trained
+    texts, else estimated on the texts whose key falls in the sketch's range (a hash-random sample of them). None
+    when the model keeps no sketch (adapted before it did) or ``texts`` is empty."""
+    sketch, trained = measured.get("sketch"), measured.get("texts")
+    if not isinstance(sketch, list) or not sketch or not isinstance(trained, int):
+        return None
+    keys = {int(k) for k in sketch}
+    whole, limit = len(keys) >= trained, max(keys)
+    sampled = inside = 0
+    for text in set(texts):
+        key = _text_key(text)
+        if whole or key <= limit:
+            sampled += 1
+            inside += key in keys
+    return inside / sampled if sampled else None
 
 
 def adapted_gate_of(embedder: Embedder | None) -> tuple[list[float], dict[str, Any]] | None:
@@ -533,6 +554,8 @@ def _probe_gate(
         "held_out": len(held),
         "rules": len(groups),
         "similarities": sorted(similarities),
+        "texts": len(texts),
+        "sketch": sorted({_text_key(t) for t in texts})[:_SKETCH_SIZE],
     }
 
 

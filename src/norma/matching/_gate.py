@@ -35,6 +35,7 @@ from norma.matching._config import MatchConfig
 from norma.matching._index import MatchIndex
 
 __all__ = [
+    "ADAPTED_STALE_SHARE",
     "FALLBACK_SIMILARITY",
     "GATE_MIN_PROBES",
     "AppliedGate",
@@ -50,6 +51,9 @@ GateKind = Literal["calibrated", "adapted", "rulebook", "fixed", "none"]
 GATE_MIN_PROBES = 20
 """Fewest example texts a rulebook needs for its own gate; below, the ``fixed`` fallback applies."""
 FALLBACK_SIMILARITY = 0.435
+ADAPTED_STALE_SHARE = 0.9
+"""Below this share of its rule texts seen in training, an adapted encoder's gate is said to be stale (the
+rulebook changed since adapting: new texts sit farther from their rules than the trained ones)."""
 """The similarity gate of a rulebook with too few examples to measure (chosen on the tune draws, see the design)."""
 _CHUNK_ROWS = 16_384  # rule vectors scored per block while measuring the rulebook
 GATE_BUDGET = 1 << 24
@@ -82,10 +86,16 @@ class AppliedGate:
                 f"best leave-one-out similarity of {t['probes']} of its {t['examples']} example texts"
             )
         if self.kind == "adapted":
+            share = t.get("trained_share")
+            stale = (
+                f"; only {share:.0%} of the rule texts were in its training: adapt again or calibrate"
+                if isinstance(share, float) and share < ADAPTED_STALE_SHARE
+                else ""
+            )
             return (
                 f"similarity >= {self.threshold:.4f}: the adapted encoder's gate, the {t['quantile']:g} quantile of "
                 f"the best similarity of {t['probes']} examples held out while adapting it (cross-fitted on "
-                f"{t.get('rules', '?')} rules)"
+                f"{t.get('rules', '?')} rules){stale}"
             )
         if self.kind == "calibrated":
             target = t.get("target", "best F1")
@@ -143,16 +153,22 @@ def applied_gate(cfg: MatchConfig, automatic: AppliedGate | None) -> AppliedGate
     return AppliedGate("fixed", cfg.threshold_on, float(cfg.threshold), terms)
 
 
-def adapted_gate(similarities: Sequence[float], measured: Mapping[str, Any], cfg: MatchConfig) -> AppliedGate:
+def adapted_gate(
+    similarities: Sequence[float], measured: Mapping[str, Any], cfg: MatchConfig, trained_share: float | None = None
+) -> AppliedGate:
     """The ``adapted`` gate: the ``cfg.gate_quantile`` quantile of the held-out similarities an adapted encoder
-    stored (:func:`norma.embeddings.adapted_gate_similarities`); ``measured`` names what they were measured on."""
+    stored (:func:`norma.embeddings.adapted_gate_similarities`); ``measured`` names what they were measured on;
+    ``trained_share``: the share of the matcher's rule texts the encoder was adapted on
+    (:func:`norma.embeddings.trained_share`; below :data:`ADAPTED_STALE_SHARE` the description says to adapt again)."""
     threshold = round(float(np.quantile(np.asarray(similarities, dtype=np.float64), cfg.gate_quantile)), 4)
-    terms = {
+    terms: dict[str, Any] = {
         "source": "cross-fitted while adapting the encoder",
         "quantile": cfg.gate_quantile,
         "probes": len(similarities),
         **{k: measured[k] for k in ("holdout", "held_out", "rules") if k in measured},
     }
+    if trained_share is not None:
+        terms["trained_share"] = round(trained_share, 3)
     return AppliedGate("adapted", "similarity", threshold, terms)
 
 

@@ -17,12 +17,12 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from norma.embeddings import Embedder, adapted_gate_of, get_embedder
+from norma.embeddings import Embedder, adapted_gate_of, get_embedder, trained_share
 from norma.errors import InvalidInputError, NotFoundError
 from norma.matching._buffers import ScoreBuffers
 from norma.matching._compile import IndexBuilder, check_batch, check_dims, checked_vectors
 from norma.matching._config import MatchConfig
-from norma.matching._gate import AppliedGate, adapted_gate, applied_gate, rulebook_gate
+from norma.matching._gate import ADAPTED_STALE_SHARE, AppliedGate, adapted_gate, applied_gate, rulebook_gate
 from norma.matching._index import MatchIndex
 from norma.matching._models import SessionState
 from norma.matching._pipeline import match_one
@@ -80,6 +80,7 @@ class RuleMatcher:
         self._calibration: AppliedGate | None = None
         self._rulebook_gate: tuple[MatchIndex, float, int, AppliedGate] | None = None
         self._adapted: tuple[Embedder | None, tuple[list[float], dict[str, object]] | None] | None = None
+        self._trained_share: tuple[MatchIndex, dict[str, object], float | None] | None = None
         self._apply(list(rules), vectors, bump=False)
 
     # -- public state -------------------------------------------------------------------------------------------
@@ -238,7 +239,21 @@ class RuleMatcher:
             # read once per embedder; with none yet, the model directory the default embedder would load
             self._adapted = (self._embedder, adapted_gate_of(self._embedder))
         if self._adapted[1] is not None:
-            return adapted_gate(*self._adapted[1], cfg)
+            similarities, measured = self._adapted[1]
+            known = self._trained_share
+            if known is None or known[0] is not index or known[1] is not measured:
+                # once per index version: how much of today's rulebook the encoder was adapted on
+                texts = (
+                    text for slot in np.flatnonzero(index.alive[: index.size]) for text in index.texts_at[int(slot)]
+                )
+                known = self._trained_share = (index, measured, trained_share(measured, texts))
+                if known[2] is not None and known[2] < ADAPTED_STALE_SHARE:
+                    _LOG.warning(
+                        "the encoder was adapted on %.0f%% of this rulebook's texts: its gate may no longer fit "
+                        "(norma rules adapt again, or calibrate)",
+                        100 * known[2],
+                    )
+            return adapted_gate(similarities, measured, cfg, known[2])
         cached = self._rulebook_gate
         if cached is not None and cached[0] is index and cached[1:3] == (cfg.gate_quantile, cfg.gate_probes):
             return cached[3]
