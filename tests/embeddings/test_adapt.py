@@ -28,7 +28,7 @@ from norma.embeddings import (
 )
 from norma.embeddings._adapt import _held_out
 from norma.errors import ConfigError, InvalidInputError, MissingDependencyError
-from norma.matching import AppliedGate, MatchConfig, Rule, RuleMatcher
+from norma.matching import AppliedGate, MatchConfig, Rule, RuleMatcher, diagnose_rulebook
 from tests.conftest import CliResult
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
@@ -154,8 +154,12 @@ def test_the_adapted_gate_says_when_the_rulebook_moved_on(gated: Path, caplog: p
     assert gate.terms["trained_share"] == 0.5
     assert gate.description.endswith("; only 50% of the rule texts were in its training: adapt again or calibrate")
     assert [r.message for r in caplog.records if "adapted on 50%" in r.message] != []
+    stale = [f for f in diagnose_rulebook(matcher).findings if f.kind == "encoder_stale"]
+    assert [(f.severity, f.rule_ids, f.numbers) for f in stale] == [("warning", (), {"trained_share": 0.5})]
+    assert stale[0].message.startswith("the encoder was adapted on 50% of these rules' texts")
     matcher.remove([r.id for r in new])
     assert matcher.gate().terms["trained_share"] == 1.0
+    assert diagnose_rulebook(matcher).counts()["encoder_stale"] == 0
 
 
 def test_trained_share_is_exact_on_a_whole_sketch_and_sampled_on_a_partial_one() -> None:

@@ -18,6 +18,7 @@ from typing import Any, Literal
 import numpy as np
 
 from norma.errors import InvalidInputError
+from norma.matching._gate import ADAPTED_STALE_SHARE
 from norma.matching._lexical import tokenize
 from norma.matching._matcher import RuleMatcher
 from norma.matching._records import record_dict
@@ -34,8 +35,9 @@ __all__ = [
 ]
 
 FindingKind = Literal[
-    "near_duplicate", "example_closer_to_other_rule", "condition_unrelated", "no_examples", "one_example"
-]
+    "near_duplicate", "example_closer_to_other_rule", "condition_unrelated", "no_examples", "one_example",
+    "encoder_stale",
+]  # fmt: skip
 """What a finding is about (in the order findings are listed)."""
 Severity = Literal["error", "warning"]
 """``error``: the rulebook gives wrong matches as it is (near-duplicate rules; a rule most of whose examples, two or
@@ -56,6 +58,7 @@ _KINDS: tuple[FindingKind, ...] = (
     "condition_unrelated",
     "no_examples",
     "one_example",
+    "encoder_stale",
 )
 _BLOCK = 1024  # rows of a similarity block (memory: _BLOCK x rules float32)
 
@@ -217,6 +220,18 @@ def _unrelated(matcher: RuleMatcher, rules: list[Rule], vectors: list[np.ndarray
     return found
 
 
+def _stale_encoder(matcher: RuleMatcher) -> list[Finding]:
+    gate = matcher.gate()
+    share = gate.terms.get("trained_share") if gate.kind == "adapted" else None
+    if not isinstance(share, float) or share >= ADAPTED_STALE_SHARE:
+        return []
+    message = (
+        f"the encoder was adapted on {share:.0%} of these rules' texts: its gate and vectors predate the changes "
+        "(adapt again with norma rules adapt, or calibrate)"
+    )
+    return [Finding("encoder_stale", "warning", (), message, {"trained_share": share})]
+
+
 def diagnose_rulebook(matcher: RuleMatcher, *, near_duplicate: float = DEFAULT_NEAR_DUPLICATE) -> Diagnosis:
     """Find the problems of the matcher's rulebook (see the module docstring and :data:`FindingKind`).
 
@@ -228,6 +243,9 @@ def diagnose_rulebook(matcher: RuleMatcher, *, near_duplicate: float = DEFAULT_N
     * ``condition_unrelated`` (warning): a condition that shares no word with its examples (:func:`tokenize`, stop
       words aside) and whose cosine to their centroid is below :data:`UNRELATED_CONDITION_BOUND`.
     * ``no_examples`` / ``one_example`` (warning): rules matched on their own text alone, or on one example.
+    * ``encoder_stale`` (warning, no rule id): the matcher's gate is an adapted encoder's, and fewer than
+      :data:`~norma.matching._gate.ADAPTED_STALE_SHARE` of the rule texts were in its training (the rulebook changed
+      since ``norma rules adapt``).
 
     Deterministic: findings are sorted errors first, then by kind, rule ids and example.
     """
@@ -256,6 +274,7 @@ def diagnose_rulebook(matcher: RuleMatcher, *, near_duplicate: float = DEFAULT_N
                 words = "no example" if not rule.examples else "one example"
                 advice = f"{rule.id} has {words}: add a few messages users write"
                 findings.append(Finding(kind, "warning", (rule.id,), advice, {"examples": float(len(rule.examples))}))
+        findings += _stale_encoder(matcher)
     order = {kind: n for n, kind in enumerate(_KINDS)}
     findings.sort(key=lambda f: (f.severity != "error", order[f.kind], f.rule_ids, f.numbers.get("example", -1.0)))
     return Diagnosis(rules=len(rules), findings=tuple(findings), near_duplicate=float(near_duplicate))
