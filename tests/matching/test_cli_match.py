@@ -215,7 +215,7 @@ def test_a_tenant_batch_applies_the_calibrated_gate_and_is_pinned_to_its_version
         import_rulebook(store, RULES, tenant_id="shop")
         store.save_gate("shop", {"kind": "calibrated", "score": "similarity", "threshold": 0.99, "terms": {}})
         job = MatchJob.for_tenant("shop", url)
-        assert (job.source, job.tenant_version, job.rule_count()) == ("tenant shop", store.version("shop"), 6)
+        assert (job.tenant_id, job.tenant_version, job.rule_count()) == ("shop", store.version("shop"), 6)
         work = job.start()
         (found, error), *_ = work([{"message": "please give me a refund", "session": None}])
         assert error is None

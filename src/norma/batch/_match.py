@@ -33,10 +33,10 @@ def _vectors(embedder: BertEmbedder, messages: Sequence[Any]) -> list[np.ndarray
 
 @contextmanager
 def _tenant_store(tenant_id: str, db_url: str | None) -> Iterator[RuleStore]:
-    """The existing store (never created) with rules for ``tenant_id``."""
+    """The existing store (never created) that knows ``tenant_id``."""
     store = open_store(db_url, create=False)
     try:
-        if not store.list_rules(tenant_id):
+        if tenant_id not in store.tenants():
             raise NotFoundError(
                 f"tenant {tenant_id!r} has no rules in {store.url}",
                 hint=f"import them with norma rules import FILE --tenant {tenant_id}, or check --db",
@@ -133,11 +133,6 @@ class MatchJob:
         with _tenant_store(tenant_id, db_url) as store:
             url, version = store.url, store.version(tenant_id)
         return cls("", cfg.model_dump_json(), bool(explain), tuple(tags), tenant_id, url, version)
-
-    @property
-    def source(self) -> str:
-        """What the messages are matched against, in words (the file, or ``tenant T``)."""
-        return self.rules_path if self.tenant_id is None else f"tenant {self.tenant_id}"
 
     def check(self) -> None:
         """Read the rulebook once here (a bad file is one error, not one per worker)."""

@@ -76,7 +76,7 @@ _TORCH_INSTALL = "pip install 'norma[adapt]' (torch==2.13.0, the CPU build)"
 class AdaptOptions:
     """How to fine-tune. The defaults were chosen on development draws (docs/design/040-matching.md)."""
 
-    epochs: int = 2
+    epochs: int = 3
     learning_rate: float = 5e-5
     batch_size: int = 32
     """Pairs per step; each batch holds at most one pair per group, so every other pair is a true negative."""

@@ -51,10 +51,11 @@ GateKind = Literal["calibrated", "adapted", "rulebook", "fixed", "none"]
 GATE_MIN_PROBES = 20
 """Fewest example texts a rulebook needs for its own gate; below, the ``fixed`` fallback applies."""
 FALLBACK_SIMILARITY = 0.435
+"""The similarity gate of a rulebook with too few examples to measure (chosen on the tune draws, see the design)."""
 ADAPTED_STALE_SHARE = 0.9
 """Below this share of its rule texts seen in training, an adapted encoder's gate is said to be stale (the
-rulebook changed since adapting: new texts sit farther from their rules than the trained ones)."""
-"""The similarity gate of a rulebook with too few examples to measure (chosen on the tune draws, see the design)."""
+rulebook changed since adapting: new texts sit farther from their rules than the trained ones). A convention, not
+a measured optimum (docs/design/040-matching.md)."""
 _CHUNK_ROWS = 16_384  # rule vectors scored per block while measuring the rulebook
 GATE_BUDGET = 1 << 24
 """Most probe x rule-vector products one measurement takes: past ``GATE_BUDGET / gate_probes`` rule vectors the
