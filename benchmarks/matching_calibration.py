@@ -22,7 +22,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import platform
 import sys
 from datetime import UTC, datetime
@@ -33,8 +32,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _devsets import DevSet, banking77_test, dev_sets
-from matching_gate import CACHE, Draw, objective, oracle, write
-from norma.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
+from matching_gate import Draw, objective, oracle, table_script, write
 from norma.matching import calibrate_gate
 
 SIZES = (50, 100, 200, 400)
@@ -90,11 +88,7 @@ def table(results: list[Outcome], default: list[tuple[float, float]]) -> list[st
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="replace this script's table in docs/benchmarks.md")
-    args = parser.parse_args()
-    CACHE.parent.mkdir(exist_ok=True)
-    embedder = CachedEmbedder(get_embedder(), EmbeddingCache(CACHE))
+    args, embedder = table_script(__doc__)
     devs = [*dev_sets("report"), *(banking77_test(seed) for seed in (1, 2, 3))]
     results, default = [], []
     for dev in devs:

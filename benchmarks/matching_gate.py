@@ -286,6 +286,15 @@ def write(sections: dict[str, list[str]], script: str = "matching_gate.py") -> N
     DOC.write_text(text, encoding="utf-8")
 
 
+def table_script(doc: str) -> tuple[argparse.Namespace, CachedEmbedder]:
+    """The ``--write`` option of a script that prints one table, and the development draws' cached embedder."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--write", action="store_true", help="replace this script's table in docs/benchmarks.md")
+    args = parser.parse_args()
+    CACHE.parent.mkdir(exist_ok=True)
+    return args, CachedEmbedder(get_embedder(), EmbeddingCache(CACHE))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="replace this script's tables in docs/benchmarks.md")

@@ -27,7 +27,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import heapq
 import platform
 import sys
@@ -40,8 +39,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _devsets import DevSet, banking77_test, dev_sets
-from matching_gate import CACHE, Draw, write
-from norma.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
+from matching_gate import Draw, table_script, write
+from norma.embeddings import CachedEmbedder
 from norma.matching import MatchConfig
 from norma.matching._gate import _probe_key
 from norma.rules import rule_texts
@@ -181,11 +180,7 @@ def table(draws: list[Similarities]) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="replace this script's table in docs/benchmarks.md")
-    args = parser.parse_args()
-    CACHE.parent.mkdir(exist_ok=True)
-    embedder = CachedEmbedder(get_embedder(), EmbeddingCache(CACHE))
+    args, embedder = table_script(__doc__)
     devs = [*dev_sets("tune"), *dev_sets("report"), *(banking77_test(seed) for seed in (1, 2, 3))]
     lines = table([Similarities(dev, embedder) for dev in devs])
     lines += [

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,9 +12,9 @@ import numpy as np
 from norma.batch._job import Outcome, Worker
 from norma.batch._stable import embed_stable
 from norma.embeddings import BertEmbedder, get_embedder
-from norma.errors import ConflictError, InvalidInputError, NormaError, NotFoundError
+from norma.errors import ConflictError, InvalidInputError, NormaError
 from norma.matching import MatchConfig, RuleMatcher, SessionState, load_rules, snapshot_matcher
-from norma.store import RuleStore, open_store
+from norma.store import open_tenant_store
 
 __all__ = ["MatchJob", "match_payload"]
 
@@ -29,21 +28,6 @@ def _vectors(embedder: BertEmbedder, messages: Sequence[Any]) -> list[np.ndarray
     for row, index in enumerate(wanted):
         out[index] = vectors[row]
     return out
-
-
-@contextmanager
-def _tenant_store(tenant_id: str, db_url: str | None) -> Iterator[RuleStore]:
-    """The existing store (never created) that knows ``tenant_id``."""
-    store = open_store(db_url, create=False)
-    try:
-        if tenant_id not in store.tenants():
-            raise NotFoundError(
-                f"tenant {tenant_id!r} has no rules in {store.url}",
-                hint=f"import them with norma rules import FILE --tenant {tenant_id}, or check --db",
-            )
-        yield store
-    finally:
-        store.close()
 
 
 def match_payload(record: Any) -> dict[str, Any]:
@@ -130,7 +114,7 @@ class MatchJob:
             NotFoundError: no store there, or the tenant has no rules in it.
         """
         cfg = config or MatchConfig()
-        with _tenant_store(tenant_id, db_url) as store:
+        with open_tenant_store(tenant_id, db_url) as store:
             url, version = store.url, store.version(tenant_id)
         return cls("", cfg.model_dump_json(), bool(explain), tuple(tags), tenant_id, url, version)
 
@@ -143,14 +127,14 @@ class MatchJob:
         """How many rules the messages are matched against."""
         if self.tenant_id is None:
             return len(load_rules(self.rules_path))
-        with _tenant_store(self.tenant_id, self.db_url) as store:
+        with open_tenant_store(self.tenant_id, self.db_url) as store:
             return len(store.list_rules(self.tenant_id))
 
     def _matcher(self, embedder: BertEmbedder) -> RuleMatcher:
         config = MatchConfig.model_validate_json(self.config_json)
         if self.tenant_id is None:
             return RuleMatcher(load_rules(self.rules_path), config, embedder=embedder)
-        with _tenant_store(self.tenant_id, self.db_url) as store:
+        with open_tenant_store(self.tenant_id, self.db_url) as store:
             matcher = snapshot_matcher(store, self.tenant_id, embedder=embedder, config=config)
             version = store.version(self.tenant_id)
         if version != self.tenant_version:

@@ -300,21 +300,12 @@ def _match_tenant(
     tags: tuple[str, ...],
 ) -> tuple[MatchResult, int]:
     """One message matched against a stored tenant (its stored vectors; the store must exist and have the tenant)."""
-    from norma.errors import NotFoundError
     from norma.matching import tenant_matcher
-    from norma.store import open_store
+    from norma.store import open_tenant_store
 
-    store = open_store(db_url, create=False)
-    try:
-        if tenant_id not in store.tenants():
-            raise NotFoundError(
-                f"tenant {tenant_id!r} has no rules in {store.url}",
-                hint=f"import them with norma rules import FILE --tenant {tenant_id}, or check --db",
-            )
+    with open_tenant_store(tenant_id, db_url) as store:
         matcher = tenant_matcher(store, tenant_id, config=config)
         return _match_one(matcher, message, session, explain, tags), len(matcher)
-    finally:
-        store.close()
 
 
 def _demo_section(examples: Path) -> tuple[dict[str, Any], Callable[[Console], None]]:

@@ -1,7 +1,8 @@
 """Where a tenant's rules live: versioned, with history and embeddings; SQLite by default, PostgreSQL at scale.
 
 * :func:`open_store` — the store a URL names: ``sqlite:///path.db`` (default ``./.norma/norma.db``, or
-  ``$NORMA_DB_URL``) or ``postgresql://…`` (pgvector; ``pip install 'norma[postgres]'``).
+  ``$NORMA_DB_URL``) or ``postgresql://…`` (pgvector; ``pip install 'norma[postgres]'``); :func:`open_tenant_store`
+  — an existing store that knows a tenant, closed on exit (for commands that read one tenant).
 * :class:`RuleStore` — the protocol both backends follow for rules: atomic batch upserts, per-tenant version and
   per-rule history, stored vectors. :class:`KeyStore` — the service's API keys. :class:`Store` — both, what
   :func:`open_store` returns. :class:`VectorSearch` — nearest vectors found in the database (PostgreSQL).
@@ -26,7 +27,7 @@ from norma.rules import (
     load_rulebook,
 )
 from norma.store._models import ApiKey, RulebookChanges, RuleVersion
-from norma.store._open import DB_URL_ENV, DEFAULT_DB_URL, open_store
+from norma.store._open import DB_URL_ENV, DEFAULT_DB_URL, open_store, open_tenant_store
 from norma.store._postgres import PostgresRuleStore
 from norma.store._protocol import GateStore, KeyStore, RuleStore, Store, VectorSearch
 from norma.store._rulebooks import export_rulebook, import_rulebook, rulebook_changes
@@ -56,5 +57,6 @@ __all__ = [
     "import_rulebook",
     "load_rulebook",
     "open_store",
+    "open_tenant_store",
     "rulebook_changes",
 ]

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from norma.errors import ConfigError, NotFoundError
 from norma.store._protocol import Store
 
-__all__ = ["DB_URL_ENV", "DEFAULT_DB_URL", "open_store", "resolve_url", "sqlite_path"]
+__all__ = ["DB_URL_ENV", "DEFAULT_DB_URL", "open_store", "open_tenant_store", "resolve_url", "sqlite_path"]
 
 DB_URL_ENV = "NORMA_DB_URL"
 """Environment variable naming the store when no URL is given."""
@@ -78,3 +80,22 @@ def open_store(url: str | None = None, *, create: bool = True) -> Store:
         source=DB_URL_ENV if url is None else None,
         hint="use sqlite:////abs/path/norma.db, sqlite:///./rel/path/norma.db or postgresql://user@host/db",
     )
+
+
+@contextmanager
+def open_tenant_store(tenant_id: str, url: str | None = None) -> Iterator[Store]:
+    """The existing store at ``url`` (never created) for work on ``tenant_id``, closed on exit.
+
+    Raises:
+        NotFoundError: no store there, or the store has never held rules of ``tenant_id``.
+    """
+    store = open_store(url, create=False)
+    try:
+        if tenant_id not in store.tenants():
+            raise NotFoundError(
+                f"tenant {tenant_id!r} has no rules in {store.url}",
+                hint=f"import them with norma rules import FILE --tenant {tenant_id}, or check --db",
+            )
+        yield store
+    finally:
+        store.close()
