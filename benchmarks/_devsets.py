@@ -29,7 +29,17 @@ import numpy as np
 
 from norma.rules import Rule
 
-__all__ = ["DATA", "DevSet", "Labelled", "banking77", "banking77_test", "dev_sets", "nlupp"]
+__all__ = [
+    "DATA",
+    "DevSet",
+    "Labelled",
+    "banking77",
+    "banking77_subset",
+    "banking77_test",
+    "dev_sets",
+    "foreign",
+    "nlupp",
+]
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 EXAMPLES = 10
@@ -157,6 +167,37 @@ def dev_sets(part: str) -> list[DevSet]:
     sets += [nlupp("banking", s, part) for s in seeds]
     sets += [nlupp("hotels", s, part) for s in seeds]
     return sets
+
+
+def banking77_subset(seed: int, part: str, *, kept: int, held_out: int) -> DevSet:
+    """A smaller rulebook from the BANKING77 draw ``seed``: ``kept`` intents as rules and ``held_out`` intents
+    whose messages expect nothing, drawn with ``default_rng(seed + 1000 * kept)`` from all 77 (examples and
+    messages as in :func:`banking77`, so the tune / report split holds)."""
+    full = banking77(seed, part, held_out=0)
+    rng = np.random.default_rng(seed + 1000 * kept)
+    chosen = [str(x) for x in rng.choice(sorted(r.id for r in full.rules), kept + held_out, replace=False)]
+    keep, held = set(chosen[:kept]), set(chosen[kept:])
+    messages = [Labelled(m.text, m.expected & keep) for m in full.messages if m.expected & (keep | held)]
+    return DevSet(f"banking77-{kept}/{seed}", part, [r for r in full.rules if r.id in keep], messages)
+
+
+def foreign(dev: DevSet, *, mixed: bool = False) -> DevSet:
+    """``dev`` with out-of-scope messages of *another domain* instead of (``mixed``: besides) its own held-out
+    intents: its messages that expect some rule, plus, expecting none, NLU++ queries of the other domain (hotels
+    for BANKING77 and NLU++ banking, banking for NLU++ hotels) from the folds of ``dev``'s part (tune 10-14, report
+    15-19). Against an NLU++ rulebook only queries whose intents all belong to the other domain alone count (a
+    general intent such as "greet" is one of its rules); against BANKING77, every hotels query."""
+    other = "banking" if dev.name.startswith("nlupp-hotels") else "hotels"
+    ontology = json.loads((DATA / "nlupp" / "ontology.json").read_text(encoding="utf-8"))["intents"]
+    folds = range(10, 15) if dev.part == "tune" else range(15, 20)
+    texts = []
+    for i in folds:
+        for q in json.loads((DATA / "nlupp" / other / f"fold{i}.json").read_text(encoding="utf-8")):
+            intents = q.get("intents", [])
+            if dev.name.startswith("banking77") or (intents and all(ontology[x]["domain"] == [other] for x in intents)):
+                texts.append(q["text"])
+    messages = [m for m in dev.messages if mixed or m.expected] + [Labelled(t, frozenset()) for t in texts]
+    return DevSet(f"{dev.name} {'mixed' if mixed else 'foreign'}", dev.part, dev.rules, messages)
 
 
 def _check() -> None:  # pragma: no cover - a quick look at the draws

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import random
 
+import numpy as np
 import pytest
 
 from norma.errors import InvalidInputError
@@ -230,3 +231,22 @@ def test_a_remembered_rulebook_gate_is_used_until_the_rules_change(axis: AxisEmb
     assert matcher.gate().threshold == EXPECTED
     with pytest.raises(InvalidInputError, match="rulebook gate"):
         matcher.remember_gate(AppliedGate("fixed", "similarity", 0.5))
+
+
+def test_probe_similarities_split_each_probe_into_its_own_rule_and_its_best_rival(axis: AxisEmbedder) -> None:
+    own, rival = RuleMatcher(RULES, embedder=axis).probe_similarities()
+    half = round(1 / math.sqrt(2), 6)
+    # refund 1-9 and card 1-9: their rule's condition is the same axis (1.0); the best other rule is a two-keyword
+    # example of `delivery` that shares their keyword (1/sqrt(2))
+    # delivery's examples: own = the best of "delivery" (1/sqrt(2) when the example names it, else 0) and the
+    # other two-keyword examples (0.5 when they share one keyword); rival = the one-keyword rule of a keyword
+    # they carry (1/sqrt(2))
+    pairs = sorted(zip(np.round(own, 6).tolist(), np.round(rival, 6).tolist(), strict=True))
+    assert pairs == sorted([(1.0, half)] * 18 + [(half, half)] * 2 + [(0.5, half)] * 4)
+    best = np.maximum(own, rival)
+    assert round(float(np.quantile(best, 0.22)), 4) == EXPECTED  # the rulebook gate is a quantile of their max
+
+
+def test_probe_similarities_of_a_rulebook_without_examples_are_empty(axis: AxisEmbedder) -> None:
+    own, rival = RuleMatcher([Rule(id="a", condition_text="refund")], embedder=axis).probe_similarities()
+    assert own.shape == rival.shape == (0,)

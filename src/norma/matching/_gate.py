@@ -43,6 +43,7 @@ __all__ = [
     "adapted_gate",
     "applied_gate",
     "gate_from_dict",
+    "probe_similarities",
     "rulebook_gate",
 ]
 
@@ -184,7 +185,7 @@ def rulebook_gate(index: MatchIndex, cfg: MatchConfig) -> AppliedGate:
     once per index version, at the first match."""
     vectors = index.vectors
     alive = np.flatnonzero(index.alive[: index.size])
-    texts_at, ids = index.texts_at, index.ids
+    texts_at = index.texts_at
     examples = sum(len(texts_at[int(s)]) - 1 for s in alive)
     if vectors is None or examples < GATE_MIN_PROBES:
         return AppliedGate(
@@ -197,6 +198,45 @@ def rulebook_gate(index: MatchIndex, cfg: MatchConfig) -> AppliedGate:
                 "needed": GATE_MIN_PROBES,
             },
         )
+    best, _ = _leave_one_out(index, cfg, alive)
+    measured = np.where(np.isfinite(best), best, 0.0).astype(np.float64)
+    threshold = round(float(np.quantile(measured, cfg.gate_quantile)), 4)
+    return AppliedGate(
+        "rulebook",
+        "similarity",
+        threshold,
+        {
+            "quantile": cfg.gate_quantile,
+            "probes": len(best),
+            "max_probes": cfg.gate_probes,
+            "examples": examples,
+            "rules": len(alive),
+            "median_probe_similarity": round(float(np.median(measured)), 4),
+        },
+    )
+
+
+def probe_similarities(index: MatchIndex, cfg: MatchConfig) -> tuple[np.ndarray, np.ndarray]:
+    """The probes :func:`rulebook_gate` measures, each one's best leave-one-out similarity split in two: to the
+    other texts of its own rule, and to any other rule (-inf where there is none). For studies of the gate
+    (``benchmarks/matching_gate_methods.py``); their elementwise maximum is what the gate's quantile is taken of."""
+    alive = np.flatnonzero(index.alive[: index.size])
+    if index.vectors is None:
+        empty = np.empty(0, dtype=np.float64)
+        return empty, empty
+    rival, own = _leave_one_out(index, cfg, alive, split=True)
+    assert own is not None
+    return own.astype(np.float64), rival.astype(np.float64)
+
+
+def _leave_one_out(
+    index: MatchIndex, cfg: MatchConfig, alive: np.ndarray, *, split: bool = False
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Over the probe sample: each probe's best similarity to every other text of the rulebook (its own text and
+    identical texts left out); with ``split``, that best to other rules, and separately the best to its own rule."""
+    vectors = index.vectors
+    assert vectors is not None
+    texts_at, ids = index.texts_at, index.ids
     # a fixed sample: the example texts with the smallest keys (rule id + text), whatever the insertion order
     candidates = (
         (_probe_key(rule_id, text), rule_id, k, int(slot))
@@ -210,6 +250,8 @@ def rulebook_gate(index: MatchIndex, cfg: MatchConfig) -> AppliedGate:
     probes = heapq.nsmallest(wanted, candidates)
     rows = np.array([vectors.row_ids(slot)[k] for _, _, k, slot in probes], dtype=np.intp)
     probe_texts = [texts_at[slot][k] for _, _, k, slot in probes]
+    probe_slots = np.array([slot for _, _, _, slot in probes], dtype=np.intp)
+    own = np.full(len(probes), -np.inf, dtype=np.float32) if split else None
     probe_matrix = np.ascontiguousarray(matrix[rows])
     # leave each probe's text out: its own row and any other row with the same text
     same = {text: [] for text in probe_texts}  # type: dict[str, list[int]]
@@ -227,19 +269,9 @@ def rulebook_gate(index: MatchIndex, cfg: MatchConfig) -> AppliedGate:
         for j, row in excluded:
             if start <= row < end:
                 scores[j, row - start] = -np.inf
-        np.maximum(best, scores.max(axis=1), out=best)
-    measured = np.where(np.isfinite(best), best, 0.0).astype(np.float64)
-    threshold = round(float(np.quantile(measured, cfg.gate_quantile)), 4)
-    return AppliedGate(
-        "rulebook",
-        "similarity",
-        threshold,
-        {
-            "quantile": cfg.gate_quantile,
-            "probes": len(probes),
-            "max_probes": cfg.gate_probes,
-            "examples": examples,
-            "rules": len(alive),
-            "median_probe_similarity": round(float(np.median(measured)), 4),
-        },
-    )
+        if own is not None:  # the probe's own rule apart
+            mine = row_slot[start:end][None, :] == probe_slots[:, None]
+            np.maximum(own, np.where(mine, scores, -np.inf).max(axis=1, initial=-np.inf), out=own)
+            scores[mine] = -np.inf
+        np.maximum(best, scores.max(axis=1, initial=-np.inf), out=best)
+    return best, own

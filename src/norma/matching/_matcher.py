@@ -22,7 +22,14 @@ from norma.errors import InvalidInputError, NotFoundError
 from norma.matching._buffers import ScoreBuffers
 from norma.matching._compile import IndexBuilder, check_batch, check_dims, checked_vectors
 from norma.matching._config import MatchConfig
-from norma.matching._gate import ADAPTED_STALE_SHARE, AppliedGate, adapted_gate, applied_gate, rulebook_gate
+from norma.matching._gate import (
+    ADAPTED_STALE_SHARE,
+    AppliedGate,
+    adapted_gate,
+    applied_gate,
+    probe_similarities,
+    rulebook_gate,
+)
 from norma.matching._index import MatchIndex
 from norma.matching._models import SessionState
 from norma.matching._pipeline import match_one
@@ -223,6 +230,13 @@ class RuleMatcher:
         with self._lock:
             self._rulebook_gate = (self._index, cfg.gate_quantile, cfg.gate_probes, gate)
         return True
+
+    def probe_similarities(self, config: MatchConfig | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """What the rulebook gate measures, per probe (each sampled example text, its own text left out): the best
+        similarity to the other texts of its rule, and to any other rule (-inf where there is none; for studies of
+        the gate: ``benchmarks/matching_gate_methods.py``)."""
+        with self._lock:
+            return probe_similarities(self._index, config or self.config)
 
     def gate(self, config: MatchConfig | None = None) -> AppliedGate:
         """The gate a match with ``config`` (default the matcher's) applies now, with every term that set it."""
