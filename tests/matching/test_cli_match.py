@@ -228,3 +228,41 @@ def test_a_tenant_batch_applies_the_calibrated_gate_and_is_pinned_to_its_version
         store.close()
     with pytest.raises(NotFoundError, match="no store at"):
         MatchJob.for_tenant("shop", f"sqlite:///{tmp_path}/none.db")
+
+
+def test_gate_quantile_sets_the_rulebook_gate(run_cli: Callable[..., CliResult], cache_dir: Path) -> None:
+    banking = str(EXAMPLES / "rulebooks" / "banking-support.yaml")
+    message = "how do I close my account"
+
+    def gate(*extra: str) -> dict[str, object]:
+        result = run_cli("match", "--rules", banking, message, "--format", "json", *extra)
+        assert result.code in (0, 1), result.err
+        return json.loads(result.out)["gate"]  # type: ignore[no-any-return]
+
+    default, low = gate(), gate("--gate-quantile", "0.08")
+    assert (default["kind"], default["terms"]["quantile"]) == ("rulebook", 0.22)  # type: ignore[index]
+    assert (low["kind"], low["terms"]["quantile"]) == ("rulebook", 0.08)  # type: ignore[index]
+    assert low["threshold"] < default["threshold"]  # type: ignore[operator]
+    assert gate() == default  # the kept gate of another quantile was not taken for this one
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (("--threshold", "0.5"), "--gate-quantile sets the automatic gate: leave out --threshold and --adr"),
+        (("--adr",), "--gate-quantile sets the automatic gate: leave out --threshold and --adr"),
+    ],
+)
+def test_gate_quantile_goes_with_the_automatic_gate_only(
+    run_cli: Callable[..., CliResult], extra: tuple[str, ...], message: str
+) -> None:
+    result = run_cli("match", "--rules", RULES, "hello", "--gate-quantile", "0.1", *extra)
+    assert result.code == 2
+    assert message in result.err
+    assert result.err.count("\n") <= 3  # click's usage line, its hint and the error
+
+
+def test_gate_quantile_out_of_range(run_cli: Callable[..., CliResult]) -> None:
+    result = run_cli("match", "--rules", RULES, "hello", "--gate-quantile", "1")
+    assert result.code == 2
+    assert "--gate-quantile" in result.err

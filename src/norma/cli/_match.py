@@ -21,7 +21,14 @@ from rich.table import Table
 
 from norma.cli._demo import SECTIONS
 from norma.cli._engine import EngineOptions, batch_output_options, engine_options
-from norma.cli._output import emit, model_dir_option, print_table, resolve_format, wide_option
+from norma.cli._output import (
+    emit,
+    gate_quantile_option,
+    model_dir_option,
+    print_table,
+    resolve_format,
+    wide_option,
+)
 
 if TYPE_CHECKING:
     from norma.matching import MatchConfig, MatchResult, Rule, RuleMatcher
@@ -92,6 +99,7 @@ def _render(con: Console, message: str, result: MatchResult, explain: bool) -> N
 @click.option(
     "--threshold", type=click.FloatRange(0.0, 1.0), default=None, help="Override the match threshold (0 to 1)."
 )
+@gate_quantile_option
 @click.option("--adr", is_flag=True, help="Use ADR-002's formula exactly (MatchConfig.adr()).")
 @click.option("--explain", is_flag=True, help="Also list the rules left out and why.")
 @click.option(
@@ -119,6 +127,7 @@ def match(
     fired: tuple[str, ...],
     tags: tuple[str, ...],
     threshold: float | None,
+    gate_quantile: float | None,
     adr: bool,
     explain: bool,
     batch_file: str | None,
@@ -139,6 +148,10 @@ def match(
     config = MatchConfig.adr() if adr else MatchConfig()
     if threshold is not None:
         config = config.with_(threshold=threshold)
+    if gate_quantile is not None:
+        if threshold is not None or adr:
+            raise click.UsageError("--gate-quantile sets the automatic gate: leave out --threshold and --adr")
+        config = config.with_(gate_quantile=gate_quantile)
     options = EngineOptions.pop(engine)
     if message == "-" and batch_file is None:
         batch_file = "-"

@@ -73,6 +73,20 @@ def fail_on_option(help: str) -> Callable[[F], F]:
     )
 
 
+def gate_quantile_option(func: F) -> F:
+    """Add ``--gate-quantile Q``: the quantile of the rulebook's automatic gate (``MatchConfig.gate_quantile``)."""
+    option = click.option(
+        "--gate-quantile",
+        type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
+        default=None,
+        metavar="Q",
+        help="Quantile of the rulebook's automatic gate (default 0.22, for out-of-scope messages of the rulebook's "
+        "own domain; 0.08 when they are mostly off-topic, 0.14 for a mix; see docs/matching.md). A calibrated "
+        "tenant's gate comes first.",
+    )
+    return option(func)
+
+
 def format_option(func: F) -> F:
     """Add ``--format table|json`` (and ``--wide``) to a command; without ``--format`` the root option (default
     ``table``) applies."""

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from norma.cli._output import emit, format_option, model_dir_option, resolve_format
+from norma.cli._output import emit, format_option, gate_quantile_option, model_dir_option, resolve_format
 from norma.cli._rules import db_option
 from norma.errors import NotFoundError
 from norma.matching import (
@@ -167,6 +167,7 @@ def _render_eval(name: str, rules: int, ev: RulebookEvaluation) -> Callable[[Con
 )
 @click.option("-k", "cuts", default="1,3,5", show_default=True, callback=_cuts, metavar="K[,K...]",
               help="Cut-offs of recall@k.")  # fmt: skip
+@gate_quantile_option
 @format_option
 @click.pass_context
 def eval_command(
@@ -176,6 +177,7 @@ def eval_command(
     db_url: str | None,
     messages_file: Path,
     cuts: tuple[int, ...],
+    gate_quantile: float | None,
     output_format: str | None,
 ) -> int:
     """Evaluate a rulebook on labelled messages: acc@1, recall@k, MRR, precision and recall at the gate, per rule.
@@ -185,7 +187,8 @@ def eval_command(
     fmt = resolve_format(ctx, output_format)
     labelled = load_labelled(messages_file)
     with _matcher(rules_file, tenant_id, db_url) as (matcher, name):
-        evaluation = evaluate_rulebook(matcher, labelled, k=cuts, source=str(messages_file))
+        config = None if gate_quantile is None else matcher.config.with_(gate_quantile=gate_quantile)
+        evaluation = evaluate_rulebook(matcher, labelled, config=config, k=cuts, source=str(messages_file))
         count = len(matcher)
     payload = {"rulebook": name, "rule_count": count, **evaluation.to_dict()}
     emit(fmt, payload, _render_eval(name, count, evaluation))
