@@ -230,6 +230,30 @@ def test_a_tenant_batch_applies_the_calibrated_gate_and_is_pinned_to_its_version
         MatchJob.for_tenant("shop", f"sqlite:///{tmp_path}/none.db")
 
 
+def test_a_tenant_batch_measures_its_gate_at_the_stored_quantile(tmp_path: Path) -> None:
+    from norma.batch import MatchJob
+    from norma.matching import MatchConfig, quantile_setting
+    from norma.store import import_rulebook, open_store
+
+    url = f"sqlite:///{tmp_path}/m.db"
+    banking = EXAMPLES / "rulebooks" / "banking-support.yaml"
+    store = open_store(url)
+    try:
+        import_rulebook(store, banking, tenant_id="northwind-bank")
+        store.save_gate("northwind-bank", quantile_setting(0.05))
+    finally:
+        store.close()
+    message = [{"message": "how do I close my account", "session": None}]
+    (found, error), *_ = MatchJob.for_tenant("northwind-bank", url).start()(message)
+    assert error is None
+    assert (found["gate"]["terms"]["quantile"], found["gate"]["terms"]["quantile_source"]) == (0.05, "tenant")
+    # a job whose config sets its own quantile (even to the default value) keeps it, across the worker's JSON
+    (own, _), *_ = MatchJob.for_tenant("northwind-bank", url, MatchConfig(gate_quantile=0.22)).start()(message)
+    assert own["gate"]["terms"]["quantile"] == 0.22
+    assert "quantile_source" not in own["gate"]["terms"]
+    assert own["gate"]["threshold"] > found["gate"]["threshold"]
+
+
 def test_gate_quantile_sets_the_rulebook_gate(run_cli: Callable[..., CliResult], cache_dir: Path) -> None:
     banking = str(EXAMPLES / "rulebooks" / "banking-support.yaml")
     message = "how do I close my account"

@@ -250,3 +250,58 @@ def test_probe_similarities_split_each_probe_into_its_own_rule_and_its_best_riva
 def test_probe_similarities_of_a_rulebook_without_examples_are_empty(axis: AxisEmbedder) -> None:
     own, rival = RuleMatcher([Rule(id="a", condition_text="refund")], embedder=axis).probe_similarities()
     assert own.shape == rival.shape == (0,)
+
+
+# -- a quantile set for the matcher (a tenant's stored setting) -------------------------------------------------------
+
+
+def test_a_quantile_setting_moves_the_rulebook_gate_and_is_named(axis: AxisEmbedder) -> None:
+    matcher = RuleMatcher(RULES, embedder=axis)
+    matcher.set_gate_quantile(0.1)  # position 2.3 of the 24 sorted similarities: inside the six 0.7071 values
+    assert matcher.gate_quantile == 0.1
+    gate = matcher.gate()
+    assert (gate.kind, gate.threshold) == ("rulebook", round(1 / math.sqrt(2), 4))
+    assert (gate.terms["quantile"], gate.terms["quantile_source"]) == (0.1, "tenant")
+    assert gate.description == (
+        "similarity >= 0.7071: the rulebook's own gate, the 0.1 quantile (the tenant's setting) of the best "
+        "leave-one-out similarity of 24 of its 24 example texts"
+    )
+    result = matcher.match("refund card")  # 0.7071 now reaches the gate
+    assert {m.rule.id for m in result} == {"refund", "card"}
+    assert result.gate == gate
+    matcher.set_gate_quantile(None)
+    assert matcher.gate().threshold == EXPECTED
+    assert "quantile_source" not in matcher.gate().terms
+
+
+def test_a_config_that_sets_its_own_quantile_overrides_the_setting(axis: AxisEmbedder) -> None:
+    matcher = RuleMatcher(RULES, embedder=axis)
+    matcher.set_gate_quantile(0.1)
+    assert matcher.gate(MatchConfig(gate_quantile=0.22)).threshold == EXPECTED  # set, even to the default value
+    assert matcher.gate(MatchConfig(gate_quantile=0.22).with_(max_matched=3)).threshold == EXPECTED
+    unset = MatchConfig(max_matched=3).with_(max_candidates=20)  # gate_quantile never set: the setting applies
+    assert "gate_quantile" not in unset.model_fields_set
+    assert matcher.gate(unset).threshold == round(1 / math.sqrt(2), 4)
+    assert matcher.gate(MatchConfig(threshold=0.9)).kind == "fixed"  # a numeric threshold is not automatic
+
+
+def test_a_calibrated_gate_comes_before_the_quantile_setting(axis: AxisEmbedder) -> None:
+    matcher = RuleMatcher(PLAIN, embedder=axis)
+    calibrated = calibrate_gate(matcher, LABELLED, target_precision=0.9)
+    matcher.set_calibration(calibrated)
+    matcher.set_gate_quantile(0.1)
+    assert matcher.gate() is calibrated
+
+
+@pytest.mark.parametrize("bad", [0, 1, 1.5, -0.1, True, "0.1", float("nan")])
+def test_a_bad_quantile_setting_is_refused(axis: AxisEmbedder, bad: object) -> None:
+    from norma.matching import gate_quantile_setting, quantile_setting
+
+    matcher = RuleMatcher(RULES, embedder=axis)
+    with pytest.raises(InvalidInputError, match="strictly between 0 and 1"):
+        matcher.set_gate_quantile(bad)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match="strictly between 0 and 1"):
+        quantile_setting(bad)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match="stored gate setting is malformed"):
+        gate_quantile_setting({"kind": "quantile", "gate_quantile": bad})
+    assert matcher.gate_quantile is None

@@ -71,6 +71,7 @@ async def test_the_gate_is_named_calibrated_stored_and_cleared(
         "tenant_id": "acme",
         "version": version + 2,
         "calibrated": False,
+        "gate_quantile": None,
         "gate": None,
     }
     assert store.load_gate("acme") is None
@@ -88,3 +89,67 @@ async def test_bad_calibration_requests_are_4xx(client: httpx.AsyncClient, acme_
     assert (await client.post("/v1/tenants/acme/gate", json=both, headers=headers)).status_code == 400
     other = await client.post("/v1/tenants/acme/gate", json={"messages": LABELLED}, headers=bearer(globex_key))
     assert other.status_code == 404  # another tenant's key: as if the tenant did not exist
+
+
+DELIVERY = {
+    "id": "delivery",
+    "condition_text": "customer asks where their parcel is",
+    "examples": [f"where is my parcel number {k}" for k in range(12)]
+    + [f"my order {k} has not arrived" for k in range(12)],
+}
+
+
+async def test_a_gate_quantile_is_stored_per_tenant_or_given_per_request(
+    client: httpx.AsyncClient, store: RuleStore, acme_key: str
+) -> None:
+    headers = bearer(acme_key)
+    put_rule = await client.put("/v1/tenants/acme/rules/delivery", json=DELIVERY, headers=headers)
+    assert put_rule.status_code in (200, 201), put_rule.text  # 24 more examples: the rulebook's own gate applies
+
+    async def match_gate(**body: object) -> dict[str, object]:
+        response = await client.post("/v1/tenants/acme/match", json={"message": "hello", **body}, headers=headers)
+        assert response.status_code == 200, response.text
+        return response.json()["gate"]  # type: ignore[no-any-return]
+
+    deadline = time.monotonic() + 10
+    while (default := await match_gate())["kind"] != "rulebook":  # the matcher refreshes on its interval
+        assert time.monotonic() < deadline, "the matcher never measured the rulebook"
+        await asyncio.sleep(0.2)
+    assert default["terms"]["quantile"] == 0.22  # type: ignore[index]
+    per_request = await match_gate(gate_quantile=0.05)
+    assert per_request["terms"]["quantile"] == 0.05  # type: ignore[index]
+    assert per_request["threshold"] < default["threshold"]  # type: ignore[operator]
+
+    version = store.version("acme")
+    dry = await client.put("/v1/tenants/acme/gate", json={"gate_quantile": 0.05, "dry_run": True}, headers=headers)
+    assert dry.status_code == 200, dry.text
+    assert (dry.json()["version"], dry.json()["gate_quantile"]) == (version, 0.05)
+    assert store.load_gate("acme") is None  # a dry run stores nothing
+    stored = await client.put("/v1/tenants/acme/gate", json={"gate_quantile": 0.05}, headers=headers)
+    assert stored.status_code == 200, stored.text
+    assert stored.json()["version"] == version + 1
+    assert stored.json()["gate"] == dry.json()["gate"]
+    assert stored.json()["gate"]["threshold"] == per_request["threshold"]
+    assert store.load_gate("acme") == {"kind": "quantile", "gate_quantile": 0.05}
+    deadline = time.monotonic() + 10
+    while (await match_gate())["terms"].get("quantile_source") != "tenant":  # type: ignore[union-attr]
+        assert time.monotonic() < deadline, "the matcher never picked up the stored quantile"
+        await asyncio.sleep(0.2)
+    assert (await match_gate())["threshold"] == per_request["threshold"]
+    assert (await match_gate(gate_quantile=0.22))["threshold"] == default["threshold"]  # the request's comes first
+    shown = await client.get("/v1/tenants/acme/gate", headers=headers)
+    assert (shown.json()["calibrated"], shown.json()["gate_quantile"]) == (False, 0.05)
+
+    for bad in ({"gate_quantile": 1.0}, {"gate_quantile": 0}, {"gate_quantile": "low"}, {}):
+        refused = await client.put("/v1/tenants/acme/gate", json=bad, headers=headers)
+        assert refused.status_code == 422, bad
+        assert refused.headers["content-type"].startswith("application/problem+json")
+    wrong = await client.post("/v1/tenants/acme/match", json={"message": "hi", "gate_quantile": 2}, headers=headers)
+    assert wrong.status_code == 422
+    ghost = await client.put("/v1/tenants/nobody/gate", json={"gate_quantile": 0.1}, headers=headers)
+    assert ghost.status_code == 404
+    assert store.load_gate("acme") == {"kind": "quantile", "gate_quantile": 0.05}  # nothing bad was written
+
+    cleared = await client.delete("/v1/tenants/acme/gate", headers=headers)
+    assert cleared.status_code == 200
+    assert store.load_gate("acme") is None

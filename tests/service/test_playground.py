@@ -217,6 +217,22 @@ def test_match_shows_the_applied_gate(browser: Any, site: str, demo: DemoTenant)
     assert terms["threshold"] == f"{reported['threshold']:.3f}"
 
 
+def test_a_gate_quantile_is_sent_with_the_request(browser: Any, site: str, demo: DemoTenant) -> None:
+    message = "how do I close my account"
+    body = {"message": message, "explain": True, "gate_quantile": 0.05}
+    answer = _post(site, demo.key, "/v1/tenants/demo/match", body)
+    default = _post(site, demo.key, "/v1/tenants/demo/match", {"message": message})
+    assert answer["gate"]["threshold"] < default["gate"]["threshold"]  # the request's quantile moved the gate
+    open_playground(browser, site, demo.key, tenant="demo")
+    _css(browser, "#match-quantile")[0].find_element("xpath", "./ancestor::details/summary").click()
+    _type(browser, "match-quantile", "0.05")
+    _match(browser, message)
+    terms = _gate_terms(browser)
+    assert terms["quantile"] == "0.050"
+    assert terms["threshold"] == f"{answer['gate']['threshold']:.3f}"
+    assert _by_id(browser, "match-gate-description").text == answer["gate"]["description"]
+
+
 def test_a_gate_object_is_rendered_with_its_terms(browser: Any, site: str, acme_key: str) -> None:
     """Any gate object (kind, score, threshold, terms, description) is rendered with its terms as they come: a fixed
     object replaces the real one in the page, so that every kind of term is shown (counts stay counts)."""

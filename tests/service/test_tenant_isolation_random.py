@@ -264,8 +264,14 @@ class Builder:
         if kind == "integer":
             low = int(schema.get("minimum", 0))
             return self.rng.randint(low, min(int(schema.get("maximum", low + 50)), low + 50))
-        if kind == "number":
-            return float(self.rng.randint(0, 10))
+        if kind == "number":  # inside the schema's bounds (a quantile or a target lies strictly between 0 and 1)
+            low = float(schema.get("minimum", schema.get("exclusiveMinimum", 0)))
+            high = float(schema.get("maximum", schema.get("exclusiveMaximum", low + 10)))
+            return (
+                round(self.rng.uniform(low + 0.01, high - 0.01), 3)
+                if high - low < 1.5
+                else float(self.rng.randint(0, 10))
+            )
         if kind == "boolean":
             return self.rng.random() < 0.5
         return self.sentence()

@@ -75,9 +75,56 @@ def test_calibrate_bad_input_is_one_line_and_exit_2(run_cli: Run, store_url: str
     neither = run_cli(*base)
     assert neither.code == 2
     assert neither.err == (
-        "norma: error: give --messages FILE and/or --synthesize N to calibrate, or --clear to remove the calibrated "
-        "gate\n"
+        "norma: error: give --messages FILE and/or --synthesize N to calibrate, --gate-quantile Q to store a "
+        "quantile, or --clear to remove what is stored\n"
     )
+    two = run_cli(*base, "--messages", _labelled(tmp_path), "--gate-quantile", "0.1")
+    assert (two.code, two.err) == (2, neither.err)
+    target = run_cli(*base, "--gate-quantile", "0.1", "--target-recall", "0.5")
+    assert target.code == 2
+    assert target.err == "norma: error: --target-precision / --target-recall need labelled messages (--messages FILE)\n"
+    out_of_range = run_cli(*base, "--gate-quantile", "1")
+    assert out_of_range.code == 2
+    assert "--gate-quantile" in out_of_range.err
     both = run_cli(*base, "--messages", _labelled(tmp_path), "--target-recall", "0.5", "--target-precision", "0.5")
     assert both.code == 2
     assert "not both" in both.err
+
+
+def test_a_stored_gate_quantile_moves_every_match_of_the_tenant(run_cli: Run, store_url: str) -> None:
+    assert run_cli("rules", "import", BANKING, "--db", store_url).code == 0
+    message = "how do I close my account"
+
+    def gate(*extra: str) -> dict[str, object]:
+        result = run_cli("match", message, "--tenant", TENANT, "--db", store_url, "--format", "json", *extra)
+        assert result.code in (0, 1), result.err
+        return json.loads(result.out)["gate"]  # type: ignore[no-any-return]
+
+    default = gate()
+    assert (default["kind"], default["terms"]["quantile"]) == ("rulebook", 0.22)  # type: ignore[index]
+    args = ("rules", "calibrate", "--tenant", TENANT, "--gate-quantile", "0.05", "--db", store_url)
+    dry = run_cli(*args, "--dry-run", "--format", "json")
+    assert dry.code == 0, dry.err
+    shown = json.loads(dry.out)
+    assert (shown["stored"], shown["version"], shown["previous"]) == (False, None, None)
+    assert gate() == default  # a dry run stores nothing
+    stored = run_cli(*args, "--format", "json")
+    assert stored.code == 0, stored.err
+    payload = json.loads(stored.out)
+    assert (payload["stored"], payload["version"]) == (True, 2)
+    assert payload["gate"] == shown["gate"]
+    now = gate()
+    assert now == payload["gate"]
+    assert now["kind"] == "rulebook"
+    assert now["terms"]["quantile"] == 0.05  # type: ignore[index]
+    assert now["terms"]["quantile_source"] == "tenant"  # type: ignore[index]
+    assert "(the tenant's setting)" in str(now["description"])
+    assert now["threshold"] < default["threshold"]  # type: ignore[operator]
+    assert gate("--gate-quantile", "0.22") == default  # a run's own quantile comes first
+
+    table = run_cli(*args)
+    assert table.code == 0, table.err
+    assert "gate quantile 0.05" in table.out  # what was stored before, in words
+    cleared = run_cli("rules", "calibrate", "--tenant", TENANT, "--clear", "--db", store_url, "--format", "json")
+    assert cleared.code == 0
+    assert gate() == default

@@ -3,12 +3,15 @@ every matcher of the tenant, in every replica (two stores opened on one database
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import pytest
 
 from norma.embeddings import Embedder
 from norma.errors import NotFoundError
 from norma.matching import Rule, TenantMatchers, calibrate_gate, tenant_matcher
-from norma.store import GateStore, open_store
+from norma.store import GateStore, RuleStore, open_store
 
 RULES = [
     Rule(id="refund", condition_text="customer asks for a refund", examples=["I want my money back"]),
@@ -42,12 +45,20 @@ def test_save_load_clear_and_history(store_url: str, embedder: Embedder) -> None
         store.close()
 
 
-def test_every_replica_uses_the_calibrated_gate(store_url: str, embedder: Embedder) -> None:
+@contextmanager
+def _replicas(store_url: str) -> Iterator[tuple[RuleStore, TenantMatchers, TenantMatchers]]:
+    """A writer and two replicas' matchers (each its own store object on one database), refreshed on every get."""
     writer, replica_a, replica_b = open_store(store_url), open_store(store_url), open_store(store_url)
     try:
+        yield writer, TenantMatchers(replica_a, refresh_interval=0.0), TenantMatchers(replica_b, refresh_interval=0.0)
+    finally:
+        for store in (writer, replica_a, replica_b):
+            store.close()
+
+
+def test_every_replica_uses_the_calibrated_gate(store_url: str, embedder: Embedder) -> None:
+    with _replicas(store_url) as (writer, a, b):
         writer.upsert_rules("acme", RULES, embedder=embedder)
-        a = TenantMatchers(replica_a, refresh_interval=0.0)
-        b = TenantMatchers(replica_b, refresh_interval=0.0)
         before_a, before_b = a.get("acme", embedder=embedder), b.get("acme", embedder=embedder)
         assert before_a.gate().kind == before_b.gate().kind == "fixed"  # 2 examples: too few to measure
         gate = calibrate_gate(tenant_matcher(writer, "acme", embedder=embedder), LABELLED, target_precision=1.0)
@@ -59,6 +70,47 @@ def test_every_replica_uses_the_calibrated_gate(store_url: str, embedder: Embedd
         assert after_a.match(message).gate == gate
         writer.save_gate("acme", None)
         assert a.get("acme", embedder=embedder).gate().kind == "fixed"
-    finally:
-        for store in (writer, replica_a, replica_b):
-            store.close()
+
+
+# 4 rules x 6 examples = 24 example texts: enough for the rulebook's own gate (20 needed)
+MEASURED = [
+    Rule(id=name, condition_text=f"customer asks about {name}", examples=[f"{text} {k}" for k in range(6)])
+    for name, text in (
+        ("refund", "I want my money back for order"),
+        ("lost-card", "my card was stolen on day"),
+        ("delivery", "where is my parcel number"),
+        ("greeting", "hello there friend number"),
+    )
+]
+
+
+def test_every_replica_measures_its_gate_at_the_stored_quantile(store_url: str, embedder: Embedder) -> None:
+    from norma.matching import MatchConfig, RuleMatcher, quantile_setting, stored_gate, stored_gate_quantile
+
+    with _replicas(store_url) as (writer, a, b):
+        writer.upsert_rules("acme", MEASURED, embedder=embedder)
+        default = a.get("acme", embedder=embedder).gate()
+        assert (default.kind, default.terms["quantile"]) == ("rulebook", 0.22)
+        # the same rules measured at 0.02 by a config, away from any store: what the setting must give
+        expected = RuleMatcher(MEASURED, MatchConfig(gate_quantile=0.02), embedder=embedder).gate().threshold
+        assert expected is not None
+        assert default.threshold is not None
+        assert expected < default.threshold
+
+        version = writer.save_gate("acme", quantile_setting(0.02))
+        assert version == 2  # a committed change: every replica sees the version move
+        assert stored_gate_quantile(writer, "acme") == 0.02
+        assert stored_gate(writer, "acme") is None  # a setting is not a calibrated gate
+        gate_a, gate_b = a.get("acme", embedder=embedder).gate(), b.get("acme", embedder=embedder).gate()
+        assert gate_a == gate_b
+        assert (gate_a.kind, gate_a.threshold, gate_a.terms["quantile"]) == ("rulebook", expected, 0.02)
+        assert gate_a.terms["quantile_source"] == "tenant"
+
+        calibrated = calibrate_gate(a.get("acme", embedder=embedder), [*LABELLED[:2], ("hello there", ["greeting"])])
+        writer.save_gate("acme", calibrated.to_dict())  # a calibration replaces the setting
+        assert b.get("acme", embedder=embedder).gate() == calibrated
+        assert stored_gate_quantile(writer, "acme") is None
+        writer.save_gate("acme", None)
+        assert b.get("acme", embedder=embedder).gate() == default
+        kinds = [None if data is None else data["kind"] for _, data, _ in writer.gate_history("acme")]
+        assert kinds == ["quantile", "calibrated", None]

@@ -94,7 +94,7 @@ class MatchJob:
     ) -> MatchJob:
         """A job for the rulebook at ``rules_path``."""
         cfg = config or MatchConfig()
-        return cls(os.fspath(rules_path), cfg.model_dump_json(), bool(explain), tuple(tags))
+        return cls(os.fspath(rules_path), cfg.model_dump_json(exclude_unset=True), bool(explain), tuple(tags))
 
     @classmethod
     def for_tenant(
@@ -116,7 +116,7 @@ class MatchJob:
         cfg = config or MatchConfig()
         with open_tenant_store(tenant_id, db_url) as store:
             url, version = store.url, store.version(tenant_id)
-        return cls("", cfg.model_dump_json(), bool(explain), tuple(tags), tenant_id, url, version)
+        return cls("", cfg.model_dump_json(exclude_unset=True), bool(explain), tuple(tags), tenant_id, url, version)
 
     def check(self) -> None:
         """Read the rulebook once here (a bad file is one error, not one per worker)."""

@@ -9,7 +9,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from norma.cli._output import emit, format_option, model_dir_option, resolve_format
+from norma.cli._output import emit, format_option, model_dir_option, resolve_format, stored_gate_quantile_option
 from norma.errors import InvalidInputError
 
 __all__ = ["calibrate"]
@@ -48,17 +48,42 @@ def _synthesize(rules: list[Any], per_rule: int) -> Any:
     return SyntheticLabels(tuple(positives), tuple(misses), tuple(failed))
 
 
+def _stored(data: dict[str, Any] | None) -> str:
+    """What a tenant stores for its gate, in words."""
+    if data is None:
+        return "none stored (the rulebook's own gate)"
+    if data.get("kind") == "quantile":
+        return f"gate quantile {data['gate_quantile']:g} (the rulebook's own gate, measured there)"
+    return f"calibrated: similarity >= {data['threshold']:.4f}"
+
+
 def _render(con: Console, tenant: str, gate: dict[str, Any], previous: dict[str, Any] | None, stored: bool) -> None:
     table = Table(title=f"gate of tenant {tenant!r}" + ("" if stored else " (dry run: not stored)"), show_header=False)
     table.add_column("field", no_wrap=True)
     table.add_column("value", overflow="fold")
     table.add_row("threshold", f"similarity >= {gate['threshold']:.4f}")
-    for key in ("target", "messages", "near_misses", "precision", "recall", "f1", "rules", "rules_version"):
+    if gate["kind"] == "calibrated":
+        keys: tuple[str, ...] = ("target", "messages", "near_misses", "precision", "recall", "f1", "rules")
+        keys += ("rules_version",)
+    else:
+        keys = ("quantile", "probes", "examples", "rules")
+        table.add_row("kind", gate["kind"])
+    for key in keys:
         table.add_row(key, str(gate["terms"].get(key)))
-    table.add_row(
-        "before", "none stored (the rulebook's own gate)" if previous is None else f"{previous['threshold']:.4f}"
-    )
+    table.add_row("before", _stored(previous))
     con.print(table)
+
+
+def _set_quantile(store: Any, tenant_id: str, quantile: float, dry_run: bool) -> tuple[dict[str, Any], int | None]:
+    """Store (unless ``dry_run``) ``quantile`` as the tenant's gate setting: (the gate it gives now, version)."""
+    from norma.matching import quantile_setting, snapshot_matcher
+
+    setting = quantile_setting(quantile)
+    matcher = snapshot_matcher(store, tenant_id)
+    matcher.set_calibration(None)
+    matcher.set_gate_quantile(quantile)
+    gate = matcher.gate().to_dict()
+    return gate, None if dry_run else store.save_gate(tenant_id, setting)
 
 
 @click.command("calibrate")
@@ -80,7 +105,10 @@ def _render(con: Console, tenant: str, gate: dict[str, Any], previous: dict[str,
     "(docs/llm.md); with --messages, both are used.",
 )
 @click.option("--dry-run", is_flag=True, help="Show the gate without storing it.")
-@click.option("--clear", is_flag=True, help="Remove the tenant's calibrated gate (back to the rulebook's own).")
+@stored_gate_quantile_option
+@click.option(
+    "--clear", is_flag=True, help="Remove the tenant's calibrated gate or quantile (back to the rulebook's own)."
+)
 @click.option("--db", "db_url", envvar="NORMA_DB_URL", default=None, metavar="URL", help="The rule store.")
 @model_dir_option
 @format_option
@@ -93,6 +121,7 @@ def calibrate(
     target_recall: float | None,
     synthesize: int | None,
     dry_run: bool,
+    gate_quantile: float | None,
     clear: bool,
     db_url: str | None,
     output_format: str | None,
@@ -100,18 +129,24 @@ def calibrate(
     """Pick the tenant's matching gate from labelled messages and store it with its rules.
 
     Every matcher of the tenant (CLI, service, every replica) then gates on it. Without a target the gate with the
-    best F1 is chosen; the choice is deterministic. Exit 0 on success, 2 on bad input.
+    best F1 is chosen; the choice is deterministic. Without labelled messages, --gate-quantile Q stores where the
+    rulebook's own gate is measured instead (for the kind of out-of-scope traffic the tenant gets). Exit 0 on
+    success, 2 on bad input.
     """
     from norma.matching import calibrate_gate, load_labelled, tenant_matcher
     from norma.store import open_store
 
     fmt = resolve_format(ctx, output_format)
-    if clear == (messages_file is not None or synthesize is not None):
+    calibrating = messages_file is not None or synthesize is not None
+    if int(clear) + int(calibrating) + int(gate_quantile is not None) != 1:
         raise click.UsageError(
-            "give --messages FILE and/or --synthesize N to calibrate, or --clear to remove the calibrated gate"
+            "give --messages FILE and/or --synthesize N to calibrate, --gate-quantile Q to store a quantile, or "
+            "--clear to remove what is stored"
         )
     if target_precision is not None and target_recall is not None:
         raise click.UsageError("give --target-precision or --target-recall, not both")
+    if (target_precision is not None or target_recall is not None) and not calibrating:
+        raise click.UsageError("--target-precision / --target-recall need labelled messages (--messages FILE)")
     store = open_store(db_url, create=False)
     try:
         previous = store.load_gate(tenant_id)
@@ -121,14 +156,19 @@ def calibrate(
                 fmt,
                 {"tenant": tenant_id, "gate": None, "version": version},
                 lambda con: con.print(
-                    f"tenant {tenant_id!r}: calibrated gate removed (version {version}); "
-                    "the rulebook's own gate applies"
+                    f"tenant {tenant_id!r}: stored gate removed (version {version}); the rulebook's own gate applies"
                 ),
             )
             return 0
-        labelled = list(load_labelled(messages_file)) if messages_file is not None else []
         if not store.version(tenant_id):
             raise InvalidInputError(f"tenant {tenant_id!r} has no rules", hint="import a rulebook first")
+        if gate_quantile is not None:
+            data, stored_version = _set_quantile(store, tenant_id, gate_quantile, dry_run)
+            payload = {"tenant": tenant_id, "gate": data, "previous": previous, "stored": not dry_run,
+                       "version": stored_version}  # fmt: skip
+            emit(fmt, payload, lambda con: _render(con, tenant_id, data, previous, not dry_run))
+            return 0
+        labelled = list(load_labelled(messages_file)) if messages_file is not None else []
         matcher = tenant_matcher(store, tenant_id)
         near_misses: list[Any] = []
         if synthesize is not None:

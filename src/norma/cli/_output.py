@@ -73,18 +73,36 @@ def fail_on_option(help: str) -> Callable[[F], F]:
     )
 
 
+_QUANTILE_KINDS = (
+    "default 0.22, for out-of-scope messages of the rulebook's own domain; 0.08 when they are mostly off-topic, "
+    "0.14 for a mix; see docs/matching.md"
+)
+
+
 def gate_quantile_option(func: F) -> F:
     """Add ``--gate-quantile Q``: the quantile of the rulebook's automatic gate (``MatchConfig.gate_quantile``)."""
-    option = click.option(
+    return _gate_quantile(
+        f"Quantile of the rulebook's automatic gate ({_QUANTILE_KINDS}). A calibrated tenant's gate comes first; "
+        "it overrides a quantile stored for the tenant."
+    )(func)
+
+
+def stored_gate_quantile_option(func: F) -> F:
+    """Add ``--gate-quantile Q`` to ``norma rules calibrate``: a quantile stored as the tenant's gate setting."""
+    return _gate_quantile(
+        f"Instead of calibrating from messages, store this quantile of the rulebook's automatic gate for the tenant "
+        f"({_QUANTILE_KINDS}): every matcher of the tenant then measures its gate there."
+    )(func)
+
+
+def _gate_quantile(help: str) -> Callable[[F], F]:
+    return click.option(
         "--gate-quantile",
         type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
         default=None,
         metavar="Q",
-        help="Quantile of the rulebook's automatic gate (default 0.22, for out-of-scope messages of the rulebook's "
-        "own domain; 0.08 when they are mostly off-topic, 0.14 for a mix; see docs/matching.md). A calibrated "
-        "tenant's gate comes first.",
+        help=help,
     )
-    return option(func)
 
 
 def format_option(func: F) -> F:

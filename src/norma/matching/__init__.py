@@ -11,7 +11,8 @@
   :func:`snapshot_matcher` — the tenant as stored, built without writing to the store (read-only tools).
 * The gate (``MatchConfig(threshold="auto")``): :class:`AppliedGate` (on every :class:`MatchResult`), measured on
   the rulebook's own examples, or :func:`calibrate_gate` from labelled messages, stored per tenant
-  (:func:`stored_gate`); :func:`synthesize_labelled` — positives and near misses written by an LLM, to calibrate
+  (:func:`stored_gate`), or a quantile the tenant sets for its traffic (:func:`quantile_setting`,
+  :func:`stored_gate_quantile`); :func:`synthesize_labelled` — positives and near misses written by an LLM, to calibrate
   without hand labels.
 * :func:`generate_examples` / :func:`fill_examples` — example messages for rules, written by an LLM (docs/llm.md).
 * :func:`load_labelled` / :class:`LabelledMessage` — messages with the rule ids that should apply (JSONL);
@@ -36,7 +37,15 @@ from norma.matching._evaluate import (
 )
 from norma.matching._examples import ExamplesResult, examples_prompt, fill_examples, generate_examples, parse_examples
 from norma.matching._files import load_rules
-from norma.matching._gate import FALLBACK_SIMILARITY, GATE_MIN_PROBES, AppliedGate, GateKind, gate_from_dict
+from norma.matching._gate import (
+    FALLBACK_SIMILARITY,
+    GATE_MIN_PROBES,
+    AppliedGate,
+    GateKind,
+    gate_from_dict,
+    gate_quantile_setting,
+    quantile_setting,
+)
 from norma.matching._labelled import (
     LabelledMessage,
     LabelledMessagesError,
@@ -55,6 +64,7 @@ from norma.matching._tenants import (
     candidate_matcher,
     snapshot_matcher,
     stored_gate,
+    stored_gate_quantile,
     tenant_matcher,
     tenant_matchers,
 )
@@ -96,14 +106,17 @@ __all__ = [
     "examples_prompt",
     "fill_examples",
     "gate_from_dict",
+    "gate_quantile_setting",
     "generate_examples",
     "load_labelled",
     "load_rules",
     "near_miss_prompt",
     "parse_examples",
     "parse_labelled",
+    "quantile_setting",
     "snapshot_matcher",
     "stored_gate",
+    "stored_gate_quantile",
     "synthesize_labelled",
     "tenant_matcher",
     "tenant_matchers",

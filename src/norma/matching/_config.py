@@ -169,5 +169,6 @@ class MatchConfig(BaseModel):
         return cls(**values)
 
     def with_(self, **changes: Any) -> MatchConfig:
-        """A copy with some fields changed (validated like the constructor)."""
-        return MatchConfig(**{**self.model_dump(), **changes})
+        """A copy with some fields changed (validated like the constructor). Fields never set stay unset
+        (``model_fields_set``): a tenant's stored ``gate_quantile`` applies unless a config sets one."""
+        return MatchConfig(**{**{name: getattr(self, name) for name in self.model_fields_set}, **changes})

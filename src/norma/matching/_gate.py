@@ -43,6 +43,8 @@ __all__ = [
     "adapted_gate",
     "applied_gate",
     "gate_from_dict",
+    "gate_quantile_setting",
+    "quantile_setting",
     "probe_similarities",
     "rulebook_gate",
 ]
@@ -57,6 +59,7 @@ ADAPTED_STALE_SHARE = 0.9
 """Below this share of its rule texts seen in training, an adapted encoder's gate is said to be stale (the
 rulebook changed since adapting: new texts sit farther from their rules than the trained ones). A convention, not
 a measured optimum (docs/design/040-matching.md)."""
+_SET_FOR_TENANT = " (the tenant's setting)"
 _CHUNK_ROWS = 16_384  # rule vectors scored per block while measuring the rulebook
 GATE_BUDGET = 1 << 24
 """Most probe x rule-vector products one measurement takes: past ``GATE_BUDGET / gate_probes`` rule vectors the
@@ -84,8 +87,9 @@ class AppliedGate:
         t = self.terms
         if self.kind == "rulebook":
             return (
-                f"similarity >= {self.threshold:.4f}: the rulebook's own gate, the {t['quantile']:g} quantile of the "
-                f"best leave-one-out similarity of {t['probes']} of its {t['examples']} example texts"
+                f"similarity >= {self.threshold:.4f}: the rulebook's own gate, the {t['quantile']:g} quantile"
+                f"{_SET_FOR_TENANT if t.get('quantile_source') == 'tenant' else ''} of the best leave-one-out "
+                f"similarity of {t['probes']} of its {t['examples']} example texts"
             )
         if self.kind == "adapted":
             share = t.get("trained_share")
@@ -95,9 +99,10 @@ class AppliedGate:
                 else ""
             )
             return (
-                f"similarity >= {self.threshold:.4f}: the adapted encoder's gate, the {t['quantile']:g} quantile of "
-                f"the best similarity of {t['probes']} examples held out while adapting it (cross-fitted on "
-                f"{t.get('rules', '?')} rules){stale}"
+                f"similarity >= {self.threshold:.4f}: the adapted encoder's gate, the {t['quantile']:g} quantile"
+                f"{_SET_FOR_TENANT if t.get('quantile_source') == 'tenant' else ''} of the best similarity of "
+                f"{t['probes']} examples held out while adapting it (cross-fitted on {t.get('rules', '?')} rules)"
+                f"{stale}"
             )
         if self.kind == "calibrated":
             target = t.get("target", "best F1")
@@ -140,6 +145,31 @@ def gate_from_dict(data: Mapping[str, Any], kind: GateKind = "calibrated") -> Ap
     if not math.isfinite(threshold):
         raise InvalidInputError("stored gate threshold is not a finite number", hint="calibrate the tenant again")
     return AppliedGate(kind, "similarity", float(threshold), terms)
+
+
+def quantile_setting(quantile: float) -> dict[str, Any]:
+    """What a tenant stores (in place of a calibrated gate) to have its automatic gate measured at ``quantile``
+    instead of ``MatchConfig.gate_quantile``'s default: for traffic whose out-of-scope messages are of another
+    kind than the default serves (docs/matching.md). InvalidInputError unless 0 < quantile < 1."""
+    if isinstance(quantile, bool) or not isinstance(quantile, (int, float)) or not 0 < quantile < 1:
+        raise InvalidInputError(
+            f"gate quantile must be a number strictly between 0 and 1, not {quantile!r}",
+            hint="e.g. 0.22 (out-of-scope messages of the rulebook's own domain) or 0.08 (off-topic ones)",
+        )
+    return {"kind": "quantile", "gate_quantile": float(quantile)}
+
+
+def gate_quantile_setting(data: Mapping[str, Any] | None) -> float | None:
+    """The quantile of a stored tenant gate setting (:func:`quantile_setting`); None for a calibrated gate or no
+    setting; InvalidInputError if the setting is malformed."""
+    if data is None or data.get("kind") != "quantile":
+        return None
+    quantile = data.get("gate_quantile")
+    if isinstance(quantile, bool) or not isinstance(quantile, (int, float)) or not 0 < quantile < 1:
+        raise InvalidInputError(
+            f"stored gate setting is malformed: gate_quantile {quantile!r}", hint="set the tenant's gate again"
+        )
+    return float(quantile)
 
 
 def applied_gate(cfg: MatchConfig, automatic: AppliedGate | None) -> AppliedGate:

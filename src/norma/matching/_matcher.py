@@ -14,6 +14,7 @@ import asyncio
 import logging
 import threading
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -28,6 +29,7 @@ from norma.matching._gate import (
     adapted_gate,
     applied_gate,
     probe_similarities,
+    quantile_setting,
     rulebook_gate,
 )
 from norma.matching._index import MatchIndex
@@ -85,6 +87,9 @@ class RuleMatcher:
         self._free_slots: list[int] = []  # slots of removed rules, reused first (updates only, under the lock)
         self._buffers = ScoreBuffers()
         self._calibration: AppliedGate | None = None
+        self._gate_quantile: float | None = None
+        self._tuned: tuple[MatchConfig, float, MatchConfig] | None = None  # the last config given the setting
+        self._marked: tuple[AppliedGate, AppliedGate] | None = None  # the last measured gate, marked as the tenant's
         self._rulebook_gate: tuple[MatchIndex, float, int, AppliedGate] | None = None
         self._adapted: tuple[Embedder | None, tuple[list[float], dict[str, object]] | None] | None = None
         self._trained_share: tuple[MatchIndex, dict[str, object], float | None] | None = None
@@ -217,12 +222,33 @@ class RuleMatcher:
             gate = None
         self._calibration = gate
 
+    @property
+    def gate_quantile(self) -> float | None:
+        """The quantile set on this matcher (:meth:`set_gate_quantile`, a tenant's stored setting), None when none."""
+        return self._gate_quantile
+
+    def set_gate_quantile(self, quantile: float | None) -> None:
+        """Measure the automatic gate at ``quantile`` (a tenant's stored setting, see
+        :func:`~norma.matching.quantile_setting`) unless a config sets ``gate_quantile`` itself; None goes back to
+        the config's. A calibrated gate, when set, still comes first."""
+        self._gate_quantile = None if quantile is None else quantile_setting(quantile)["gate_quantile"]
+
+    def _gate_config(self, cfg: MatchConfig) -> MatchConfig:
+        """``cfg`` with the matcher's quantile setting, unless ``cfg`` sets its own ``gate_quantile``."""
+        quantile = self._gate_quantile
+        if quantile is None or "gate_quantile" in cfg.model_fields_set:
+            return cfg
+        tuned = self._tuned
+        if tuned is None or tuned[0] is not cfg or tuned[1] != quantile:  # validated once per config, not per match
+            tuned = self._tuned = (cfg, quantile, cfg.with_(gate_quantile=quantile))
+        return tuned[2]
+
     def remember_gate(self, gate: AppliedGate, config: MatchConfig | None = None) -> bool:
         """Use ``gate``, a ``rulebook`` gate measured earlier for these same rules (kept in a cache with the
         rulebook), instead of measuring it again; it holds until the rules change. Returns False (and keeps
         nothing) when it was measured with another quantile or probe limit than ``config``'s (default the
         matcher's)."""
-        cfg = config or self.config
+        cfg = self._gate_config(config or self.config)
         if gate.kind != "rulebook":
             raise InvalidInputError(f"remember_gate takes a rulebook gate, not {gate.kind!r}")
         if (gate.terms.get("quantile"), gate.terms.get("max_probes")) != (cfg.gate_quantile, cfg.gate_probes):
@@ -246,9 +272,19 @@ class RuleMatcher:
 
     def _automatic_gate(self, index: MatchIndex, cfg: MatchConfig) -> AppliedGate:
         """Under the lock: the calibration, else the gate stored by an adapted encoder, else the rulebook gate of
-        ``index`` (measured once per index)."""
+        ``index`` (measured once per index); at the matcher's quantile setting unless ``cfg`` sets one."""
         if self._calibration is not None:
             return self._calibration
+        tuned = self._gate_config(cfg)
+        gate = self._measured_gate(index, tuned)
+        if tuned is cfg:
+            return gate
+        marked = self._marked
+        if marked is None or marked[0] is not gate:
+            marked = self._marked = (gate, replace(gate, terms={**gate.terms, "quantile_source": "tenant"}))
+        return marked[1]
+
+    def _measured_gate(self, index: MatchIndex, cfg: MatchConfig) -> AppliedGate:
         if self._adapted is None or self._adapted[0] is not self._embedder:
             # read once per embedder; with none yet, the model directory the default embedder would load
             self._adapted = (self._embedder, adapted_gate_of(self._embedder))

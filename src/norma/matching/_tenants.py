@@ -27,7 +27,7 @@ import numpy as np
 from norma.embeddings import Embedder, get_embedder
 from norma.errors import ConfigError
 from norma.matching._config import MatchConfig
-from norma.matching._gate import AppliedGate, gate_from_dict
+from norma.matching._gate import AppliedGate, gate_from_dict, gate_quantile_setting
 from norma.matching._matcher import RuleMatcher
 from norma.rules import Rule, check_tenant_id, rule_fingerprint
 from norma.store import GateStore, RuleStore, VectorSearch
@@ -36,8 +36,10 @@ __all__ = [
     "DEFAULT_REFRESH_INTERVAL",
     "MAX_CACHED_MATCHERS",
     "TenantMatchers",
+    "apply_stored_gate",
     "candidate_matcher",
     "tenant_matcher",
+    "stored_gate_quantile",
     "tenant_matchers",
 ]
 
@@ -50,8 +52,8 @@ MAX_CACHED_MATCHERS = 256
 def _config_key(config: Any) -> str:
     if config is None:
         return ""
-    dump = getattr(config, "model_dump_json", None)
-    return str(dump()) if callable(dump) else repr(config)
+    dump = getattr(config, "model_dump_json", None)  # the fields set: a set gate_quantile overrides the tenant's
+    return str(dump(exclude_unset=True)) if callable(dump) else repr(config)
 
 
 @dataclass
@@ -136,7 +138,7 @@ class TenantMatchers:
             dropped = [i for i in gone if i in known]
             if dropped:
                 entry.matcher.remove(dropped)
-        entry.matcher.set_calibration(stored_gate(self.store, tenant_id))
+        apply_stored_gate(entry.matcher, self.store, tenant_id)
         self._keep_new_vectors(tenant_id, embedder, entry.matcher, [r for r in present if r.id not in vectors])
         entry.version = version
 
@@ -168,7 +170,7 @@ def _from_snapshot(
     """(version, matcher, rules whose vectors were not stored and were embedded now) of the tenant as stored."""
     version, rules, vectors = store.snapshot(tenant_id, embedder.model_id)
     matcher = RuleMatcher(rules, config, embedder=embedder, vectors=vectors)
-    matcher.set_calibration(stored_gate(store, tenant_id))
+    apply_stored_gate(matcher, store, tenant_id)
     return version, matcher, [r for r in rules if r.id not in vectors]
 
 
@@ -238,13 +240,28 @@ def candidate_matcher(
     ids = [rule_id for rule_id, _ in store.search(tenant_id, vector, model_id=model.model_id, limit=limit)]
     rules, vectors = store.rules_with_vectors(tenant_id, ids, model.model_id)
     matcher = RuleMatcher(rules, config, embedder=_Primed(model, message, vector), vectors=vectors)
-    matcher.set_calibration(stored_gate(store, tenant_id))
+    apply_stored_gate(matcher, store, tenant_id)
     return matcher
 
 
 def stored_gate(store: RuleStore, tenant_id: str) -> AppliedGate | None:
-    """The tenant's calibrated gate kept in ``store`` (None when it has none, or the store keeps no gates)."""
+    """The tenant's calibrated gate kept in ``store`` (None when it has none, keeps a quantile setting instead, or
+    the store keeps no gates)."""
     if not isinstance(store, GateStore):
         return None
     data = store.load_gate(tenant_id)
-    return None if data is None else gate_from_dict(data)
+    return None if data is None or gate_quantile_setting(data) is not None else gate_from_dict(data)
+
+
+def stored_gate_quantile(store: RuleStore, tenant_id: str) -> float | None:
+    """The tenant's stored gate quantile setting (:func:`~norma.matching.quantile_setting`), None without one."""
+    return gate_quantile_setting(store.load_gate(tenant_id)) if isinstance(store, GateStore) else None
+
+
+def apply_stored_gate(matcher: RuleMatcher, store: RuleStore, tenant_id: str) -> None:
+    """Give ``matcher`` what the tenant stores for its gate: a calibrated gate, or a quantile setting, or neither
+    (each replaces the other: a tenant keeps one)."""
+    data = store.load_gate(tenant_id) if isinstance(store, GateStore) else None
+    quantile = gate_quantile_setting(data)
+    matcher.set_calibration(None if data is None or quantile is not None else gate_from_dict(data))
+    matcher.set_gate_quantile(quantile)

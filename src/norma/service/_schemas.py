@@ -59,6 +59,9 @@ class MatchRequest(BaseModel):
     """Also explain why filtered rules were dropped."""
     tags: list[str] | None = Field(default=None, max_length=100)
     """Only rules carrying at least one of these tags."""
+    gate_quantile: float | None = Field(default=None, gt=0, lt=1)
+    """For this request, the quantile of the rulebook's automatic gate (None: the tenant's setting, else 0.22;
+    docs/matching.md says which value serves which out-of-scope traffic). A calibrated gate comes first."""
 
 
 class MatchResponse(BaseModel):
@@ -98,6 +101,17 @@ class CalibrateRequest(BaseModel):
     """Compute and return the gate without storing it."""
 
 
+class GateQuantileRequest(BaseModel):
+    """A quantile to store as the tenant's gate setting (instead of a calibrated gate)."""
+
+    model_config = _STRICT
+    gate_quantile: float = Field(gt=0, lt=1)
+    """Where the rulebook's own gate is measured (0.22 by default; 0.08 for mostly off-topic out-of-scope
+    messages, 0.14 for a mix: docs/matching.md)."""
+    dry_run: bool = False
+    """Return the gate it gives without storing it."""
+
+
 class GateResponse(BaseModel):
     model_config = _STRICT
     tenant_id: str
@@ -105,6 +119,8 @@ class GateResponse(BaseModel):
     """The tenant's version (after storing the gate)."""
     calibrated: bool
     """Whether a calibrated gate is stored for the tenant."""
+    gate_quantile: float | None = None
+    """The gate quantile stored for the tenant, when it stores one instead of a calibrated gate."""
     gate: dict[str, Any] | None
     """The gate (see the match response's ``gate``); None after removing it."""
 

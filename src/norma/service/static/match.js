@@ -15,6 +15,7 @@ export function matchForm() {
     message: $("match-message").value,
     session: $("match-session").value,
     explain: $("match-explain").checked,
+    quantile: $("match-quantile").value.trim(),
   };
 }
 
@@ -23,6 +24,7 @@ export function setMatchForm(form) {
   $("match-message").value = form.message || "";
   $("match-session").value = form.session || "";
   $("match-explain").checked = form.explain !== false;
+  $("match-quantile").value = form.quantile || "";
 }
 
 /** The gate as the server reports it (``gate``), or read back from the explanations of an older server. */
@@ -177,6 +179,7 @@ export async function runMatch(onDone) {
     const body = { message: form.message, explain: form.explain };
     const session = parseJson(form.session, "the session");
     if (session !== undefined) body.session = session;
+    if (form.quantile) body.gate_quantile = Number(form.quantile);
     const data = await api("POST", "/v1/tenants/" + encodeURIComponent(form.tenant) + "/match", body);
     renderMatches(data.matches);
     renderGate(appliedGate(data));
