@@ -26,7 +26,7 @@ import math
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 import numpy as np
 
@@ -147,11 +147,15 @@ def gate_from_dict(data: Mapping[str, Any], kind: GateKind = "calibrated") -> Ap
     return AppliedGate(kind, "similarity", float(threshold), terms)
 
 
+def _is_quantile(value: object) -> TypeGuard[float]:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and 0 < value < 1
+
+
 def quantile_setting(quantile: float) -> dict[str, Any]:
     """What a tenant stores (in place of a calibrated gate) to have its automatic gate measured at ``quantile``
     instead of ``MatchConfig.gate_quantile``'s default: for traffic whose out-of-scope messages are of another
     kind than the default serves (docs/matching.md). InvalidInputError unless 0 < quantile < 1."""
-    if isinstance(quantile, bool) or not isinstance(quantile, (int, float)) or not 0 < quantile < 1:
+    if not _is_quantile(quantile):
         raise InvalidInputError(
             f"gate quantile must be a number strictly between 0 and 1, not {quantile!r}",
             hint="e.g. 0.22 (out-of-scope messages of the rulebook's own domain) or 0.08 (off-topic ones)",
@@ -165,7 +169,7 @@ def gate_quantile_setting(data: Mapping[str, Any] | None) -> float | None:
     if data is None or data.get("kind") != "quantile":
         return None
     quantile = data.get("gate_quantile")
-    if isinstance(quantile, bool) or not isinstance(quantile, (int, float)) or not 0 < quantile < 1:
+    if not _is_quantile(quantile):
         raise InvalidInputError(
             f"stored gate setting is malformed: gate_quantile {quantile!r}", hint="set the tenant's gate again"
         )

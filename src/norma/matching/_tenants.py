@@ -38,8 +38,8 @@ __all__ = [
     "TenantMatchers",
     "apply_stored_gate",
     "candidate_matcher",
-    "tenant_matcher",
     "stored_gate_quantile",
+    "tenant_matcher",
     "tenant_matchers",
 ]
 
