@@ -48,15 +48,17 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _devsets import DevSet, banking77_test, dev_sets
-from matching_gate import CACHE, QUANTILES, REPO, Draw, write
+from matching_gate import CACHE, REPO, Draw, write
 from norma.embeddings import AdaptOptions, BertEmbedder, CachedEmbedder, EmbeddingCache, adapt_encoder, get_embedder
 from norma.matching import MatchConfig
-from norma.matching._gate import rulebook_gate
+from norma.matching._gate import ADAPTED_QUANTILE, rulebook_gate
 from norma.rules import rule_texts
 
 CANDIDATES = ((1, 5e-5), (2, 5e-5), (3, 5e-5), (1, 1e-4))
 """(epochs, learning rate) tried on the tune draws; batch 32, 4 pairs per text, scale 20 throughout."""
-GATE_QUANTILE = MatchConfig().gate_quantile
+QUANTILES = (0.15, 0.2, 0.22, 0.25, 0.28, 0.3, 0.35, 0.4)
+"""The grid of the adapted gate's quantile."""
+GATE_QUANTILE = ADAPTED_QUANTILE  # the adapted gate's default; the base encoder compared at that quantile alone
 RESULTS = REPO / ".cache" / "matching_adapt.json"
 MEASURED_AT: set[str] = set()
 """When the draws reported were adapted (UTC minutes), for the tables' run line."""
@@ -98,7 +100,7 @@ class Adapted:
         assert gate.threshold is not None
         # what the matcher would measure on the rulebook itself (its examples, seen in training), for comparison
         index = draw.matcher._index  # the two measurements on one index
-        measured = rulebook_gate(index, MatchConfig(gate_quantile=GATE_QUANTILE)).threshold
+        measured = rulebook_gate(index, MatchConfig(gate_quantile=GATE_QUANTILE, gate_band_quantile=None)).threshold
         assert measured is not None
         shutil.rmtree(folder, ignore_errors=True)
         return {

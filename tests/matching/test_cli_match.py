@@ -158,7 +158,7 @@ def test_the_rulebook_gate_is_kept_with_the_cached_rules(run_cli: Callable[..., 
     (kept,) = (cache_dir / "rulebooks").glob("*.gate-*.json")
     assert json.loads(kept.read_text(encoding="utf-8")) == first["gate"]
     # the second run takes the kept gate instead of measuring it: a forged threshold shows through
-    forged = {**first["gate"], "threshold": 0.99}
+    forged = {**first["gate"], "threshold": 0.99, "terms": {**first["gate"]["terms"], "band_threshold": 0.98}}
     kept.write_text(json.dumps(forged), encoding="utf-8")
     second = json.loads(
         run_cli("match", "--rules", banking, "my bank card went missing yesterday", "--format", "json").out
@@ -264,7 +264,7 @@ def test_gate_quantile_sets_the_rulebook_gate(run_cli: Callable[..., CliResult],
         return json.loads(result.out)["gate"]  # type: ignore[no-any-return]
 
     default, low = gate(), gate("--gate-quantile", "0.08")
-    assert (default["kind"], default["terms"]["quantile"]) == ("rulebook", 0.22)  # type: ignore[index]
+    assert (default["kind"], default["terms"]["quantile"]) == ("rulebook", 0.24)  # type: ignore[index]
     assert (low["kind"], low["terms"]["quantile"]) == ("rulebook", 0.08)  # type: ignore[index]
     assert low["threshold"] < default["threshold"]  # type: ignore[operator]
     assert gate() == default  # the kept gate of another quantile was not taken for this one

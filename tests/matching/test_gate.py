@@ -22,8 +22,9 @@ from norma.matching import (
 from tests.matching.conftest import AxisEmbedder
 
 # 18 examples whose nearest other text is identical in vector (similarity 1.0) and 6 two-keyword examples whose
-# nearest other text is a one-keyword rule text (similarity 1/sqrt(2)); sorted, the default 0.22 quantile of the 24
-# best leave-one-out similarities sits at position 23 * 0.22 = 5.06: 0.7071 + 0.06 * (1 - 0.7071) = 0.7247.
+# nearest other text is a one-keyword rule text (similarity 1/sqrt(2)); sorted, the default 0.24 quantile of the 24
+# best leave-one-out similarities sits at position 23 * 0.24 = 5.52: 0.7071 + 0.52 * (1 - 0.7071) = 0.8594; the
+# band's 0.12 quantile at position 2.76, among the six 0.7071 values.
 TWO_KEYWORDS = [
     "delivery hello",
     "delivery weather",
@@ -39,26 +40,37 @@ RULES = [
     Rule(id="weather", condition_text="weather"),
     Rule(id="delivery", condition_text="delivery", examples=TWO_KEYWORDS),
 ]
-EXPECTED = round(1 / math.sqrt(2) + 0.06 * (1 - 1 / math.sqrt(2)), 4)
+EXPECTED = round(1 / math.sqrt(2) + 0.52 * (1 - 1 / math.sqrt(2)), 4)
+BAND = round(1 / math.sqrt(2), 4)
+SINGLE = round(1 / math.sqrt(2) + 0.06 * (1 - 1 / math.sqrt(2)), 4)  # the 0.22 quantile alone: position 5.06
 
 
 def test_the_rulebook_gate_is_the_quantile_of_the_leave_one_out_similarities(axis: AxisEmbedder) -> None:
     matcher = RuleMatcher(RULES, embedder=axis)
     gate = matcher.gate()
-    assert EXPECTED == 0.7247
+    assert (EXPECTED, BAND) == (0.8594, 0.7071)
     assert (gate.kind, gate.score, gate.threshold) == ("rulebook", "similarity", EXPECTED)
     assert gate.terms == {
-        "quantile": 0.22,
+        "quantile": 0.24,
         "probes": 24,
         "max_probes": 2048,
         "examples": 24,
         "rules": 5,
         "median_probe_similarity": 1.0,
+        "band_quantile": 0.12,
+        "band_threshold": BAND,
+        "margin": 0.09,
     }
     assert gate.description == (
-        "similarity >= 0.7247: the rulebook's own gate, the 0.22 quantile of the best leave-one-out similarity of "
-        "24 of its 24 example texts"
+        "similarity >= 0.8594: the rulebook's own gate, the 0.24 quantile of the best leave-one-out similarity of "
+        "24 of its 24 example texts; or >= 0.7071 (the 0.12 quantile) when the best rule is at least 0.09 above "
+        "the next"
     )
+    single = RuleMatcher(RULES, MatchConfig(gate_quantile=0.22), embedder=axis).gate()
+    assert (single.threshold, "band_threshold" in single.terms) == (SINGLE, True)  # 0.12 < 0.22: banded too
+    alone = RuleMatcher(RULES, MatchConfig(gate_quantile=0.22, gate_band_quantile=None), embedder=axis).gate()
+    assert (alone.threshold, "band_threshold" in alone.terms, alone.terms["quantile"]) == (SINGLE, False, 0.22)
+    assert "band_threshold" not in RuleMatcher(RULES, MatchConfig(gate_quantile=0.1), embedder=axis).gate().terms
 
 
 def test_the_rulebook_gate_decides_the_match_and_is_named_in_the_result(axis: AxisEmbedder) -> None:
@@ -72,10 +84,25 @@ def test_the_rulebook_gate_decides_the_match_and_is_named_in_the_result(axis: Ax
     assert {d.rule_id for d in result.dropped[:2]} == {"refund", "card"}
     assert all(d.reason == "threshold" for d in result.dropped)
     detail = next(d.detail for d in result.dropped if d.rule_id == "refund")
-    assert detail == f"similarity 0.7071 < threshold {EXPECTED}"
+    assert detail == f"similarity 0.7071 < threshold {EXPECTED}"  # two rules tie: the band does not apply
     assert result.gate is not None
     assert result.to_dict()["gate"]["kind"] == "rulebook"
     assert result.to_dict()["gate"]["threshold"] == EXPECTED
+
+
+def test_the_band_matches_one_rule_that_stands_out_below_the_gate(axis: AxisEmbedder) -> None:
+    matcher = RuleMatcher(RULES, embedder=axis)
+    # "refund card hello": delivery's examples "card hello" and "hello refund" at 2/sqrt(6) = 0.8165 (below the
+    # gate 0.8594, above the band 0.7071); refund, card and hello at 1/sqrt(3) = 0.5774: a margin of 0.239 >= 0.09
+    result = matcher.match("refund card hello", explain=True)
+    assert [(m.rule.id, round(m.similarity_score, 4)) for m in result] == [("delivery", 0.8165)]
+    assert result[0].explanation.threshold == BAND  # the threshold in force for this message
+    dropped = next(d for d in result.dropped if d.rule_id == "refund")
+    assert dropped.detail == f"similarity 0.5774 < threshold {BAND}"
+    # without the band the same message matches nothing
+    assert matcher.match("refund card hello", config=MatchConfig(gate_band_quantile=None)) == []
+    # a margin the best rule does not reach: no band
+    assert matcher.match("refund card hello", config=MatchConfig(gate_margin=0.3)) == []
 
 
 def test_a_larger_quantile_raises_the_gate(axis: AxisEmbedder) -> None:
@@ -244,7 +271,7 @@ def test_probe_similarities_split_each_probe_into_its_own_rule_and_its_best_riva
     pairs = sorted(zip(np.round(own, 6).tolist(), np.round(rival, 6).tolist(), strict=True))
     assert pairs == sorted([(1.0, half)] * 18 + [(half, half)] * 2 + [(0.5, half)] * 4)
     best = np.maximum(own, rival)
-    assert round(float(np.quantile(best, 0.22)), 4) == EXPECTED  # the rulebook gate is a quantile of their max
+    assert round(float(np.quantile(best, 0.24)), 4) == EXPECTED  # the rulebook gate is a quantile of their max
 
 
 def test_probe_similarities_of_a_rulebook_without_examples_are_empty(axis: AxisEmbedder) -> None:
@@ -277,10 +304,11 @@ def test_a_quantile_setting_moves_the_rulebook_gate_and_is_named(axis: AxisEmbed
 def test_a_config_that_sets_its_own_quantile_overrides_the_setting(axis: AxisEmbedder) -> None:
     matcher = RuleMatcher(RULES, embedder=axis)
     matcher.set_gate_quantile(0.1)
-    assert matcher.gate(MatchConfig(gate_quantile=0.22)).threshold == EXPECTED  # set, even to the default value
-    assert matcher.gate(MatchConfig(gate_quantile=0.22).with_(max_matched=3)).threshold == EXPECTED
+    assert matcher.gate(MatchConfig(gate_quantile=0.24)).threshold == EXPECTED  # set, even to the default's value
+    assert matcher.gate(MatchConfig(gate_quantile=0.24).with_(max_matched=3)).threshold == EXPECTED
     unset = MatchConfig(max_matched=3).with_(max_candidates=20)  # gate_quantile never set: the setting applies
     assert "gate_quantile" not in unset.model_fields_set
+    assert unset.gate_quantile is None
     assert matcher.gate(unset).threshold == round(1 / math.sqrt(2), 4)
     assert matcher.gate(MatchConfig(threshold=0.9)).kind == "fixed"  # a numeric threshold is not automatic
 

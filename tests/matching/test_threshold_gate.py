@@ -17,7 +17,8 @@ MESSAGE = "refunding cardholder"
 
 def test_the_default_gate_is_automatic_and_a_number_gates_hybrid_or_similarity() -> None:
     config = MatchConfig()
-    assert (config.threshold, config.gate_quantile, config.gate_probes) == ("auto", 0.22, 2048)
+    assert (config.threshold, config.gate_quantile, config.gate_probes) == ("auto", None, 2048)
+    assert (config.gate_band_quantile, config.gate_margin) == (0.12, 0.09)
     assert (config.threshold_on, config.similarity_slack) == ("hybrid_or_similarity", 0.15)
     assert MatchConfig.adr().threshold_on == "final"
 

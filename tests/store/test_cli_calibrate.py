@@ -101,7 +101,7 @@ def test_a_stored_gate_quantile_moves_every_match_of_the_tenant(run_cli: Run, st
         return json.loads(result.out)["gate"]  # type: ignore[no-any-return]
 
     default = gate()
-    assert (default["kind"], default["terms"]["quantile"]) == ("rulebook", 0.22)  # type: ignore[index]
+    assert (default["kind"], default["terms"]["quantile"]) == ("rulebook", 0.24)  # type: ignore[index]
     args = ("rules", "calibrate", "--tenant", TENANT, "--gate-quantile", "0.05", "--db", store_url)
     dry = run_cli(*args, "--dry-run", "--format", "json")
     assert dry.code == 0, dry.err
@@ -120,7 +120,7 @@ def test_a_stored_gate_quantile_moves_every_match_of_the_tenant(run_cli: Run, st
     assert now["terms"]["quantile_source"] == "tenant"  # type: ignore[index]
     assert "(the tenant's setting)" in str(now["description"])
     assert now["threshold"] < default["threshold"]  # type: ignore[operator]
-    assert gate("--gate-quantile", "0.22") == default  # a run's own quantile comes first
+    assert gate("--gate-quantile", "0.24") == default  # a run's own quantile comes first
 
     table = run_cli(*args)
     assert table.code == 0, table.err

@@ -74,8 +74,8 @@ def fail_on_option(help: str) -> Callable[[F], F]:
 
 
 _QUANTILE_KINDS = (
-    "default 0.22, for out-of-scope messages of the rulebook's own domain; 0.08 when they are mostly off-topic, "
-    "0.14 for a mix; see docs/matching.md"
+    "default 0.24 with a margin band from 0.12, for out-of-scope messages of the rulebook's own domain; 0.08 when "
+    "they are mostly off-topic, 0.14 for a mix; see docs/matching.md"
 )
 
 

@@ -76,10 +76,18 @@ class MatchConfig(BaseModel):
     threshold_on: ThresholdOn = "hybrid_or_similarity"
     """Which score a numeric threshold applies to; ``final`` includes the near-constant priority and scope terms.
     The automatic gate always compares the similarity."""
-    gate_quantile: float = Field(default=0.22, gt=0, lt=1)
+    gate_quantile: float | None = Field(default=None, gt=0, lt=1)
     """``threshold="auto"`` without a calibration: the gate is this quantile of the best leave-one-out similarity
-    of the rulebook's example texts (0.22: 78 % of its own held-out examples would pass), or, for an adapted
-    encoder, of the similarities of the examples it held out."""
+    of the rulebook's example texts, or, for an adapted encoder, of the similarities of the examples it held out.
+    None (the default): a tenant's stored quantile when it has one, else the measured defaults — 0.24 on the
+    rulebook (with the margin band below), 0.22 for an adapted encoder."""
+    gate_band_quantile: float | None = Field(default=0.12, gt=0, lt=1)
+    """The rulebook gate's band: a message whose best rule's similarity is below the gate but reaches this lower
+    quantile is still matched when that rule's similarity is at least ``gate_margin`` above every other rule's
+    (one rule is clearly meant). Only below the gate's quantile (a gate at 0.12 or under has no band); None: no
+    band."""
+    gate_margin: float = Field(default=0.09, ge=0, le=1)
+    """How far the best rule must stand above the next one for the band (``gate_band_quantile``) to apply."""
     gate_probes: int = Field(default=2048, ge=1, le=100_000)
     """How many example texts (a fixed, order-independent sample) measure the rulebook for its gate."""
     similarity_slack: float = Field(default=0.15, ge=0, le=1)
@@ -169,6 +177,6 @@ class MatchConfig(BaseModel):
         return cls(**values)
 
     def with_(self, **changes: Any) -> MatchConfig:
-        """A copy with some fields changed (validated like the constructor). Fields never set stay unset
-        (``model_fields_set``): a tenant's stored ``gate_quantile`` applies unless a config sets one."""
+        """A copy with some fields changed (validated like the constructor); fields never set stay unset
+        (``model_fields_set``)."""
         return MatchConfig(**{**{name: getattr(self, name) for name in self.model_fields_set}, **changes})

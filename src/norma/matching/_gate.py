@@ -6,12 +6,16 @@ the message to the rule's nearest text), set by one of:
 * ``calibrated`` — a threshold picked from labelled messages (:func:`calibrate_gate`; ``norma rules calibrate``),
   stored with the tenant's rules and used by every matcher of that tenant;
 * ``adapted`` — the matcher embeds with an encoder adapted to the rulebook (``norma rules adapt``) that stored a
-  cross-fitted gate: the ``gate_quantile`` quantile of the best similarities of examples held out of a first
-  training run (the rulebook gate below would measure examples the encoder was trained on, which sit too close);
+  cross-fitted gate: the ``gate_quantile`` (default :data:`ADAPTED_QUANTILE`) quantile of the best similarities of
+  examples held out of a first training run (the rulebook gate below would measure examples the encoder was trained
+  on, which sit too close);
 * ``rulebook`` — derived from the rulebook itself when the matcher is built: each sampled example text is matched,
-  leave-one-out, against every other text of the rulebook; the gate is the ``gate_quantile`` quantile of those
-  best similarities (by default the similarity 78 % of the rulebook's own held-out examples reach). The score scale
-  moves with the rulebook (how many rules, how close they sit, how conditions are phrased): the examples measure it;
+  leave-one-out, against every other text of the rulebook; the gate is a quantile of those best similarities. By
+  default the :data:`RULEBOOK_QUANTILE` quantile (the similarity 76 % of the rulebook's own held-out examples
+  reach), with a band: a message below it but at or above the ``gate_band_quantile`` quantile is still matched
+  when its best rule's similarity stands ``gate_margin`` above every other rule's (one rule clearly meant). The
+  score scale moves with the rulebook (how many rules, how close they sit, how conditions are phrased): the
+  examples measure it;
 * ``fixed`` — the rulebook has too few example texts to measure (fewer than :data:`GATE_MIN_PROBES`): a fixed
   similarity, :data:`FALLBACK_SIMILARITY`.
 
@@ -35,22 +39,32 @@ from norma.matching._config import MatchConfig
 from norma.matching._index import MatchIndex
 
 __all__ = [
+    "ADAPTED_QUANTILE",
     "ADAPTED_STALE_SHARE",
     "FALLBACK_SIMILARITY",
     "GATE_MIN_PROBES",
     "AppliedGate",
     "GateKind",
+    "RULEBOOK_QUANTILE",
     "adapted_gate",
     "applied_gate",
+    "gate_band",
     "gate_from_dict",
     "gate_quantile_setting",
     "quantile_setting",
     "probe_similarities",
     "rulebook_gate",
+    "rulebook_gate_key",
 ]
 
 GateKind = Literal["calibrated", "adapted", "rulebook", "fixed", "none"]
 
+RULEBOOK_QUANTILE = 0.24
+"""The rulebook gate's quantile with ``MatchConfig(gate_quantile=None)`` (with the margin band; chosen on the tune
+draws with the band, docs/design/040-matching.md)."""
+ADAPTED_QUANTILE = 0.22
+"""An adapted encoder's gate quantile with ``MatchConfig(gate_quantile=None)`` (chosen on the tune draws by
+``benchmarks/matching_adapt.py``)."""
 GATE_MIN_PROBES = 20
 """Fewest example texts a rulebook needs for its own gate; below, the ``fixed`` fallback applies."""
 FALLBACK_SIMILARITY = 0.435
@@ -90,6 +104,12 @@ class AppliedGate:
                 f"similarity >= {self.threshold:.4f}: the rulebook's own gate, the {t['quantile']:g} quantile"
                 f"{_SET_FOR_TENANT if t.get('quantile_source') == 'tenant' else ''} of the best leave-one-out "
                 f"similarity of {t['probes']} of its {t['examples']} example texts"
+                + (
+                    f"; or >= {t['band_threshold']:.4f} (the {t['band_quantile']:g} quantile) when the best rule is "
+                    f"at least {t['margin']:g} above the next"
+                    if "band_threshold" in t
+                    else ""
+                )
             )
         if self.kind == "adapted":
             share = t.get("trained_share")
@@ -153,12 +173,12 @@ def _is_quantile(value: object) -> TypeGuard[float]:
 
 def quantile_setting(quantile: float) -> dict[str, Any]:
     """What a tenant stores (in place of a calibrated gate) to have its automatic gate measured at ``quantile``
-    instead of ``MatchConfig.gate_quantile``'s default: for traffic whose out-of-scope messages are of another
+    instead of the default (``MatchConfig.gate_quantile=None``): for traffic whose out-of-scope messages are of another
     kind than the default serves (docs/matching.md). InvalidInputError unless 0 < quantile < 1."""
     if not _is_quantile(quantile):
         raise InvalidInputError(
             f"gate quantile must be a number strictly between 0 and 1, not {quantile!r}",
-            hint="e.g. 0.22 (out-of-scope messages of the rulebook's own domain) or 0.08 (off-topic ones)",
+            hint="e.g. 0.08 (off-topic out-of-scope messages) or 0.14 (a mix with the rulebook's own domain)",
         )
     return {"kind": "quantile", "gate_quantile": float(quantile)}
 
@@ -196,10 +216,11 @@ def adapted_gate(
     stored (:func:`norma.embeddings.adapted_gate_similarities`); ``measured`` names what they were measured on;
     ``trained_share``: the share of the matcher's rule texts the encoder was adapted on
     (:func:`norma.embeddings.trained_share`; below :data:`ADAPTED_STALE_SHARE` the description says to adapt again)."""
-    threshold = round(float(np.quantile(np.asarray(similarities, dtype=np.float64), cfg.gate_quantile)), 4)
+    quantile = cfg.gate_quantile if cfg.gate_quantile is not None else ADAPTED_QUANTILE
+    threshold = round(float(np.quantile(np.asarray(similarities, dtype=np.float64), quantile)), 4)
     terms: dict[str, Any] = {
         "source": "cross-fitted while adapting the encoder",
-        "quantile": cfg.gate_quantile,
+        "quantile": quantile,
         "probes": len(similarities),
         **{k: measured[k] for k in ("holdout", "held_out", "rules") if k in measured},
     }
@@ -234,20 +255,42 @@ def rulebook_gate(index: MatchIndex, cfg: MatchConfig) -> AppliedGate:
         )
     best, _ = _leave_one_out(index, cfg, alive)
     measured = np.where(np.isfinite(best), best, 0.0).astype(np.float64)
-    threshold = round(float(np.quantile(measured, cfg.gate_quantile)), 4)
-    return AppliedGate(
-        "rulebook",
-        "similarity",
-        threshold,
-        {
-            "quantile": cfg.gate_quantile,
-            "probes": len(best),
-            "max_probes": cfg.gate_probes,
-            "examples": examples,
-            "rules": len(alive),
-            "median_probe_similarity": round(float(np.median(measured)), 4),
-        },
-    )
+    quantile, _, band_quantile, margin = rulebook_gate_key(cfg)
+    terms: dict[str, Any] = {
+        "quantile": quantile,
+        "probes": len(best),
+        "max_probes": cfg.gate_probes,
+        "examples": examples,
+        "rules": len(alive),
+        "median_probe_similarity": round(float(np.median(measured)), 4),
+    }
+    if band_quantile is not None:
+        terms.update(
+            band_quantile=band_quantile,
+            band_threshold=round(float(np.quantile(measured, band_quantile)), 4),
+            margin=margin,
+        )
+    return AppliedGate("rulebook", "similarity", round(float(np.quantile(measured, quantile)), 4), terms)
+
+
+def rulebook_gate_key(cfg: MatchConfig) -> tuple[float, int, float | None, float | None]:
+    """What a rulebook gate measured with ``cfg`` depends on besides the rules: (quantile, probe limit, band
+    quantile, margin); the quantile is :data:`RULEBOOK_QUANTILE` unless ``cfg`` sets one, and the band applies only
+    below it (a quantile at or under ``gate_band_quantile`` is a gate without a band)."""
+    quantile = cfg.gate_quantile if cfg.gate_quantile is not None else RULEBOOK_QUANTILE
+    band = cfg.gate_band_quantile
+    if band is None or band >= quantile:
+        return quantile, cfg.gate_probes, None, None
+    return quantile, cfg.gate_probes, band, cfg.gate_margin
+
+
+def gate_band(gate: AppliedGate) -> tuple[float, float] | None:
+    """(lower threshold, margin) of a gate with a margin band (a ``rulebook`` gate measured with the default
+    quantile), None otherwise."""
+    t = gate.terms
+    if gate.kind != "rulebook" or "band_threshold" not in t:
+        return None
+    return float(t["band_threshold"]), float(t["margin"])
 
 
 def probe_similarities(index: MatchIndex, cfg: MatchConfig) -> tuple[np.ndarray, np.ndarray]:

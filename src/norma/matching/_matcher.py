@@ -28,9 +28,11 @@ from norma.matching._gate import (
     AppliedGate,
     adapted_gate,
     applied_gate,
+    gate_band,
     probe_similarities,
     quantile_setting,
     rulebook_gate,
+    rulebook_gate_key,
 )
 from norma.matching._index import MatchIndex
 from norma.matching._models import SessionState
@@ -90,7 +92,8 @@ class RuleMatcher:
         self._gate_quantile: float | None = None
         self._tuned: tuple[MatchConfig, float, MatchConfig] | None = None  # the last config given the setting
         self._marked: tuple[AppliedGate, AppliedGate] | None = None  # the last measured gate, marked as the tenant's
-        self._rulebook_gate: tuple[MatchIndex, float, int, AppliedGate] | None = None
+        self._rulebook_gate: tuple[MatchIndex, tuple[float, int, float | None, float | None], AppliedGate] | None
+        self._rulebook_gate = None
         self._adapted: tuple[Embedder | None, tuple[list[float], dict[str, object]] | None] | None = None
         self._trained_share: tuple[MatchIndex, dict[str, object], float | None] | None = None
         self._apply(list(rules), vectors, bump=False)
@@ -236,7 +239,7 @@ class RuleMatcher:
     def _gate_config(self, cfg: MatchConfig) -> MatchConfig:
         """``cfg`` with the matcher's quantile setting, unless ``cfg`` sets its own ``gate_quantile``."""
         quantile = self._gate_quantile
-        if quantile is None or "gate_quantile" in cfg.model_fields_set:
+        if quantile is None or cfg.gate_quantile is not None:
             return cfg
         tuned = self._tuned
         if tuned is None or tuned[0] is not cfg or tuned[1] != quantile:  # validated once per config, not per match
@@ -251,10 +254,12 @@ class RuleMatcher:
         cfg = self._gate_config(config or self.config)
         if gate.kind != "rulebook":
             raise InvalidInputError(f"remember_gate takes a rulebook gate, not {gate.kind!r}")
-        if (gate.terms.get("quantile"), gate.terms.get("max_probes")) != (cfg.gate_quantile, cfg.gate_probes):
+        t = gate.terms
+        key = rulebook_gate_key(cfg)
+        if (t.get("quantile"), t.get("max_probes"), t.get("band_quantile"), t.get("margin")) != key:
             return False
         with self._lock:
-            self._rulebook_gate = (self._index, cfg.gate_quantile, cfg.gate_probes, gate)
+            self._rulebook_gate = (self._index, key, gate)
         return True
 
     def probe_similarities(self, config: MatchConfig | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -305,10 +310,11 @@ class RuleMatcher:
                     )
             return adapted_gate(similarities, measured, cfg, known[2])
         cached = self._rulebook_gate
-        if cached is not None and cached[0] is index and cached[1:3] == (cfg.gate_quantile, cfg.gate_probes):
-            return cached[3]
+        key = rulebook_gate_key(cfg)
+        if cached is not None and cached[0] is index and cached[1] == key:
+            return cached[2]
         gate = rulebook_gate(index, cfg)
-        self._rulebook_gate = (index, cfg.gate_quantile, cfg.gate_probes, gate)
+        self._rulebook_gate = (index, key, gate)
         return gate
 
     # -- matching ------------------------------------------------------------------------------------------------
@@ -396,11 +402,13 @@ class RuleMatcher:
         with self._lock:
             index = self._index
             gate = applied_gate(cfg, self._automatic_gate(index, cfg) if cfg.threshold == "auto" else None)
+            band = None
             if cfg.threshold == "auto":
                 cfg = cfg.model_copy(update={"threshold": gate.threshold, "threshold_on": gate.score})
+                band = gate_band(gate)
             results = [
                 match_one(index, self._buffers, items[i], queries[i], sessions[i] if sessions else None, wanted, cfg,
-                          explain)
+                          explain, band)
                 for i in range(len(items))
             ]  # fmt: skip
         for result in results:

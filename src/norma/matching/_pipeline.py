@@ -67,9 +67,10 @@ def match_one(
     tags: list[str] | None,
     cfg: MatchConfig,
     explain: bool,
+    band: tuple[float, float] | None = None,
 ) -> MatchResult:
     """The rules of ``index`` that apply to ``message`` (``query``: its ``(windows, dim)`` vectors, None for an
-    empty message), best first."""
+    empty message), best first. ``band``: (lower threshold, margin) of a similarity gate with a margin band."""
     if query is None or index.vectors is None or not len(index):
         return MatchResult()
     if query.shape[1] != index.vectors.dim:
@@ -81,7 +82,9 @@ def match_one(
     try:
         pooled = pool(index, query, mask, vector, lexical, cfg, exact)
         scores = fuse(index, query, pooled, lexical, mask, cfg, exact)
-        gated = gate(index, pooled, scores, session, cfg)
+        gated = gate(index, pooled, scores, session, cfg, band)
+        if gated.threshold != cfg.threshold:  # the band applied: explain with the threshold in force
+            cfg = cfg.model_copy(update={"threshold": gated.threshold})
         chosen = order(index, query, pooled, scores, gated, cfg, exact)
     finally:
         exact.clear()
@@ -372,15 +375,30 @@ def centroid_similarities(index: MatchIndex, slots: np.ndarray, query: np.ndarra
 # -- 6. gate -------------------------------------------------------------------------------------------------------
 
 
-def gate(index: MatchIndex, pooled: Pool, scores: Scores, session: SessionState | None, cfg: MatchConfig) -> Gate:
-    """The threshold on the score ``threshold_on`` names, and the session filters."""
+def gate(
+    index: MatchIndex,
+    pooled: Pool,
+    scores: Scores,
+    session: SessionState | None,
+    cfg: MatchConfig,
+    band: tuple[float, float] | None = None,
+) -> Gate:
+    """The threshold on the score ``threshold_on`` names, and the session filters. With a ``band`` (lower
+    threshold, margin) on a similarity gate: when no rule reaches the threshold but the best one reaches the lower
+    threshold and stands ``margin`` above every other scored rule, the lower threshold is in force."""
     score = threshold_scores(cfg, scores.final, scores.hybrid, scores.similarity)
-    passed = np.ones(len(pooled.scored), dtype=bool) if cfg.threshold is None else score >= cfg.threshold
+    threshold = cfg.threshold
+    if threshold is not None and band is not None and len(score):
+        top = np.partition(score, -2)[-2:] if len(score) > 1 else np.array([-np.inf, score[0]])
+        best, second = float(top.max()), float(top.min())
+        if band[0] <= best < float(threshold) and best - second >= band[1]:
+            threshold = band[0]
+    passed = np.ones(len(pooled.scored), dtype=bool) if threshold is None else score >= threshold
     blocked = session_blocked(index, session)
     allowed = passed
     if blocked:
         allowed = passed & ~np.isin(pooled.scored, np.fromiter(blocked, dtype=np.intp, count=len(blocked)))
-    return Gate(score, passed, blocked, allowed)
+    return Gate(score, passed, blocked, allowed, threshold)
 
 
 def threshold_scores(cfg: MatchConfig, final: np.ndarray, hybrid: np.ndarray, similarity: np.ndarray) -> np.ndarray:

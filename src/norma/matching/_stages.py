@@ -84,6 +84,8 @@ class Gate(NamedTuple):
     """Slots a session filter drops, with ``"<filter>: <why>"``."""
     allowed: np.ndarray
     """bool aligned with ``scored``: passed and not blocked."""
+    threshold: float | str | None = None
+    """The threshold in force for this message (the lower one when a gate's margin band applied)."""
 
 
 class Chosen(NamedTuple):

@@ -60,7 +60,7 @@ class MatchRequest(BaseModel):
     tags: list[str] | None = Field(default=None, max_length=100)
     """Only rules carrying at least one of these tags."""
     gate_quantile: float | None = Field(default=None, gt=0, lt=1)
-    """For this request, the quantile of the rulebook's automatic gate (None: the tenant's setting, else 0.22;
+    """For this request, the quantile of the rulebook's automatic gate (None: the tenant's setting, else the default;
     docs/matching.md says which value serves which out-of-scope traffic). A calibrated gate comes first."""
 
 
@@ -106,8 +106,8 @@ class GateQuantileRequest(BaseModel):
 
     model_config = _STRICT
     gate_quantile: float = Field(gt=0, lt=1)
-    """Where the rulebook's own gate is measured (0.22 by default; 0.08 for mostly off-topic out-of-scope
-    messages, 0.14 for a mix: docs/matching.md)."""
+    """Where the rulebook's own gate is measured (by default 0.24 with a margin band; 0.08 for mostly off-topic
+    out-of-scope messages, 0.14 for a mix: docs/matching.md)."""
     dry_run: bool = False
     """Return the gate it gives without storing it."""
 
