@@ -14,6 +14,11 @@ Usage::
     .venv/bin/python benchmarks/matching_speed.py            # 1k, 10k, 100k
     .venv/bin/python benchmarks/matching_speed.py --quick    # 1k, 10k
     .venv/bin/python benchmarks/matching_speed.py --blas-threads 1   # pin OpenBLAS to one thread
+    .venv/bin/python benchmarks/matching_speed.py --quick --examples 1   # rules with examples: the automatic gate
+
+With ``--examples N`` every rule also gets N example texts (vectors near the rule's), so the matcher measures the
+rulebook's own gate (with its margin band), and a last column times ``match`` with the default automatic gate in
+the same alternating rounds (the gate measured once before timing; docs/benchmarks.md gives its cost apart).
 """
 
 from __future__ import annotations
@@ -43,16 +48,26 @@ def pseudo_words(rng: np.random.Generator, count: int) -> list[str]:
     return [f"w{int(r)}x" for r in ranks]
 
 
-def synthetic(n: int, rng: np.random.Generator) -> tuple[list[Rule], dict[str, np.ndarray]]:
+def synthetic(n: int, rng: np.random.Generator, examples: int = 0) -> tuple[list[Rule], dict[str, np.ndarray]]:
     centres = rng.standard_normal((2000, DIM)).astype(np.float32)
     centres /= np.linalg.norm(centres, axis=1, keepdims=True)
     noise = rng.standard_normal((n, DIM)).astype(np.float32) * 0.06
     vectors = centres[rng.integers(0, len(centres), n)] + noise
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     rules = [
-        Rule(id=f"rule-{i:06d}", condition_text=" ".join(pseudo_words(rng, int(rng.integers(6, 13))))) for i in range(n)
+        Rule(
+            id=f"rule-{i:06d}",
+            condition_text=" ".join(pseudo_words(rng, int(rng.integers(6, 13)))),
+            examples=[" ".join(pseudo_words(rng, 6)) for _ in range(examples)],
+        )
+        for i in range(n)
     ]
-    return rules, {rule.id: vectors[i : i + 1] for i, rule in enumerate(rules)}
+    out = {}
+    for i, rule in enumerate(rules):
+        texts = vectors[i] + rng.standard_normal((1 + examples, DIM)).astype(np.float32) * 0.03
+        texts[0] = vectors[i]
+        out[rule.id] = texts / np.linalg.norm(texts, axis=1, keepdims=True)
+    return rules, out
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:
@@ -84,9 +99,16 @@ def retrieval(matcher: RuleMatcher, messages: list[str], queries: list[np.ndarra
 
 
 def run(
-    n: int, rng: np.random.Generator, queries: int, embed_queries: int, naive_calls: int, *, exact: bool = False
+    n: int,
+    rng: np.random.Generator,
+    queries: int,
+    embed_queries: int,
+    naive_calls: int,
+    *,
+    exact: bool = False,
+    examples: int = 0,
 ) -> dict[str, float]:
-    rules, vectors = synthetic(n, rng)
+    rules, vectors = synthetic(n, rng, examples)
     config = MatchConfig(threshold=None, hnsw_build="blocking")
     if exact:  # the exact path past hnsw_min_rows too
         config = config.with_(hnsw_min_rows=10**9)
@@ -100,12 +122,16 @@ def run(
     started = time.perf_counter()
     matcher.match(messages[0], query_vector=query_vectors[0])  # builds the lexical (and HNSW) index
     first = time.perf_counter() - started
-    scans: dict[str, list[float]] = {"auto": [], "float32": []}  # alternating rounds: both see the same machine
+    scans: dict[str, list[float]] = {"auto": [], "float32": []}  # alternating rounds: all see the same machine
+    configs = {scan: matcher.config.with_(vector_scan=scan) for scan in scans}
+    if examples:
+        scans["gated"] = []
+        configs["gated"] = matcher.config.with_(threshold="auto")
+        matcher.gate(configs["gated"])  # measured once per rules version, before timing
     for round_ in range(3):
         for scan in scans:
             part = slice(round_ * queries // 3, (round_ + 1) * queries // 3)
-            chosen = matcher.config.with_(vector_scan=scan)
-            scans[scan] += retrieval(matcher, messages[part], query_vectors[part], chosen)
+            scans[scan] += retrieval(matcher, messages[part], query_vectors[part], configs[scan])
     retrieval_p = percentiles(scans["auto"])
     float32_p50 = percentiles(scans["float32"])[0] if matcher.config.hnsw_min_rows > n else float("nan")
     recall = float("nan")
@@ -125,6 +151,7 @@ def run(
         matcher.match(text)
         e2e.append(time.perf_counter() - started)
     end_to_end = percentiles(e2e)
+    gated_p50 = percentiles(scans["gated"])[0] if examples else float("nan")
     plain_vectors = [vectors[rule.id][0].tolist() for rule in rules]
     tokenized = [tokenize(rule.condition_text) for rule in rules]
     naive = []
@@ -146,6 +173,7 @@ def run(
         "naive_p95": naive_p95,
         "ratio": naive_p50 / retrieval_p[0],
         "hnsw_recall": recall,
+        "gated_p50": gated_p50,
     }
 
 
@@ -153,6 +181,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1k and 10k rules only")
     parser.add_argument("--blas-threads", type=int, default=None, help="OPENBLAS_NUM_THREADS for this run")
+    parser.add_argument("--examples", type=int, default=0, help="example texts per rule (times the automatic gate)")
     args = parser.parse_args()
     sizes = [1_000, 10_000] if args.quick else [1_000, 10_000, 100_000]
     rng = np.random.default_rng(SEED)
@@ -160,21 +189,25 @@ def main() -> None:
     print(f"BLAS threads: {os.environ.get('OPENBLAS_NUM_THREADS', 'default')}; cores: {os.cpu_count()}")
     print(
         "| rules | path | build s | first match s | retrieval p50 ms | p95 ms | float32 scan p50 ms "
-        "| end-to-end p50 ms | p95 ms | naive p50 ms | naive/ours | HNSW recall@10 |"
+        "| end-to-end p50 ms | p95 ms | naive p50 ms | naive/ours | HNSW recall@10 | automatic gate p50 ms |"
     )
-    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     runs = [(n, False) for n in sizes]
     if 100_000 in sizes:
         runs.append((100_000, True))  # the exact int8 path at 100k too, for comparison with HNSW
     for n, exact in runs:
-        row = run(n, rng, queries=300, embed_queries=100, naive_calls=20 if n <= 10_000 else 3, exact=exact)
+        row = run(
+            n, rng, queries=300, embed_queries=100, naive_calls=20 if n <= 10_000 else 3, exact=exact,
+            examples=args.examples,
+        )  # fmt: skip
         path = "HNSW + exact rescoring" if n >= MatchConfig().hnsw_min_rows and not exact else "exact"
         recall = "-" if math.isnan(row["hnsw_recall"]) else f"{row['hnsw_recall']:.3f}"
         float32 = "-" if math.isnan(row["float32_p50"]) else f"{row['float32_p50']:.3f}"
         print(
             f"| {n:,} | {path} | {row['build_s']:.2f} | {row['first_match_s']:.2f} | {row['retrieval_p50']:.3f} "
             f"| {row['retrieval_p95']:.3f} | {float32} | {row['e2e_p50']:.2f} | {row['e2e_p95']:.2f} "
-            f"| {row['naive_p50']:.1f} | {row['ratio']:.0f}x | {recall} |",
+            f"| {row['naive_p50']:.1f} | {row['ratio']:.0f}x | {recall} | "
+            f"{'-' if math.isnan(row['gated_p50']) else format(row['gated_p50'], '.3f')} |",
             flush=True,
         )
 
