@@ -177,9 +177,79 @@ def test_calibration_picks_the_threshold_by_the_target(axis: AxisEmbedder) -> No
     assert recalled.threshold == pytest.approx(1 / math.sqrt(2), abs=1e-6)
     assert recalled.terms["precision"] == pytest.approx(4 / 6, abs=1e-6)
     # F1: 2/3 at 1.0 (p 1, r .5) against 0.8 at 0.7071 (p .667, r 1): the lower threshold
-    best = calibrate_gate(matcher, LABELLED)
+    best = calibrate_gate(matcher, LABELLED, best_f1=True)
     assert best.threshold == pytest.approx(1 / math.sqrt(2), abs=1e-6)
-    assert best.terms["f1"] == pytest.approx(0.8)
+    assert (best.terms["f1"], best.terms["target"]) == (pytest.approx(0.8), "best F1")
+    assert "band_threshold" not in best.terms
+
+
+# The matcher's gate on PLAIN is the fixed fallback 0.435 (no examples, no band). Ungated: "refund" 1.0 to refund;
+# "card hello weather" 0.5774 to card, hello and weather (all three expected); "refund card" 0.7071 to refund and
+# card; "card delivery hello weather" 0.5 to four rules.
+BALANCING = [
+    ("refund", ["refund"]),
+    ("card hello weather", ["card", "hello", "weather"]),
+    ("refund card", []),
+    ("card delivery hello weather", []),
+]
+
+
+def test_a_balanced_calibration_moves_the_gate_by_the_shrunk_best_shift(axis: AxisEmbedder) -> None:
+    matcher = RuleMatcher(PLAIN, embedder=axis)
+    # min(acc@1, rejection) by threshold t: t <= 0.5: min(1, 0) = 0; 0.5 < t <= 0.5774: min(1, 0.5); up to 0.7071:
+    # min(0.5, 0.5); up to 1: min(0.5, 1): 0.5 from 0.5 up. The smallest shift of 0.435
+    # on the 0.001 grid that passes 0.5 is +0.066 (t 0.501). Two messages expect none: weight 2 / (2 + 3) = 0.4.
+    gate = calibrate_gate(matcher, BALANCING)
+    assert gate.kind == "calibrated"
+    assert (gate.terms["fitted_shift"], gate.terms["weight"], gate.terms["expecting_none"]) == (0.066, 0.4, 2)
+    assert gate.terms["shift"] == round(0.066 * 0.4, 4) == 0.0264
+    assert gate.threshold == 0.4614
+    assert gate.terms["base"] == {"kind": "fixed", "threshold": FALLBACK_SIMILARITY}
+    # at 0.4614 both in-scope messages reach a right rule, and both out-of-scope ones match something
+    assert (gate.terms["acc_at_1"], gate.terms["rejection"]) == (1.0, 0.0)
+    # returned rules: refund (TP); card, hello, weather (3 TP); refund, card (2 FP); four rules (4 FP)
+    assert (gate.terms["precision"], gate.terms["recall"]) == (round(4 / 10, 6), 1.0)
+    assert (gate.terms["target"], gate.terms["messages"], gate.terms["near_misses"]) == ("balanced", 4, 0)
+    unshrunk = calibrate_gate(matcher, BALANCING, prior=0)
+    assert (unshrunk.threshold, unshrunk.terms["weight"]) == (0.501, 1.0)
+    assert (unshrunk.terms["acc_at_1"], unshrunk.terms["rejection"]) == (1.0, 0.5)  # "refund card" still matches
+    assert calibrate_gate(matcher, BALANCING, prior=1e9).threshold == FALLBACK_SIMILARITY
+    assert gate.description == (
+        "similarity >= 0.4614: calibrated on 4 labelled messages at tenant version 0: the fixed gate 0.4350 moved by "
+        "+0.0264 (the best shift for min(acc@1, rejection) on them, +0.066, weighted 0.40 for 2 that expect no rule "
+        "against a prior of 3; acc@1 1.000, rejection 0.000)"
+    )
+    assert gate_from_dict(gate.to_dict()) == gate
+
+
+def test_a_balanced_calibration_moves_the_margin_band_with_the_gate(axis: AxisEmbedder) -> None:
+    matcher = RuleMatcher(RULES, embedder=axis)  # gate 0.8594, band 0.7071, margin 0.09 (above)
+    # "card weather hello" expects nothing: delivery's "card weather" and "card hello" at 2/sqrt(6) = 0.8165, every
+    # other rule 0.5774 (margin 0.239): the band lets it match until the band passes 0.8165, 0.7071 + 0.110 = 0.8171
+    # (+0.109 gives 0.8161). "refund" (1.0) stays matched: the gate 0.8594 + 0.110 = 0.9694.
+    labelled = [("refund", ["refund"]), ("card weather hello", [])]
+    gate = calibrate_gate(matcher, labelled, prior=0)
+    assert (gate.terms["fitted_shift"], gate.threshold) == (0.11, 0.9694)
+    assert (gate.terms["band_threshold"], gate.terms["margin"]) == (0.8171, 0.09)
+    assert gate.terms["base"] == {
+        "kind": "rulebook", "threshold": EXPECTED, "quantile": 0.24, "band_threshold": BAND, "margin": 0.09
+    }  # fmt: skip
+    assert gate.description.endswith("; or >= 0.8171 when the best rule is at least 0.09 above the next")
+    # prior 3, one message expects none: 0.11 / 4 = 0.0275 -> gate 0.8869, band 0.7346
+    shrunk = calibrate_gate(matcher, labelled)
+    assert (shrunk.threshold, shrunk.terms["band_threshold"], shrunk.terms["prior"]) == (0.8869, 0.7346, 3.0)
+    # the matcher applies the calibrated band: "refund card hello" (delivery 0.8165, margin 0.239)
+    matcher.set_calibration(shrunk)
+    (match,) = matcher.match("refund card hello")
+    assert (match.rule.id, match.explanation.threshold) == ("delivery", 0.7346)
+    matcher.set_calibration(gate)
+    assert matcher.match("refund card hello") == []  # under the band of 0.8171
+    assert matcher.measured_gate().kind == "rulebook"  # what a calibration moves, whatever is set
+    # a near miss of delivery says the same as the message that expects nothing
+    from norma.matching import NearMiss
+
+    missed = calibrate_gate(matcher, labelled[:1], prior=0, near_misses=[NearMiss("card weather hello", "delivery")])
+    assert (missed.threshold, missed.terms["near_misses"], missed.terms["expecting_none"]) == (0.9694, 1, 1)
 
 
 def test_calibration_is_deterministic_and_becomes_the_automatic_gate(axis: AxisEmbedder) -> None:
@@ -213,8 +283,16 @@ def test_calibration_refuses_bad_input(axis: AxisEmbedder) -> None:
     matcher = RuleMatcher(PLAIN, embedder=axis)
     with pytest.raises(InvalidInputError, match="unknown rule id\\(s\\) 'ghost'"):
         calibrate_gate(matcher, [("refund", ["ghost"])])
-    with pytest.raises(InvalidInputError, match="not both"):
+    with pytest.raises(InvalidInputError, match="give one target"):
         calibrate_gate(matcher, LABELLED, target_precision=0.9, target_recall=0.9)
+    with pytest.raises(InvalidInputError, match="give one target"):
+        calibrate_gate(matcher, LABELLED, target_recall=0.9, best_f1=True)
+    with pytest.raises(InvalidInputError, match="expect no rule \\(or near misses\\): 2 expect a rule, 0 none"):
+        calibrate_gate(matcher, [("refund", ["refund"]), ("card", ["card"])])
+    with pytest.raises(InvalidInputError, match="expect some rule: 0 expect a rule, 1 none"):
+        calibrate_gate(matcher, [("hello weather", [])])
+    with pytest.raises(InvalidInputError, match="prior must be a finite number"):
+        calibrate_gate(matcher, BALANCING, prior=-1)
     with pytest.raises(InvalidInputError, match="no labelled messages"):
         calibrate_gate(matcher, [])
     with pytest.raises(InvalidInputError, match="in \\(0, 1\\]"):

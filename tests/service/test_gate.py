@@ -77,6 +77,21 @@ async def test_the_gate_is_named_calibrated_stored_and_cleared(
     assert store.load_gate("acme") is None
 
 
+async def test_a_calibration_without_a_target_is_balanced(client: httpx.AsyncClient, acme_key: str) -> None:
+    headers = bearer(acme_key)
+    body = {"messages": LABELLED, "dry_run": True}
+    balanced = await client.post("/v1/tenants/acme/gate", json=body, headers=headers)
+    assert balanced.status_code == 200, balanced.text
+    gate = balanced.json()["gate"]
+    assert gate["terms"]["target"] == "balanced"
+    assert gate["terms"]["base"] == {"kind": "fixed", "threshold": FALLBACK_SIMILARITY}  # the tenant's own gate
+    assert (gate["terms"]["expecting_none"], gate["terms"]["weight"]) == (1, 0.25)  # 1 / (1 + 3)
+    assert gate["threshold"] == round(FALLBACK_SIMILARITY + gate["terms"]["shift"], 4)
+    f1 = await client.post("/v1/tenants/acme/gate", json={**body, "best_f1": True}, headers=headers)
+    assert f1.status_code == 200, f1.text
+    assert f1.json()["gate"]["terms"]["target"] == "best F1"
+
+
 async def test_bad_calibration_requests_are_4xx(client: httpx.AsyncClient, acme_key: str, globex_key: str) -> None:
     headers = bearer(acme_key)
     empty = await client.post("/v1/tenants/acme/gate", json={"messages": []}, headers=headers)
@@ -87,6 +102,11 @@ async def test_bad_calibration_requests_are_4xx(client: httpx.AsyncClient, acme_
     assert "unknown rule" in unknown.json()["detail"]
     both = {"messages": LABELLED, "target_precision": 0.9, "target_recall": 0.9}
     assert (await client.post("/v1/tenants/acme/gate", json=both, headers=headers)).status_code == 400
+    one_sided = await client.post("/v1/tenants/acme/gate", json={"messages": LABELLED[:3]}, headers=headers)
+    assert one_sided.status_code == 400
+    assert "needs messages that expect no rule" in one_sided.json()["detail"]
+    two = {"messages": LABELLED, "target_recall": 0.9, "best_f1": True}
+    assert (await client.post("/v1/tenants/acme/gate", json=two, headers=headers)).status_code == 400
     other = await client.post("/v1/tenants/acme/gate", json={"messages": LABELLED}, headers=bearer(globex_key))
     assert other.status_code == 404  # another tenant's key: as if the tenant did not exist
 

@@ -7,6 +7,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import EXAMPLES, CliResult
 
 Run = Callable[..., CliResult]
@@ -82,13 +84,59 @@ def test_calibrate_bad_input_is_one_line_and_exit_2(run_cli: Run, store_url: str
     assert (two.code, two.err) == (2, neither.err)
     target = run_cli(*base, "--gate-quantile", "0.1", "--target-recall", "0.5")
     assert target.code == 2
-    assert target.err == "norma: error: --target-precision / --target-recall need labelled messages (--messages FILE)\n"
+    assert target.err == (
+        "norma: error: --target-precision / --target-recall / --best-f1 need labelled messages (--messages FILE)\n"
+    )
     out_of_range = run_cli(*base, "--gate-quantile", "1")
     assert out_of_range.code == 2
     assert "--gate-quantile" in out_of_range.err
     both = run_cli(*base, "--messages", _labelled(tmp_path), "--target-recall", "0.5", "--target-precision", "0.5")
     assert both.code == 2
-    assert "not both" in both.err
+    assert both.err == "norma: error: give one of --target-precision, --target-recall and --best-f1\n"
+    inside = _labelled(tmp_path, LABELLED[:2])  # nothing expects no rule: no balance to find
+    one_sided = run_cli(*base, "--messages", inside)
+    assert one_sided.code == 2
+    assert one_sided.err.startswith(
+        "norma: error: a balanced calibration needs messages that expect no rule (or near misses): 2 expect a rule, "
+        "0 none"
+    )
+    assert one_sided.err.count("\n") == 1
+    assert run_cli(*base, "--messages", inside, "--best-f1", "--dry-run").code == 0  # a target needs no balance
+
+
+def test_calibrate_without_a_target_moves_the_tenants_own_gate(run_cli: Run, store_url: str) -> None:
+    from norma.matching import snapshot_matcher
+    from norma.store import open_store
+
+    assert run_cli("rules", "import", BANKING, "--db", store_url).code == 0
+    store = open_store(store_url)
+    try:
+        own = snapshot_matcher(store, TENANT).gate()
+    finally:
+        store.close()
+    labelled = str(EXAMPLES / "rulebooks" / "banking-support.labelled.jsonl")
+    args = ("rules", "calibrate", "--tenant", TENANT, "--messages", labelled, "--db", store_url)
+    result = run_cli(*args, "--format", "json")
+    assert result.code == 0, result.err
+    gate = json.loads(result.out)["gate"]
+    terms = gate["terms"]
+    assert terms["target"] == "balanced"
+    assert terms["base"]["kind"] == own.kind == "rulebook"
+    assert terms["base"]["threshold"] == own.threshold
+    assert terms["base"]["band_threshold"] == own.terms["band_threshold"]
+    assert terms["expecting_none"] == 6  # the file's messages with "expected": []
+    assert terms["weight"] == round(6 / 9, 4)  # against the default prior of 3
+    assert gate["threshold"] == round(own.threshold + terms["shift"], 4)
+    assert terms["band_threshold"] == round(own.terms["band_threshold"] + terms["shift"], 4)
+    inside = sum(1 for line in Path(labelled).read_text(encoding="utf-8").splitlines() if '"expected": []' not in line)
+    assert round(terms["rejection"] * 6) / 6 == pytest.approx(terms["rejection"])  # a share of the 6
+    assert round(terms["acc_at_1"] * inside) / inside == pytest.approx(terms["acc_at_1"])
+    table = run_cli(*args, "--dry-run")
+    assert table.code == 0, table.err
+    assert "the rulebook gate" in table.out
+    assert "acc_at_1" in table.out
+    best = run_cli(*args, "--best-f1", "--dry-run", "--format", "json")
+    assert json.loads(best.out)["gate"]["terms"]["target"] == "best F1"
 
 
 def test_a_stored_gate_quantile_moves_every_match_of_the_tenant(run_cli: Run, store_url: str) -> None:

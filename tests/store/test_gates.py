@@ -106,7 +106,7 @@ def test_every_replica_measures_its_gate_at_the_stored_quantile(store_url: str, 
         assert (gate_a.kind, gate_a.threshold, gate_a.terms["quantile"]) == ("rulebook", expected, 0.02)
         assert gate_a.terms["quantile_source"] == "tenant"
 
-        calibrated = calibrate_gate(a.get("acme", embedder=embedder), [*LABELLED[:2], ("hello there", ["greeting"])])
+        calibrated = calibrate_gate(a.get("acme", embedder=embedder), [*LABELLED, ("hello there", ["greeting"])])
         writer.save_gate("acme", calibrated.to_dict())  # a calibration replaces the setting
         assert b.get("acme", embedder=embedder).gate() == calibrated
         assert stored_gate_quantile(writer, "acme") is None

@@ -63,8 +63,17 @@ def _render(con: Console, tenant: str, gate: dict[str, Any], previous: dict[str,
     table.add_column("value", overflow="fold")
     table.add_row("threshold", f"similarity >= {gate['threshold']:.4f}")
     if gate["kind"] == "calibrated":
-        keys: tuple[str, ...] = ("target", "messages", "near_misses", "precision", "recall", "f1", "rules")
-        keys += ("rules_version",)
+        terms = gate["terms"]
+        if "band_threshold" in terms:
+            table.add_row("band", f"similarity >= {terms['band_threshold']:.4f} when the best rule is "
+                          f"{terms['margin']:g} above the next")  # fmt: skip
+        keys: tuple[str, ...] = ("target", "messages", "near_misses")
+        if terms.get("target") == "balanced":
+            base = terms["base"]
+            table.add_row("moved", f"the {base['kind']} gate {base['threshold']:.4f} by {terms['shift']:+.4f} "
+                          f"(best {terms['fitted_shift']:+.3f} x weight {terms['weight']:.2f})")  # fmt: skip
+            keys += ("expecting_none", "prior", "acc_at_1", "rejection")
+        keys += ("precision", "recall", "f1", "rules", "rules_version")
     else:
         keys = ("quantile", "probes", "examples", "rules")
         table.add_row("kind", gate["kind"])
@@ -96,6 +105,7 @@ def _set_quantile(store: Any, tenant_id: str, quantile: float, dry_run: bool) ->
 )
 @click.option("--target-precision", type=click.FloatRange(0, 1, min_open=True), help="Lowest gate with this precision.")
 @click.option("--target-recall", type=click.FloatRange(0, 1, min_open=True), help="Highest gate with this recall.")
+@click.option("--best-f1", is_flag=True, help="The single threshold with the best F1 of every returned rule.")
 @click.option(
     "--synthesize",
     type=click.IntRange(1, 20),
@@ -119,6 +129,7 @@ def calibrate(
     messages_file: Path | None,
     target_precision: float | None,
     target_recall: float | None,
+    best_f1: bool,
     synthesize: int | None,
     dry_run: bool,
     gate_quantile: float | None,
@@ -128,10 +139,11 @@ def calibrate(
 ) -> int:
     """Pick the tenant's matching gate from labelled messages and store it with its rules.
 
-    Every matcher of the tenant (CLI, service, every replica) then gates on it. Without a target the gate with the
-    best F1 is chosen; the choice is deterministic. Without labelled messages, --gate-quantile Q stores where the
-    rulebook's own gate is measured instead (for the kind of out-of-scope traffic the tenant gets). Exit 0 on
-    success, 2 on bad input.
+    Every matcher of the tenant (CLI, service, every replica) then gates on it. Without a target, the rulebook's own
+    gate moved toward the best balance of acc@1 and rejection on the messages, as far as the number that expect no
+    rule supports (docs/matching.md); the choice is deterministic. Without labelled messages, --gate-quantile Q
+    stores where the rulebook's own gate is measured instead (for the kind of out-of-scope traffic the tenant
+    gets). Exit 0 on success, 2 on bad input.
     """
     from norma.matching import calibrate_gate, load_labelled, tenant_matcher
     from norma.store import open_store
@@ -143,10 +155,12 @@ def calibrate(
             "give --messages FILE and/or --synthesize N to calibrate, --gate-quantile Q to store a quantile, or "
             "--clear to remove what is stored"
         )
-    if target_precision is not None and target_recall is not None:
-        raise click.UsageError("give --target-precision or --target-recall, not both")
-    if (target_precision is not None or target_recall is not None) and not calibrating:
-        raise click.UsageError("--target-precision / --target-recall need labelled messages (--messages FILE)")
+    if (target_precision is not None) + (target_recall is not None) + best_f1 > 1:
+        raise click.UsageError("give one of --target-precision, --target-recall and --best-f1")
+    if (target_precision is not None or target_recall is not None or best_f1) and not calibrating:
+        raise click.UsageError(
+            "--target-precision / --target-recall / --best-f1 need labelled messages (--messages FILE)"
+        )
     store = open_store(db_url, create=False)
     try:
         previous = store.load_gate(tenant_id)
@@ -180,6 +194,7 @@ def calibrate(
             labelled,
             target_precision=target_precision,
             target_recall=target_recall,
+            best_f1=best_f1,
             source=str(messages_file or "written messages"),
             rules_version=store.version(tenant_id),
             near_misses=near_misses,

@@ -1,32 +1,59 @@
-"""A tenant's gate calibrated from labelled messages: the similarity threshold that meets a precision or recall
-target (or the best F1) on messages whose applicable rules are known.
+"""A tenant's gate calibrated from labelled messages (0..n expected rules per message).
 
-Every message is matched once without a gate; a rule returned for a message is a true positive when it is among
-the message's expected rules (a message may expect 0..n rules) and a false positive otherwise; an expected rule
-not returned at the threshold is a false negative (micro-averaged over the messages). The threshold is one of the
-observed similarities, so the choice is exact and deterministic:
+Every message is matched once without a gate (every scored rule returned); then the gate is chosen on what came
+back, exactly and deterministically:
 
-* ``target_precision=P``: the lowest threshold whose precision is >= P (the most recall at that precision);
-* ``target_recall=R``: the highest threshold whose recall is >= R (the most precision at that recall);
-* neither: the threshold of the best F1 (ties: the higher threshold).
+* no target (``balanced``, the default): the matcher's own automatic gate (the rulebook's, with its margin band;
+  or an adapted encoder's) moved by a shift. The shift that gives the best min(acc@1, rejection) on the messages
+  is shrunk toward none by the weight ``n / (n + prior)``, n the messages that expect no rule (and near misses):
+  the rejection side of a sample rests on those few, and the rulebook's gate counts as ``prior`` of them
+  (:data:`CALIBRATION_PRIOR`, chosen on the development tune draws: docs/design/040-matching.md). acc@1 counts a
+  message that expects some rule when the first rule returned is one it expects; rejection counts a message that
+  expects none when nothing is returned (a near miss: when its rule is not the first returned);
+* ``target_precision=P``: the lowest single threshold whose precision is >= P (the most recall at that precision);
+* ``target_recall=R``: the highest single threshold whose recall is >= R (the most precision at that recall);
+* ``best_f1``: the single threshold with the best F1 (ties: the higher threshold).
+
+Precision and recall are micro-averaged over every rule returned: one expected is a true positive, one not
+expected a false positive, an expected rule not returned a false negative.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from norma.errors import InvalidInputError
 from norma.matching._config import MatchConfig
-from norma.matching._gate import AppliedGate
+from norma.matching._gate import AppliedGate, gate_band
 from norma.matching._labelled import LabelledMessage, check_labelled
 from norma.matching._matcher import RuleMatcher
 from norma.matching._models import SessionState
 from norma.matching._synthetic import NearMiss
 
-__all__ = ["calibrate_gate"]
+__all__ = ["CALIBRATION_PRIOR", "Observed", "calibrate_gate", "fit_gate", "observe"]
+
+CALIBRATION_PRIOR = 3.0
+"""How many messages that expect no rule the matcher's own gate weighs against the labelled ones in a ``balanced``
+calibration (chosen on the tune draws by ``benchmarks/matching_calibration.py``)."""
+SHIFT_LIMIT = 0.3
+"""The largest shift of the automatic gate a ``balanced`` calibration considers, either way."""
+_SHIFTS = np.round(np.arange(-SHIFT_LIMIT, SHIFT_LIMIT + 5e-4, 0.001), 3)
+
+
+@dataclass(frozen=True, slots=True)
+class Observed:
+    """One labelled message matched without a gate: every scored rule (id, similarity), best final score first."""
+
+    candidates: tuple[tuple[str, float], ...]
+    expected: frozenset[str]
+    """The rules that should apply (empty: none should)."""
+    near_miss: str | None = None
+    """For a near miss, the one rule that must not apply (``expected`` is then ignored)."""
 
 
 def _target(value: float | None, name: str) -> float | None:
@@ -35,6 +62,14 @@ def _target(value: float | None, name: str) -> float | None:
     if not isinstance(value, (int, float)) or not math.isfinite(value) or not 0 < value <= 1:
         raise InvalidInputError(f"{name} must be a number in (0, 1], not {value!r}", location=name)
     return float(value)
+
+
+def _targets(precision: float | None, recall: float | None, best_f1: bool) -> tuple[float | None, float | None]:
+    """The checked precision and recall goals; InvalidInputError for a bad one, or more than one target."""
+    precision_goal, recall_goal = _target(precision, "target_precision"), _target(recall, "target_recall")
+    if (precision_goal is not None) + (recall_goal is not None) + bool(best_f1) > 1:
+        raise InvalidInputError("give one target: a precision, a recall or the best F1")
+    return precision_goal, recall_goal
 
 
 def _reaching(values: np.ndarray, goal: float, name: str, advice: str) -> list[int]:
@@ -48,12 +83,207 @@ def _reaching(values: np.ndarray, goal: float, name: str, advice: str) -> list[i
     return [int(i) for i in ok]
 
 
+def observe(
+    matcher: RuleMatcher,
+    labelled: Sequence[LabelledMessage],
+    near_misses: Sequence[NearMiss] = (),
+    config: MatchConfig | None = None,
+) -> list[Observed]:
+    """Each message (then each near miss) matched without a gate, in its scenario and step: every rule scored for
+    it, best final score first, with its similarity (what a gate compares)."""
+    cfg = (config or matcher.config).with_(threshold=None, max_matched=max(len(matcher), 1))
+    texts = [item.message for item in labelled] + [m.message for m in near_misses]
+    sessions = [SessionState(active_scenario_id=i.scenario, active_step_id=i.step) for i in labelled] + [
+        SessionState(active_scenario_id=m.scenario, active_step_id=m.step) for m in near_misses
+    ]
+    results = matcher.match_many(texts, sessions, config=cfg) if texts else []
+    found = [tuple((match.rule.id, float(match.similarity_score)) for match in result) for result in results]
+    return [Observed(c, frozenset(item.expected)) for item, c in zip(labelled, found, strict=False)] + [
+        Observed(c, frozenset(), miss.rule_id) for miss, c in zip(near_misses, found[len(labelled) :], strict=True)
+    ]
+
+
+class _Table:
+    """The observations as arrays: similarities (messages x candidates, -inf padded), whether each candidate is an
+    expected rule (``good``) or the near miss's rule (``bad``), and each message's two best similarities."""
+
+    def __init__(self, observed: Sequence[Observed]) -> None:
+        width = max((len(o.candidates) for o in observed), default=0) or 1
+        self.sims = np.full((len(observed), width), -np.inf)
+        self.good = np.zeros((len(observed), width), dtype=bool)
+        self.bad = np.zeros((len(observed), width), dtype=bool)
+        for m, o in enumerate(observed):
+            for j, (rule_id, similarity) in enumerate(o.candidates):
+                self.sims[m, j] = similarity
+                if o.near_miss is None:
+                    self.good[m, j] = rule_id in o.expected
+                else:
+                    self.bad[m, j] = rule_id == o.near_miss
+        self.miss = np.array([o.near_miss is not None for o in observed], dtype=bool)
+        self.inside = np.array([o.near_miss is None and bool(o.expected) for o in observed], dtype=bool)
+        self.outside = ~self.inside  # expect no rule, or are near misses
+        self.expected_total = sum(len(o.expected) for o in observed if o.near_miss is None)
+        top = -np.sort(-self.sims, axis=1)
+        self.first = top[:, 0]
+        self.second = top[:, 1] if width > 1 else np.full(len(observed), -np.inf)
+
+    def limits(self, threshold: float, band: tuple[float, float] | None) -> np.ndarray:
+        """Per message, the threshold in force (the matcher's rule: the band's lower one when no rule reaches the
+        threshold, the best reaches the band and stands the margin above the next)."""
+        limit = np.full(len(self.first), threshold)
+        if band is not None:
+            lower, margin = band
+            lowered = (self.first >= lower) & (self.first < threshold) & (self.first - self.second >= margin)
+            limit[lowered] = lower
+        return limit
+
+    def balance(self, limit: np.ndarray) -> tuple[float, float]:
+        """(acc@1, rejection) with these per-message thresholds."""
+        passed = self.sims >= limit[:, None]
+        some = passed.any(axis=1)
+        rows = np.arange(len(limit))
+        first = passed.argmax(axis=1)
+        hit = some & self.good[rows, first]
+        refused = ~some | (self.miss & ~self.bad[rows, first])
+        return float(hit[self.inside].mean()), float(refused[self.outside].mean())
+
+    def micro(self, limit: np.ndarray) -> tuple[float, float, float]:
+        """Micro (precision, recall, F1) of every rule returned with these per-message thresholds."""
+        passed = self.sims >= limit[:, None]
+        tp = int((passed & self.good).sum())
+        fp = int((passed & ~self.good & ~self.miss[:, None]).sum() + (passed & self.bad).sum())
+        precision = tp / (tp + fp) if tp + fp else 1.0
+        recall = tp / self.expected_total if self.expected_total else 1.0
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        return precision, recall, f1
+
+
+def _moved(base: AppliedGate, shift: float) -> tuple[float, tuple[float, float] | None]:
+    """``base``'s threshold and band moved by ``shift`` (rounded as a measured gate is)."""
+    assert base.threshold is not None
+    band = gate_band(base)
+    return round(base.threshold + shift, 4), None if band is None else (round(band[0] + shift, 4), band[1])
+
+
+def _balanced(table: _Table, base: AppliedGate, prior: float) -> tuple[float, dict[str, Any]]:
+    """The shift of ``base`` a ``balanced`` calibration picks, and its terms."""
+    inside, outside = int(table.inside.sum()), int(table.outside.sum())
+    if not inside or not outside:
+        missing = "no rule (or near misses)" if not outside else "some rule"
+        raise InvalidInputError(
+            f"a balanced calibration needs messages that expect {missing}: {inside} expect a rule, {outside} none",
+            hint='add messages with "expected": [] (traffic the rules must not match) and messages the rules '
+            "should match, or give --target-precision / --target-recall",
+        )
+    values = np.array([min(table.balance(table.limits(*_moved(base, float(s))))) for s in _SHIFTS])
+    best = np.flatnonzero(values >= values.max() - 1e-12)
+    fitted = float(_SHIFTS[min(best, key=lambda i: (abs(_SHIFTS[i]), -_SHIFTS[i]))])
+    weight = outside / (outside + prior)
+    shift = round(weight * fitted, 4)
+    terms = {
+        "target": "balanced",
+        "base": {"kind": base.kind, "threshold": base.threshold, **_base_terms(base)},
+        "fitted_shift": fitted,
+        "prior": prior,
+        "weight": round(weight, 4),
+        "shift": shift,
+        "expecting_none": outside,
+    }
+    return shift, terms
+
+
+def _base_terms(base: AppliedGate) -> dict[str, Any]:
+    band = gate_band(base)
+    extra = {"quantile": base.terms["quantile"]} if "quantile" in base.terms else {}
+    return extra if band is None else {**extra, "band_threshold": band[0], "margin": band[1]}
+
+
+def _single(
+    table: _Table, observed: Sequence[Observed], precision_goal: float | None, recall_goal: float | None
+) -> tuple[float, str]:
+    """The single threshold of a precision or recall target or of the best F1: one of the observed similarities."""
+    similarities: list[float] = []
+    correct: list[bool] = []
+    for o in observed:
+        for rule_id, similarity in o.candidates:
+            if o.near_miss is None:
+                similarities.append(similarity)
+                correct.append(rule_id in o.expected)
+            elif rule_id == o.near_miss:  # the one rule a near miss says something about
+                similarities.append(similarity)
+                correct.append(False)
+    if not similarities:
+        raise InvalidInputError("no message matched any rule, even without a gate", hint="check the rulebook")
+    order = np.lexsort((np.array(correct), -np.array(similarities)))
+    sims = np.array(similarities)[order]
+    hits = np.array(correct)[order]
+    tp = np.cumsum(hits)
+    fp = np.cumsum(~hits)
+    last = np.r_[sims[1:] != sims[:-1], True]  # a threshold admits every candidate of its similarity
+    thresholds, tp, fp = sims[last], tp[last], fp[last]
+    precision = tp / (tp + fp)
+    recall = tp / table.expected_total if table.expected_total else np.ones_like(precision)
+    f1 = np.where(precision + recall > 0, 2 * precision * recall / np.maximum(precision + recall, 1e-12), 0.0)
+    if precision_goal is not None:  # the lowest threshold (thresholds fall with the index) that reaches it
+        pick = _reaching(precision, precision_goal, "precision", "improve the rules (norma rules eval / doctor)")[-1]
+        return float(thresholds[pick]), f"precision >= {precision_goal:g}"
+    if recall_goal is not None:  # the highest threshold that reaches it
+        advice = "add examples to the rules that are missed (norma rules eval)"
+        return float(thresholds[_reaching(recall, recall_goal, "recall", advice)[0]]), f"recall >= {recall_goal:g}"
+    best = float(f1.max())
+    return float(thresholds[int(np.flatnonzero(f1 >= best - 1e-12)[0])]), "best F1"
+
+
+def fit_gate(
+    observed: Sequence[Observed],
+    base: AppliedGate,
+    *,
+    target_precision: float | None = None,
+    target_recall: float | None = None,
+    best_f1: bool = False,
+    prior: float = CALIBRATION_PRIOR,
+) -> AppliedGate:
+    """The ``calibrated`` gate for messages already matched without a gate (:func:`observe`), ``base`` being the
+    matcher's own automatic gate (:meth:`RuleMatcher.measured_gate`); see the module docstring. The terms hold the
+    target, the counts and the sample's precision, recall, F1, acc@1 and rejection at the chosen gate (the caller
+    adds the rules, their version and the model). InvalidInputError for two targets, an unmet target, a balanced
+    calibration without messages on both sides, or a ``prior`` that is not a finite number >= 0."""
+    precision_goal, recall_goal = _targets(target_precision, target_recall, best_f1)
+    if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not math.isfinite(prior) or prior < 0:
+        raise InvalidInputError(f"prior must be a finite number >= 0, not {prior!r}", location="prior")
+    if not observed:
+        raise InvalidInputError("no labelled messages to calibrate on", hint="give at least one message")
+    if base.threshold is None or base.score != "similarity":
+        raise InvalidInputError(f"calibration moves a similarity gate, not {base.kind!r} on {base.score!r}")
+    table = _Table(observed)
+    terms: dict[str, Any]
+    if precision_goal is None and recall_goal is None and not best_f1:
+        shift, terms = _balanced(table, base, float(prior))
+        threshold, band = _moved(base, shift)
+    else:
+        threshold, target = _single(table, observed, precision_goal, recall_goal)
+        band, terms = None, {"target": target}
+    limit = table.limits(threshold, band)
+    precision, recall, f1 = table.micro(limit)
+    misses = int(table.miss.sum())
+    terms.update(messages=len(observed) - misses, near_misses=misses)
+    terms.update(precision=round(precision, 6), recall=round(recall, 6), f1=round(f1, 6))
+    if table.inside.any() and table.outside.any():
+        acc, rejection = table.balance(limit)
+        terms.update(acc_at_1=round(acc, 6), rejection=round(rejection, 6))
+    if band is not None:
+        terms.update(band_threshold=band[0], margin=band[1])
+    return AppliedGate("calibrated", "similarity", threshold, terms)
+
+
 def calibrate_gate(
     matcher: RuleMatcher,
     labelled: Iterable[LabelledMessage | tuple[str, Collection[str]]],
     *,
     target_precision: float | None = None,
     target_recall: float | None = None,
+    best_f1: bool = False,
+    prior: float = CALIBRATION_PRIOR,
     config: MatchConfig | None = None,
     source: str = "labelled messages",
     rules_version: int | None = None,
@@ -61,19 +291,17 @@ def calibrate_gate(
 ) -> AppliedGate:
     """The ``calibrated`` similarity gate for ``matcher``'s rules from ``labelled`` messages
     (:class:`LabelledMessage`, from :func:`load_labelled`, or ``(message, expected rule ids)`` pairs; see the module
-    docstring). A message with a scenario or step is matched in that scenario or step. ``near_misses``
+    docstring: without a target, the matcher's own gate moved toward the best balance of acc@1 and rejection on
+    them). A message with a scenario or step is matched in that scenario or step. ``near_misses``
     (:func:`synthesize_labelled`): messages one rule must not apply to; that rule returned for one is a false
-    positive, any other rule returned is ignored. ``rules_version`` (default
-    the matcher's own version) is recorded in the terms: pass the tenant's store version. Set it with
-    :meth:`RuleMatcher.set_calibration`, or store it for a tenant
-    (``store.save_gate``) so that every matcher of the tenant uses it.
+    positive, any other rule returned is ignored. ``rules_version`` (default the matcher's own version) is recorded
+    in the terms: pass the tenant's store version. Set it with :meth:`RuleMatcher.set_calibration`, or store it for
+    a tenant (``store.save_gate``) so that every matcher of the tenant uses it.
 
-    Raises InvalidInputError for no messages, an unknown rule id, both targets, or a target no threshold reaches.
+    Raises InvalidInputError for no messages, an unknown rule id, two targets, a target no threshold reaches, or a
+    balanced calibration without messages that expect no rule (or without messages that expect one).
     """
-    precision_goal = _target(target_precision, "target_precision")
-    recall_goal = _target(target_recall, "target_recall")
-    if precision_goal is not None and recall_goal is not None:
-        raise InvalidInputError("give a target precision or a target recall, not both")
+    _targets(target_precision, target_recall, best_f1)
     items = [
         item if isinstance(item, LabelledMessage) else LabelledMessage(message=item[0], expected=tuple(item[1]))
         for item in labelled
@@ -86,60 +314,18 @@ def calibrate_gate(
     unknown = sorted({m.rule_id for m in misses} - {rule.id for rule in matcher.rules})
     if unknown:
         raise InvalidInputError(f"near misses name unknown rule(s) {', '.join(map(repr, unknown))}")
-    cfg = (config or matcher.config).with_(threshold=None)
-    texts = [item.message for item in items] + [m.message for m in misses]
-    sessions = [SessionState(active_scenario_id=i.scenario, active_step_id=i.step) for i in items] + [
-        SessionState(active_scenario_id=m.scenario, active_step_id=m.step) for m in misses
-    ]
-    results = matcher.match_many(texts, sessions, config=cfg)
-    similarities: list[float] = []
-    correct: list[bool] = []
-    for item, result in zip(items, results, strict=False):
-        for match in result:
-            similarities.append(match.similarity_score)
-            correct.append(match.rule.id in item.expected)
-    for miss, result in zip(misses, results[len(items) :], strict=True):
-        for match in result:
-            if match.rule.id == miss.rule_id:  # the one rule a near miss says something about
-                similarities.append(match.similarity_score)
-                correct.append(False)
-    expected_total = sum(len(item.expected) for item in items)
-    if not similarities:
-        raise InvalidInputError("no message matched any rule, even without a gate", hint="check the rulebook")
-    order = np.lexsort((np.array(correct), -np.array(similarities)))
-    sims = np.array(similarities)[order]
-    hits = np.array(correct)[order]
-    tp = np.cumsum(hits)
-    fp = np.cumsum(~hits)
-    last = np.r_[sims[1:] != sims[:-1], True]  # a threshold admits every candidate of its similarity
-    thresholds, tp, fp = sims[last], tp[last], fp[last]
-    precision = tp / (tp + fp)
-    recall = tp / expected_total if expected_total else np.ones_like(precision)
-    f1 = np.where(precision + recall > 0, 2 * precision * recall / np.maximum(precision + recall, 1e-12), 0.0)
-    if precision_goal is not None:  # the lowest threshold (thresholds fall with the index) that reaches it
-        pick = _reaching(precision, precision_goal, "precision", "improve the rules (norma rules eval / doctor)")[-1]
-        target = f"precision >= {precision_goal:g}"
-    elif recall_goal is not None:  # the highest threshold that reaches it
-        pick = _reaching(recall, recall_goal, "recall", "add examples to the rules that are missed (norma rules eval)")[
-            0
-        ]
-        target = f"recall >= {recall_goal:g}"
-    else:
-        best = float(f1.max())
-        pick, target = int(np.flatnonzero(f1 >= best - 1e-12)[0]), "best F1"
-    return AppliedGate(
-        "calibrated",
-        "similarity",
-        float(thresholds[pick]),
-        {
-            "target": target,
-            "messages": len(items),
-            "near_misses": len(misses),
-            "precision": round(float(precision[pick]), 6),
-            "recall": round(float(recall[pick]), 6),
-            "f1": round(float(f1[pick]), 6),
-            "rules": len(matcher),
-            "rules_version": matcher.version if rules_version is None else rules_version,
-            "model": matcher.model_id,
-        },
+    cfg = config or matcher.config
+    gate = fit_gate(
+        observe(matcher, items, misses, cfg),
+        matcher.measured_gate(cfg),
+        target_precision=target_precision,
+        target_recall=target_recall,
+        best_f1=best_f1,
+        prior=prior,
     )
+    gate.terms.update(
+        rules=len(matcher),
+        rules_version=matcher.version if rules_version is None else rules_version,
+        model=matcher.model_id,
+    )
+    return gate

@@ -3,8 +3,10 @@
 With ``MatchConfig(threshold="auto")`` (the default) the gate is a threshold on the **similarity** (the cosine of
 the message to the rule's nearest text), set by one of:
 
-* ``calibrated`` — a threshold picked from labelled messages (:func:`calibrate_gate`; ``norma rules calibrate``),
-  stored with the tenant's rules and used by every matcher of that tenant;
+* ``calibrated`` — set from labelled messages (:func:`calibrate_gate`; ``norma rules calibrate``): by default the
+  automatic gate below (band included) moved toward the best balance of acc@1 and rejection on them; or a single
+  threshold meeting a precision, recall or F1 target. Stored with the tenant's rules and used by every matcher of
+  that tenant;
 * ``adapted`` — the matcher embeds with an encoder adapted to the rulebook (``norma rules adapt``) that stored a
   cross-fitted gate: the ``gate_quantile`` (default :data:`ADAPTED_QUANTILE`) quantile of the best similarities of
   examples held out of a first training run (the rulebook gate below would measure examples the encoder was trained
@@ -103,13 +105,7 @@ class AppliedGate:
             return (
                 f"similarity >= {self.threshold:.4f}: the rulebook's own gate, the {t['quantile']:g} quantile"
                 f"{_SET_FOR_TENANT if t.get('quantile_source') == 'tenant' else ''} of the best leave-one-out "
-                f"similarity of {t['probes']} of its {t['examples']} example texts"
-                + (
-                    f"; or >= {t['band_threshold']:.4f} (the {t['band_quantile']:g} quantile) when the best rule is "
-                    f"at least {t['margin']:g} above the next"
-                    if "band_threshold" in t
-                    else ""
-                )
+                f"similarity of {t['probes']} of its {t['examples']} example texts" + _band_words(t)
             )
         if self.kind == "adapted":
             share = t.get("trained_share")
@@ -127,9 +123,21 @@ class AppliedGate:
         if self.kind == "calibrated":
             target = t.get("target", "best F1")
             misses = f" and {t['near_misses']} near misses" if t.get("near_misses") else ""
+            head = (
+                f"similarity >= {self.threshold:.4f}: calibrated on {t.get('messages', '?')} labelled messages{misses}"
+            )
+            if target == "balanced":
+                base = t.get("base") or {}
+                return (
+                    f"{head} at tenant version {t.get('rules_version', '?')}: the {base.get('kind', '?')} gate "
+                    f"{base.get('threshold', float('nan')):.4f} moved by {t['shift']:+.4f} (the best shift for "
+                    f"min(acc@1, rejection) on them, {t['fitted_shift']:+.3f}, weighted {t['weight']:.2f} for "
+                    f"{t['expecting_none']} that expect no rule against a prior of {t['prior']:g}; acc@1 "
+                    f"{t.get('acc_at_1', float('nan')):.3f}, rejection {t.get('rejection', float('nan')):.3f})"
+                    + _band_words(t)
+                )
             return (
-                f"similarity >= {self.threshold:.4f}: calibrated on {t.get('messages', '?')} labelled messages{misses} "
-                f"({target}; precision {t.get('precision', float('nan')):.3f}, recall "
+                f"{head} ({target}; precision {t.get('precision', float('nan')):.3f}, recall "
                 f"{t.get('recall', float('nan')):.3f}) at tenant version {t.get('rules_version', '?')}"
             )
         if self.score == "hybrid_or_similarity":
@@ -148,6 +156,17 @@ class AppliedGate:
             "terms": dict(self.terms),
             "description": self.description,
         }
+
+
+def _band_words(terms: Mapping[str, Any]) -> str:
+    """The margin band of a gate's description (empty without one)."""
+    if "band_threshold" not in terms:
+        return ""
+    which = f" (the {terms['band_quantile']:g} quantile)" if "band_quantile" in terms else ""
+    return (
+        f"; or >= {terms['band_threshold']:.4f}{which} when the best rule is at least {terms['margin']:g} above the "
+        "next"
+    )
 
 
 def gate_from_dict(data: Mapping[str, Any], kind: GateKind = "calibrated") -> AppliedGate:
@@ -286,9 +305,9 @@ def rulebook_gate_key(cfg: MatchConfig) -> tuple[float, int, float | None, float
 
 def gate_band(gate: AppliedGate) -> tuple[float, float] | None:
     """(lower threshold, margin) of a gate with a margin band (a ``rulebook`` gate measured with the default
-    quantile), None otherwise."""
+    quantile, or a ``balanced`` calibration of one), None otherwise."""
     t = gate.terms
-    if gate.kind != "rulebook" or "band_threshold" not in t:
+    if gate.kind not in ("rulebook", "calibrated") or "band_threshold" not in t:
         return None
     return float(t["band_threshold"]), float(t["margin"])
 

@@ -280,6 +280,16 @@ class RuleMatcher:
         ``index`` (measured once per index); at the matcher's quantile setting unless ``cfg`` sets one."""
         if self._calibration is not None:
             return self._calibration
+        return self._uncalibrated_gate(index, cfg)
+
+    def measured_gate(self, config: MatchConfig | None = None) -> AppliedGate:
+        """The automatic gate as measured, calibration or not: an adapted encoder's, else the rulebook's (at the
+        matcher's quantile setting unless ``config`` sets one). What a calibration moves."""
+        cfg = config or self.config
+        with self._lock:
+            return self._uncalibrated_gate(self._index, cfg)
+
+    def _uncalibrated_gate(self, index: MatchIndex, cfg: MatchConfig) -> AppliedGate:
         tuned = self._gate_config(cfg)
         gate = self._measured_gate(index, tuned)
         if tuned is cfg:

@@ -209,6 +209,7 @@ async def calibrate(tenant: TenantId, body: CalibrateRequest, state: State, call
             labelled,
             target_precision=body.target_precision,
             target_recall=body.target_recall,
+            best_f1=body.best_f1,
             source="messages",
             rules_version=state.store.version(tenant),
         )

@@ -91,12 +91,15 @@ class LabelledMessage(BaseModel):
 
 
 class CalibrateRequest(BaseModel):
-    """Labelled messages to pick the tenant's gate from, and the target (none: the best F1)."""
+    """Labelled messages to pick the tenant's gate from, and the target (none: ``balanced``, the tenant's own gate
+    moved toward the best min(acc@1, rejection) on them, which needs messages that expect no rule)."""
 
     model_config = _STRICT
     messages: list[LabelledMessage] = Field(min_length=1, max_length=10_000)
     target_precision: float | None = Field(default=None, gt=0, le=1)
     target_recall: float | None = Field(default=None, gt=0, le=1)
+    best_f1: bool = False
+    """The single threshold with the best F1 of every returned rule (instead of ``balanced``)."""
     dry_run: bool = False
     """Compute and return the gate without storing it."""
 
