@@ -181,6 +181,9 @@ def test_calibration_picks_the_threshold_by_the_target(axis: AxisEmbedder) -> No
     assert best.threshold == pytest.approx(1 / math.sqrt(2), abs=1e-6)
     assert (best.terms["f1"], best.terms["target"]) == (pytest.approx(0.8), "best F1")
     assert "band_threshold" not in best.terms
+    # a match returns at most max_matched rules: with 1, "refund card" never gets both of its rules
+    with pytest.raises(InvalidInputError, match=r"no threshold reaches recall 1 on these messages \(best recall 0\.75"):
+        calibrate_gate(matcher, LABELLED, target_recall=1.0, config=MatchConfig(max_matched=1))
 
 
 # The matcher's gate on PLAIN is the fixed fallback 0.435 (no examples, no band). Ungated: "refund" 1.0 to refund;

@@ -42,6 +42,7 @@ CALIBRATION_PRIOR = 3.0
 calibration (chosen on the tune draws by ``benchmarks/matching_calibration.py``)."""
 SHIFT_LIMIT = 0.3
 """The largest shift of the automatic gate a ``balanced`` calibration considers, either way."""
+_MAX_MATCHED = MatchConfig().max_matched
 _SHIFTS = np.round(np.arange(-SHIFT_LIMIT, SHIFT_LIMIT + 5e-4, 0.001), 3)
 
 
@@ -147,9 +148,11 @@ class _Table:
         refused = ~some | (self.miss & ~self.bad[rows, first])
         return float(hit[self.inside].mean()), float(refused[self.outside].mean())
 
-    def micro(self, limit: np.ndarray) -> tuple[float, float, float]:
-        """Micro (precision, recall, F1) of every rule returned with these per-message thresholds."""
+    def micro(self, limit: np.ndarray, max_matched: int) -> tuple[float, float, float]:
+        """Micro (precision, recall, F1) of every rule returned with these per-message thresholds: the first
+        ``max_matched`` that pass, as the matcher returns them."""
         passed = self.sims >= limit[:, None]
+        passed &= np.cumsum(passed, axis=1) <= max_matched
         tp = int((passed & self.good).sum())
         fp = int((passed & ~self.good & ~self.miss[:, None]).sum() + (passed & self.bad).sum())
         precision = tp / (tp + fp) if tp + fp else 1.0
@@ -199,13 +202,19 @@ def _base_terms(base: AppliedGate) -> dict[str, Any]:
 
 
 def _single(
-    table: _Table, observed: Sequence[Observed], precision_goal: float | None, recall_goal: float | None
+    table: _Table,
+    observed: Sequence[Observed],
+    precision_goal: float | None,
+    recall_goal: float | None,
+    max_matched: int,
 ) -> tuple[float, str]:
-    """The single threshold of a precision or recall target or of the best F1: one of the observed similarities."""
+    """The single threshold of a precision or recall target or of the best F1: one of the observed similarities.
+    Each message counts the first ``max_matched`` rules matched without a gate (what a gated match returns, unless
+    rules further down pass the threshold while these do not)."""
     similarities: list[float] = []
     correct: list[bool] = []
     for o in observed:
-        for rule_id, similarity in o.candidates:
+        for rule_id, similarity in o.candidates[:max_matched]:
             if o.near_miss is None:
                 similarities.append(similarity)
                 correct.append(rule_id in o.expected)
@@ -242,12 +251,14 @@ def fit_gate(
     target_recall: float | None = None,
     best_f1: bool = False,
     prior: float = CALIBRATION_PRIOR,
+    max_matched: int = _MAX_MATCHED,
 ) -> AppliedGate:
     """The ``calibrated`` gate for messages already matched without a gate (:func:`observe`), ``base`` being the
-    matcher's own automatic gate (:meth:`RuleMatcher.measured_gate`); see the module docstring. The terms hold the
-    target, the counts and the sample's precision, recall, F1, acc@1 and rejection at the chosen gate (the caller
-    adds the rules, their version and the model). InvalidInputError for two targets, an unmet target, a balanced
-    calibration without messages on both sides, or a ``prior`` that is not a finite number >= 0."""
+    matcher's own automatic gate (:meth:`RuleMatcher.measured_gate`); see the module docstring. ``max_matched``: how
+    many rules a match returns (the config's), for the precision and recall counted. The terms hold the target, the
+    counts and the sample's precision, recall, F1, acc@1 and rejection at the chosen gate (the caller adds the
+    rules, their version and the model). InvalidInputError for two targets, an unmet target, a balanced calibration
+    without messages on both sides, or a ``prior`` that is not a finite number >= 0."""
     precision_goal, recall_goal = _targets(target_precision, target_recall, best_f1)
     if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not math.isfinite(prior) or prior < 0:
         raise InvalidInputError(f"prior must be a finite number >= 0, not {prior!r}", location="prior")
@@ -261,10 +272,10 @@ def fit_gate(
         shift, terms = _balanced(table, base, float(prior))
         threshold, band = _moved(base, shift)
     else:
-        threshold, target = _single(table, observed, precision_goal, recall_goal)
+        threshold, target = _single(table, observed, precision_goal, recall_goal, max_matched)
         band, terms = None, {"target": target}
     limit = table.limits(threshold, band)
-    precision, recall, f1 = table.micro(limit)
+    precision, recall, f1 = table.micro(limit, max_matched)
     misses = int(table.miss.sum())
     terms.update(messages=len(observed) - misses, near_misses=misses)
     terms.update(precision=round(precision, 6), recall=round(recall, 6), f1=round(f1, 6))
@@ -322,6 +333,7 @@ def calibrate_gate(
         target_recall=target_recall,
         best_f1=best_f1,
         prior=prior,
+        max_matched=cfg.max_matched,
     )
     gate.terms.update(
         rules=len(matcher),
