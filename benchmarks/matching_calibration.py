@@ -16,6 +16,8 @@ min(acc@1, rejection), against the best single similarity threshold on those sam
    ``n / (n + prior)``, n the sample's messages that expect no rule.
 2. **Report** on the report draws, for each kind and size: the rulebook's gate (no labels), ``calibrate_gate``'s
    balanced default with the chosen prior, the same unshrunk (prior 0), and the best-F1 target.
+3. **Edits**: what a calibration is worth once the rules changed (a fifth of the rules added after calibrating;
+   sizes 100 and 400), stored as it is or as a shift of the new rulebook's gate, against none and a new one.
 
 The calibrated gates come from the library (``observe`` then ``fit_gate``, what ``calibrate_gate`` does, with every
 message matched once); they are measured with this script's own replay of the gate (``matching_gate.Draw``: the
@@ -40,7 +42,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _devsets import DevSet, banking77_test, dev_sets, foreign
+from _devsets import DevSet, Labelled, banking77_test, dev_sets, foreign
 from matching_gate import Draw, objective, subsets, table_script, write
 from norma.embeddings import CachedEmbedder
 from norma.errors import InvalidInputError
@@ -61,7 +63,7 @@ class Kind:
     """One draw with one kind of out-of-scope messages: the matched draw, every message observed once."""
 
     def __init__(self, dev: DevSet, kind: str, embedder: CachedEmbedder) -> None:
-        self.kind = kind
+        self.kind, self.dev = kind, dev
         self.draw = Draw(dev, embedder)
         self.base = self.draw.matcher.measured_gate()
         items = [LabelledMessage(message=m.text, expected=tuple(sorted(m.expected))) for m in dev.messages]
@@ -186,6 +188,50 @@ def report(kinds: list[Kind], prior: float) -> list[str]:
     return lines
 
 
+def edits(kinds: list[Kind], embedder: CachedEmbedder) -> list[str]:
+    """A calibration the rules then outgrew: calibrated on the draw's rulebook without a fifth of its rules (drawn
+    with ``default_rng(5)``; their messages expect none there), judged on the full rulebook's other messages: the
+    stored gate as it is, its shift applied to the full rulebook's gate instead, no calibration, and a calibration
+    made again on the full rulebook with the same sample."""
+    gaps: dict[str, list[tuple[float, float, float, float]]] = {kind: [] for kind in KINDS}
+    for full in kinds:
+        dev = full.dev
+        ids = sorted(r.id for r in dev.rules)
+        gone = set(np.random.default_rng(5).choice(ids, max(1, len(ids) // 5), replace=False).tolist())
+        messages = [Labelled(m.text, frozenset(m.expected - gone)) for m in dev.messages]
+        before = Kind(DevSet(f"{dev.name} -20%", dev.part, [r for r in dev.rules if r.id not in gone], messages),
+                      full.kind, embedder)  # fmt: skip
+        for size in (100, 400):
+            for seed in range(SAMPLES):
+                chosen, rest = _split(full.size, min(size, full.size // 2), seed)
+                try:
+                    old = fit_gate([before.observed[i] for i in chosen], before.base)
+                    new = fit_gate([full.observed[i] for i in chosen], full.base)
+                except InvalidInputError:
+                    continue
+                assert old.threshold is not None
+                assert new.threshold is not None
+                best = full.oracle(rest)
+                gaps[full.kind].append(
+                    (
+                        best - full.measure(rest, old.threshold, gate_band(old)),
+                        best - full.measure(rest, *_moved(full.base, old.terms["shift"])),
+                        best - full.measure(rest, *_moved(full.base, 0.0)),
+                        best - full.measure(rest, new.threshold, gate_band(new)),
+                    )
+                )
+    lines = [
+        "| out-of-scope messages | samples | calibrated before the edit, as stored | its shift on the new "
+        "rulebook's gate | no calibration | calibrated again after the edit |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for kind in KINDS:
+        g = np.array(gaps[kind])
+        cells = " | ".join(f"{g[:, j].mean():.3f} / {g[:, j].max():.3f}" for j in range(4))
+        lines.append(f"| {kind} | {len(g)} | {cells} |")
+    return lines
+
+
 def build(devs: list[DevSet], embedder: CachedEmbedder) -> list[Kind]:
     out = []
     for dev in devs:
@@ -203,7 +249,8 @@ def main() -> None:
     if prior != CALIBRATION_PRIOR:
         print(f"NOTE: the tune draws choose prior {prior:g}; CALIBRATION_PRIOR is {CALIBRATION_PRIOR:g}", flush=True)
     devs = [*dev_sets("report"), *subsets("report"), *(banking77_test(seed) for seed in (1, 2, 3))]
-    reported = report(build(devs, embedder), CALIBRATION_PRIOR)
+    built = build(devs, embedder)
+    reported = report(built, CALIBRATION_PRIOR)
     stamp = (
         f"Run: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.processor() or platform.machine()}, "
         f"Python {platform.python_version()}; {len(tune) // len(KINDS)} tune and {len(devs)} report draws x 3 kinds "
@@ -218,9 +265,11 @@ def main() -> None:
             "is counted): " + ", ".join(f"{kind} N = {n}: {c}" for kind, n, c in refused) + "."
         )
     reported += ["", stamp]
-    print("\n".join(reported))
+    print("\n".join(reported), "\n", flush=True)
+    edited = [*edits(built, embedder), "", stamp]
+    print("\n".join(edited))
     if args.write:
-        write({"prior": chosen, "calibration": reported}, "matching_calibration.py")
+        write({"prior": chosen, "calibration": reported, "edits": edited}, "matching_calibration.py")
 
 
 if __name__ == "__main__":

@@ -176,7 +176,7 @@ def _balanced(table: _Table, base: AppliedGate, prior: float) -> tuple[float, di
         raise InvalidInputError(
             f"a balanced calibration needs messages that expect {missing}: {inside} expect a rule, {outside} none",
             hint='add messages with "expected": [] (traffic the rules must not match) and messages the rules '
-            "should match, or give --target-precision / --target-recall",
+            "should match, or give a target (a precision, a recall or the best F1)",
         )
     values = np.array([min(table.balance(table.limits(*_moved(base, float(s))))) for s in _SHIFTS])
     best = np.flatnonzero(values >= values.max() - 1e-12)
