@@ -46,8 +46,7 @@ from _devsets import DevSet, Labelled, banking77_test, dev_sets, foreign
 from matching_gate import Draw, objective, subsets, table_script, write
 from norma.embeddings import CachedEmbedder
 from norma.errors import InvalidInputError
-from norma.matching import AppliedGate, LabelledMessage
-from norma.matching._calibrate import CALIBRATION_PRIOR, Observed, fit_gate, observe
+from norma.matching import CALIBRATION_PRIOR, AppliedGate, LabelledMessage, Observed, fit_gate, observe
 from norma.matching._gate import gate_band
 
 SIZES = (50, 100, 200, 400)

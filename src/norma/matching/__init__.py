@@ -10,7 +10,8 @@
   refreshed when the tenant's version moves; :func:`candidate_matcher` — push-down over the nearest stored rules;
   :func:`snapshot_matcher` — the tenant as stored, built without writing to the store (read-only tools).
 * The gate (``MatchConfig(threshold="auto")``): :class:`AppliedGate` (on every :class:`MatchResult`), measured on
-  the rulebook's own examples, or :func:`calibrate_gate` from labelled messages, stored per tenant
+  the rulebook's own examples, or :func:`calibrate_gate` from labelled messages (:func:`observe` once, then
+  :func:`fit_gate` per target, to compare calibrations without matching again), stored per tenant
   (:func:`stored_gate`), or a quantile the tenant sets for its traffic (:func:`quantile_setting`,
   :func:`stored_gate_quantile`); :func:`synthesize_labelled` — positives and near misses written by an LLM, to calibrate
   without hand labels.
@@ -24,7 +25,7 @@ See docs/matching.md.
 
 from __future__ import annotations
 
-from norma.matching._calibrate import calibrate_gate
+from norma.matching._calibrate import CALIBRATION_PRIOR, Observed, calibrate_gate, fit_gate, observe
 from norma.matching._config import MatchConfig
 from norma.matching._doctor import Diagnosis, Finding, diagnose_rulebook
 from norma.matching._evaluate import (
@@ -72,6 +73,7 @@ from norma.rules import Rule, Scope
 
 __all__ = [
     "AppliedGate",
+    "CALIBRATION_PRIOR",
     "Confusion",
     "DEFAULT_REFRESH_INTERVAL",
     "Diagnosis",
@@ -90,6 +92,7 @@ __all__ = [
     "MessageOutcome",
     "MultiLabelScores",
     "NearMiss",
+    "Observed",
     "Rule",
     "RuleMatcher",
     "RuleQuality",
@@ -105,12 +108,14 @@ __all__ = [
     "evaluate_rulebook",
     "examples_prompt",
     "fill_examples",
+    "fit_gate",
     "gate_from_dict",
     "gate_quantile_setting",
     "generate_examples",
     "load_labelled",
     "load_rules",
     "near_miss_prompt",
+    "observe",
     "parse_examples",
     "parse_labelled",
     "quantile_setting",
