@@ -306,6 +306,12 @@ def test_calibration_refuses_bad_input(axis: AxisEmbedder) -> None:
         matcher.set_calibration(AppliedGate("fixed", "similarity", 0.5))
     with pytest.raises(InvalidInputError, match="not a calibrated"):
         gate_from_dict({"kind": "rulebook", "score": "similarity", "threshold": 0.5})
+    stored = {"kind": "calibrated", "score": "similarity", "threshold": 0.5}
+    for band, margin in ((0.4, None), ("0.4", 0.09), (0.6, 0.09), (0.4, -0.1), (float("nan"), 0.09)):
+        with pytest.raises(InvalidInputError, match="stored gate band is malformed"):
+            gate_from_dict({**stored, "terms": {"band_threshold": band, "margin": margin}})
+    banded = gate_from_dict({**stored, "terms": {"band_threshold": 0.4, "margin": 0.09}})
+    assert banded.terms == {"band_threshold": 0.4, "margin": 0.09}
 
 
 def test_a_large_rulebook_is_measured_on_a_bounded_sample() -> None:

@@ -183,7 +183,18 @@ def gate_from_dict(data: Mapping[str, Any], kind: GateKind = "calibrated") -> Ap
         )
     if not math.isfinite(threshold):
         raise InvalidInputError("stored gate threshold is not a finite number", hint="calibrate the tenant again")
+    if "band_threshold" in terms:  # a margin band: both numbers, finite
+        band, margin = terms["band_threshold"], terms.get("margin")
+        if not (_is_finite(band) and _is_finite(margin)) or margin < 0 or band > threshold:
+            raise InvalidInputError(
+                f"stored gate band is malformed: band_threshold {band!r}, margin {margin!r} (threshold {threshold})",
+                hint="calibrate the tenant again",
+            )
     return AppliedGate(kind, "similarity", float(threshold), terms)
+
+
+def _is_finite(value: object) -> TypeGuard[float]:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
 
 
 def _is_quantile(value: object) -> TypeGuard[float]:
