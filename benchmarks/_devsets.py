@@ -31,14 +31,19 @@ from norma.rules import Rule
 
 __all__ = [
     "DATA",
+    "FRESH_NLUPP_HELD_OUT",
     "DevSet",
     "Labelled",
     "banking77",
     "banking77_subset",
     "banking77_test",
+    "banking77_twins",
     "dev_sets",
     "foreign",
+    "fresh_sets",
     "nlupp",
+    "nlupp_twins",
+    "twin_sets",
 ]
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -198,6 +203,124 @@ def foreign(dev: DevSet, *, mixed: bool = False) -> DevSet:
                 texts.append(q["text"])
     messages = [m for m in dev.messages if mixed or m.expected] + [Labelled(t, frozenset()) for t in texts]
     return DevSet(f"{dev.name} {'mixed' if mixed else 'foreign'}", dev.part, dev.rules, messages)
+
+
+def _bank77_rows() -> dict[str, list[str]]:
+    with (DATA / "banking77" / "train.csv").open(encoding="utf-8", newline="") as handle:
+        rows = [(row["text"], row["category"]) for row in csv.DictReader(handle)]
+    by_intent: dict[str, list[str]] = {}
+    for text, label in rows:
+        by_intent.setdefault(label, []).append(text)
+    return by_intent
+
+
+def banking77_twins(seed: int, part: str, *, held_out: int = 20, among: int | None = None) -> tuple[DevSet, DevSet]:
+    """Two draws with *one* rulebook and the same in-scope messages, differing only in their out-of-scope messages:
+    ``default_rng(seed + 5000)`` picks ``among`` of the 77 intents (all by default), then ``held_out`` of them,
+    whose first half are twin A's held-out intents and second half twin B's; every other picked intent is a rule
+    (examples and the tune / report halves of its messages as in :func:`banking77`). A gate that sees only the
+    rulebook gives both twins the same threshold."""
+    by_intent = _bank77_rows()
+    intents = sorted(by_intent)
+    rng = np.random.default_rng(seed + 5000)
+    if among is not None:
+        intents = sorted(str(x) for x in rng.choice(intents, among, replace=False))
+    held = [str(x) for x in rng.choice(intents, held_out, replace=False)]
+    twin_a, twin_b = set(held[: held_out // 2]), set(held[held_out // 2 :])
+    rules: list[Rule] = []
+    inside: list[Labelled] = []
+    outside: dict[str, list[Labelled]] = {"A": [], "B": []}
+    for intent in intents:
+        texts = list(by_intent[intent])
+        shuffled = [texts[i] for i in rng.permutation(len(texts))]
+        if intent not in twin_a | twin_b:
+            rules.append(
+                Rule(id=intent, condition_text=f"The user wants to {_words(intent)}", examples=shuffled[:EXAMPLES])
+            )
+        rest = shuffled[EXAMPLES:]
+        chosen = (rest[: len(rest) // 2] if part == "tune" else rest[len(rest) // 2 :])[:20]
+        if intent in twin_a | twin_b:
+            outside["A" if intent in twin_a else "B"].extend(Labelled(text, frozenset()) for text in chosen)
+        else:
+            inside.extend(Labelled(text, frozenset({intent})) for text in chosen)
+    name = f"banking77{'' if among is None else f'-{among - held_out}'}/{seed}"
+    return (
+        DevSet(f"{name} A", part, rules, inside + outside["A"]),
+        DevSet(f"{name} B", part, rules, inside + outside["B"]),
+    )
+
+
+def nlupp_twins(domain: str, seed: int, part: str, *, held_out: int = 16) -> tuple[DevSet, DevSet]:
+    """NLU++ twins (see :func:`banking77_twins`): ``held_out`` intents drawn as in :func:`nlupp`, split in two
+    halves. Both twins get the queries that carry a kept intent (expecting those) and the queries without any
+    intent (expecting none, as in :func:`nlupp`); each twin also gets, expecting none, the queries whose intents are
+    all in its own half (a query with intents of both halves is left out)."""
+    root = DATA / "nlupp"
+    ontology = json.loads((root / "ontology.json").read_text(encoding="utf-8"))["intents"]
+    intents = sorted(name for name, item in ontology.items() if {domain, "general"} & set(item["domain"]))
+    folds = [json.loads((root / domain / f"fold{i}.json").read_text(encoding="utf-8")) for i in range(20)]
+    rng = np.random.default_rng(seed + 5000)
+    pool = [q for fold in folds[:10] for q in fold]
+    evaluated = [q for fold in (folds[10:15] if part == "tune" else folds[15:20]) for q in fold]
+    having = {i: [q["text"] for q in pool if i in q.get("intents", [])] for i in intents}
+    usable = [i for i in intents if len(having[i]) >= 3]
+    held = [str(x) for x in rng.choice(usable, held_out, replace=False)]
+    halves = (set(held[: held_out // 2]), set(held[held_out // 2 :]))
+    rules = []
+    for intent in usable:
+        if intent in halves[0] | halves[1]:
+            continue
+        texts = having[intent]
+        picked = [texts[i] for i in sorted(rng.choice(len(texts), min(EXAMPLES, len(texts)), replace=False))]
+        rules.append(Rule(id=intent, condition_text=_condition(ontology[intent]["description"]), examples=picked))
+    kept = {r.id for r in rules}
+    shared: list[Labelled] = []
+    outside: tuple[list[Labelled], list[Labelled]] = ([], [])
+    for q in evaluated:
+        carried = set(q.get("intents", []))
+        if carried - kept - halves[0] - halves[1]:
+            continue  # a too-rare intent, as in nlupp()
+        if carried & kept or not carried:  # expects its kept intents (or nothing, no intent at all) in both twins
+            shared.append(Labelled(q["text"], frozenset(carried & kept)))
+        elif carried <= halves[0] or carried <= halves[1]:  # out of scope in its own twin only
+            outside[0 if carried <= halves[0] else 1].append(Labelled(q["text"], frozenset()))
+    name = f"nlupp-{domain}/{seed}"
+    return (
+        DevSet(f"{name} A", part, rules, shared + outside[0]),
+        DevSet(f"{name} B", part, rules, shared + outside[1]),
+    )
+
+
+def twin_sets() -> list[tuple[DevSet, DevSet]]:
+    """The twin pairs of ``benchmarks/matching_gate_fresh.py`` (seeds 301-333, used by no other draw)."""
+    pairs = [banking77_twins(s, "report") for s in (301, 302, 303, 304, 305, 306)]
+    pairs += [banking77_twins(s, "report", held_out=8, among=40) for s in (311, 312, 313, 314)]
+    pairs += [nlupp_twins("banking", s, "report") for s in (321, 322, 323)]
+    pairs += [nlupp_twins("hotels", s, "report") for s in (331, 332, 333)]
+    return pairs
+
+
+FRESH_NLUPP_HELD_OUT = (8, 12, 16)
+"""Intents a fresh NLU++ draw holds out, by its seed modulo 3."""
+
+
+def fresh_sets() -> list[DevSet]:
+    """Draws that chose nothing (seeds 401-442, used by no other draw), for ``benchmarks/matching_gate_fresh.py``:
+    24 BANKING77 draws (67 rules with 10 held out, and 12, 25 and 40 of the 77 intents as rules with a fifth of that
+    held out, in turn) and 12 per NLU++ domain with 8, 12 or 16 intents held out in turn; the report half of the
+    messages."""
+    sets: list[DevSet] = []
+    for i, seed in enumerate(range(401, 425)):
+        kept = (67, 12, 25, 40)[i % 4]
+        sets.append(
+            banking77(seed, "report")
+            if kept == 67
+            else banking77_subset(seed, "report", kept=kept, held_out=max(3, kept // 5))
+        )
+    for seed in range(431, 443):
+        for domain in ("banking", "hotels"):
+            sets.append(nlupp(domain, seed, "report", held_out=FRESH_NLUPP_HELD_OUT[seed % 3]))
+    return sets
 
 
 def _check() -> None:  # pragma: no cover - a quick look at the draws

@@ -1,0 +1,127 @@
+"""The matching gate on draws that chose nothing, and on twin draws: how far the defaults hold, and why they miss.
+
+Two questions the protocol's 21 report draws answer only narrowly (docs/design/040-matching.md, "The gate").
+
+1. **Fresh draws** (``_devsets.fresh_sets``; seeds 401-442, created after every default was chosen): 24 BANKING77
+   draws (67 rules, or 12 / 25 / 40 of the 77 intents as rules) and 12 draws per NLU++ domain with 8, 12 or 16
+   intents held out. Measured once with the matcher's defaults (``MatchConfig()``: the rulebook gate with its band)
+   and with the single 0.22 quantile; per draw the gap to its own best single similarity threshold (the oracle).
+2. **Twins** (``_devsets.twin_sets``): two draws with one rulebook and the same in-scope messages that differ only
+   in which held-out intents supply the messages that must match nothing. A gate that sees only the rulebook gives
+   both twins the same threshold, so: is there a threshold within 0.05 of *both* twins' oracles (then the
+   rulebook alone could in principle have found it), and how far apart are the twins' oracles?
+
+Usage::
+
+    .venv/bin/python benchmarks/matching_gate_fresh.py            # prints the tables (about a minute)
+    .venv/bin/python benchmarks/matching_gate_fresh.py --write    # and replaces its tables in docs/benchmarks.md
+"""
+
+from __future__ import annotations
+
+import platform
+import re
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _devsets import FRESH_NLUPP_HELD_OUT, fresh_sets, twin_sets
+from matching_gate import GRID, Draw, table_script, write
+from norma.matching import MatchConfig
+
+WITHIN = 0.05
+
+
+def _group(name: str) -> str:
+    """The data set of a draw name, with its size for BANKING77 and its held-out count for NLU++."""
+    return re.sub(r"/\d+.*$", "", name)
+
+
+def fresh(draws: list[Draw], held: dict[str, int]) -> list[str]:
+    """Per data set: the default gate's and the single 0.22 quantile's gaps to each draw's oracle."""
+    lines = [
+        "| data set | draws | rules | default: mean gap | worst gap | within 0.05 | 0.22 alone: mean gap | worst gap | "
+        "within 0.05 | min(acc@1, rejection) at the default: mean (worst) | oracle: mean |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    rows: dict[str, list[tuple[float, float, float, float, int]]] = {}
+    for d in draws:
+        reached = min(d.at_gate(d.matcher.gate(MatchConfig())))
+        single = min(d.at_similarity(d.gate(0.22)))
+        key = _group(d.name) + (f", {held[d.name]} held out" if d.name.startswith("nlupp") else "")
+        rows.setdefault(key, []).append((d.oracle - reached, d.oracle - single, reached, d.oracle, len(d.matcher)))
+    every = [row for values in rows.values() for row in values]
+    for name, values in [*rows.items(), ("**all fresh draws**", every)]:
+        a = np.array(values)
+        sizes = sorted({int(x) for x in a[:, 4]})
+        size = f"{sizes[0]}" if len(sizes) == 1 else f"{sizes[0]}-{sizes[-1]}"
+        cells = [
+            f"{a[:, k].mean():.3f} | {a[:, k].max():.3f} | {int((a[:, k] <= WITHIN).sum())}/{len(a)}" for k in (0, 1)
+        ]
+        lines.append(
+            f"| {name} | {len(a)} | {size} | {cells[0]} | {cells[1]} | {a[:, 2].mean():.3f} ({a[:, 2].min():.3f}) | "
+            f"{a[:, 3].mean():.3f} |"
+        )
+    worst = sorted(((d.oracle - min(d.at_gate(d.matcher.gate(MatchConfig()))), d.name) for d in draws), reverse=True)
+    lines += ["", "Largest gaps at the default: " + ", ".join(f"{name} {gap:.3f}" for gap, name in worst[:5]) + "."]
+    return lines
+
+
+def twins(pairs: list[tuple[Draw, Draw]]) -> list[str]:
+    """Per twin pair: both oracles, the thresholds within 0.05 of both, and the default gate's gaps."""
+    lines = [
+        "| rulebook | rules | messages that expect none: A / B | oracle A (threshold) | oracle B (threshold) | "
+        "thresholds within 0.05 of both | best one threshold for both: larger gap (threshold) | default gate: "
+        "gap A / B |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    common = distance = 0
+    apart: list[float] = []
+    for a, b in pairs:
+        curve_a = np.array([min(a.at_similarity(float(t))) for t in GRID])
+        curve_b = np.array([min(b.at_similarity(float(t))) for t in GRID])
+        larger = np.maximum(a.oracle - curve_a, b.oracle - curve_b)
+        shared = GRID[larger <= WITHIN + 1e-12]
+        best = int(np.argmin(larger))
+        gate = a.matcher.gate(MatchConfig())
+        span = f"{shared.min():.3f}-{shared.max():.3f}" if len(shared) else "none"
+        common += bool(len(shared))
+        apart.append(abs(a.oracle_threshold - b.oracle_threshold))
+        gap_a, gap_b = a.oracle - min(a.at_gate(gate)), b.oracle - min(b.at_gate(gate))
+        distance += max(gap_a, gap_b) > WITHIN
+        lines.append(
+            f"| {a.name[:-2]} | {len(a.matcher)} | {sum(not e for e in a.expected)} / {sum(not e for e in b.expected)} "
+            f"| {a.oracle:.3f} ({a.oracle_threshold:.3f}) | {b.oracle:.3f} ({b.oracle_threshold:.3f}) | {span} | "
+            f"{larger[best]:.3f} ({GRID[best]:.3f}) | {gap_a:.3f} / {gap_b:.3f} |"
+        )
+    lines += [
+        "",
+        f"Pairs with a threshold within 0.05 of both twins' oracles: **{common} of {len(pairs)}**; the twins' best "
+        f"thresholds differ by {np.mean(apart):.3f} on average (at most {max(apart):.3f}). Pairs where the default "
+        f"gate misses one twin by more than 0.05: {distance} of {len(pairs)}.",
+    ]
+    return lines
+
+
+def main() -> None:
+    args, embedder = table_script(__doc__ or "")
+    stamp = (
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.processor() or platform.machine()}, "
+        f"Python {platform.python_version()}"
+    )
+    sets = fresh_sets()
+    held = {d.name: FRESH_NLUPP_HELD_OUT[int(d.name.rsplit("/", 1)[1]) % 3] for d in sets}
+    fresh_lines = [*fresh([Draw(d, embedder) for d in sets], held), "", f"Run: {stamp}."]
+    print("\n".join(fresh_lines), "\n")
+    twin_lines = [*twins([(Draw(a, embedder), Draw(b, embedder)) for a, b in twin_sets()]), "", f"Run: {stamp}."]
+    print("\n".join(twin_lines))
+    if args.write:
+        write({"fresh": fresh_lines, "twins": twin_lines}, script="matching_gate_fresh.py")
+
+
+if __name__ == "__main__":
+    main()
