@@ -1,9 +1,9 @@
 """Calibrating a gate from labelled messages: how much it needs, and the prior of the balanced calibration.
 
 No rulebook-only gate is within 0.05 of the best single threshold on every development draw (``matching_gate.py``,
-noise table), and none serves both kinds of out-of-scope traffic (``matching_gate_methods.py``): what moves the
-best threshold is what the messages that must match nothing look like, and a rulebook does not contain them.
-Labelled messages do. The draws: the tune and report draws of ``_devsets.py`` with the smaller BANKING77 rulebooks
+noise table; ``matching_gate_fresh.py``: within one kind of traffic its quantile misses a threshold the rulebook
+largely fixes), and none serves both kinds of out-of-scope traffic (``matching_gate_methods.py``): which kind a
+tenant gets is not in its rulebook. Labelled messages show both. The draws: the tune and report draws of ``_devsets.py`` with the smaller BANKING77 rulebooks
 (and, for reporting, BANKING77's test.csv draws), each with three kinds of messages that must match nothing:
 held-out intents of the rulebook's domain (the gate protocol's), NLU++ queries of another domain (``foreign``), and
 both (``mixed``). Per draw and per size N (at most half the draw's messages), 5 seeded samples of N of the draw's

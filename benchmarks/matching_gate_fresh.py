@@ -10,10 +10,13 @@ Two questions the protocol's 21 report draws answer only narrowly (docs/design/0
    in which held-out intents supply the messages that must match nothing. A gate that sees only the rulebook gives
    both twins the same threshold, so: is there a threshold within 0.05 of *both* twins' oracles (then the
    rulebook alone could in principle have found it), and how far apart are the twins' oracles?
+3. **Calibration on the fresh draws**: ``matching_calibration.py``'s report table (the balanced calibration with the
+   shipped prior, unshrunk, best F1, against the rulebook gate; 5 samples per size, the rest of the draw measures)
+   on the fresh draws, with their held-out intents and with the two other kinds of out-of-scope messages.
 
 Usage::
 
-    .venv/bin/python benchmarks/matching_gate_fresh.py            # prints the tables (about a minute)
+    .venv/bin/python benchmarks/matching_gate_fresh.py            # prints the tables (about 10 minutes)
     .venv/bin/python benchmarks/matching_gate_fresh.py --write    # and replaces its tables in docs/benchmarks.md
 """
 
@@ -30,8 +33,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _devsets import FRESH_NLUPP_HELD_OUT, fresh_sets, twin_sets
+from matching_calibration import KINDS, SAMPLES, UNCALIBRATED, build, report
 from matching_gate import GRID, Draw, table_script, write
-from norma.matching import MatchConfig
+from norma.matching import CALIBRATION_PRIOR, MatchConfig
 
 WITHIN = 0.05
 
@@ -118,9 +122,20 @@ def main() -> None:
     fresh_lines = [*fresh([Draw(d, embedder) for d in sets], held), "", f"Run: {stamp}."]
     print("\n".join(fresh_lines), "\n")
     twin_lines = [*twins([(Draw(a, embedder), Draw(b, embedder)) for a, b in twin_sets()]), "", f"Run: {stamp}."]
-    print("\n".join(twin_lines))
+    print("\n".join(twin_lines), "\n")
+    calibrated = report(build(sets, embedder), CALIBRATION_PRIOR)
+    refused = sorted({(kind, n, UNCALIBRATED.count((kind, n))) for kind, n in UNCALIBRATED})
+    if refused:
+        calibrated.append("")
+        calibrated.append(
+            "Samples whose messages all expect some rule (refused; the rulebook gate is counted): "
+            + ", ".join(f"{kind} N = {n}: {c}" for kind, n, c in refused)
+            + "."
+        )
+    calibrated += ["", f"Run: {stamp}; {len(sets)} fresh draws x {len(KINDS)} kinds x {SAMPLES} samples per size."]
+    print("\n".join(calibrated))
     if args.write:
-        write({"fresh": fresh_lines, "twins": twin_lines}, script="matching_gate_fresh.py")
+        write({"fresh": fresh_lines, "twins": twin_lines, "calibration": calibrated}, script="matching_gate_fresh.py")
 
 
 if __name__ == "__main__":
