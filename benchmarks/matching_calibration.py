@@ -3,12 +3,13 @@
 No rulebook-only gate is within 0.05 of the best single threshold on every development draw (``matching_gate.py``,
 noise table; ``matching_gate_fresh.py``: within one kind of traffic its quantile misses a threshold the rulebook
 largely fixes), and none serves both kinds of out-of-scope traffic (``matching_gate_methods.py``): which kind a
-tenant gets is not in its rulebook. Labelled messages show both. The draws: the tune and report draws of ``_devsets.py`` with the smaller BANKING77 rulebooks
-(and, for reporting, BANKING77's test.csv draws), each with three kinds of messages that must match nothing:
-held-out intents of the rulebook's domain (the gate protocol's), NLU++ queries of another domain (``foreign``), and
-both (``mixed``). Per draw and per size N (at most half the draw's messages), 5 seeded samples of N of the draw's
-messages (whatever they expect, none included) set the gate; the draw's *other* messages measure it:
-min(acc@1, rejection), against the best single similarity threshold on those same other messages (the oracle).
+tenant gets is not in its rulebook. Labelled messages show both. The draws: the tune and report draws of
+``_devsets.py`` with the smaller BANKING77 rulebooks (and, for reporting, BANKING77's test.csv draws), each with
+three kinds of messages that must match nothing: held-out intents of the rulebook's domain (the gate protocol's),
+NLU++ queries of another domain (``foreign``), and both (``mixed``). Per draw and per size N (at most half the
+draw's messages), 5 seeded samples of N of the draw's messages (whatever they expect, none included) set the gate;
+the draw's *other* messages measure it: min(acc@1, rejection), against the best single similarity threshold on those
+same other messages (the oracle).
 
 1. **Choose** the balanced calibration's ``prior`` on the tune draws only: the value with the smallest mean gap
    over every tune draw, kind, size and sample (ties: the larger prior, nearer the rulebook's gate). Each sample's
