@@ -252,9 +252,10 @@ def banking77_twins(seed: int, part: str, *, held_out: int = 20, among: int | No
 
 def nlupp_twins(domain: str, seed: int, part: str, *, held_out: int = 16) -> tuple[DevSet, DevSet]:
     """NLU++ twins (see :func:`banking77_twins`): ``held_out`` intents drawn as in :func:`nlupp`, split in two
-    halves. Both twins get the queries that carry a kept intent (expecting those) and the queries without any
-    intent (expecting none, as in :func:`nlupp`); each twin also gets, expecting none, the queries whose intents are
-    all in its own half (a query with intents of both halves is left out)."""
+    halves. Both twins get the queries that carry a kept intent (expecting those); each twin also gets, expecting
+    none, the queries whose intents are all in its own half. Queries without any intent (out of scope in
+    :func:`nlupp`) and queries with intents of both halves are left out, so the twins share no out-of-scope
+    message."""
     root = DATA / "nlupp"
     ontology = json.loads((root / "ontology.json").read_text(encoding="utf-8"))["intents"]
     intents = sorted(name for name, item in ontology.items() if {domain, "general"} & set(item["domain"]))
@@ -280,9 +281,9 @@ def nlupp_twins(domain: str, seed: int, part: str, *, held_out: int = 16) -> tup
         carried = set(q.get("intents", []))
         if carried - kept - halves[0] - halves[1]:
             continue  # a too-rare intent, as in nlupp()
-        if carried & kept or not carried:  # expects its kept intents (or nothing, no intent at all) in both twins
+        if carried & kept:  # expects its kept intents in both twins
             shared.append(Labelled(q["text"], frozenset(carried & kept)))
-        elif carried <= halves[0] or carried <= halves[1]:  # out of scope in its own twin only
+        elif carried and (carried <= halves[0] or carried <= halves[1]):  # out of scope in its own twin only
             outside[0 if carried <= halves[0] else 1].append(Labelled(q["text"], frozenset()))
     name = f"nlupp-{domain}/{seed}"
     return (

@@ -18,10 +18,12 @@ Usage::
 
     .venv/bin/python benchmarks/matching_gate_fresh.py            # prints the tables (about 10 minutes)
     .venv/bin/python benchmarks/matching_gate_fresh.py --write    # and replaces its tables in docs/benchmarks.md
+    .venv/bin/python benchmarks/matching_gate_fresh.py --tables twins   # some of them (fresh, twins, calibration)
 """
 
 from __future__ import annotations
 
+import argparse
 import platform
 import re
 import sys
@@ -34,7 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _devsets import FRESH_NLUPP_HELD_OUT, fresh_sets, twin_sets
 from matching_calibration import KINDS, SAMPLES, UNCALIBRATED, build, report
-from matching_gate import GRID, Draw, table_script, write
+from matching_gate import CACHE, GRID, Draw, write
+from norma.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
 from norma.matching import CALIBRATION_PRIOR, MatchConfig
 
 WITHIN = 0.05
@@ -83,8 +86,7 @@ def twins(pairs: list[tuple[Draw, Draw]]) -> list[str]:
         "gap A / B |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    common = distance = 0
-    apart: list[float] = []
+    families: dict[str, list[tuple[bool, float, bool]]] = {}
     for a, b in pairs:
         curve_a = np.array([min(a.at_similarity(float(t))) for t in GRID])
         curve_b = np.array([min(b.at_similarity(float(t))) for t in GRID])
@@ -93,10 +95,10 @@ def twins(pairs: list[tuple[Draw, Draw]]) -> list[str]:
         best = int(np.argmin(larger))
         gate = a.matcher.gate(MatchConfig())
         span = f"{shared.min():.3f}-{shared.max():.3f}" if len(shared) else "none"
-        common += bool(len(shared))
-        apart.append(abs(a.oracle_threshold - b.oracle_threshold))
         gap_a, gap_b = a.oracle - min(a.at_gate(gate)), b.oracle - min(b.at_gate(gate))
-        distance += max(gap_a, gap_b) > WITHIN
+        families.setdefault(_group(a.name), []).append(
+            (bool(len(shared)), abs(a.oracle_threshold - b.oracle_threshold), max(gap_a, gap_b) > WITHIN)
+        )
         lines.append(
             f"| {a.name[:-2]} | {len(a.matcher)} | {sum(not e for e in a.expected)} / {sum(not e for e in b.expected)} "
             f"| {a.oracle:.3f} ({a.oracle_threshold:.3f}) | {b.oracle:.3f} ({b.oracle_threshold:.3f}) | {span} | "
@@ -104,38 +106,60 @@ def twins(pairs: list[tuple[Draw, Draw]]) -> list[str]:
         )
     lines += [
         "",
-        f"Pairs with a threshold within 0.05 of both twins' oracles: **{common} of {len(pairs)}**; the twins' best "
-        f"thresholds differ by {np.mean(apart):.3f} on average (at most {max(apart):.3f}). Pairs where the default "
-        f"gate misses one twin by more than 0.05: {distance} of {len(pairs)}.",
+        "| rulebooks | pairs | a threshold within 0.05 of both twins | twins' best thresholds apart: mean (most) | "
+        "the default gate misses a twin by more than 0.05 |",
+        "|---|---:|---:|---:|---:|",
     ]
+    for name, rows in families.items():
+        apart = [row[1] for row in rows]
+        lines.append(
+            f"| {name} | {len(rows)} | {sum(row[0] for row in rows)} | {np.mean(apart):.3f} ({max(apart):.3f}) | "
+            f"{sum(row[2] for row in rows)} |"
+        )
     return lines
 
 
 def main() -> None:
-    args, embedder = table_script(__doc__ or "")
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--write", action="store_true", help="replace this script's tables in docs/benchmarks.md")
+    parser.add_argument("--tables", default="fresh,twins,calibration", help="comma-separated: which tables to make")
+    args = parser.parse_args()
+    tables = {t.strip() for t in args.tables.split(",") if t.strip()}
+    if not tables or tables - {"fresh", "twins", "calibration"}:
+        raise SystemExit(f"--tables takes fresh, twins and calibration, not {args.tables!r}")
+    CACHE.parent.mkdir(exist_ok=True)
+    embedder = CachedEmbedder(get_embedder(), EmbeddingCache(CACHE))
     stamp = (
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.processor() or platform.machine()}, "
         f"Python {platform.python_version()}"
     )
     sets = fresh_sets()
-    held = {d.name: FRESH_NLUPP_HELD_OUT[int(d.name.rsplit("/", 1)[1]) % 3] for d in sets}
-    fresh_lines = [*fresh([Draw(d, embedder) for d in sets], held), "", f"Run: {stamp}."]
-    print("\n".join(fresh_lines), "\n")
-    twin_lines = [*twins([(Draw(a, embedder), Draw(b, embedder)) for a, b in twin_sets()]), "", f"Run: {stamp}."]
-    print("\n".join(twin_lines), "\n")
-    calibrated = report(build(sets, embedder), CALIBRATION_PRIOR)
-    refused = sorted({(kind, n, UNCALIBRATED.count((kind, n))) for kind, n in UNCALIBRATED})
-    if refused:
-        calibrated.append("")
-        calibrated.append(
-            "Samples whose messages all expect some rule (refused; the rulebook gate is counted): "
-            + ", ".join(f"{kind} N = {n}: {c}" for kind, n, c in refused)
-            + "."
-        )
-    calibrated += ["", f"Run: {stamp}; {len(sets)} fresh draws x {len(KINDS)} kinds x {SAMPLES} samples per size."]
-    print("\n".join(calibrated))
+    sections: dict[str, list[str]] = {}
+    if "fresh" in tables:
+        held = {d.name: FRESH_NLUPP_HELD_OUT[int(d.name.rsplit("/", 1)[1]) % 3] for d in sets}
+        sections["fresh"] = [*fresh([Draw(d, embedder) for d in sets], held), "", f"Run: {stamp}."]
+    if "twins" in tables:
+        pairs = [(Draw(a, embedder), Draw(b, embedder)) for a, b in twin_sets()]
+        sections["twins"] = [*twins(pairs), "", f"Run: {stamp}."]
+    if "calibration" in tables:
+        calibrated = report(build(sets, embedder), CALIBRATION_PRIOR)
+        refused = sorted({(kind, n, UNCALIBRATED.count((kind, n))) for kind, n in UNCALIBRATED})
+        if refused:
+            calibrated.append("")
+            calibrated.append(
+                "Samples whose messages all expect some rule (refused; the rulebook gate is counted): "
+                + ", ".join(f"{kind} N = {n}: {c}" for kind, n, c in refused)
+                + "."
+            )
+        sections["calibration"] = [
+            *calibrated,
+            "",
+            f"Run: {stamp}; {len(sets)} fresh draws x {len(KINDS)} kinds x {SAMPLES} samples per size.",
+        ]
+    for lines in sections.values():
+        print("\n".join(lines), "\n")
     if args.write:
-        write({"fresh": fresh_lines, "twins": twin_lines, "calibration": calibrated}, script="matching_gate_fresh.py")
+        write(sections, script="matching_gate_fresh.py")
 
 
 if __name__ == "__main__":
