@@ -10,7 +10,11 @@ Two questions the protocol's 21 report draws answer only narrowly (docs/design/0
    in which held-out intents supply the messages that must match nothing. A gate that sees only the rulebook gives
    both twins the same threshold, so: is there a threshold within 0.05 of *both* twins' oracles (then the
    rulebook alone could in principle have found it), and how far apart are the twins' oracles?
-3. **Calibration on the fresh draws**: ``matching_calibration.py``'s report table (the balanced calibration with the
+3. **Spread of the gate's own estimate** on the fresh draws: the rulebook gate is a quantile of a sample (its
+   example texts); over 300 bootstrap resamples of a draw's probes (examples drawn with replacement, a lower bound
+   on the spread: examples of one rule are not independent), the standard deviation of that quantile, and what a
+   threshold off the draw's best by that much costs (the mean of the objective one deviation above and below it).
+4. **Calibration on the fresh draws**: ``matching_calibration.py``'s report table (the balanced calibration with the
    shipped prior, unshrunk, best F1, against the rulebook gate; 5 samples per size, the rest of the draw measures)
    on the fresh draws, with their held-out intents and with the two other kinds of out-of-scope messages.
 
@@ -18,7 +22,7 @@ Usage::
 
     .venv/bin/python benchmarks/matching_gate_fresh.py            # prints the tables (about 10 minutes)
     .venv/bin/python benchmarks/matching_gate_fresh.py --write    # and replaces its tables in docs/benchmarks.md
-    .venv/bin/python benchmarks/matching_gate_fresh.py --tables twins   # some of them (fresh, twins, calibration)
+    .venv/bin/python benchmarks/matching_gate_fresh.py --tables twins  # some (fresh, spread, twins, calibration)
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from matching_calibration import KINDS, SAMPLES, UNCALIBRATED, build, report
 from matching_gate import CACHE, GRID, Draw, write
 from norma.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
 from norma.matching import CALIBRATION_PRIOR, MatchConfig
+from norma.matching._gate import RULEBOOK_QUANTILE
 
 WITHIN = 0.05
 
@@ -75,6 +80,35 @@ def fresh(draws: list[Draw], held: dict[str, int]) -> list[str]:
         )
     worst = sorted(((d.oracle - min(d.at_gate(d.matcher.gate(MatchConfig()))), d.name) for d in draws), reverse=True)
     lines += ["", "Largest gaps at the default: " + ", ".join(f"{name} {gap:.3f}" for gap, name in worst[:5]) + "."]
+    return lines
+
+
+def spread(draws: list[Draw], resamples: int = 300) -> list[str]:
+    """Per data set: the bootstrap spread of the rulebook gate's quantile and its cost at the draw's oracle."""
+    rng = np.random.default_rng(30)
+    quantile = MatchConfig().gate_quantile or RULEBOOK_QUANTILE
+    rows: dict[str, list[tuple[int, float, float]]] = {}
+    for d in draws:
+        probes = d.probes
+        estimates = [
+            float(np.quantile(probes[rng.integers(0, len(probes), len(probes))], quantile)) for _ in range(resamples)
+        ]
+        deviation = float(np.std(estimates))
+        lost = d.oracle - float(
+            np.mean([min(d.at_similarity(d.oracle_threshold + sign * deviation)) for sign in (-1.0, 1.0)])
+        )
+        rows.setdefault(_group(d.name), []).append((len(probes), deviation, lost))
+    lines = [
+        f"| data set | draws | probes: mean | standard deviation of the {quantile} quantile: mean (most) | "
+        "objective lost one deviation off the best threshold: mean (most) |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name, values in rows.items():
+        a = np.array(values)
+        lines.append(
+            f"| {name} | {len(a)} | {a[:, 0].mean():.0f} | {a[:, 1].mean():.4f} ({a[:, 1].max():.4f}) | "
+            f"{a[:, 2].mean():.3f} ({a[:, 2].max():.3f}) |"
+        )
     return lines
 
 
@@ -122,11 +156,13 @@ def twins(pairs: list[tuple[Draw, Draw]]) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--write", action="store_true", help="replace this script's tables in docs/benchmarks.md")
-    parser.add_argument("--tables", default="fresh,twins,calibration", help="comma-separated: which tables to make")
+    parser.add_argument(
+        "--tables", default="fresh,spread,twins,calibration", help="comma-separated: which tables to make"
+    )
     args = parser.parse_args()
     tables = {t.strip() for t in args.tables.split(",") if t.strip()}
-    if not tables or tables - {"fresh", "twins", "calibration"}:
-        raise SystemExit(f"--tables takes fresh, twins and calibration, not {args.tables!r}")
+    if not tables or tables - {"fresh", "spread", "twins", "calibration"}:
+        raise SystemExit(f"--tables takes fresh, spread, twins and calibration, not {args.tables!r}")
     CACHE.parent.mkdir(exist_ok=True)
     embedder = CachedEmbedder(get_embedder(), EmbeddingCache(CACHE))
     stamp = (
@@ -135,9 +171,12 @@ def main() -> None:
     )
     sets = fresh_sets()
     sections: dict[str, list[str]] = {}
+    draws = [Draw(d, embedder) for d in sets] if tables & {"fresh", "spread"} else []
     if "fresh" in tables:
         held = {d.name: FRESH_NLUPP_HELD_OUT[int(d.name.rsplit("/", 1)[1]) % 3] for d in sets}
-        sections["fresh"] = [*fresh([Draw(d, embedder) for d in sets], held), "", f"Run: {stamp}."]
+        sections["fresh"] = [*fresh(draws, held), "", f"Run: {stamp}."]
+    if "spread" in tables:
+        sections["spread"] = [*spread(draws), "", f"Run: {stamp}."]
     if "twins" in tables:
         pairs = [(Draw(a, embedder), Draw(b, embedder)) for a, b in twin_sets()]
         sections["twins"] = [*twins(pairs), "", f"Run: {stamp}."]
