@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
 import sys
 import tempfile
@@ -44,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _devsets import DevSet, banking77_test, dev_sets, foreign
 from matching_calibration import KINDS, SAMPLES, Kind, _moved, _split
-from matching_gate import CACHE, REPO, write
+from matching_gate import CACHE, REPO, machine_stamp, write
 from norma.embeddings import AdaptOptions, BertEmbedder, CachedEmbedder, EmbeddingCache, adapt_encoder, get_embedder
 from norma.errors import InvalidInputError
 from norma.matching import CALIBRATION_PRIOR, AppliedGate, MatchConfig, fit_gate
@@ -168,8 +167,7 @@ def main() -> None:
     lines = [
         *table(records),
         "",
-        f"Run: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.processor() or platform.machine()}, Python "
-        f"{platform.python_version()}, {os.cpu_count()} cores; {len(records)} report draws x {len(KINDS)} kinds x "
+        f"Run: {machine_stamp()}, {os.cpu_count()} cores; {len(records)} report draws x {len(KINDS)} kinds x "
         f"{SAMPLES} samples per size, adapted from {span[0]} to {span[-1]} UTC (default AdaptOptions, prior "
         f"{CALIBRATION_PRIOR:g}).",
     ]

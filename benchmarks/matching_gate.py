@@ -369,6 +369,14 @@ def write(sections: dict[str, list[str]], script: str = "matching_gate.py") -> N
     DOC.write_text(text, encoding="utf-8")
 
 
+def machine_stamp() -> str:
+    """The time (UTC, to the minute), processor and Python of a run, for a table's run line."""
+    return (
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.processor() or platform.machine()}, "
+        f"Python {platform.python_version()}"
+    )
+
+
 def table_script(doc: str) -> tuple[argparse.Namespace, CachedEmbedder]:
     """The ``--write`` option of a script that prints one table, and the development draws' cached embedder."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])

@@ -28,10 +28,8 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import platform
 import re
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -40,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _devsets import FRESH_NLUPP_HELD_OUT, fresh_sets, twin_sets
 from matching_calibration import KINDS, SAMPLES, UNCALIBRATED, build, report
-from matching_gate import CACHE, GRID, Draw, write
+from matching_gate import CACHE, GRID, Draw, machine_stamp, write
 from norma.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
 from norma.matching import CALIBRATION_PRIOR, MatchConfig
 from norma.matching._gate import RULEBOOK_QUANTILE
@@ -165,10 +163,7 @@ def main() -> None:
         raise SystemExit(f"--tables takes fresh, spread, twins and calibration, not {args.tables!r}")
     CACHE.parent.mkdir(exist_ok=True)
     embedder = CachedEmbedder(get_embedder(), EmbeddingCache(CACHE))
-    stamp = (
-        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.processor() or platform.machine()}, "
-        f"Python {platform.python_version()}"
-    )
+    stamp = machine_stamp()
     sets = fresh_sets()
     sections: dict[str, list[str]] = {}
     draws = [Draw(d, embedder) for d in sets] if tables & {"fresh", "spread"} else []
