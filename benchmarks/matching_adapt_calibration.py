@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _devsets import DevSet, banking77_test, dev_sets, foreign
 from matching_calibration import KINDS, SAMPLES, Kind, _moved, _split
-from matching_gate import CACHE, REPO, machine_stamp, write
+from matching_gate import CACHE, REPO, machine_stamp, publish
 from norma.embeddings import AdaptOptions, BertEmbedder, CachedEmbedder, EmbeddingCache, adapt_encoder, get_embedder
 from norma.errors import InvalidInputError
 from norma.matching import CALIBRATION_PRIOR, AppliedGate, MatchConfig, fit_gate
@@ -171,9 +171,7 @@ def main() -> None:
         f"{SAMPLES} samples per size, adapted from {span[0]} to {span[-1]} UTC (default AdaptOptions, prior "
         f"{CALIBRATION_PRIOR:g}).",
     ]
-    print("\n".join(lines))
-    if args.write:
-        write({"calibration": lines}, "matching_adapt_calibration.py")
+    publish({"calibration": lines}, "matching_adapt_calibration.py", to_docs=args.write)
 
 
 if __name__ == "__main__":

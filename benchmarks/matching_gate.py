@@ -369,6 +369,14 @@ def write(sections: dict[str, list[str]], script: str = "matching_gate.py") -> N
     DOC.write_text(text, encoding="utf-8")
 
 
+def publish(sections: dict[str, list[str]], script: str, *, to_docs: bool) -> None:
+    """Print ``script``'s tables and, with ``to_docs`` (its ``--write``), replace them in docs/benchmarks.md."""
+    for lines in sections.values():
+        print("\n".join(lines), "\n")
+    if to_docs:
+        write(sections, script)
+
+
 def machine_stamp() -> str:
     """The time (UTC, to the minute), processor and Python of a run, for a table's run line."""
     return (

@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _devsets import FRESH_NLUPP_HELD_OUT, fresh_sets, twin_sets
 from matching_calibration import KINDS, SAMPLES, UNCALIBRATED, build, report
-from matching_gate import CACHE, GRID, Draw, machine_stamp, write
+from matching_gate import CACHE, GRID, Draw, machine_stamp, publish
 from norma.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
 from norma.matching import CALIBRATION_PRIOR, MatchConfig
 from norma.matching._gate import RULEBOOK_QUANTILE
@@ -190,10 +190,7 @@ def main() -> None:
             "",
             f"Run: {stamp}; {len(sets)} fresh draws x {len(KINDS)} kinds x {SAMPLES} samples per size.",
         ]
-    for lines in sections.values():
-        print("\n".join(lines), "\n")
-    if args.write:
-        write(sections, script="matching_gate_fresh.py")
+    publish(sections, "matching_gate_fresh.py", to_docs=args.write)
 
 
 if __name__ == "__main__":

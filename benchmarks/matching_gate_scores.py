@@ -28,10 +28,8 @@ Usage::
 from __future__ import annotations
 
 import heapq
-import platform
 import sys
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +37,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _devsets import DevSet, banking77_test, dev_sets
-from matching_gate import Draw, table_script, write
+from matching_gate import Draw, machine_stamp, publish, table_script
 from norma.embeddings import CachedEmbedder
 from norma.matching import MatchConfig
 from norma.matching._gate import _probe_key
@@ -185,12 +183,9 @@ def main() -> None:
     lines = table([Similarities(dev, embedder) for dev in devs])
     lines += [
         "",
-        f"Run: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.processor() or platform.machine()}, "
-        f"Python {platform.python_version()}; {len(devs)} draws (9 tune, 12 report).",
+        f"Run: {machine_stamp()}; {len(devs)} draws (9 tune, 12 report).",
     ]
-    print("\n".join(lines))
-    if args.write:
-        write({"scores": lines}, "matching_gate_scores.py")
+    publish({"scores": lines}, "matching_gate_scores.py", to_docs=args.write)
 
 
 if __name__ == "__main__":
