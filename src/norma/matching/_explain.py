@@ -94,15 +94,23 @@ def gate_reason(rule: Rule, session: SessionState | None, tags: list[str] | None
     return "scope", "not a candidate"
 
 
-def threshold_detail(config: MatchConfig, scores: Scores, i: int, score: float) -> str:
-    """Why scored candidate ``i`` failed the gate, with every term of the score it was compared on."""
+def threshold_detail(config: MatchConfig, scores: Scores, i: int, score: float, below: float | None = None) -> str:
+    """Why scored candidate ``i`` failed the gate, with every term of the score it was compared on. ``below``: the
+    ADR pool left ``i`` outside the vector top, whose last similarity ``below`` is under the gate (so is ``i``'s)."""
+    outside = (
+        None
+        if below is None
+        else f"outside the vector top of {config.max_candidates} (candidate_pool='vector'), similarity <= {below:.4f}"
+    )
     if config.threshold_on == "hybrid_or_similarity":
         hybrid, similarity = float(scores.hybrid[i]), float(scores.similarity[i])
         slack = config.similarity_slack
-        return (
-            f"max(hybrid {hybrid:.4f}, similarity {similarity:.4f} - slack {slack:g} = {similarity - slack:.4f}) "
-            f"= {score:.4f} < threshold {config.threshold}"
-        )
+        semantic = f"similarity {similarity:.4f} - slack {slack:g} = {similarity - slack:.4f}"
+        if outside is not None:
+            return f"hybrid {hybrid:.4f} < threshold {config.threshold}; {outside} - slack {slack:g}: below it too"
+        return f"max(hybrid {hybrid:.4f}, {semantic}) = {score:.4f} < threshold {config.threshold}"
+    if outside is not None and config.threshold_on == "similarity":
+        return f"{outside} < threshold {config.threshold}"
     return f"{config.threshold_on} {score:.4f} < threshold {config.threshold}"
 
 
@@ -133,6 +141,7 @@ def explain_dropped(
             out.append(DroppedRule(rule.id, reason, detail, float(approx[slot])))
     scored, final = pooled.scored, scores.final
     picked = set(chosen.slots.tolist())
+    below = _outside_top(pooled, scores, config)
     by_final = np.argsort(-final, kind="stable")
     left = [i for i in by_final if int(scored[i]) not in picked][: config.max_candidates]
     for i in left:
@@ -143,8 +152,20 @@ def explain_dropped(
             reason, detail = gated.blocked[slot].split(":", 1)
             detail = detail.strip()
         elif not gated.passed[i]:
-            reason, detail = "threshold", threshold_detail(config, scores, i, float(gated.score[i]))
+            top_last = below[0] if below is not None and below[1][i] else None
+            reason, detail = "threshold", threshold_detail(config, scores, i, float(gated.score[i]), top_last)
         else:
             reason, detail = "max_matched", f"ranked past max_matched={config.max_matched}"
         out.append(DroppedRule(rule.id, reason, detail, similarity, float(final[i])))
     return out
+
+
+def _outside_top(pooled: Pool, scores: Scores, config: MatchConfig) -> tuple[float, np.ndarray] | None:
+    """The ADR pool's vector top, when it left scored rules without a similarity (none could reach the gate, see
+    ``_pipeline.gate_similarity``): its last similarity, and which scored rules are outside it with none."""
+    if len(pooled.pooled_at) == len(pooled.scored) or not len(pooled.pooled_at):
+        return None
+    outside = np.ones(len(pooled.scored), dtype=bool)
+    outside[pooled.pooled_at] = False
+    outside &= scores.similarity == 0.0
+    return float(scores.similarity[pooled.pooled_at].min()), outside

@@ -46,6 +46,7 @@ __all__ = [
     "dropped",
     "fuse",
     "gate",
+    "gate_similarity",
     "lexical_scores",
     "match_one",
     "order",
@@ -82,6 +83,8 @@ def match_one(
     try:
         pooled = pool(index, query, mask, vector, lexical, cfg, exact)
         scores = fuse(index, query, pooled, lexical, mask, cfg, exact)
+        if lexical.top is None:  # the ADR pool
+            scores = gate_similarity(index, query, pooled, scores, cfg, band, exact)
         gated = gate(index, pooled, scores, session, cfg, band)
         if gated.threshold != cfg.threshold:  # the band applied: explain with the threshold in force
             cfg = cfg.model_copy(update={"threshold": gated.threshold})
@@ -373,6 +376,39 @@ def centroid_similarities(index: MatchIndex, slots: np.ndarray, query: np.ndarra
 
 
 # -- 6. gate -------------------------------------------------------------------------------------------------------
+
+
+def gate_similarity(
+    index: MatchIndex,
+    query: np.ndarray,
+    pooled: Pool,
+    scores: Scores,
+    cfg: MatchConfig,
+    band: tuple[float, float] | None,
+    exact: ExactScores,
+) -> Scores:
+    """The ADR pool with a gate on the similarity: the exact similarity of the rules outside the vector top when one
+    of them could reach the gate, so the gate compares what the result reports (not the 0 of their vector score).
+
+    They are no more similar than the last of the vector top (every candidate was ranked by similarity), so that is
+    only when the vector top is full and its last rule reaches the lowest threshold that can apply: rare, and then
+    every such rule is rescored.
+    """
+    if cfg.threshold_on not in ("similarity", "hybrid_or_similarity") or not isinstance(cfg.threshold, (int, float)):
+        return scores
+    floor = float(cfg.threshold) if band is None else min(float(cfg.threshold), band[0])
+    if cfg.threshold_on == "hybrid_or_similarity":
+        floor += cfg.similarity_slack
+    top = scores.similarity[pooled.pooled_at]
+    outside = np.ones(len(pooled.scored), dtype=bool)
+    outside[pooled.pooled_at] = False
+    if len(top) < cfg.max_candidates or not outside.any() or float(top.min()) < floor - _TIE_MARGIN:
+        return scores
+    slots = pooled.scored[outside]
+    exact.record(slots, rescore(index, slots, query))
+    similarity = scores.similarity.copy()
+    similarity[outside] = exact.values[slots]
+    return scores._replace(similarity=similarity)
 
 
 def gate(
