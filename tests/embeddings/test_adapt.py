@@ -24,11 +24,13 @@ from norma.embeddings import (
     adapted_gate_of,
     adapted_gate_similarities,
     adapted_info,
+    trained_lookup,
     trained_share,
 )
 from norma.embeddings._adapt import _held_out
 from norma.errors import ConfigError, InvalidInputError, MissingDependencyError
 from norma.matching import AppliedGate, MatchConfig, Rule, RuleMatcher, diagnose_rulebook
+from norma.matching._gate import weighted_quantile
 from tests.conftest import CliResult
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
@@ -162,6 +164,56 @@ def test_the_adapted_gate_says_when_the_rulebook_moved_on(gated: Path, caplog: p
     assert diagnose_rulebook(matcher).counts()["encoder_stale"] == 0
 
 
+def test_the_adapted_gate_measures_the_examples_added_since(gated: Path) -> None:
+    """Rules added after adapting: their examples are probes the encoder never saw, and the gate's quantile is taken
+    over them and the stored held-out similarities, each set weighted by the examples it stands for."""
+    embedder = BertEmbedder(gated)
+    matcher = RuleMatcher(_gate_rules(), embedder=embedder)
+    assert "unseen_probes" not in matcher.gate().terms  # nothing added: the stored gate as before
+    others = ["pay a bill", "open an account", "order a pizza", "rent a car"]
+    new = [Rule(id=f"n{i}", condition_text=f"The user wants to {p}.", examples=[f"{o} {p}" for o in OPENERS])
+           for i, p in enumerate(others)]  # fmt: skip
+    matcher.upsert(new)
+    gate = matcher.gate()
+    assert gate.kind == "adapted"
+    assert (gate.terms["unseen_probes"], gate.terms["unseen_examples"], gate.terms["seen_examples"]) == (40, 40, 80)
+    assert "and of 40 of the 40 examples added since" in gate.description
+
+    # by hand: each new example's best cosine to any other text (its own text left out), and the stored 24
+    texts = [t for rule in [*_gate_rules(), *new] for t in [rule.condition_text, *rule.examples]]
+    vectors = embedder.embed(texts).astype(np.float64)
+    added = [t for rule in new for t in rule.examples]
+    cosines = embedder.embed(added).astype(np.float64) @ vectors.T
+    cosines[np.array([[a == t for t in texts] for a in added])] = -np.inf
+    fresh = cosines.max(axis=1)
+    found = adapted_gate_similarities(gated)
+    assert found is not None
+    stored = found[0]
+    # stored probes stand for the 80 examples trained on (80 / 24 each), the new ones for the 40 added (1 each)
+    pairs = sorted([(v, 80 / 24) for v in stored] + [(float(v), 1.0) for v in fresh])
+    total, running = sum(w for _, w in pairs), 0.0
+    expected = None
+    for value, weight in pairs:
+        running += weight
+        if running >= 0.22 * total - 1e-9:
+            expected = value
+            break
+    assert expected is not None
+    assert gate.threshold == pytest.approx(round(expected, 4), abs=2e-4)  # float32 vectors in the matcher
+    assert gate.threshold != round(float(np.quantile(stored, 0.22)), 4)  # it moved with the new rules
+    matcher.remove([r.id for r in new])
+    assert "unseen_probes" not in matcher.gate().terms
+
+
+def test_weighted_quantile_is_the_smallest_value_reaching_the_share() -> None:
+    values = np.array([4.0, 1.0, 3.0, 2.0])
+    assert weighted_quantile(values, np.ones(4), 0.5) == 2.0  # cumulative 1, 2, 3, 4: 2 reaches half
+    assert weighted_quantile(values, np.ones(4), 0.22) == 1.0
+    assert weighted_quantile(values, np.array([1.0, 3.0, 1.0, 1.0]), 0.5) == 1.0  # value 1 weighs half
+    assert weighted_quantile(values, np.array([1.0, 0.0, 1.0, 1.0]), 0.2) == 2.0  # a zero weight never reaches
+    assert weighted_quantile(values, np.ones(4), 1.0) == 4.0
+
+
 def test_trained_share_is_exact_on_a_whole_sketch_and_sampled_on_a_partial_one() -> None:
     def sketch(texts: list[str], k: int) -> dict[str, object]:
         keys = sorted({zlib.crc32(t.encode("utf-8")) for t in texts})
@@ -175,6 +227,15 @@ def test_trained_share_is_exact_on_a_whole_sketch_and_sampled_on_a_partial_one()
     assert trained_share(sketch(old, 10), new) == 0.0
     assert trained_share(sketch(old, 4096), []) is None
     assert trained_share({"texts": 3}, old) is None  # adapted before the sketch was kept
+    whole = trained_lookup(sketch(old, 4096))
+    assert whole is not None
+    assert [whole(t) for t in (old[0], new[0])] == [True, False]
+    partial = trained_lookup(sketch(old, 10))
+    assert partial is not None
+    kept = sorted(old, key=lambda t: zlib.crc32(t.encode("utf-8")))
+    assert partial(kept[0]) is True
+    assert partial(kept[-1]) is None  # beyond the sketch's range: undecided
+    assert trained_lookup({"texts": 3}) is None
 
 
 def test_the_gate_run_leaves_the_final_encoder_as_without_it(

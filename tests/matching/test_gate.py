@@ -19,6 +19,7 @@ from norma.matching import (
     calibrate_gate,
     gate_from_dict,
 )
+from norma.matching._gate import unseen_probes
 from tests.matching.conftest import AxisEmbedder
 
 # 18 examples whose nearest other text is identical in vector (similarity 1.0) and 6 two-keyword examples whose
@@ -420,3 +421,19 @@ def test_a_bad_quantile_setting_is_refused(axis: AxisEmbedder, bad: object) -> N
     with pytest.raises(InvalidInputError, match="stored gate setting is malformed"):
         gate_quantile_setting({"kind": "quantile", "gate_quantile": bad})
     assert matcher.gate_quantile is None
+
+
+def test_the_examples_new_to_an_adapted_encoder_are_probed_like_the_rulebooks(axis: AxisEmbedder) -> None:
+    """An old rule's new example, a new rule's examples (one of them also an old rule's trained example) are new;
+    the old rule's trained example is seen. Each new one's best cosine to every other text, identical ones left out."""
+    old = Rule(id="o", condition_text="refund", examples=["refund card", "refund hello"])
+    new = Rule(id="n", condition_text="weather", examples=["refund card", "weather"])
+    matcher = RuleMatcher([old, new], embedder=axis)
+    trained = {"refund", "refund card"}
+    probes = unseen_probes(matcher._index, MatchConfig(), lambda text: text in trained)
+    assert (probes.seen, probes.unseen) == (1, 3)
+    # "refund hello": "refund" at 1/sqrt(2); "refund card" (n's): "refund" at 1/sqrt(2), both copies of itself left
+    # out; "weather" (n's): its identical rule text left out, nothing else shares an axis: 0
+    assert sorted(probes.similarities.tolist()) == pytest.approx([0.0, 1 / math.sqrt(2), 1 / math.sqrt(2)], abs=1e-6)
+    undecided = unseen_probes(matcher._index, MatchConfig(), lambda text: None)
+    assert (undecided.seen, undecided.unseen, len(undecided.similarities)) == (0, 0, 0)

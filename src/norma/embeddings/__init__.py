@@ -12,8 +12,8 @@
 * :class:`BatchingEmbedder` — joins concurrent ``embed`` calls from many threads into one model call.
 * :func:`adapt_encoder` — fine-tunes the encoder on a rulebook's own texts and writes a model directory the
   embedders load like any other (needs torch: ``pip install 'norma[adapt]'``); :class:`AdaptOptions`,
-  :class:`AdaptReport`, :func:`adapted_info`, :func:`adapted_gate_similarities`, :func:`trained_share` (how much of a
-  rulebook the encoder was adapted on).
+  :class:`AdaptReport`, :func:`adapted_info`, :func:`adapted_gate_similarities`, :func:`trained_lookup` and
+  :func:`trained_share` (which texts, and how much of a rulebook, the encoder was adapted on).
 
 See docs/embeddings.md.
 """
@@ -29,6 +29,7 @@ from norma.embeddings._adapt import (
     adapted_gate_of,
     adapted_gate_similarities,
     adapted_info,
+    trained_lookup,
     trained_share,
 )
 from norma.embeddings._batching import BatchingEmbedder
@@ -61,6 +62,7 @@ __all__ = [
     "adapted_gate_similarities",
     "adapted_info",
     "get_embedder",
+    "trained_lookup",
     "trained_share",
     "user_cache_dir",
 ]

@@ -53,6 +53,7 @@ __all__ = [
     "adapted_gate_of",
     "adapted_gate_similarities",
     "adapted_info",
+    "trained_lookup",
     "trained_share",
 ]
 
@@ -177,23 +178,33 @@ def adapted_gate_similarities(model_dir: str | os.PathLike[str]) -> tuple[list[f
     return sorted(float(v) for v in values), terms
 
 
-def trained_share(measured: dict[str, Any], texts: Iterable[str]) -> float | None:
-    """The share of ``texts`` (a rulebook's, duplicates counted once) the encoder was adapted on, from the bottom-k
-    sketch its gate keeps (``measured``: the terms of :func:`adapted_gate_similarities`): exact up to 4,096 trained
-    texts, else estimated on the texts whose key falls in the sketch's range (a hash-random sample of them). None
-    when the model keeps no sketch (adapted before it did) or ``texts`` is empty."""
+def trained_lookup(measured: dict[str, Any]) -> Callable[[str], bool | None] | None:
+    """Whether the encoder was adapted on a text, from the bottom-k sketch its gate keeps (``measured``: the terms of
+    :func:`adapted_gate_similarities`): True or False, exactly up to 4,096 trained texts; beyond, only for the texts
+    whose key falls in the sketch's range (a hash-random sample of all texts), None for the others. None when the
+    model keeps no sketch (adapted before it did)."""
     sketch, trained = measured.get("sketch"), measured.get("texts")
     if not isinstance(sketch, list) or not sketch or not isinstance(trained, int):
         return None
     keys = {int(k) for k in sketch}
     whole, limit = len(keys) >= trained, max(keys)
-    sampled = inside = 0
-    for text in set(texts):
+
+    def lookup(text: str) -> bool | None:
         key = _text_key(text)
-        if whole or key <= limit:
-            sampled += 1
-            inside += key in keys
-    return inside / sampled if sampled else None
+        return key in keys if whole or key <= limit else None
+
+    return lookup
+
+
+def trained_share(measured: dict[str, Any], texts: Iterable[str]) -> float | None:
+    """The share of ``texts`` (a rulebook's, duplicates counted once) the encoder was adapted on (see
+    :func:`trained_lookup`: exact up to 4,096 trained texts, else estimated on a hash-random sample of them). None
+    when the model keeps no sketch or ``texts`` is empty."""
+    lookup = trained_lookup(measured)
+    if lookup is None:
+        return None
+    known = [seen for seen in map(lookup, set(texts)) if seen is not None]
+    return sum(known) / len(known) if known else None
 
 
 def adapted_gate_of(embedder: Embedder | None) -> tuple[list[float], dict[str, Any]] | None:

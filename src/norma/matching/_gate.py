@@ -30,7 +30,7 @@ from __future__ import annotations
 import heapq
 import math
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeGuard
 
@@ -57,6 +57,9 @@ __all__ = [
     "probe_similarities",
     "rulebook_gate",
     "rulebook_gate_key",
+    "UnseenProbes",
+    "unseen_probes",
+    "weighted_quantile",
 ]
 
 GateKind = Literal["calibrated", "adapted", "rulebook", "fixed", "none"]
@@ -114,11 +117,17 @@ class AppliedGate:
                 if isinstance(share, float) and share < ADAPTED_STALE_SHARE
                 else ""
             )
+            unseen = (
+                f" and of {t['unseen_probes']} of the {t['unseen_examples']} examples added since (weighted by "
+                f"their share of the examples)"
+                if t.get("unseen_probes")
+                else ""
+            )
             return (
                 f"similarity >= {self.threshold:.4f}: the adapted encoder's gate, the {t['quantile']:g} quantile"
                 f"{_SET_FOR_TENANT if t.get('quantile_source') == 'tenant' else ''} of the best similarity of "
                 f"{t['probes']} examples held out while adapting it (cross-fitted on {t.get('rules', '?')} rules)"
-                f"{stale}"
+                f"{unseen}{stale}"
             )
         if self.kind == "calibrated":
             target = t.get("target", "best F1")
@@ -240,20 +249,35 @@ def applied_gate(cfg: MatchConfig, automatic: AppliedGate | None) -> AppliedGate
 
 
 def adapted_gate(
-    similarities: Sequence[float], measured: Mapping[str, Any], cfg: MatchConfig, trained_share: float | None = None
+    similarities: Sequence[float],
+    measured: Mapping[str, Any],
+    cfg: MatchConfig,
+    trained_share: float | None = None,
+    unseen: UnseenProbes | None = None,
 ) -> AppliedGate:
     """The ``adapted`` gate: the ``cfg.gate_quantile`` quantile of the held-out similarities an adapted encoder
     stored (:func:`norma.embeddings.adapted_gate_similarities`); ``measured`` names what they were measured on;
     ``trained_share``: the share of the matcher's rule texts the encoder was adapted on
-    (:func:`norma.embeddings.trained_share`; below :data:`ADAPTED_STALE_SHARE` the description says to adapt again)."""
+    (:func:`norma.embeddings.trained_share`). With ``unseen`` examples (added after adapting: :func:`unseen_probes`)
+    the quantile is taken over both sets of probes, each weighted by the share of the rulebook's examples it stands
+    for, so the gate follows the new rules (docs/design/040-matching.md, "A rulebook edited after adapting")."""
     quantile = cfg.gate_quantile if cfg.gate_quantile is not None else ADAPTED_QUANTILE
-    threshold = round(float(np.quantile(np.asarray(similarities, dtype=np.float64), quantile)), 4)
+    stored = np.asarray(similarities, dtype=np.float64)
     terms: dict[str, Any] = {
         "source": "cross-fitted while adapting the encoder",
         "quantile": quantile,
         "probes": len(similarities),
         **{k: measured[k] for k in ("holdout", "held_out", "rules") if k in measured},
     }
+    if unseen is not None and len(unseen.similarities) and unseen.unseen:
+        fresh = unseen.similarities
+        weights = np.concatenate(
+            [np.full(len(stored), unseen.seen / len(stored)), np.full(len(fresh), unseen.unseen / len(fresh))]
+        )
+        threshold = round(weighted_quantile(np.concatenate([stored, fresh]), weights, quantile), 4)
+        terms.update(unseen_probes=len(fresh), unseen_examples=unseen.unseen, seen_examples=unseen.seen)
+    else:
+        threshold = round(float(np.quantile(stored, quantile)), 4)
     if trained_share is not None:
         terms["trained_share"] = round(trained_share, 3)
     return AppliedGate("adapted", "similarity", threshold, terms)
@@ -341,9 +365,7 @@ def _leave_one_out(
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Over the probe sample: each probe's best similarity to every other text of the rulebook (its own text and
     identical texts left out); with ``split``, that best to other rules, and separately the best to its own rule."""
-    vectors = index.vectors
-    assert vectors is not None
-    texts_at, ids = index.texts_at, index.ids
+    ids, texts_at = index.ids, index.texts_at
     # a fixed sample: the example texts with the smallest keys (rule id + text), whatever the insertion order
     candidates = (
         (_probe_key(rule_id, text), rule_id, k, int(slot))
@@ -352,12 +374,28 @@ def _leave_one_out(
         for k, text in enumerate(texts_at[int(slot)])
         if k > 0
     )
+    probes = heapq.nsmallest(_probe_count(index, cfg), candidates)
+    return _best_other(index, alive, [(slot, k) for _, _, k, slot in probes], split=split)
+
+
+def _probe_count(index: MatchIndex, cfg: MatchConfig) -> int:
+    """How many probes a measurement takes: ``gate_probes``, fewer past :data:`GATE_BUDGET` products."""
+    assert index.vectors is not None
+    return min(cfg.gate_probes, max(GATE_MIN_SAMPLE, GATE_BUDGET // max(index.vectors.rows, 1)))
+
+
+def _best_other(
+    index: MatchIndex, alive: np.ndarray, probes: Sequence[tuple[int, int]], *, split: bool = False
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Each probe's (slot, text number) best similarity to every other text of the rulebook (its own text and
+    identical texts left out); with ``split``, that best to other rules, and separately the best to its own rule."""
+    vectors = index.vectors
+    assert vectors is not None
+    texts_at = index.texts_at
     matrix, row_slot = vectors.live_view()
-    wanted = min(cfg.gate_probes, max(GATE_MIN_SAMPLE, GATE_BUDGET // max(vectors.rows, 1)))
-    probes = heapq.nsmallest(wanted, candidates)
-    rows = np.array([vectors.row_ids(slot)[k] for _, _, k, slot in probes], dtype=np.intp)
-    probe_texts = [texts_at[slot][k] for _, _, k, slot in probes]
-    probe_slots = np.array([slot for _, _, _, slot in probes], dtype=np.intp)
+    rows = np.array([vectors.row_ids(slot)[k] for slot, k in probes], dtype=np.intp)
+    probe_texts = [texts_at[slot][k] for slot, k in probes]
+    probe_slots = np.array([slot for slot, _ in probes], dtype=np.intp)
     own = np.full(len(probes), -np.inf, dtype=np.float32) if split else None
     probe_matrix = np.ascontiguousarray(matrix[rows])
     # leave each probe's text out: its own row and any other row with the same text
@@ -382,3 +420,50 @@ def _leave_one_out(
             scores[mine] = -np.inf
         np.maximum(best, scores.max(axis=1, initial=-np.inf), out=best)
     return best, own
+
+
+@dataclass(frozen=True, slots=True)
+class UnseenProbes:
+    """The examples of a rulebook an adapted encoder was not trained on (rules or examples added after adapting):
+    each sampled one's best leave-one-out similarity, measured like the rulebook gate's probes, and how many of the
+    rulebook's examples were seen and unseen in training (counted over the texts the sketch decides)."""
+
+    similarities: np.ndarray
+    seen: int
+    unseen: int
+
+
+def unseen_probes(index: MatchIndex, cfg: MatchConfig, trained: Callable[[str], bool | None]) -> UnseenProbes:
+    """The examples new to the encoder (``trained`` says it never saw them, or their rule's own text: a rule added
+    since, all of whose examples count as new even where one also belongs to an older rule), at most the rulebook
+    gate's probe count (the smallest keys), with their best leave-one-out similarities (:class:`UnseenProbes`)."""
+    alive = np.flatnonzero(index.alive[: index.size])
+    if index.vectors is None:
+        return UnseenProbes(np.empty(0), 0, 0)
+    ids, texts_at = index.ids, index.texts_at
+    unseen: list[tuple[int, str, int, int]] = []
+    seen = 0
+    for slot in alive.tolist():
+        texts = texts_at[slot]
+        new_rule = trained(texts[0]) is False  # a rule added since: every example of it is new to the encoder
+        for k, text in enumerate(texts):
+            if k == 0:
+                continue
+            verdict = False if new_rule else trained(text)
+            if verdict is None:
+                continue
+            if verdict:
+                seen += 1
+            else:
+                unseen.append((_probe_key(ids[slot], text), ids[slot], k, slot))
+    probes = heapq.nsmallest(_probe_count(index, cfg), unseen)
+    best, _ = _best_other(index, alive, [(slot, k) for _, _, k, slot in probes])
+    return UnseenProbes(np.where(np.isfinite(best), best, 0.0).astype(np.float64), seen, len(unseen))
+
+
+def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
+    """The smallest of ``values`` whose cumulative weight (values in increasing order) reaches ``q`` of the total."""
+    order = np.argsort(values, kind="stable")
+    cumulative = np.cumsum(weights[order])
+    at = min(int(np.searchsorted(cumulative, q * cumulative[-1])), len(values) - 1)
+    return float(values[order][at])

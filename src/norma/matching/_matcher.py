@@ -18,7 +18,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from norma.embeddings import Embedder, adapted_gate_of, get_embedder, trained_share
+from norma.embeddings import Embedder, adapted_gate_of, get_embedder, trained_lookup, trained_share
 from norma.errors import InvalidInputError, NotFoundError
 from norma.matching._buffers import ScoreBuffers
 from norma.matching._compile import IndexBuilder, check_batch, check_dims, checked_vectors
@@ -26,6 +26,7 @@ from norma.matching._config import MatchConfig
 from norma.matching._gate import (
     ADAPTED_STALE_SHARE,
     AppliedGate,
+    UnseenProbes,
     adapted_gate,
     applied_gate,
     gate_band,
@@ -33,6 +34,7 @@ from norma.matching._gate import (
     quantile_setting,
     rulebook_gate,
     rulebook_gate_key,
+    unseen_probes,
 )
 from norma.matching._index import MatchIndex
 from norma.matching._models import SessionState
@@ -95,7 +97,7 @@ class RuleMatcher:
         self._rulebook_gate: tuple[MatchIndex, tuple[float, int, float | None, float | None], AppliedGate] | None
         self._rulebook_gate = None
         self._adapted: tuple[Embedder | None, tuple[list[float], dict[str, object]] | None] | None = None
-        self._trained_share: tuple[MatchIndex, dict[str, object], float | None] | None = None
+        self._trained_share: tuple[MatchIndex, dict[str, object], float | None, UnseenProbes | None, int] | None = None
         self._apply(list(rules), vectors, bump=False)
 
     # -- public state -------------------------------------------------------------------------------------------
@@ -306,19 +308,23 @@ class RuleMatcher:
         if self._adapted[1] is not None:
             similarities, measured = self._adapted[1]
             known = self._trained_share
-            if known is None or known[0] is not index or known[1] is not measured:
-                # once per index version: how much of today's rulebook the encoder was adapted on
+            if known is None or known[0] is not index or known[1] is not measured or known[4] != cfg.gate_probes:
+                # once per index version: how much of today's rulebook the encoder was adapted on, and the examples
+                # it never saw (added since), measured like the rulebook gate's probes
                 texts = (
                     text for slot in np.flatnonzero(index.alive[: index.size]) for text in index.texts_at[int(slot)]
                 )
-                known = self._trained_share = (index, measured, trained_share(measured, texts))
-                if known[2] is not None and known[2] < ADAPTED_STALE_SHARE:
+                share = trained_share(measured, texts)
+                lookup = trained_lookup(measured)
+                unseen = None if lookup is None or share is None or share >= 1.0 else unseen_probes(index, cfg, lookup)
+                known = self._trained_share = (index, measured, share, unseen, cfg.gate_probes)
+                if share is not None and share < ADAPTED_STALE_SHARE:
                     _LOG.warning(
-                        "the encoder was adapted on %.0f%% of this rulebook's texts: its gate may no longer fit "
-                        "(norma rules adapt again, or calibrate)",
-                        100 * known[2],
+                        "the encoder was adapted on %.0f%% of this rulebook's texts: its gate now also measures the "
+                        "new examples, but adapting again may rank the new rules better (norma rules adapt)",
+                        100 * share,
                     )
-            return adapted_gate(similarities, measured, cfg, known[2])
+            return adapted_gate(similarities, measured, cfg, known[2], known[3])
         cached = self._rulebook_gate
         key = rulebook_gate_key(cfg)
         if cached is not None and cached[0] is index and cached[1] == key:
