@@ -400,10 +400,10 @@ def gate_similarity(
     if cfg.threshold_on == "hybrid_or_similarity":
         floor += cfg.similarity_slack
     top = scores.similarity[pooled.pooled_at]
+    if len(top) < cfg.max_candidates or len(top) == len(pooled.scored) or float(top.min()) < floor - _TIE_MARGIN:
+        return scores
     outside = np.ones(len(pooled.scored), dtype=bool)
     outside[pooled.pooled_at] = False
-    if len(top) < cfg.max_candidates or not outside.any() or float(top.min()) < floor - _TIE_MARGIN:
-        return scores
     slots = pooled.scored[outside]
     exact.record(slots, rescore(index, slots, query))
     similarity = scores.similarity.copy()
