@@ -131,14 +131,18 @@ def measure(dev: DevSet, share: float, root: Path, base_min: float, base_acc: fl
     }
 
 
-def records(root: Path, base: CachedEmbedder, fresh: bool) -> list[tuple[DevSet, float, dict[str, Any]]]:
+def records(
+    root: Path, base: CachedEmbedder, fresh: bool, part: str, shares: tuple[float, ...]
+) -> list[tuple[DevSet, float, dict[str, Any]]]:
     kept: dict[str, dict[str, Any]] = {}
-    if RESULTS.is_file() and not fresh:
+    if RESULTS.is_file():
         kept = json.loads(RESULTS.read_text(encoding="utf-8"))
+    if fresh:
+        kept = {key: record for key, record in kept.items() if f"|{part}|" not in key}
     out = []
-    for dev in sorted(dev_sets("report"), key=lambda d: len(d.rules)):  # the quick ones first
+    for dev in sorted(dev_sets(part), key=lambda d: len(d.rules)):  # the quick ones first
         plain = None
-        for share in WITHHELD:
+        for share in shares:
             key = f"{dev.name}|{dev.part}|{share:g}"
             if key not in kept:
                 if plain is None:
@@ -158,66 +162,73 @@ def records(root: Path, base: CachedEmbedder, fresh: bool) -> list[tuple[DevSet,
     return out
 
 
-def tables(rows: list[tuple[DevSet, float, dict[str, Any]]], minutes: float) -> dict[str, list[str]]:
+def tables(
+    rows: list[tuple[DevSet, float, dict[str, Any]]], minutes: float, part: str, shares: tuple[float, ...]
+) -> dict[str, list[str]]:
     per_draw = [
         "| draw | rules added | trained share | acc@1: base / adapted on all / stale (trained rules, added rules) | "
-        "min at the gate: base | adapted on all | stale, stored gate | refreshed gate | gate measured on the "
-        "rulebook | stale oracle |",
-        "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|",
+        "added rules, base encoder | min at the gate: base | adapted on all | stale, stored gate | refreshed gate | "
+        "gate measured on the rulebook | stale oracle |",
+        "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     summary = [
-        "| rules added | trained share (mean) | acc@1: base / adapted on all / stale | stale, added rules' messages: "
-        "acc@1 adapted-stale / base | min at the gate: base / adapted on all / stale stored / stale refreshed | "
-        "gap to the stale oracle: stored / refreshed (mean, worst) | stale stored gate beats base | refreshed beats "
-        "base |",
-        "|---:|---:|---|---|---|---|---:|---:|",
+        "| rules added | data set | trained share (mean) | acc@1: base / adapted on all / stale | added rules' "
+        "messages: acc@1 stale / base | min at the gate: base / adapted on all / stale stored / stale refreshed | "
+        "gap to the stale oracle: stored / refreshed (mean, worst) | refreshed - stored: mean (worst) |",
+        "|---:|---|---:|---|---|---|---|---:|",
     ]
-    for share in WITHHELD:
-        mine = [(dev, r) for dev, s, r in rows if s == share]
-        figures: dict[str, list[float]] = {}
-        for dev, r in mine:
+    for share in shares:
+        groups: dict[str, dict[str, list[float]]] = {}
+        for dev, s, r in rows:
+            if s != share:
+                continue
             full = full_record(dev)
             full_acc = full["acc"] if full else float("nan")
             full_min = min(full["gated"]) if full else float("nan")
             base_added = base_on_added(dev, share)
-            for name, value in (
-                ("share", r["trained_share"]),
-                ("base_acc", r["base_acc"]),
-                ("full_acc", full_acc),
-                ("acc", r["acc"]),
-                ("acc_added", r["acc_added"]),
-                ("base_added", base_added),
-                ("base_min", r["base_min"]),
-                ("full_min", full_min),
-                ("stored", r["stored"][1]),
-                ("refreshed", r["refreshed"][1]),
-                ("gap_stored", r["oracle"] - r["stored"][1]),
-                ("gap_refreshed", r["oracle"] - r["refreshed"][1]),
-                ("stored_wins", float(r["stored"][1] > r["base_min"])),
-                ("refreshed_wins", float(r["refreshed"][1] > r["base_min"])),
-            ):
-                figures.setdefault(name, []).append(float(value))
+            for group in (dev.name.split("/")[0], "all"):
+                figures = groups.setdefault(group, {})
+                for name, value in (
+                    ("share", r["trained_share"]),
+                    ("base_acc", r["base_acc"]),
+                    ("full_acc", full_acc),
+                    ("acc", r["acc"]),
+                    ("acc_added", r["acc_added"]),
+                    ("base_added", base_added),
+                    ("base_min", r["base_min"]),
+                    ("full_min", full_min),
+                    ("stored", r["stored"][1]),
+                    ("refreshed", r["refreshed"][1]),
+                    ("gap_stored", r["oracle"] - r["stored"][1]),
+                    ("gap_refreshed", r["oracle"] - r["refreshed"][1]),
+                    ("gain", r["refreshed"][1] - r["stored"][1]),
+                ):
+                    figures.setdefault(name, []).append(float(value))
             per_draw.append(
                 f"| {dev.name} | {r['rules_added']} of {r['rules']} | {r['trained_share']:.3f} | {r['base_acc']:.3f} / "
-                f"{full_acc:.3f} / {r['acc']:.3f} ({r['acc_kept']:.3f}, {r['acc_added']:.3f}) | {r['base_min']:.3f} | "
-                f"{full_min:.3f} | {r['stored'][1]:.3f} ({r['stored'][0]:.4f}) | {r['refreshed'][1]:.3f} "
-                f"({r['refreshed'][0]:.4f}) | {r['measured'][1]:.3f} ({r['measured'][0]:.4f}) | {r['oracle']:.3f} |"
+                f"{full_acc:.3f} / {r['acc']:.3f} ({r['acc_kept']:.3f}, {r['acc_added']:.3f}) | {base_added:.3f} | "
+                f"{r['base_min']:.3f} | {full_min:.3f} | {r['stored'][1]:.3f} ({r['stored'][0]:.4f}) | "
+                f"{r['refreshed'][1]:.3f} ({r['refreshed'][0]:.4f}) | {r['measured'][1]:.3f} "
+                f"({r['measured'][0]:.4f}) | {r['oracle']:.3f} |"
             )
-        f = {name: np.array(values) for name, values in figures.items()}
-        summary.append(
-            f"| {share:.0%} | {f['share'].mean():.3f} | {f['base_acc'].mean():.3f} / {np.nanmean(f['full_acc']):.3f} / "
-            f"{f['acc'].mean():.3f} | {f['acc_added'].mean():.3f} / {f['base_added'].mean():.3f} | "
-            f"{f['base_min'].mean():.3f} / {np.nanmean(f['full_min']):.3f} / {f['stored'].mean():.3f} / "
-            f"{f['refreshed'].mean():.3f} | {f['gap_stored'].mean():.3f}, {f['gap_stored'].max():.3f} / "
-            f"{f['gap_refreshed'].mean():.3f}, {f['gap_refreshed'].max():.3f} | "
-            f"{int(f['stored_wins'].sum())}/{len(mine)} | {int(f['refreshed_wins'].sum())}/{len(mine)} |"
-        )
+        for group, figures in sorted(groups.items(), key=lambda item: item[0] == "all"):  # all last
+            f = {name: np.array(values) for name, values in figures.items()}
+            label = f"**all ({len(f['acc'])} draws)**" if group == "all" else group
+            summary.append(
+                f"| {share:.0%} | {label} | {f['share'].mean():.3f} | {f['base_acc'].mean():.3f} / "
+                f"{np.nanmean(f['full_acc']):.3f} / {f['acc'].mean():.3f} | {f['acc_added'].mean():.3f} / "
+                f"{f['base_added'].mean():.3f} | {f['base_min'].mean():.3f} / {np.nanmean(f['full_min']):.3f} / "
+                f"{f['stored'].mean():.3f} / {f['refreshed'].mean():.3f} | {f['gap_stored'].mean():.3f}, "
+                f"{f['gap_stored'].max():.3f} / {f['gap_refreshed'].mean():.3f}, {f['gap_refreshed'].max():.3f} | "
+                f"{f['gain'].mean():+.3f} ({f['gain'].min():+.3f}) |"
+            )
     span = sorted(r["at"] for _, _, r in rows)
     run = (
-        f"Run: {machine_stamp()}, {os.cpu_count()} cores; {minutes:.0f} min; adapted from {span[0]} to {span[-1]} UTC "
-        f"(.cache/{RESULTS.name}, read back if present)."
+        f"Run: {machine_stamp()}, {os.cpu_count()} cores; {minutes:.0f} min; {part} draws adapted from {span[0]} to "
+        f"{span[-1]} UTC (.cache/{RESULTS.name}, read back if present)."
     )
-    return {"stale": [*summary, "", run], "stale-draws": per_draw}
+    suffix = "" if part == "report" else f"-{part}"
+    return {f"stale{suffix}": [*summary, "", run], f"stale-draws{suffix}": per_draw}
 
 
 _BASE: dict[str, Draw] = {}
@@ -237,14 +248,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="replace this script's tables in docs/benchmarks.md")
     parser.add_argument("--fresh", action="store_true", help=f"adapt again instead of reading {RESULTS.name}")
+    parser.add_argument("--part", choices=("report", "tune"), default="report", help="which draws (default: report)")
+    parser.add_argument(
+        "--shares", default=",".join(f"{s:g}" for s in WITHHELD), help="shares of the rules added after adapting"
+    )
     args = parser.parse_args()
+    try:
+        shares = tuple(float(x) for x in args.shares.split(","))
+    except ValueError:
+        raise SystemExit(f"--shares takes numbers separated by commas, not {args.shares!r}") from None
+    if not shares or not all(0 < s < 1 for s in shares):
+        raise SystemExit(f"--shares takes shares between 0 and 1 (exclusive), not {args.shares!r}")
     CACHE.parent.mkdir(exist_ok=True)
     base = CachedEmbedder(get_embedder(), EmbeddingCache(CACHE))
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="norma-adapt-stale-") as folder:
         os.environ["NORMA_CACHE_DIR"] = str(Path(folder) / "cache")  # derived encoders of throwaway models
-        rows = records(Path(folder), base, args.fresh)
-    publish(tables(rows, (time.perf_counter() - started) / 60), "matching_adapt_stale.py", to_docs=args.write)
+        rows = records(Path(folder), base, args.fresh, args.part, shares)
+    minutes = (time.perf_counter() - started) / 60
+    publish(tables(rows, minutes, args.part, shares), "matching_adapt_stale.py", to_docs=args.write)
 
 
 if __name__ == "__main__":
