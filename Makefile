@@ -43,9 +43,8 @@ fuzz: $(STAMP)
 	done
 	NORMA_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) NORMA_HYPOTHESIS=random $(BIN)/pytest tests/fuzz -q -x -p no:randomly
 
-# Every benchmark script but the slow ones (benchmarks/README.md); `make bench-slow` runs those (about 4.5 hours).
-SLOW_BENCH := benchmarks/matching_adapt.py benchmarks/matching_adapt_calibration.py \
-	benchmarks/matching_adapt_stale.py
+# Every benchmark script but the slow one (benchmarks/README.md); `make bench-slow` runs it (adapting: about 1.5 hours).
+SLOW_BENCH := benchmarks/matching_adapt.py
 bench: $(STAMP)
 	@for script in $(filter-out $(SLOW_BENCH),$(wildcard benchmarks/[a-z]*.py)); do \
 	  echo "== $$script"; $(BIN)/python $$script || exit 1; done

@@ -54,7 +54,7 @@ CONFIGS: dict[str, MatchConfig] = {
         priority_weight=0.0,
         scope_weight=0.0,
         threshold=0.3,
-        threshold_on="hybrid",
+        threshold_on="final",  # = hybrid: the priority and scope weights are 0
         bm25_normalization="query",
     ),
     "ADR hybrid": MatchConfig.adr(),

@@ -1,12 +1,12 @@
 """The int8 candidate scan on real embeddings: how many rules its bounds leave for exact rescoring, and its speed.
 
 Rules: every BANKING77 train.csv message (10,003, one vector each, all-MiniLM-L6-v2 fp32); messages: 300 test.csv
-messages. For each message, the default matcher (int8 scan from 2,048 vectors on) and the same matcher with
-``vector_scan="float32"`` are timed in alternating rounds (``match`` with the precomputed message vector, no
-threshold, so 10 matches with explanations each time) and their results compared. Reported: retrieval p50 / p95
-of both scans, the number of rules whose bounds reach the 30th best lower bound (the candidates), how many of
-those were rescored after the two-stage cut, and whether every result was identical. Vectors are cached in
-``.cache/matching_bench.sqlite`` (shared with matching_quality.py).
+messages. For each message, the default matcher (int8 scan from 2,048 vectors on) and the same matcher with the
+float32 scan (``norma.matching._pipeline.SCAN``, an internal switch: the results are identical) are timed in
+alternating rounds (``match`` with the precomputed message vector, no threshold, so 10 matches with explanations each
+time) and their results compared. Reported: retrieval p50 / p95 of both scans, the number of rules whose bounds reach
+the 30th best lower bound (the candidates), how many of those were rescored after the two-stage cut, and whether
+every result was identical. Vectors are cached in ``.cache/matching_bench.sqlite`` (shared with matching_quality.py).
 
 Usage::
 
@@ -50,7 +50,7 @@ def main() -> None:
         embedder=embedder,
         vectors={r.id: vectors[i : i + 1] for i, r in enumerate(rules)},
     )
-    exact = matcher.config.with_(vector_scan="float32")
+    exact = matcher.config
     near_sizes: list[int] = []
     rescored: list[int] = []
     real_bounded, real_rescore = pipeline.bounded_candidates, pipeline.rescore
@@ -71,19 +71,22 @@ def main() -> None:
     per_match: list[int] = []
     for round_ in range(3):
         for scan in timings:
-            config = matcher.config if scan == "int8" else exact
+            pipeline.SCAN = scan
             for i in range(round_, MESSAGES, 3):
                 started = time.perf_counter()
-                matcher.match(messages[i], query_vector=queries[i], config=config)
+                matcher.match(messages[i], query_vector=queries[i], config=exact)
                 timings[scan].append(time.perf_counter() - started)
     pipeline.bounded_candidates, pipeline.rescore = count_bounded, count_rescore  # type: ignore[assignment]
     try:
         for i in range(MESSAGES):
             before = len(rescored)
+            pipeline.SCAN = "int8"
             got = matcher.match(messages[i], query_vector=queries[i])
             per_match.append(sum(rescored[before:]))
+            pipeline.SCAN = "float32"
             same += got == matcher.match(messages[i], query_vector=queries[i], config=exact)
     finally:
+        pipeline.SCAN = "auto"
         pipeline.bounded_candidates, pipeline.rescore = real_bounded, real_rescore  # type: ignore[assignment]
 
     def pct(values: list[float] | list[int], q: float, scale: float = 1.0) -> float:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,16 +20,21 @@ from norma.embeddings import (
     CachedEmbedder,
     EmbeddingCache,
     adapt_encoder,
-    adapted_gate_of,
-    adapted_gate_similarities,
     adapted_info,
-    trained_lookup,
-    trained_share,
 )
 from norma.embeddings._adapt import _held_out
 from norma.errors import ConfigError, InvalidInputError, MissingDependencyError
-from norma.matching import AppliedGate, MatchConfig, Rule, RuleMatcher, diagnose_rulebook
-from norma.matching._gate import weighted_quantile
+from norma.matching import (
+    AdaptedGate,
+    CalibratedGate,
+    HeldOut,
+    MatchConfig,
+    Rule,
+    RuleMatcher,
+    diagnose_rulebook,
+    read_held_out,
+)
+from norma.matching._gate import default_held_out
 from tests.conftest import CliResult
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
@@ -89,6 +93,12 @@ def _gate_rules() -> list[Rule]:
     return [Rule(id=f"r{i}", condition_text=group[0], examples=group[1:]) for i, group in enumerate(GATE_GROUPS)]
 
 
+def _held(model_dir: Path) -> HeldOut:
+    held = read_held_out(model_dir)
+    assert held is not None
+    return held
+
+
 def test_held_out_examples_are_a_fixed_share_and_never_the_rule_text() -> None:
     ten = [f"example {k}" for k in range(10)]
     groups = [["rule a", "a1", "a2", "a3", "a4"], ["rule b", "b1"], ["rule c", *ten]]
@@ -107,76 +117,89 @@ def test_adapting_stores_a_cross_fitted_gate_and_matchers_apply_it(gated: Path) 
     assert info["gate"]["held_out"] == 24
     assert info["gate"]["holdout"] == 0.3
     assert info["gate"]["rules"] == 8
-    found = adapted_gate_similarities(gated)
-    assert found is not None
-    similarities, terms = found
-    assert len(similarities) == 24 == terms["probes"]
+    held = _held(gated)
+    similarities = list(held.similarities)
+    assert len(similarities) == 24
+    assert (held.rules, held.trained_texts) == (8, 88)
     assert similarities == sorted(similarities)
     assert similarities[0] >= -1.0
     assert similarities[-1] <= 1.0
     assert len(set(similarities)) > 1
 
-    matcher = RuleMatcher(_gate_rules(), embedder=CachedEmbedder(BertEmbedder(gated), EmbeddingCache()))
+    embedder = CachedEmbedder(BertEmbedder(gated), EmbeddingCache())
+    matcher = RuleMatcher(_gate_rules(), embedder=embedder, gate=held)
     gate = matcher.gate(MatchConfig(gate_quantile=0.5))
-    assert gate.kind == "adapted"
+    assert isinstance(gate, AdaptedGate)
     assert gate.score == "similarity"
     assert gate.threshold == round((similarities[11] + similarities[12]) / 2, 4)  # the median of 24 values
-    assert gate.terms["probes"] == 24
-    assert gate.terms["quantile"] == 0.5
+    assert (gate.probes, gate.quantile, gate.rules, gate.unseen_probes) == (24, 0.5, 8, 0)
     assert "held out while adapting" in gate.description
+    # the matcher does not find the adapted gate by itself: without the HeldOut it measures the rulebook
+    assert RuleMatcher(_gate_rules(), embedder=embedder).gate().kind == "rulebook"
     result = matcher.match("please block my lost card", explain=True)
     assert result.gate is not None
     assert result.gate.kind == "adapted"
     assert result
     assert result[0].rule.id == "r0"
 
-    calibrated = AppliedGate("calibrated", "similarity", 0.5, {"model": matcher.model_id, "messages": 3})
-    matcher.set_calibration(calibrated)
-    assert matcher.gate().kind == "calibrated"  # a tenant's calibration comes first
-    matcher.set_calibration(None)
+    calibrated = CalibratedGate(0.5, "precision", messages=3, goal=0.9, model=matcher.model_id)
+    matcher.set_gate(calibrated)
+    assert matcher.gate() is calibrated  # a tenant's calibration comes first
+    assert matcher.measured_gate().kind == "rulebook"  # the HeldOut was replaced: what a calibration would move
+    matcher.set_gate(held)
     assert matcher.gate().kind == "adapted"
 
 
-def test_the_adapted_gate_says_when_the_rulebook_moved_on(gated: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_the_adapted_gate_says_when_the_rulebook_moved_on(gated: Path) -> None:
     info = adapted_info(gated)
     assert info is not None
     assert info["gate"]["texts"] == 88  # 8 rules x (rule text + 10 examples), all distinct
     assert len(info["gate"]["sketch"]) == 88
-    matcher = RuleMatcher(_gate_rules(), embedder=BertEmbedder(gated))
-    assert matcher.gate().terms["trained_share"] == 1.0
-    assert "adapt again" not in matcher.gate().description
+    matcher = RuleMatcher(_gate_rules(), embedder=BertEmbedder(gated), gate=_held(gated))
+    first = matcher.gate()
+    assert isinstance(first, AdaptedGate)
+    assert first.trained_share == 1.0
+    assert "were in its training" not in first.description
     others = ["pay a bill", "open an account", "order a pizza", "rent a car", "find a doctor", "learn spanish",
               "sell my house", "fix my bike"]  # fmt: skip
     new = [Rule(id=f"n{i}", condition_text=f"The user wants to {p}.", examples=[f"{o} {p}" for o in OPENERS])
            for i, p in enumerate(others)]  # fmt: skip
-    with caplog.at_level("WARNING", logger="norma"):
-        matcher.upsert(new)  # 88 new texts beside the 88 it was adapted on
-        gate = matcher.gate()
-    assert gate.kind == "adapted"
-    assert gate.terms["trained_share"] == 0.5
-    assert gate.description.endswith("; only 50% of the rule texts were in its training: adapt again or calibrate")
-    assert [r.message for r in caplog.records if "adapted on 50%" in r.message] != []
+    matcher.upsert(new)  # 88 new texts beside the 88 it was adapted on
+    gate = matcher.gate()
+    assert isinstance(gate, AdaptedGate)
+    assert gate.trained_share == 0.5
+    assert gate.to_dict()["terms"]["trained_share"] == 0.5
+    assert gate.description.endswith(
+        "; 50% of the rule texts were in its training (adapting again may rank the new rules better)"
+    )
     stale = [f for f in diagnose_rulebook(matcher).findings if f.kind == "encoder_stale"]
     assert [(f.severity, f.rule_ids, f.numbers) for f in stale] == [("warning", (), {"trained_share": 0.5})]
     assert stale[0].message.startswith("the encoder was adapted on 50% of these rules' texts")
     matcher.remove([r.id for r in new])
-    assert matcher.gate().terms["trained_share"] == 1.0
+    assert matcher.gate().trained_share == 1.0  # type: ignore[attr-defined]
     assert diagnose_rulebook(matcher).counts()["encoder_stale"] == 0
+    matcher.upsert(new[:1])  # 11 new texts of 99: any share below 1 is stale
+    stale = [f for f in diagnose_rulebook(matcher).findings if f.kind == "encoder_stale"]
+    assert [f.numbers for f in stale] == [{"trained_share": round(88 / 99, 3)}]
 
 
 def test_the_adapted_gate_measures_the_examples_added_since(gated: Path) -> None:
     """Rules added after adapting: their examples are probes the encoder never saw, and the gate's quantile is taken
     over them and the stored held-out similarities, each set weighted by the examples it stands for."""
     embedder = BertEmbedder(gated)
-    matcher = RuleMatcher(_gate_rules(), embedder=embedder)
-    assert "unseen_probes" not in matcher.gate().terms  # nothing added: the stored gate as before
+    held = _held(gated)
+    matcher = RuleMatcher(_gate_rules(), embedder=embedder, gate=held)
+    before = matcher.gate()
+    assert isinstance(before, AdaptedGate)
+    assert before.unseen_probes == 0  # nothing added: the stored gate as before
+    assert "unseen_probes" not in before.to_dict()["terms"]
     others = ["pay a bill", "open an account", "order a pizza", "rent a car"]
     new = [Rule(id=f"n{i}", condition_text=f"The user wants to {p}.", examples=[f"{o} {p}" for o in OPENERS])
            for i, p in enumerate(others)]  # fmt: skip
     matcher.upsert(new)
     gate = matcher.gate()
-    assert gate.kind == "adapted"
-    assert (gate.terms["unseen_probes"], gate.terms["unseen_examples"], gate.terms["seen_examples"]) == (40, 40, 80)
+    assert isinstance(gate, AdaptedGate)
+    assert (gate.unseen_probes, gate.unseen_examples, gate.seen_examples) == (40, 40, 80)
     assert "and of 40 of the 40 examples added since" in gate.description
 
     # by hand: each new example's best cosine to any other text (its own text left out), and the stored 24
@@ -186,9 +209,7 @@ def test_the_adapted_gate_measures_the_examples_added_since(gated: Path) -> None
     cosines = embedder.embed(added).astype(np.float64) @ vectors.T
     cosines[np.array([[a == t for t in texts] for a in added])] = -np.inf
     fresh = cosines.max(axis=1)
-    found = adapted_gate_similarities(gated)
-    assert found is not None
-    stored = found[0]
+    stored = held.similarities
     # stored probes stand for the 80 examples trained on (80 / 24 each), the new ones for the 40 added (1 each)
     pairs = sorted([(v, 80 / 24) for v in stored] + [(float(v), 1.0) for v in fresh])
     total, running = sum(w for _, w in pairs), 0.0
@@ -202,40 +223,7 @@ def test_the_adapted_gate_measures_the_examples_added_since(gated: Path) -> None
     assert gate.threshold == pytest.approx(round(expected, 4), abs=2e-4)  # float32 vectors in the matcher
     assert gate.threshold != round(float(np.quantile(stored, 0.22)), 4)  # it moved with the new rules
     matcher.remove([r.id for r in new])
-    assert "unseen_probes" not in matcher.gate().terms
-
-
-def test_weighted_quantile_is_the_smallest_value_reaching_the_share() -> None:
-    values = np.array([4.0, 1.0, 3.0, 2.0])
-    assert weighted_quantile(values, np.ones(4), 0.5) == 2.0  # cumulative 1, 2, 3, 4: 2 reaches half
-    assert weighted_quantile(values, np.ones(4), 0.22) == 1.0
-    assert weighted_quantile(values, np.array([1.0, 3.0, 1.0, 1.0]), 0.5) == 1.0  # value 1 weighs half
-    assert weighted_quantile(values, np.array([1.0, 0.0, 1.0, 1.0]), 0.2) == 2.0  # a zero weight never reaches
-    assert weighted_quantile(values, np.ones(4), 1.0) == 4.0
-
-
-def test_trained_share_is_exact_on_a_whole_sketch_and_sampled_on_a_partial_one() -> None:
-    def sketch(texts: list[str], k: int) -> dict[str, object]:
-        keys = sorted({zlib.crc32(t.encode("utf-8")) for t in texts})
-        return {"texts": len(set(texts)), "sketch": keys[:k]}
-
-    old = [f"old text {i}" for i in range(100)]
-    new = [f"new text {i}" for i in range(100)]
-    assert trained_share(sketch(old, 4096), old[:50] + new[:50] + old[:10]) == 0.5  # duplicates count once
-    assert trained_share(sketch(old, 4096), new) == 0.0
-    assert trained_share(sketch(old, 10), old) == 1.0  # every text in the sketch's range is one of its keys
-    assert trained_share(sketch(old, 10), new) == 0.0
-    assert trained_share(sketch(old, 4096), []) is None
-    assert trained_share({"texts": 3}, old) is None  # adapted before the sketch was kept
-    whole = trained_lookup(sketch(old, 4096))
-    assert whole is not None
-    assert [whole(t) for t in (old[0], new[0])] == [True, False]
-    partial = trained_lookup(sketch(old, 10))
-    assert partial is not None
-    kept = sorted(old, key=lambda t: zlib.crc32(t.encode("utf-8")))
-    assert partial(kept[0]) is True
-    assert partial(kept[-1]) is None  # beyond the sketch's range: undecided
-    assert trained_lookup({"texts": 3}) is None
+    assert matcher.gate() == before
 
 
 def test_the_gate_run_leaves_the_final_encoder_as_without_it(
@@ -246,29 +234,39 @@ def test_the_gate_run_leaves_the_final_encoder_as_without_it(
     assert report.gate_probes == 0
     assert (plain / "model.safetensors").read_bytes() == (gated / "model.safetensors").read_bytes()
     assert "gate" not in (adapted_info(plain) or {})
-    assert adapted_gate_similarities(plain) is None
+    assert read_held_out(plain) is None
     # without a stored gate the matcher measures the rulebook, as with the base encoder
-    assert RuleMatcher(_gate_rules(), embedder=BertEmbedder(plain)).gate().kind == "rulebook"
+    assert RuleMatcher(_gate_rules(), embedder=BertEmbedder(plain), gate=read_held_out(plain)).gate().kind == "rulebook"
     assert RuleMatcher(_gate_rules(), embedder=embedder).gate().kind == "rulebook"
 
 
-def test_the_stored_gate_is_found_through_wrappers_and_the_environment(
+def test_the_stored_gate_is_read_from_the_folder_and_the_environment(
     gated: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert adapted_gate_of(CachedEmbedder(BertEmbedder(gated), EmbeddingCache())) is not None
     monkeypatch.setenv(MODEL_DIR_ENV, str(gated))
-    assert adapted_gate_of(None) is not None  # the default embedder's folder, read without loading it
+    assert default_held_out() == read_held_out(gated)  # the default embedder's folder, read without loading it
     monkeypatch.delenv(MODEL_DIR_ENV)
-    assert adapted_gate_of(None) is None  # the packaged all-MiniLM-L6-v2
+    assert default_held_out() is None  # the packaged all-MiniLM-L6-v2
     broken = tmp_path / "broken"
     broken.mkdir()
     record = {"made_by": "norma adapt", "gate": {"similarities": [0.5] * 19 + ["high"]}}
     (broken / ADAPTED_FILE).write_text(json.dumps(record), encoding="utf-8")
     with pytest.raises(ConfigError, match="malformed gate"):
-        adapted_gate_similarities(broken)
+        read_held_out(broken)
+    record["gate"] = {"similarities": [0.5] * 20, "sketch": ["not a key"]}
+    (broken / ADAPTED_FILE).write_text(json.dumps(record), encoding="utf-8")
+    with pytest.raises(ConfigError, match="malformed gate"):
+        read_held_out(broken)
+    (broken / ADAPTED_FILE).write_text("{not json", encoding="utf-8")
+    with pytest.raises(ConfigError, match=f"cannot read {ADAPTED_FILE}"):
+        read_held_out(broken)
     record["gate"] = {"similarities": [0.5] * 19}  # too few to be a gate
     (broken / ADAPTED_FILE).write_text(json.dumps(record), encoding="utf-8")
-    assert adapted_gate_similarities(broken) is None
+    assert read_held_out(broken) is None
+    record["gate"] = {"similarities": [0.9, 0.5] * 10, "rules": 4, "texts": 3, "sketch": [7, 1, 3]}
+    (broken / ADAPTED_FILE).write_text(json.dumps(record), encoding="utf-8")
+    assert read_held_out(broken) == HeldOut((0.5,) * 10 + (0.9,) * 10, 4, 3, frozenset({1, 3, 7}))  # sorted
+    assert read_held_out(tmp_path / "nowhere") is None
 
 
 def test_torch_encoder_equals_the_onnx_encoder(model_dir: Path, embedder: BertEmbedder) -> None:

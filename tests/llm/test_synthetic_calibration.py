@@ -10,7 +10,8 @@ import pytest
 
 from norma.errors import InvalidInputError
 from norma.llm import OpenAIClient
-from norma.matching import NearMiss, Rule, RuleMatcher, calibrate_gate, near_miss_prompt, synthesize_labelled
+from norma.matching import Rule, RuleMatcher, calibrate_gate, synthesize_labelled
+from norma.matching._synthetic import NearMiss, near_miss_prompt
 from tests._llm_server import FakeLLMServer
 from tests.llm.conftest import FAST
 from tests.matching.conftest import AxisEmbedder
@@ -57,7 +58,8 @@ def test_near_misses_move_the_calibrated_gate(llm_server: FakeLLMServer, axis: A
     # the near miss "card hello" returns card at 1/sqrt(2) too: precision 4/5 there, so the gate rises to 1.0
     gate = calibrate_gate(matcher, written.positives, target_precision=1.0, near_misses=written.near_misses)
     assert gate.threshold == pytest.approx(1.0, abs=1e-6)
-    assert (gate.terms["messages"], gate.terms["near_misses"], gate.terms["recall"]) == (4, 2, 0.75)
+    assert (gate.messages, gate.near_misses, gate.recall) == (4, 2, 0.75)
+    assert (gate.to_dict()["terms"]["messages"], gate.to_dict()["terms"]["near_misses"]) == (4, 2)
     assert "and 2 near misses" in gate.description
 
 

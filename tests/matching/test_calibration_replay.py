@@ -4,8 +4,11 @@ message. Checked with the real embedding model on the shipped banking rulebook a
 
 from __future__ import annotations
 
+import dataclasses
+
 from norma.embeddings import get_embedder
-from norma.matching import AppliedGate, RuleMatcher, SessionState, calibrate_gate, load_labelled, load_rules
+from norma.matching import RuleMatcher, SessionState, calibrate_gate, load_labelled, load_rules
+from norma.matching._gate import Band
 from tests.conftest import EXAMPLES
 
 RULEBOOK = EXAMPLES / "rulebooks" / "banking-support.yaml"
@@ -37,20 +40,22 @@ def test_the_calibrated_gate_does_what_its_terms_say() -> None:
     matcher = RuleMatcher(load_rules(RULEBOOK), embedder=get_embedder())
     for options in ({}, {"prior": 0.0}):
         gate = calibrate_gate(matcher, load_labelled(LABELLED), **options)  # type: ignore[arg-type]
-        assert "band_threshold" in gate.terms  # the rulebook's band, moved with the gate
-        matcher.set_calibration(gate)
+        assert gate.band is not None  # the rulebook's band, moved with the gate
+        assert "band_threshold" in gate.to_dict()["terms"]
+        matcher.set_gate(gate)
         acc, rejection, precision, recall = _outcomes(matcher)
-        t = gate.terms
-        assert (round(acc, 6), round(rejection, 6)) == (t["acc_at_1"], t["rejection"])
-        assert round(precision, 6) == t["precision"]
-        assert round(recall, 6) == t["recall"]
+        assert (round(acc, 6), round(rejection, 6)) == (gate.acc_at_1, gate.rejection)
+        assert round(precision, 6) == gate.precision
+        assert round(recall, 6) == gate.recall
     # unshrunk, the gate is the best shift of the rulebook's gate (band with it) on a 0.001 grid: moving it further
     # along the grid does no better on these messages, matched for real
-    best = min(gate.terms["acc_at_1"], gate.terms["rejection"])
-    assert gate.terms["weight"] == 1.0
-    assert gate.threshold is not None
+    assert gate.acc_at_1 is not None
+    assert gate.rejection is not None
+    assert gate.band is not None
+    best = min(gate.acc_at_1, gate.rejection)
+    assert gate.weight == 1.0
     for shift in (-0.05, -0.02, -0.005, 0.005, 0.02, 0.05):
-        terms = {**gate.terms, "band_threshold": round(gate.terms["band_threshold"] + shift, 4)}
-        matcher.set_calibration(AppliedGate("calibrated", "similarity", round(gate.threshold + shift, 4), terms))
+        band = Band(round(gate.band.threshold + shift, 4), gate.band.margin)
+        matcher.set_gate(dataclasses.replace(gate, threshold=round(gate.threshold + shift, 4), margin_band=band))
         acc, rejection, _, _ = _outcomes(matcher)
         assert min(acc, rejection) <= best + 1e-9

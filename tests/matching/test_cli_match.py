@@ -86,11 +86,12 @@ def test_rule_vectors_are_cached_across_runs_and_messages_are_not(
     rows = _cached_rows(cache_dir)
     assert {k for k, _ in rows} == {text_key(t) for t in texts}
     assert "please refund my last order" not in texts
-    # the second run reads the rule vectors from the cache: poison them with the message's own vector and every
-    # rule becomes a perfect vector match
-    message = get_embedder().embed(["what is the capital of France?"])[0].astype(np.float32).tobytes()
-    with sqlite3.connect(cache_dir / "embeddings" / "vectors.sqlite3") as db:
-        db.execute("UPDATE embeddings SET vector = ?", (message,))
+    # the second run reads the rule vectors from the file's snapshot: poison them with the message's own vector and
+    # every rule becomes a perfect vector match
+    (snapshot,) = (cache_dir / "rulebooks").iterdir()
+    assert b"please refund my last order" not in b"".join(p.read_bytes() for p in snapshot.iterdir())
+    message = get_embedder().embed(["what is the capital of France?"])[0].astype(np.float32)
+    np.save(snapshot / "vectors.npy", np.tile(message, (len(rows), 1)))
     second = json.loads(run_cli("match", "--rules", RULES, "what is the capital of France?", "--format", "json").out)
     assert second["matches"]
     assert all(m["similarity_score"] == pytest.approx(1.0, abs=1e-5) for m in second["matches"])
@@ -155,11 +156,11 @@ def test_the_rulebook_gate_is_kept_with_the_cached_rules(run_cli: Callable[..., 
         run_cli("match", "--rules", banking, "my bank card went missing yesterday", "--format", "json").out
     )
     assert first["gate"]["kind"] == "rulebook"
-    (kept,) = (cache_dir / "rulebooks").glob("*.gate-*.json")
-    assert json.loads(kept.read_text(encoding="utf-8")) == first["gate"]
+    (kept,) = (cache_dir / "rulebooks").glob("*/gates.json")
+    assert json.loads(kept.read_text(encoding="utf-8")) == [first["gate"]]
     # the second run takes the kept gate instead of measuring it: a forged threshold shows through
     forged = {**first["gate"], "threshold": 0.99, "terms": {**first["gate"]["terms"], "band_threshold": 0.98}}
-    kept.write_text(json.dumps(forged), encoding="utf-8")
+    kept.write_text(json.dumps([forged]), encoding="utf-8")
     second = json.loads(
         run_cli("match", "--rules", banking, "my bank card went missing yesterday", "--format", "json").out
     )
@@ -171,7 +172,7 @@ def test_the_rulebook_gate_is_kept_with_the_cached_rules(run_cli: Callable[..., 
         run_cli("match", "--rules", banking, "my bank card went missing yesterday", "--format", "json").out
     )
     assert third["gate"] == first["gate"]
-    assert json.loads(kept.read_text(encoding="utf-8")) == first["gate"]
+    assert json.loads(kept.read_text(encoding="utf-8")) == [first["gate"]]
 
 
 def test_match_a_batch_against_a_stored_tenant(run_cli: Callable[..., CliResult], tmp_path: Path) -> None:
@@ -230,9 +231,9 @@ def test_a_tenant_batch_applies_the_calibrated_gate_and_is_pinned_to_its_version
         MatchJob.for_tenant("shop", f"sqlite:///{tmp_path}/none.db")
 
 
-def test_a_tenant_batch_measures_its_gate_at_the_stored_quantile(tmp_path: Path) -> None:
+def test_a_tenant_batch_keeps_the_quantile_of_its_config(tmp_path: Path) -> None:
     from norma.batch import MatchJob
-    from norma.matching import MatchConfig, quantile_setting
+    from norma.matching import MatchConfig
     from norma.store import import_rulebook, open_store
 
     url = f"sqlite:///{tmp_path}/m.db"
@@ -240,17 +241,15 @@ def test_a_tenant_batch_measures_its_gate_at_the_stored_quantile(tmp_path: Path)
     store = open_store(url)
     try:
         import_rulebook(store, banking, tenant_id="northwind-bank")
-        store.save_gate("northwind-bank", quantile_setting(0.05))
     finally:
         store.close()
     message = [{"message": "how do I close my account", "session": None}]
     (found, error), *_ = MatchJob.for_tenant("northwind-bank", url).start()(message)
     assert error is None
-    assert (found["gate"]["terms"]["quantile"], found["gate"]["terms"]["quantile_source"]) == (0.05, "tenant")
-    # a job whose config sets its own quantile (even to the default value) keeps it, across the worker's JSON
-    (own, _), *_ = MatchJob.for_tenant("northwind-bank", url, MatchConfig(gate_quantile=0.22)).start()(message)
-    assert own["gate"]["terms"]["quantile"] == 0.22
-    assert "quantile_source" not in own["gate"]["terms"]
+    assert (found["gate"]["kind"], found["gate"]["terms"]["quantile"]) == ("rulebook", 0.2)
+    # a job whose config sets its own quantile keeps it, across the worker's JSON
+    (own, _), *_ = MatchJob.for_tenant("northwind-bank", url, MatchConfig(gate_quantile=0.3)).start()(message)
+    assert own["gate"]["terms"]["quantile"] == 0.3
     assert own["gate"]["threshold"] > found["gate"]["threshold"]
 
 
@@ -264,7 +263,7 @@ def test_gate_quantile_sets_the_rulebook_gate(run_cli: Callable[..., CliResult],
         return json.loads(result.out)["gate"]  # type: ignore[no-any-return]
 
     default, low = gate(), gate("--gate-quantile", "0.08")
-    assert (default["kind"], default["terms"]["quantile"]) == ("rulebook", 0.24)  # type: ignore[index]
+    assert (default["kind"], default["terms"]["quantile"]) == ("rulebook", 0.2)  # type: ignore[index]
     assert (low["kind"], low["terms"]["quantile"]) == ("rulebook", 0.08)  # type: ignore[index]
     assert low["threshold"] < default["threshold"]  # type: ignore[operator]
     assert gate() == default  # the kept gate of another quantile was not taken for this one

@@ -73,7 +73,7 @@ def test_the_figures_at_the_gate(matcher: RuleMatcher) -> None:
         "kind": "fixed",
         "score": "similarity",
         "threshold": 0.99,
-        "terms": {"source": "threshold set in the config"},
+        "terms": {"source": "config"},
         "description": "similarity >= 0.99 (threshold set in the config)",
     }
     assert ev.precision == pytest.approx(4 / 6)  # 6 messages got a match, 4 of them the right one first

@@ -3,80 +3,88 @@ named with every term in each result. Expected values are computed by hand with 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
+import zlib
 
 import numpy as np
 import pytest
 
 from norma.errors import InvalidInputError
 from norma.matching import (
-    FALLBACK_SIMILARITY,
-    AppliedGate,
+    AdaptedGate,
+    CalibratedGate,
+    FixedGate,
+    HeldOut,
     MatchConfig,
+    NoGate,
     Rule,
+    RulebookGate,
     RuleMatcher,
     calibrate_gate,
-    gate_from_dict,
 )
-from norma.matching._gate import unseen_probes
+from norma.matching._gate import FALLBACK_SIMILARITY, Band, gate_from_dict
+from norma.matching._synthetic import NearMiss
 from tests.matching.conftest import AxisEmbedder
 
 # 18 examples whose nearest other text is identical in vector (similarity 1.0) and 6 two-keyword examples whose
-# nearest other text is a one-keyword rule text (similarity 1/sqrt(2)); sorted, the default 0.24 quantile of the 24
-# best leave-one-out similarities sits at position 23 * 0.24 = 5.52: 0.7071 + 0.52 * (1 - 0.7071) = 0.8594; the
-# band's 0.12 quantile at position 2.76, among the six 0.7071 values.
+# nearest other text is a one-keyword rule text (similarity 1/sqrt(2)); sorted, the default 0.20 quantile of the 24
+# best leave-one-out similarities sits at position 23 * 0.20 = 4.6: 0.7071 + 0.6 * (1 - 0.7071) = 0.8828; the
+# band's 0.10 quantile at position 2.3, among the five 0.7071 values.
 TWO_KEYWORDS = [
     "delivery hello",
-    "delivery weather",
     "refund weather",
     "card weather",
     "hello refund",
     "card hello",
 ]
 RULES = [
-    Rule(id="refund", condition_text="refund", examples=[f"refund {i}" for i in range(1, 10)]),
+    Rule(id="refund", condition_text="refund", examples=[f"refund {i}" for i in range(1, 11)]),
     Rule(id="card", condition_text="card", examples=[f"card {i}" for i in range(1, 10)]),
     Rule(id="hello", condition_text="hello"),
     Rule(id="weather", condition_text="weather"),
     Rule(id="delivery", condition_text="delivery", examples=TWO_KEYWORDS),
 ]
-EXPECTED = round(1 / math.sqrt(2) + 0.52 * (1 - 1 / math.sqrt(2)), 4)
+EXPECTED = round(1 / math.sqrt(2) + 0.6 * (1 - 1 / math.sqrt(2)), 4)
 BAND = round(1 / math.sqrt(2), 4)
-SINGLE = round(1 / math.sqrt(2) + 0.06 * (1 - 1 / math.sqrt(2)), 4)  # the 0.22 quantile alone: position 5.06
+SINGLE = 1.0  # the 0.22 quantile alone: position 5.06, among the nineteen 1.0 values
 
 
 def test_the_rulebook_gate_is_the_quantile_of_the_leave_one_out_similarities(axis: AxisEmbedder) -> None:
     matcher = RuleMatcher(RULES, embedder=axis)
     gate = matcher.gate()
-    assert (EXPECTED, BAND) == (0.8594, 0.7071)
+    assert (EXPECTED, BAND) == (0.8828, 0.7071)
     assert (gate.kind, gate.score, gate.threshold) == ("rulebook", "similarity", EXPECTED)
-    assert gate.terms == {
-        "quantile": 0.24,
+    assert gate == RulebookGate(EXPECTED, 0.2, probes=24, examples=24, rules=5, margin_band=Band(BAND, 0.09, 0.1))
+    assert gate.band == Band(BAND, 0.09, 0.1)
+    assert gate.to_dict()["terms"] == {
+        "quantile": 0.2,
         "probes": 24,
-        "max_probes": 2048,
         "examples": 24,
         "rules": 5,
-        "median_probe_similarity": 1.0,
-        "band_quantile": 0.12,
+        "band_quantile": 0.1,
         "band_threshold": BAND,
         "margin": 0.09,
     }
     assert gate.description == (
-        "similarity >= 0.8594: the rulebook's own gate, the 0.24 quantile of the best leave-one-out similarity of "
-        "24 of its 24 example texts; or >= 0.7071 (the 0.12 quantile) when the best rule is at least 0.09 above "
+        "similarity >= 0.8828: the rulebook's own gate, the 0.2 quantile of the best leave-one-out similarity of "
+        "24 of its 24 example texts; or >= 0.7071 (the 0.1 quantile) when the best rule is at least 0.09 above "
         "the next"
     )
     single = RuleMatcher(RULES, MatchConfig(gate_quantile=0.22), embedder=axis).gate()
-    assert (single.threshold, "band_threshold" in single.terms) == (SINGLE, True)  # 0.12 < 0.22: banded too
+    assert (single.threshold, single.band) == (SINGLE, Band(BAND, 0.09, 0.1))  # 0.1 < 0.22: banded too
     alone = RuleMatcher(RULES, MatchConfig(gate_quantile=0.22, gate_band_quantile=None), embedder=axis).gate()
-    assert (alone.threshold, "band_threshold" in alone.terms, alone.terms["quantile"]) == (SINGLE, False, 0.22)
-    assert "band_threshold" not in RuleMatcher(RULES, MatchConfig(gate_quantile=0.1), embedder=axis).gate().terms
+    assert alone == RulebookGate(SINGLE, 0.22, probes=24, examples=24, rules=5, margin_band=None)
+    assert "band_threshold" not in alone.to_dict()["terms"]
+    low = RuleMatcher(RULES, MatchConfig(gate_quantile=0.08), embedder=axis).gate()
+    assert low.band is None
+    assert "band_threshold" not in low.to_dict()["terms"]
 
 
 def test_the_rulebook_gate_decides_the_match_and_is_named_in_the_result(axis: AxisEmbedder) -> None:
     matcher = RuleMatcher(RULES, embedder=axis)
-    (match,) = matcher.match("refund please")  # similarity 1.0 >= 0.7247
+    (match,) = matcher.match("refund please")  # similarity 1.0 >= 0.8828
     assert match.rule.id == "refund"
     assert match.explanation.threshold == EXPECTED
     assert match.explanation.threshold_on == "similarity"
@@ -94,7 +102,7 @@ def test_the_rulebook_gate_decides_the_match_and_is_named_in_the_result(axis: Ax
 def test_the_band_matches_one_rule_that_stands_out_below_the_gate(axis: AxisEmbedder) -> None:
     matcher = RuleMatcher(RULES, embedder=axis)
     # "refund card hello": delivery's examples "card hello" and "hello refund" at 2/sqrt(6) = 0.8165 (below the
-    # gate 0.8594, above the band 0.7071); refund, card and hello at 1/sqrt(3) = 0.5774: a margin of 0.239 >= 0.09
+    # gate 0.8828, above the band 0.7071); refund, card and hello at 1/sqrt(3) = 0.5774: a margin of 0.239 >= 0.09
     result = matcher.match("refund card hello", explain=True)
     assert [(m.rule.id, round(m.similarity_score, 4)) for m in result] == [("delivery", 0.8165)]
     assert result[0].explanation.threshold == BAND  # the threshold in force for this message
@@ -112,22 +120,29 @@ def test_a_larger_quantile_raises_the_gate(axis: AxisEmbedder) -> None:
     assert gate.threshold == round(1 / math.sqrt(2), 4)
 
 
-def test_the_rulebook_gate_does_not_depend_on_the_order_of_the_rules(axis: AxisEmbedder) -> None:
+def test_the_rulebook_gate_does_not_depend_on_the_order_of_the_rules(
+    axis: AxisEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
     shuffled = list(RULES)
     random.Random(7).shuffle(shuffled)
-    config = MatchConfig(gate_probes=10)  # a sample: the same 10 texts whatever the order
-    first = RuleMatcher(RULES, config, embedder=axis).gate()
-    second = RuleMatcher(shuffled, config, embedder=axis).gate()
+    assert RuleMatcher(RULES, embedder=axis).gate() == RuleMatcher(shuffled, embedder=axis).gate()
+    monkeypatch.setattr("norma.matching._gate.MAX_PROBES", 10)  # a sample: the same 10 texts whatever the order
+    first = RuleMatcher(RULES, embedder=axis).gate()
+    second = RuleMatcher(shuffled, embedder=axis).gate()
     assert first == second
-    assert first.terms["probes"] == 10
+    assert isinstance(first, RulebookGate)
+    assert (first.probes, first.examples) == (10, 24)
 
 
 def test_a_rulebook_with_too_few_examples_gets_the_fixed_fallback(axis: AxisEmbedder) -> None:
     matcher = RuleMatcher([Rule(id="refund", condition_text="refund", examples=["refund now"])], embedder=axis)
     gate = matcher.gate()
     assert (gate.kind, gate.score, gate.threshold) == ("fixed", "similarity", FALLBACK_SIMILARITY)
-    assert gate.terms["examples"] == 1
-    assert gate.terms["needed"] == 20
+    assert gate == FixedGate(FALLBACK_SIMILARITY, "similarity", examples=1)
+    assert gate.to_dict()["terms"] == {"source": "fallback", "examples": 1, "needed": 20}
+    assert gate.description == (
+        "similarity >= 0.435 (fallback: 1 example texts, fewer than the 20 needed to measure the rulebook)"
+    )
 
 
 def test_the_gate_is_measured_again_after_an_update(axis: AxisEmbedder) -> None:
@@ -141,16 +156,20 @@ def test_a_numeric_threshold_and_none_are_named_too(axis: AxisEmbedder) -> None:
     matcher = RuleMatcher(RULES, embedder=axis)
     assert matcher.gate(MatchConfig(threshold=None)).to_dict() == {
         "kind": "none",
-        "score": "hybrid_or_similarity",
+        "score": "similarity",
         "threshold": None,
         "terms": {},
         "description": "no gate: every scored rule can match (threshold=None)",
     }
+    assert matcher.gate(MatchConfig(threshold=None)) == NoGate()
     fixed = matcher.gate(MatchConfig(threshold=0.5))
-    assert fixed.description == "max(hybrid, similarity - slack 0.15) >= 0.5 (threshold set in the config)"
-    assert matcher.gate(MatchConfig(threshold=0.5, threshold_on="final")).description == (
-        "final >= 0.5 (threshold set in the config)"
-    )
+    assert fixed == FixedGate(0.5, "similarity")
+    assert fixed.description == "similarity >= 0.5 (threshold set in the config)"
+    assert fixed.to_dict()["terms"] == {"source": "config"}
+    final = matcher.gate(MatchConfig(threshold=0.5, threshold_on="final"))
+    assert (final, final.score) == (FixedGate(0.5, "final"), "final")
+    assert final.description == "final >= 0.5 (threshold set in the config)"
+    assert matcher.gate(MatchConfig.adr()) == FixedGate(0.5, "final")
 
 
 # -- calibration from labelled messages ------------------------------------------------------------------------------
@@ -171,17 +190,21 @@ def test_calibration_picks_the_threshold_by_the_target(axis: AxisEmbedder) -> No
     # at 1.0: TP 2, FP 0 -> precision 1, recall 2/4; at 0.7071: TP 4, FP 2 -> precision 4/6, recall 1
     precise = calibrate_gate(matcher, LABELLED, target_precision=0.9)
     assert precise.threshold == pytest.approx(1.0, abs=1e-6)
-    assert (precise.terms["precision"], precise.terms["recall"]) == (1.0, 0.5)
-    assert precise.terms["target"] == "precision >= 0.9"
-    assert precise.terms["messages"] == 4
+    assert (precise.precision, precise.recall) == (1.0, 0.5)
+    assert (precise.target, precise.goal) == ("precision", 0.9)
+    assert precise.messages == 4
+    assert (precise.to_dict()["terms"]["target"], precise.to_dict()["terms"]["goal"]) == ("precision", 0.9)
+    assert "(precision >= 0.9; precision 1.000, recall 0.500)" in precise.description
     recalled = calibrate_gate(matcher, LABELLED, target_recall=1.0)
     assert recalled.threshold == pytest.approx(1 / math.sqrt(2), abs=1e-6)
-    assert recalled.terms["precision"] == pytest.approx(4 / 6, abs=1e-6)
+    assert recalled.precision == pytest.approx(4 / 6, abs=1e-6)
+    assert (recalled.target, recalled.goal) == ("recall", 1.0)
     # F1: 2/3 at 1.0 (p 1, r .5) against 0.8 at 0.7071 (p .667, r 1): the lower threshold
     best = calibrate_gate(matcher, LABELLED, best_f1=True)
     assert best.threshold == pytest.approx(1 / math.sqrt(2), abs=1e-6)
-    assert (best.terms["f1"], best.terms["target"]) == (pytest.approx(0.8), "best F1")
-    assert "band_threshold" not in best.terms
+    assert (best.f1, best.target, best.goal) == (pytest.approx(0.8), "best_f1", None)
+    assert best.band is None
+    assert "band_threshold" not in best.to_dict()["terms"]
     # a match returns at most max_matched rules: with 1, "refund card" never gets both of its rules
     with pytest.raises(InvalidInputError, match=r"no threshold reaches recall 1 on these messages \(best recall 0\.75"):
         calibrate_gate(matcher, LABELLED, target_recall=1.0, config=MatchConfig(max_matched=1))
@@ -205,18 +228,21 @@ def test_a_balanced_calibration_moves_the_gate_by_the_shrunk_best_shift(axis: Ax
     # on the 0.001 grid that passes 0.5 is +0.066 (t 0.501). Two messages expect none: weight 2 / (2 + 3) = 0.4.
     gate = calibrate_gate(matcher, BALANCING)
     assert gate.kind == "calibrated"
-    assert (gate.terms["fitted_shift"], gate.terms["weight"], gate.terms["expecting_none"]) == (0.066, 0.4, 2)
-    assert gate.terms["shift"] == round(0.066 * 0.4, 4) == 0.0264
+    assert isinstance(gate, CalibratedGate)
+    assert (gate.fitted_shift, gate.weight, gate.expecting_none) == (0.066, 0.4, 2)
+    assert gate.shift == round(0.066 * 0.4, 4) == 0.0264
     assert gate.threshold == 0.4614
-    assert gate.terms["base"] == {"kind": "fixed", "threshold": FALLBACK_SIMILARITY}
+    assert (gate.base_kind, gate.base_threshold) == ("fixed", FALLBACK_SIMILARITY)
+    assert gate.to_dict()["terms"]["base"] == {"kind": "fixed", "threshold": FALLBACK_SIMILARITY}
     # at 0.4614 both in-scope messages reach a right rule, and both out-of-scope ones match something
-    assert (gate.terms["acc_at_1"], gate.terms["rejection"]) == (1.0, 0.0)
+    assert (gate.acc_at_1, gate.rejection) == (1.0, 0.0)
     # returned rules: refund (TP); card, hello, weather (3 TP); refund, card (2 FP); four rules (4 FP)
-    assert (gate.terms["precision"], gate.terms["recall"]) == (round(4 / 10, 6), 1.0)
-    assert (gate.terms["target"], gate.terms["messages"], gate.terms["near_misses"]) == ("balanced", 4, 0)
+    assert (gate.precision, gate.recall) == (round(4 / 10, 6), 1.0)
+    assert (gate.target, gate.messages, gate.near_misses, gate.goal) == ("balanced", 4, 0, None)
+    assert (gate.rules, gate.rules_version, gate.model) == (5, 0, axis.model_id)
     unshrunk = calibrate_gate(matcher, BALANCING, prior=0)
-    assert (unshrunk.threshold, unshrunk.terms["weight"]) == (0.501, 1.0)
-    assert (unshrunk.terms["acc_at_1"], unshrunk.terms["rejection"]) == (1.0, 0.5)  # "refund card" still matches
+    assert (unshrunk.threshold, unshrunk.weight) == (0.501, 1.0)
+    assert (unshrunk.acc_at_1, unshrunk.rejection) == (1.0, 0.5)  # "refund card" still matches
     assert calibrate_gate(matcher, BALANCING, prior=1e9).threshold == FALLBACK_SIMILARITY
     assert gate.description == (
         "similarity >= 0.4614: calibrated on 4 labelled messages at tenant version 0: the fixed gate 0.4350 moved by "
@@ -227,60 +253,73 @@ def test_a_balanced_calibration_moves_the_gate_by_the_shrunk_best_shift(axis: Ax
 
 
 def test_a_balanced_calibration_moves_the_margin_band_with_the_gate(axis: AxisEmbedder) -> None:
-    matcher = RuleMatcher(RULES, embedder=axis)  # gate 0.8594, band 0.7071, margin 0.09 (above)
+    matcher = RuleMatcher(RULES, embedder=axis)  # gate 0.8828, band 0.7071, margin 0.09 (above)
     # "card weather hello" expects nothing: delivery's "card weather" and "card hello" at 2/sqrt(6) = 0.8165, every
     # other rule 0.5774 (margin 0.239): the band lets it match until the band passes 0.8165, 0.7071 + 0.110 = 0.8171
-    # (+0.109 gives 0.8161). "refund" (1.0) stays matched: the gate 0.8594 + 0.110 = 0.9694.
+    # (+0.109 gives 0.8161). "refund" (1.0) stays matched: the gate 0.8828 + 0.110 = 0.9928.
     labelled = [("refund", ["refund"]), ("card weather hello", [])]
     gate = calibrate_gate(matcher, labelled, prior=0)
-    assert (gate.terms["fitted_shift"], gate.threshold) == (0.11, 0.9694)
-    assert (gate.terms["band_threshold"], gate.terms["margin"]) == (0.8171, 0.09)
-    assert gate.terms["base"] == {
-        "kind": "rulebook", "threshold": EXPECTED, "quantile": 0.24, "band_threshold": BAND, "margin": 0.09
-    }  # fmt: skip
+    assert (gate.fitted_shift, gate.threshold) == (0.11, 0.9928)
+    assert gate.band == Band(0.8171, 0.09)  # moved: no longer a rulebook quantile
+    assert (gate.to_dict()["terms"]["band_threshold"], gate.to_dict()["terms"]["margin"]) == (0.8171, 0.09)
+    assert "band_quantile" not in gate.to_dict()["terms"]
+    assert (gate.base_kind, gate.base_threshold) == ("rulebook", EXPECTED)
+    assert gate.to_dict()["terms"]["base"] == {"kind": "rulebook", "threshold": EXPECTED}
     assert gate.description.endswith("; or >= 0.8171 when the best rule is at least 0.09 above the next")
-    # prior 3, one message expects none: 0.11 / 4 = 0.0275 -> gate 0.8869, band 0.7346
+    # prior 3, one message expects none: 0.11 / 4 = 0.0275 -> gate 0.9103, band 0.7346
     shrunk = calibrate_gate(matcher, labelled)
-    assert (shrunk.threshold, shrunk.terms["band_threshold"], shrunk.terms["prior"]) == (0.8869, 0.7346, 3.0)
+    assert shrunk.band is not None
+    assert (shrunk.threshold, shrunk.band.threshold, shrunk.prior) == (0.9103, 0.7346, 3.0)
     # the matcher applies the calibrated band: "refund card hello" (delivery 0.8165, margin 0.239)
-    matcher.set_calibration(shrunk)
+    matcher.set_gate(shrunk)
     (match,) = matcher.match("refund card hello")
     assert (match.rule.id, match.explanation.threshold) == ("delivery", 0.7346)
-    matcher.set_calibration(gate)
+    matcher.set_gate(gate)
     assert matcher.match("refund card hello") == []  # under the band of 0.8171
     assert matcher.measured_gate().kind == "rulebook"  # what a calibration moves, whatever is set
+    assert gate_from_dict(gate.to_dict()) == gate
     # a near miss of delivery says the same as the message that expects nothing
-    from norma.matching import NearMiss
-
     missed = calibrate_gate(matcher, labelled[:1], prior=0, near_misses=[NearMiss("card weather hello", "delivery")])
-    assert (missed.threshold, missed.terms["near_misses"], missed.terms["expecting_none"]) == (0.9694, 1, 1)
+    assert (missed.threshold, missed.near_misses, missed.expecting_none) == (0.9928, 1, 1)
 
 
 def test_calibration_is_deterministic_and_becomes_the_automatic_gate(axis: AxisEmbedder) -> None:
     matcher = RuleMatcher(PLAIN, embedder=axis)
     gate = calibrate_gate(matcher, LABELLED, target_precision=0.9)
     assert gate == calibrate_gate(RuleMatcher(list(reversed(PLAIN)), embedder=axis), LABELLED, target_precision=0.9)
-    matcher.set_calibration(gate)
+    matcher.set_gate(gate)
+    assert matcher.given_gate is gate
     assert matcher.gate() is gate
     result = matcher.match("refund card")
     assert result == []
     assert result.gate is gate
     assert gate_from_dict(gate.to_dict()) == gate  # what the store keeps reads back the same
-    matcher.set_calibration(None)
+    matcher.upsert([Rule(id="extra", condition_text="weather delivery")])
+    assert matcher.gate() is gate  # a calibrated gate is used as is, whatever the rules become
+    matcher.set_gate(None)
+    assert matcher.given_gate is None
     assert matcher.gate().kind == "fixed"  # 0 examples: back to the rulebook's (fallback) gate
 
 
 def test_a_gate_calibrated_with_another_model_is_ignored(axis: AxisEmbedder, caplog: pytest.LogCaptureFixture) -> None:
     gate = calibrate_gate(RuleMatcher(PLAIN, embedder=axis), LABELLED, target_precision=0.9)
-    assert gate.terms["model"] == axis.model_id
-    other = AppliedGate(gate.kind, gate.score, gate.threshold, {**gate.terms, "model": "encoder@0123456789ab"})
+    assert gate.model == axis.model_id
+    other = dataclasses.replace(gate, model="encoder@0123456789ab")
     matcher = RuleMatcher(PLAIN, embedder=axis)
     with caplog.at_level("WARNING", logger="norma.matching._matcher"):
-        matcher.set_calibration(other)
-    assert matcher.gate().kind == "fixed"  # the rulebook's own gate, not the other model's threshold
+        matcher.set_gate(other)
+    assert matcher.given_gate is None
+    assert matcher.gate() == FixedGate(FALLBACK_SIMILARITY, examples=0)  # the rulebook's own, not the other model's
     assert "calibrated with model encoder@0123456789ab" in caplog.text
-    matcher.set_calibration(gate)
+    with caplog.at_level("WARNING", logger="norma.matching._matcher"):
+        given = RuleMatcher(PLAIN, embedder=axis, gate=other)  # given at construction: ignored too
+    assert given.gate().kind == "fixed"
+    assert caplog.text.count("calibrated with model encoder@0123456789ab") == 2
+    matcher.set_gate(gate)
     assert matcher.gate() is gate
+    unknown = dataclasses.replace(gate, model=None)  # a gate that names no model is used as given
+    matcher.set_gate(unknown)
+    assert matcher.gate() is unknown
 
 
 def test_calibration_refuses_bad_input(axis: AxisEmbedder) -> None:
@@ -303,22 +342,25 @@ def test_calibration_refuses_bad_input(axis: AxisEmbedder) -> None:
         calibrate_gate(matcher, LABELLED, target_precision=1.5)
     with pytest.raises(InvalidInputError, match="no threshold reaches precision"):
         calibrate_gate(matcher, [("hello weather", [])], target_precision=0.5)
-    with pytest.raises(InvalidInputError, match="calibrated similarity gate"):
-        matcher.set_calibration(AppliedGate("fixed", "similarity", 0.5))
-    with pytest.raises(InvalidInputError, match="not a calibrated"):
-        gate_from_dict({"kind": "rulebook", "score": "similarity", "threshold": 0.5})
+    for wrong in (NoGate(), AdaptedGate(0.5, 0.22, 24), {"kind": "calibrated"}, 0.5):
+        with pytest.raises(InvalidInputError, match="set_gate takes a calibrated, fixed or rulebook gate"):
+            matcher.set_gate(wrong)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match="stored gate is malformed"):
+        gate_from_dict({"kind": "rulebook", "score": "similarity", "threshold": 0.5})  # no probes, no examples
     stored = {"kind": "calibrated", "score": "similarity", "threshold": 0.5}
     for band, margin in ((0.4, None), ("0.4", 0.09), (0.6, 0.09), (0.4, -0.1), (float("nan"), 0.09)):
-        with pytest.raises(InvalidInputError, match="stored gate band is malformed"):
+        with pytest.raises(InvalidInputError, match="stored gate is malformed: band"):
             gate_from_dict({**stored, "terms": {"band_threshold": band, "margin": margin}})
     banded = gate_from_dict({**stored, "terms": {"band_threshold": 0.4, "margin": 0.09}})
-    assert banded.terms == {"band_threshold": 0.4, "margin": 0.09}
+    assert banded == CalibratedGate(0.5, "best_f1", messages=0, margin_band=Band(0.4, 0.09))
+    assert banded.to_dict()["terms"] == {
+        "target": "best_f1", "messages": 0, "near_misses": 0, "band_threshold": 0.4, "margin": 0.09
+    }  # fmt: skip
 
 
 def test_a_large_rulebook_is_measured_on_a_bounded_sample() -> None:
-    import numpy as np
 
-    from norma.matching._gate import GATE_BUDGET
+    from norma.matching._gate import _BUDGET
 
     rng = np.random.default_rng(3)
     rules = [
@@ -330,110 +372,317 @@ def test_a_large_rulebook_is_measured_on_a_bounded_sample() -> None:
         vectors[rule.id] = matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
     gate = RuleMatcher(rules, vectors=vectors, embedder=AxisEmbedder()).gate()
     # 300 rules x 61 texts = 18,300 rule vectors: the budget allows 16,777,216 // 18,300 = 916 probes of 2,048
-    assert GATE_BUDGET // 18_300 == 916
-    assert (gate.kind, gate.terms["probes"], gate.terms["examples"]) == ("rulebook", 916, 18_000)
+    assert _BUDGET // 18_300 == 916
+    assert isinstance(gate, RulebookGate)
+    assert (gate.kind, gate.probes, gate.examples, gate.rules) == ("rulebook", 916, 18_000, 300)
 
 
-def test_a_remembered_rulebook_gate_is_used_until_the_rules_change(axis: AxisEmbedder) -> None:
+def test_a_given_rulebook_gate_is_used_until_the_rules_change(axis: AxisEmbedder) -> None:
     measured = RuleMatcher(RULES, embedder=axis).gate()
-    kept = gate_from_dict(measured.to_dict(), kind="rulebook")  # as a cache on disk gives it back
-    forged = AppliedGate("rulebook", "similarity", 0.5, {**kept.terms})
-    matcher = RuleMatcher(RULES, embedder=axis)
-    assert matcher.remember_gate(forged) is True
-    assert matcher.gate().threshold == 0.5  # used as given: nothing measured
-    assert matcher.remember_gate(forged, MatchConfig(gate_quantile=0.3)) is False  # measured another way
+    kept = gate_from_dict(measured.to_dict())  # as a cache on disk gives it back
+    assert kept == measured
+    assert isinstance(kept, RulebookGate)
+    forged = dataclasses.replace(kept, threshold=0.5)
+    matcher = RuleMatcher(RULES, embedder=axis, gate=forged)
+    assert matcher.given_gate is forged
+    assert matcher.gate() is forged  # used as given: nothing measured
+    assert matcher.measured_gate() is forged  # it is the measurement of these rules
+    assert matcher.gate(MatchConfig(gate_quantile=0.3)).threshold != 0.5  # measured another way: measured again
+    assert matcher.gate(MatchConfig(gate_band_quantile=None)).threshold == EXPECTED  # another band: measured
+    assert matcher.gate() is forged
     matcher.remove(["weather"])  # the rules changed: measured again
-    assert matcher.gate().threshold == EXPECTED
-    with pytest.raises(InvalidInputError, match="rulebook gate"):
-        matcher.remember_gate(AppliedGate("fixed", "similarity", 0.5))
+    assert matcher.gate() == dataclasses.replace(measured, rules=4)
+    matcher.upsert([Rule(id="weather", condition_text="weather")])  # the same rules again, but a new version
+    assert matcher.gate() == measured
+    late = RuleMatcher(RULES, embedder=axis)
+    late.upsert([Rule(id="extra", condition_text="hello weather")])
+    late.set_gate(forged)  # given now: a measurement of today's rules, as the caller says
+    assert late.gate() is forged
+    late.remove(["extra"])
+    assert late.gate().threshold == EXPECTED
 
 
-def test_probe_similarities_split_each_probe_into_its_own_rule_and_its_best_rival(axis: AxisEmbedder) -> None:
-    own, rival = RuleMatcher(RULES, embedder=axis).probe_similarities()
-    half = round(1 / math.sqrt(2), 6)
-    # refund 1-9 and card 1-9: their rule's condition is the same axis (1.0); the best other rule is a two-keyword
-    # example of `delivery` that shares their keyword (1/sqrt(2))
-    # delivery's examples: own = the best of "delivery" (1/sqrt(2) when the example names it, else 0) and the
-    # other two-keyword examples (0.5 when they share one keyword); rival = the one-keyword rule of a keyword
-    # they carry (1/sqrt(2))
-    pairs = sorted(zip(np.round(own, 6).tolist(), np.round(rival, 6).tolist(), strict=True))
-    assert pairs == sorted([(1.0, half)] * 18 + [(half, half)] * 2 + [(0.5, half)] * 4)
-    best = np.maximum(own, rival)
-    assert round(float(np.quantile(best, 0.24)), 4) == EXPECTED  # the rulebook gate is a quantile of their max
+def test_the_gate_is_resolved_once_per_rules_version(axis: AxisEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    import norma.matching._gate as gate_module
 
+    measured: list[int] = []
+    real = gate_module.rulebook_gate
 
-def test_probe_similarities_of_a_rulebook_without_examples_are_empty(axis: AxisEmbedder) -> None:
-    own, rival = RuleMatcher([Rule(id="a", condition_text="refund")], embedder=axis).probe_similarities()
-    assert own.shape == rival.shape == (0,)
+    def counting(index: object, cfg: MatchConfig) -> object:
+        measured.append(1)
+        return real(index, cfg)  # type: ignore[arg-type]
 
-
-# -- a quantile set for the matcher (a tenant's stored setting) -------------------------------------------------------
-
-
-def test_a_quantile_setting_moves_the_rulebook_gate_and_is_named(axis: AxisEmbedder) -> None:
+    monkeypatch.setattr(gate_module, "rulebook_gate", counting)
     matcher = RuleMatcher(RULES, embedder=axis)
-    matcher.set_gate_quantile(0.1)  # position 2.3 of the 24 sorted similarities: inside the six 0.7071 values
-    assert matcher.gate_quantile == 0.1
-    gate = matcher.gate()
-    assert (gate.kind, gate.threshold) == ("rulebook", round(1 / math.sqrt(2), 4))
-    assert (gate.terms["quantile"], gate.terms["quantile_source"]) == (0.1, "tenant")
-    assert gate.description == (
-        "similarity >= 0.7071: the rulebook's own gate, the 0.1 quantile (the tenant's setting) of the best "
-        "leave-one-out similarity of 24 of its 24 example texts"
-    )
-    result = matcher.match("refund card")  # 0.7071 now reaches the gate
-    assert {m.rule.id for m in result} == {"refund", "card"}
-    assert result.gate == gate
-    matcher.set_gate_quantile(None)
-    assert matcher.gate().threshold == EXPECTED
-    assert "quantile_source" not in matcher.gate().terms
+    first = matcher.gate()
+    assert matcher.gate() is first  # the same object: measured once
+    assert matcher.match("refund please").gate is first
+    assert [r.gate for r in matcher.match_many(["refund", "card", "nothing at all"])] == [first] * 3
+    assert all(r.gate is first for r in matcher.match_many(["refund", "card"]))
+    assert len(measured) == 1
+    matcher.upsert([Rule(id="extra", condition_text="weather hello")])  # a new version: resolved again
+    second = matcher.gate()
+    assert second is not first
+    assert matcher.gate() is second
+    assert len(measured) == 2
+    assert second == dataclasses.replace(first, rules=6)  # no examples added: the same measurement on 6 rules
+    matcher.upsert([])  # nothing changed: the same version, the same gate
+    assert matcher.gate() is second
+    assert len(measured) == 2
 
 
-def test_a_config_that_sets_its_own_quantile_overrides_the_setting(axis: AxisEmbedder) -> None:
-    matcher = RuleMatcher(RULES, embedder=axis)
-    matcher.set_gate_quantile(0.1)
-    assert matcher.gate(MatchConfig(gate_quantile=0.24)).threshold == EXPECTED  # set, even to the default's value
-    assert matcher.gate(MatchConfig(gate_quantile=0.24).with_(max_matched=3)).threshold == EXPECTED
-    unset = MatchConfig(max_matched=3).with_(max_candidates=20)  # gate_quantile never set: the setting applies
-    assert "gate_quantile" not in unset.model_fields_set
-    assert unset.gate_quantile is None
-    assert matcher.gate(unset).threshold == round(1 / math.sqrt(2), 4)
-    assert matcher.gate(MatchConfig(threshold=0.9)).kind == "fixed"  # a numeric threshold is not automatic
-
-
-def test_a_calibrated_gate_comes_before_the_quantile_setting(axis: AxisEmbedder) -> None:
+def test_a_calibrated_gate_comes_before_a_configured_quantile(axis: AxisEmbedder) -> None:
     matcher = RuleMatcher(PLAIN, embedder=axis)
     calibrated = calibrate_gate(matcher, LABELLED, target_precision=0.9)
-    matcher.set_calibration(calibrated)
-    matcher.set_gate_quantile(0.1)
-    assert matcher.gate() is calibrated
+    matcher.set_gate(calibrated)
+    assert matcher.gate(MatchConfig(gate_quantile=0.1)) is calibrated
+    assert matcher.gate(MatchConfig(threshold=0.9)) == FixedGate(0.9)  # a numeric threshold is not automatic
+    assert matcher.gate(MatchConfig(threshold=None)) == NoGate()
 
 
-@pytest.mark.parametrize("bad", [0, 1, 1.5, -0.1, True, "0.1", float("nan")])
-def test_a_bad_quantile_setting_is_refused(axis: AxisEmbedder, bad: object) -> None:
-    from norma.matching import gate_quantile_setting, quantile_setting
+def test_a_given_fixed_gate_is_used_as_is(axis: AxisEmbedder) -> None:
+    fixed = FixedGate(0.6)
+    matcher = RuleMatcher(RULES, embedder=axis, gate=fixed)
+    assert matcher.gate() is fixed
+    assert matcher.measured_gate().kind == "rulebook"  # what a calibration would move
+    result = matcher.match("refund card")  # similarity 0.7071 >= 0.6 for both rules
+    assert {m.rule.id for m in result} == {"refund", "card"}
+    assert result.gate is fixed
+    matcher.remove(["delivery"])
+    assert matcher.gate() is fixed
 
-    matcher = RuleMatcher(RULES, embedder=axis)
-    with pytest.raises(InvalidInputError, match="strictly between 0 and 1"):
-        matcher.set_gate_quantile(bad)  # type: ignore[arg-type]
-    with pytest.raises(InvalidInputError, match="strictly between 0 and 1"):
-        quantile_setting(bad)  # type: ignore[arg-type]
-    with pytest.raises(InvalidInputError, match="stored gate setting is malformed"):
-        gate_quantile_setting({"kind": "quantile", "gate_quantile": bad})
-    assert matcher.gate_quantile is None
+
+# -- an adapted encoder's held-out similarities ----------------------------------------------------------------------
+
+STORED = tuple(round(0.80 + k / 100, 2) for k in range(20))  # 0.80, 0.81, ..., 0.99
+
+
+def _held_out(trained: list[str] | None) -> HeldOut:
+    if trained is None:
+        return HeldOut(STORED, rules=2)
+    sketch = frozenset(zlib.crc32(text.encode("utf-8")) for text in trained)
+    return HeldOut(STORED, rules=2, trained_texts=len(sketch), sketch=sketch)
+
+
+def test_the_adapted_gate_is_the_quantile_of_the_held_out_similarities(axis: AxisEmbedder) -> None:
+    rules = [Rule(id="o", condition_text="refund", examples=["refund card", "refund hello"])]
+    # no sketch: the stored similarities alone; the 0.22 quantile of 20 values sits at position 19 * 0.22 = 4.18
+    matcher = RuleMatcher(rules, embedder=axis, gate=_held_out(None))
+    gate = matcher.gate()
+    assert gate == AdaptedGate(0.8418, 0.22, probes=20, rules=2)
+    assert gate.description == (
+        "similarity >= 0.8418: the adapted encoder's gate, the 0.22 quantile of the best similarity of 20 examples "
+        "held out while adapting it (cross-fitted on 2 rules)"
+    )
+    assert gate.to_dict()["terms"] == {"quantile": 0.22, "probes": 20, "rules": 2}
+    assert matcher.gate(MatchConfig(gate_quantile=0.5)).threshold == 0.895  # position 9.5: (0.89 + 0.90) / 2
+    assert matcher.measured_gate() == gate
+    # every text trained on: the same threshold, and a share of 1
+    everything = ["refund", "refund card", "refund hello"]
+    trained = RuleMatcher(rules, embedder=axis, gate=_held_out(everything)).gate()
+    assert trained == AdaptedGate(0.8418, 0.22, probes=20, rules=2, trained_share=1.0)
+    assert "rule texts were in its training" not in trained.description
 
 
 def test_the_examples_new_to_an_adapted_encoder_are_probed_like_the_rulebooks(axis: AxisEmbedder) -> None:
     """An old rule's new example, a new rule's examples (one of them also an old rule's trained example) are new;
-    the old rule's trained example is seen. Each new one's best cosine to every other text, identical ones left out."""
+    the old rule's trained example is seen. Each new one's best cosine to every other text, identical ones left out;
+    the quantile over them (weight 1 each: 3 new examples, 3 probes) and the stored 20 (weight 1 / 20 each: they
+    stand for the 1 example seen)."""
     old = Rule(id="o", condition_text="refund", examples=["refund card", "refund hello"])
     new = Rule(id="n", condition_text="weather", examples=["refund card", "weather"])
-    matcher = RuleMatcher([old, new], embedder=axis)
-    trained = {"refund", "refund card"}
-    probes = unseen_probes(matcher._index, MatchConfig(), lambda text: text in trained)
-    assert (probes.seen, probes.unseen) == (1, 3)
+    held = _held_out(["refund", "refund card"])
+    matcher = RuleMatcher([old], embedder=axis, gate=held)
+    # "refund hello" is new (best other text "refund", 1/sqrt(2), weight 1), "refund card" seen: the stored 20 weigh
+    # 1 / 20 each; the 0.22 quantile of a total weight of 2 (0.44) is reached by 0.7071 already
+    assert matcher.gate() == AdaptedGate(round(1 / math.sqrt(2), 4), 0.22, 20, 2, unseen_probes=1, unseen_examples=1,
+                                         seen_examples=1, trained_share=round(2 / 3, 3))  # fmt: skip
+    matcher.upsert([new])
     # "refund hello": "refund" at 1/sqrt(2); "refund card" (n's): "refund" at 1/sqrt(2), both copies of itself left
-    # out; "weather" (n's): its identical rule text left out, nothing else shares an axis: 0
-    assert sorted(probes.similarities.tolist()) == pytest.approx([0.0, 1 / math.sqrt(2), 1 / math.sqrt(2)], abs=1e-6)
-    undecided = unseen_probes(matcher._index, MatchConfig(), lambda text: None)
-    assert (undecided.seen, undecided.unseen, len(undecided.similarities)) == (0, 0, 0)
+    # out; "weather" (n's): its identical rule text left out, nothing else shares an axis: 0. Sorted with the
+    # stored: 0 (1), 0.7071 (1), 0.7071 (1), 0.80 (0.05), ...; total 3 + 20 * 0.05 = 4; the 0.89 quantile needs a
+    # cumulative weight of 3.56: 3 + 12 * 0.05 = 3.6, the 12th stored value, 0.91. The 0.5 quantile (2.0): 0.7071.
+    gate = matcher.gate(MatchConfig(gate_quantile=0.89))
+    # texts: refund, refund card (trained); refund hello, weather (new): half of them
+    assert gate == AdaptedGate(0.91, 0.89, 20, 2, unseen_probes=3, unseen_examples=3, seen_examples=1,
+                               trained_share=0.5)  # fmt: skip
+    assert matcher.gate(MatchConfig(gate_quantile=0.5)).threshold == round(1 / math.sqrt(2), 4)
+    assert gate.to_dict()["terms"] == {
+        "quantile": 0.89, "probes": 20, "rules": 2, "unseen_probes": 3, "unseen_examples": 3, "seen_examples": 1,
+        "trained_share": 0.5,
+    }  # fmt: skip
+    assert gate.description == (
+        "similarity >= 0.9100: the adapted encoder's gate, the 0.89 quantile of the best similarity of 20 examples "
+        "held out while adapting it (cross-fitted on 2 rules) and of 3 of the 3 examples added since (weighted by "
+        "their share of the examples); 50% of the rule texts were in its training (adapting again may rank the new "
+        "rules better)"
+    )
+    matcher.remove(["n"])
+    assert matcher.gate(MatchConfig(gate_quantile=0.89)).unseen_probes == 1  # "refund hello" only
+
+
+def test_a_calibrated_gate_comes_before_the_adapted_one(axis: AxisEmbedder) -> None:
+    matcher = RuleMatcher(RULES, embedder=axis, gate=_held_out(None))
+    assert matcher.gate().kind == "adapted"
+    calibrated = CalibratedGate(0.5, "best_f1", messages=3, model=axis.model_id)
+    matcher.set_gate(calibrated)
+    assert matcher.gate() is calibrated
+    matcher.set_gate(None)  # nothing given: the rulebook's own gate
+    assert matcher.gate().kind == "rulebook"
+
+
+# -- every kind read back --------------------------------------------------------------------------------------------
+
+EVERY_KIND = [
+    NoGate(),
+    FixedGate(0.5),
+    FixedGate(0.5, "final"),
+    FixedGate(FALLBACK_SIMILARITY, "similarity", examples=7),
+    RulebookGate(0.8594, 0.24, probes=24, examples=24, rules=5, margin_band=Band(0.7071, 0.09, 0.12)),
+    RulebookGate(0.7071, 0.1, probes=10, examples=24, rules=5),
+    CalibratedGate(
+        0.72,
+        "precision",
+        messages=40,
+        near_misses=3,
+        goal=0.9,
+        precision=0.95,
+        recall=0.6,
+        f1=0.7355,
+        rules=5,
+        rules_version=3,
+        model="test/axis",
+    ),
+    CalibratedGate(0.72, "recall", messages=4, goal=1.0),
+    CalibratedGate(0.72, "best_f1", messages=4, f1=0.8),
+    CalibratedGate(
+        0.8869,
+        "balanced",
+        messages=2,
+        margin_band=Band(0.7346, 0.09),
+        base_kind="rulebook",
+        base_threshold=0.8594,
+        shift=0.0275,
+        fitted_shift=0.11,
+        weight=0.25,
+        prior=3.0,
+        expecting_none=1,
+        precision=0.5,
+        recall=1.0,
+        f1=0.6667,
+        acc_at_1=1.0,
+        rejection=0.0,
+        rules=5,
+        rules_version=0,
+        model="test/axis",
+    ),
+    AdaptedGate(0.8418, 0.22, probes=20, rules=2),
+    AdaptedGate(0.8418, 0.22, probes=20),
+    AdaptedGate(0.91, 0.89, 20, 2, unseen_probes=3, unseen_examples=3, seen_examples=1, trained_share=0.5),
+]
+
+
+@pytest.mark.parametrize("gate", EVERY_KIND, ids=lambda g: g.kind)
+def test_every_gate_kind_reads_back_equal(gate: object) -> None:
+    import json
+
+    assert isinstance(gate, (NoGate, FixedGate, RulebookGate, CalibratedGate, AdaptedGate))
+    data = gate.to_dict()
+    assert set(data) == {"kind", "score", "threshold", "terms", "description"}
+    assert (data["kind"], data["score"], data["threshold"]) == (gate.kind, gate.score, gate.threshold)
+    assert data["description"] == gate.description
+    again = gate_from_dict(json.loads(json.dumps(data)))  # through JSON, as a store keeps it
+    assert again == gate
+    assert type(again) is type(gate)
+    assert again.to_dict() == data
+
+
+def test_a_calibrated_gate_written_before_typed_gates_reads_back() -> None:
+    old = {"kind": "calibrated", "score": "similarity", "threshold": 0.7,
+           "terms": {"target": "precision >= 0.9", "messages": 12, "model": "test/axis"}}  # fmt: skip
+    assert gate_from_dict(old) == CalibratedGate(0.7, "precision", messages=12, goal=0.9, model="test/axis")
+    best = gate_from_dict({**old, "terms": {"target": "best F1", "messages": 12}})
+    assert best == CalibratedGate(0.7, "best_f1", messages=12)
+
+
+GOOD = {"kind": "rulebook", "score": "similarity", "threshold": 0.8,
+        "terms": {"quantile": 0.24, "probes": 24, "examples": 24, "rules": 5}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {**GOOD, "kind": "magic"},
+        {**GOOD, "kind": None},
+        {**GOOD, "threshold": float("nan")},
+        {**GOOD, "threshold": float("inf")},
+        {**GOOD, "threshold": "0.8"},
+        {**GOOD, "threshold": True},
+        {**GOOD, "threshold": None},
+        {**GOOD, "terms": {**GOOD["terms"], "band_threshold": 0.9, "margin": 0.09}},  # band above the threshold
+        {**GOOD, "terms": {**GOOD["terms"], "band_threshold": 0.7, "margin": float("nan")}},
+        {**GOOD, "terms": {**GOOD["terms"], "quantile": 1.5}},
+        {**GOOD, "terms": {"quantile": 0.24}},  # no probes
+        {**GOOD, "score": "final"},  # a rulebook gate compares the similarity
+        {"kind": "fixed", "score": "hybrid", "threshold": 0.5},
+        {"kind": "fixed", "score": "similarity", "threshold": 0.5, "terms": {"source": "fallback", "examples": "7"}},
+        {"kind": "calibrated", "score": "similarity", "threshold": 0.5, "terms": {"target": "magic"}},
+        {"kind": "calibrated", "score": "similarity", "threshold": 0.5, "terms": {"precision": "high"}},
+        {"kind": "calibrated", "score": "similarity", "threshold": 0.5, "terms": {"base": [1]}},
+        {"kind": "adapted", "score": "similarity", "threshold": 0.5, "terms": {"quantile": 0.22}},
+        {"score": "similarity", "threshold": 0.5},
+        {"kind": "fixed", "threshold": 0.5},
+        ["kind", "fixed"],
+        None,
+    ],
+)
+def test_a_malformed_gate_is_refused(data: object) -> None:
+    with pytest.raises(InvalidInputError, match="stored gate is malformed"):
+        gate_from_dict(data)  # type: ignore[arg-type]
+
+
+def test_weighted_quantile_is_the_smallest_value_reaching_the_share() -> None:
+    from norma.matching._gate import _weighted_quantile
+
+    values = np.array([4.0, 1.0, 3.0, 2.0])
+    assert _weighted_quantile(values, np.ones(4), 0.5) == 2.0  # cumulative 1, 2, 3, 4: 2 reaches half
+    assert _weighted_quantile(values, np.ones(4), 0.22) == 1.0
+    assert _weighted_quantile(values, np.array([1.0, 3.0, 1.0, 1.0]), 0.5) == 1.0  # value 1 weighs half
+    assert _weighted_quantile(values, np.array([1.0, 0.0, 1.0, 1.0]), 0.2) == 2.0  # a zero weight never reaches
+    assert _weighted_quantile(values, np.ones(4), 1.0) == 4.0
+
+
+def _sketched(texts: list[str], k: int) -> HeldOut:
+    keys = sorted({zlib.crc32(t.encode("utf-8")) for t in texts})
+    return HeldOut(STORED, trained_texts=len(set(texts)), sketch=frozenset(keys[:k]))
+
+
+def _share(axis: AxisEmbedder, held: HeldOut, texts: list[str]) -> float | None:
+    rules = [Rule(id=f"r{i}", condition_text=text) for i, text in enumerate(texts)]
+    gate = RuleMatcher(rules, embedder=axis, gate=held).gate()
+    assert isinstance(gate, AdaptedGate)
+    return gate.trained_share
+
+
+def test_the_trained_share_is_exact_on_a_whole_sketch_and_sampled_on_a_partial_one(axis: AxisEmbedder) -> None:
+    old = [f"old text {i}" for i in range(100)]
+    new = [f"new text {i}" for i in range(100)]
+    whole, partial = _sketched(old, 4096), _sketched(old, 10)
+    assert _share(axis, whole, old[:50] + new[:50]) == 0.5
+    rules = [Rule(id="a", condition_text=old[0], examples=old[1:10]), Rule(id="b", condition_text=old[0])]
+    shared = RuleMatcher([*rules, Rule(id="c", condition_text=new[0])], embedder=axis, gate=whole).gate()
+    assert shared.trained_share == round(10 / 11, 3)  # type: ignore[attr-defined]  # duplicates count once
+    assert _share(axis, whole, new) == 0.0
+    assert _share(axis, partial, old) == 1.0  # every text in the sketch's range is one of its keys
+    assert _share(axis, partial, new) == 0.0
+    assert _share(axis, whole, []) is None
+    assert _share(axis, HeldOut(STORED, trained_texts=3), old) is None  # adapted before the sketch was kept
+    lookup = whole.trained()
+    assert lookup is not None
+    assert [lookup(t) for t in (old[0], new[0])] == [True, False]
+    sampled = partial.trained()
+    assert sampled is not None
+    kept = sorted(old, key=lambda t: zlib.crc32(t.encode("utf-8")))
+    assert sampled(kept[0]) is True
+    assert sampled(kept[-1]) is None  # beyond the sketch's range: undecided
+    assert HeldOut(STORED, trained_texts=3).trained() is None

@@ -97,3 +97,30 @@ def test_a_batch_of_mixed_dimensions_changes_nothing() -> None:
     assert len(matcher) == 0
     assert matcher._index.vectors is None
     assert matcher.version == 0
+
+
+def test_vectors_set_many_stores_what_set_stores() -> None:
+    # a matcher built at once writes every rule's vectors in one pass: the same rows, slots and example centroids
+    from norma.matching._vectors import VectorIndex
+
+    rng = np.random.default_rng(21)
+
+    def unit(count: int) -> np.ndarray:
+        rows = rng.standard_normal((count, 24)).astype(np.float32)
+        return np.asarray(rows / np.linalg.norm(rows, axis=1, keepdims=True), dtype=np.float32)
+
+    blocks = {slot: unit(1 + slot % 5) for slot in range(200)}
+    one, many = VectorIndex(24), VectorIndex(24)
+    for slot, rows in blocks.items():
+        one.set(slot, rows)
+    many.set(7, unit(2))  # replaced by set_many
+    one.remove(7)
+    one.set(7, blocks[7])
+    many.set_many(list(blocks), list(blocks.values()))
+    for slot, rows in blocks.items():
+        assert np.array_equal(many.rows_of(slot), rows)
+        assert many.centroid_norm(slot) == one.centroid_norm(slot)
+    query = unit(2)
+    assert np.array_equal(one.rule_similarities(query, 200), many.rule_similarities(query, 200))
+    for a, b in zip(one.similarity_bounds(query, 200), many.similarity_bounds(query, 200), strict=True):
+        assert np.array_equal(a, b)

@@ -5,6 +5,7 @@ scopes, filters and updates."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -15,10 +16,20 @@ from hypothesis import strategies as st
 import norma.matching._pipeline as pipeline
 import norma.matching._vectors as vectors_module
 from norma.errors import InvalidInputError
-from norma.matching import MatchConfig, Rule, RuleMatcher, Scope, SessionState
+from norma.matching import MatchConfig, MatchResult, Rule, RuleMatcher, Scope, SessionState
 from norma.matching._vectors import VectorIndex, quantize_rows
 
 DIM = 24
+
+
+def scanned(mode: str, match: Callable[[], MatchResult]) -> MatchResult:
+    """``match()`` with the vector candidates found by the ``mode`` scan (``_pipeline.SCAN``)."""
+    before = pipeline.SCAN
+    pipeline.SCAN = mode
+    try:
+        return match()
+    finally:
+        pipeline.SCAN = before
 
 
 def unit_rows(rng: np.random.Generator, count: int, dim: int = DIM, kind: str = "gauss") -> np.ndarray:
@@ -118,9 +129,8 @@ def test_int8_and_float32_scans_give_identical_matches(
     rng = np.random.default_rng(seed)
     rules, vectors = _rules(rng, count, examples, kind)
     base = MatchConfig.adr() if adr else MatchConfig()
-    int8 = base.with_(threshold=None, max_candidates=max_candidates, vector_scan="int8")
-    exact = int8.with_(vector_scan="float32")
-    matcher = RuleMatcher(rules, int8, embedder=None, vectors=vectors)
+    config = base.with_(threshold=None, max_candidates=max_candidates)
+    matcher = RuleMatcher(rules, config, embedder=None, vectors=vectors)
     sessions = [None, SessionState(active_scenario_id="s1", active_step_id="p1", fire_counts={"r000": 2}, turn=3)]
     for round_ in range(2):
         for _ in range(4):
@@ -128,8 +138,11 @@ def test_int8_and_float32_scans_give_identical_matches(
             message = f"topic{int(rng.integers(0, 7))} customer word{int(rng.integers(0, 5))}"
             for session in sessions:
                 for tags in (None, ["t1"]):
-                    a = matcher.match(message, session, tags=tags, query_vector=query, explain=True)
-                    b = matcher.match(message, session, tags=tags, query_vector=query, explain=True, config=exact)
+
+                    def match() -> MatchResult:
+                        return matcher.match(message, session, tags=tags, query_vector=query, explain=True)  # noqa: B023
+
+                    a, b = scanned("int8", match), scanned("float32", match)
                     assert a == b
                     assert a.dropped == b.dropped
         if round_ == 0 and count > 2:  # updates: change some vectors, remove a rule, then match again
@@ -151,7 +164,8 @@ def test_many_equal_vectors_fall_back_to_the_float32_scan(monkeypatch: pytest.Mo
         return real(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(pipeline, "similarities", spy)
-    matcher = RuleMatcher(rules, MatchConfig(threshold=None, vector_scan="int8"), embedder=None, vectors=vectors)
+    monkeypatch.setattr(pipeline, "SCAN", "int8")
+    matcher = RuleMatcher(rules, MatchConfig(threshold=None), embedder=None, vectors=vectors)
     result = matcher.match("topic7", query_vector=same[0])
     assert scans == ["float32"]
     assert result[0].rule.id == "r0007"  # the one lexical hit wins the tie of equal similarities
@@ -213,14 +227,14 @@ def test_a_large_matcher_answers_the_same_with_int8_and_float32_scans() -> None:
     rules, vectors = _rules(rng, vectors_module._PACKED_MIN_ROWS + 200, 1, "gauss")
     config = MatchConfig(threshold=None)
     matcher = RuleMatcher(rules, config, embedder=None, vectors=vectors)
-    exact = config.with_(vector_scan="float32")
     session = SessionState(active_scenario_id="s1", active_step_id="p1")
     for round_ in range(3):
         for _ in range(5):
             query = unit_rows(rng, 1)
             message = f"topic{int(rng.integers(0, 7))} customer"
-            assert matcher.match(message, session, query_vector=query) == matcher.match(
-                message, session, query_vector=query, config=exact
+            assert matcher.match(message, session, query_vector=query) == scanned(
+                "float32",
+                lambda: matcher.match(message, session, query_vector=query),  # noqa: B023
             )
         changed = rules[round_ * 700 : round_ * 700 + 700]
         matcher.upsert(changed, {r.id: unit_rows(rng, 2) for r in changed})
@@ -328,3 +342,26 @@ def test_bounds_hold_past_the_dimension_where_float32_integer_sums_round() -> No
     assert (lower <= exact).all()
     assert (exact <= upper).all()
     assert exact[0] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(("dim", "count"), [(4, 3), (384, 2048), (384, 100_000), (1024, 300)])
+def test_the_packed_model_is_the_one_onnx_writes(dim: int, count: int) -> None:
+    # _packed.model_bytes encodes the scan's model without importing onnx: the same bytes as onnx's helpers write
+    from onnx import TensorProto, helper
+
+    from norma.matching._packed import model_bytes
+
+    matrix = TensorProto(name="R", data_type=TensorProto.INT8, dims=[dim, count])
+    matrix.data_location = TensorProto.EXTERNAL
+    entry = matrix.external_data.add()
+    entry.key, entry.value = "location", "norma-packed-rows"
+    graph = helper.make_graph(
+        [helper.make_node("MatMulInteger", ["Q", "R", "Z"], ["S"])],
+        "norma-int8-scan",
+        [helper.make_tensor_value_info("Q", TensorProto.UINT8, ["windows", dim])],
+        [helper.make_tensor_value_info("S", TensorProto.INT32, ["windows", count])],
+        initializer=[matrix, helper.make_tensor("Z", TensorProto.UINT8, [], [128])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 9
+    assert model_bytes(dim, count) == model.SerializeToString()

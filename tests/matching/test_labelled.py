@@ -12,11 +12,9 @@ from norma.matching import (
     LabelledMessagesError,
     Rule,
     Scope,
-    check_labelled,
     load_labelled,
-    parse_labelled,
 )
-from norma.matching._labelled import MAX_LABELLED_MESSAGES
+from norma.matching._labelled import MAX_LABELLED_MESSAGES, check_labelled, parse_labelled
 
 RULES = [
     Rule(id="refund", condition_text="customer asks for a refund"),

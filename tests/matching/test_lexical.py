@@ -70,3 +70,27 @@ def test_query_idf_counts_unknown_terms_as_rarest() -> None:
     # Lucene idf: ln(1 + (N - df + 0.5) / (df + 0.5)); N = 2
     assert abs(index.idf(["refund"]) - np.log(1 + 1.5 / 1.5)) < 1e-12
     assert abs(index.idf(["zebra"]) - np.log(1 + 2.5 / 0.5)) < 1e-12
+
+
+def test_the_stop_words_and_weights_are_bm25s() -> None:
+    from bm25s.scoring import _score_idf_lucene, _score_tfc_lucene  # type: ignore[import-untyped]
+    from bm25s.stopwords import STOPWORDS_EN  # type: ignore[import-untyped]
+
+    from norma.matching import _lexical
+
+    assert frozenset(STOPWORDS_EN) == _lexical._STOP
+    tf, dl = np.array([1.0, 2.0, 5.0]), np.array([3.0, 7.0, 11.0])
+    assert np.array_equal(_lexical._score_tfc_lucene(tf, dl, 6.5, 1.2, 0.75), _score_tfc_lucene(tf, dl, 6.5, 1.2, 0.75))
+    assert [_lexical._score_idf_lucene(df, 40) for df in range(41)] == [_score_idf_lucene(df, N=40) for df in range(41)]
+
+
+def test_set_many_indexes_as_set_does() -> None:
+    docs = [(slot, f"the customer asks about card {slot % 11} and the refund of loan {slot % 7}") for slot in range(60)]
+    one, many = LexicalIndex(), LexicalIndex()
+    for slot, text in docs:
+        one.set(slot, text)
+    many.set(3, "an older text of slot three")  # replaced by set_many
+    many.set_many(docs)
+    for terms in (["card", "refund"], ["loan", "customer", "older"], ["three"]):
+        assert np.array_equal(one.scores(terms, 60, k1=1.5, b=0.75), many.scores(terms, 60, k1=1.5, b=0.75))
+    assert [one.terms_of(slot) for slot in range(60)] == [many.terms_of(slot) for slot in range(60)]

@@ -9,7 +9,7 @@ import time
 import httpx
 import pytest
 
-from norma.matching import FALLBACK_SIMILARITY
+from norma.matching._gate import FALLBACK_SIMILARITY
 from norma.store import RuleStore
 from tests.service.conftest import bearer
 
@@ -58,6 +58,7 @@ async def test_the_gate_is_named_calibrated_stored_and_cleared(
     assert gate == dry.json()["gate"]  # deterministic
     assert gate["terms"]["precision"] == 1.0
     assert gate["terms"]["messages"] == 4
+    assert (gate["terms"]["target"], gate["terms"]["goal"]) == ("precision", 1.0)
     assert store.load_gate("acme") == gate
     deadline = time.monotonic() + 10
     while (await _match_gate(client, acme_key))["kind"] != "calibrated":  # the matcher refreshes on its interval
@@ -71,7 +72,6 @@ async def test_the_gate_is_named_calibrated_stored_and_cleared(
         "tenant_id": "acme",
         "version": version + 2,
         "calibrated": False,
-        "gate_quantile": None,
         "gate": None,
     }
     assert store.load_gate("acme") is None
@@ -89,7 +89,7 @@ async def test_a_calibration_without_a_target_is_balanced(client: httpx.AsyncCli
     assert gate["threshold"] == round(FALLBACK_SIMILARITY + gate["terms"]["shift"], 4)
     f1 = await client.post("/v1/tenants/acme/gate", json={**body, "best_f1": True}, headers=headers)
     assert f1.status_code == 200, f1.text
-    assert f1.json()["gate"]["terms"]["target"] == "best F1"
+    assert f1.json()["gate"]["terms"]["target"] == "best_f1"
 
 
 async def test_bad_calibration_requests_are_4xx(client: httpx.AsyncClient, acme_key: str, globex_key: str) -> None:
@@ -119,9 +119,7 @@ DELIVERY = {
 }
 
 
-async def test_a_gate_quantile_is_stored_per_tenant_or_given_per_request(
-    client: httpx.AsyncClient, store: RuleStore, acme_key: str
-) -> None:
+async def test_a_gate_quantile_is_given_per_request(client: httpx.AsyncClient, store: RuleStore, acme_key: str) -> None:
     headers = bearer(acme_key)
     put_rule = await client.put("/v1/tenants/acme/rules/delivery", json=DELIVERY, headers=headers)
     assert put_rule.status_code in (200, 201), put_rule.text  # 24 more examples: the rulebook's own gate applies
@@ -135,41 +133,21 @@ async def test_a_gate_quantile_is_stored_per_tenant_or_given_per_request(
     while (default := await match_gate())["kind"] != "rulebook":  # the matcher refreshes on its interval
         assert time.monotonic() < deadline, "the matcher never measured the rulebook"
         await asyncio.sleep(0.2)
-    assert default["terms"]["quantile"] == 0.24  # type: ignore[index]
+    assert default["terms"]["quantile"] == 0.2  # type: ignore[index]
     per_request = await match_gate(gate_quantile=0.05)
+    assert per_request["kind"] == "rulebook"
     assert per_request["terms"]["quantile"] == 0.05  # type: ignore[index]
     assert per_request["threshold"] < default["threshold"]  # type: ignore[operator]
-
-    version = store.version("acme")
-    dry = await client.put("/v1/tenants/acme/gate", json={"gate_quantile": 0.05, "dry_run": True}, headers=headers)
-    assert dry.status_code == 200, dry.text
-    assert (dry.json()["version"], dry.json()["gate_quantile"]) == (version, 0.05)
-    assert store.load_gate("acme") is None  # a dry run stores nothing
-    stored = await client.put("/v1/tenants/acme/gate", json={"gate_quantile": 0.05}, headers=headers)
-    assert stored.status_code == 200, stored.text
-    assert stored.json()["version"] == version + 1
-    assert stored.json()["gate"] == dry.json()["gate"]
-    assert stored.json()["gate"]["threshold"] == per_request["threshold"]
-    assert store.load_gate("acme") == {"kind": "quantile", "gate_quantile": 0.05}
-    deadline = time.monotonic() + 10
-    while (await match_gate())["terms"].get("quantile_source") != "tenant":  # type: ignore[union-attr]
-        assert time.monotonic() < deadline, "the matcher never picked up the stored quantile"
-        await asyncio.sleep(0.2)
-    assert (await match_gate())["threshold"] == per_request["threshold"]
-    assert (await match_gate(gate_quantile=0.24))["threshold"] == default["threshold"]  # the request's comes first
+    assert (await match_gate())["threshold"] == default["threshold"]  # for that request only
     shown = await client.get("/v1/tenants/acme/gate", headers=headers)
-    assert (shown.json()["calibrated"], shown.json()["gate_quantile"]) == (False, 0.05)
+    assert shown.status_code == 200, shown.text
+    assert shown.json()["calibrated"] is False
+    assert shown.json()["gate"]["threshold"] == default["threshold"]
+    assert "gate_quantile" not in shown.json()
 
-    for bad in ({"gate_quantile": 1.0}, {"gate_quantile": 0}, {"gate_quantile": "low"}, {}):
-        refused = await client.put("/v1/tenants/acme/gate", json=bad, headers=headers)
-        assert refused.status_code == 422, bad
-        assert refused.headers["content-type"].startswith("application/problem+json")
     wrong = await client.post("/v1/tenants/acme/match", json={"message": "hi", "gate_quantile": 2}, headers=headers)
     assert wrong.status_code == 422
-    ghost = await client.put("/v1/tenants/nobody/gate", json={"gate_quantile": 0.1}, headers=headers)
-    assert ghost.status_code == 404
-    assert store.load_gate("acme") == {"kind": "quantile", "gate_quantile": 0.05}  # nothing bad was written
-
-    cleared = await client.delete("/v1/tenants/acme/gate", headers=headers)
-    assert cleared.status_code == 200
+    # a tenant no longer stores a gate quantile: the route is gone
+    put = await client.put("/v1/tenants/acme/gate", json={"gate_quantile": 0.05}, headers=headers)
+    assert put.status_code == 405
     assert store.load_gate("acme") is None

@@ -238,19 +238,19 @@ def test_a_gate_object_is_rendered_with_its_terms(browser: Any, site: str, acme_
     object replaces the real one in the page, so that every kind of term is shown (counts stay counts)."""
     gate = {
         "kind": "calibrated",
-        "score": "hybrid_or_similarity",
+        "score": "similarity",
         "threshold": 0.41372,
-        "terms": {"similarity_slack": 0.15, "rules": 3, "examples": 6, "margin": 0.0251},
+        "terms": {"shift": 0.15, "rules": 3, "examples": 6, "margin": 0.0251},
         "description": "calibrated on the rulebook's own examples",
     }
     open_playground(browser, site, acme_key)
     browser.execute_script(SPY, {"gate": gate})
     _match(browser, "help, my wallet with my card in it was stolen")
-    assert _by_id(browser, "match-gate-kind").text == "calibrated \u00b7 hybrid_or_similarity"
+    assert _by_id(browser, "match-gate-kind").text == "calibrated \u00b7 similarity"
     assert _by_id(browser, "match-gate-description").text == gate["description"]
     assert _gate_terms(browser) == {
         "threshold": "0.414",
-        "similarity_slack": "0.150",
+        "shift": "0.150",
         "rules": "3",  # counts stay counts: never "3.000"
         "examples": "6",
         "margin": "0.025",

@@ -37,7 +37,7 @@ def test_calibrate_stores_the_gate_and_clear_removes_it(run_cli: Run, store_url:
     assert (shown["stored"], shown["version"], shown["previous"]) == (False, None, None)
     assert shown["gate"]["kind"] == "calibrated"
     assert shown["gate"]["terms"]["recall"] == 1.0
-    assert shown["gate"]["terms"]["target"] == "recall >= 1"
+    assert (shown["gate"]["terms"]["target"], shown["gate"]["terms"]["goal"]) == ("recall", 1.0)
     assert shown["gate"]["terms"]["messages"] == 3
 
     stored = run_cli(*args, "--target-recall", "1", "--format", "json")
@@ -49,7 +49,8 @@ def test_calibrate_stores_the_gate_and_clear_removes_it(run_cli: Run, store_url:
     table = run_cli(*args, "--target-recall", "1")
     assert table.code == 0
     assert "similarity >=" in table.out
-    assert "recall >= 1" in table.out
+    rows = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in table.out.splitlines() if "│" in line}
+    assert (rows["target"], rows["recall"], rows["messages"]) == ("recall", "1.0", "3")
 
     cleared = run_cli("rules", "calibrate", "--tenant", TENANT, "--clear", "--db", store_url, "--format", "json")
     assert cleared.code == 0
@@ -77,19 +78,18 @@ def test_calibrate_bad_input_is_one_line_and_exit_2(run_cli: Run, store_url: str
     neither = run_cli(*base)
     assert neither.code == 2
     assert neither.err == (
-        "norma: error: give --messages FILE and/or --synthesize N to calibrate, --gate-quantile Q to store a "
-        "quantile, or --clear to remove what is stored\n"
+        "norma: error: give --messages FILE and/or --synthesize N to calibrate, or --clear to remove the gate\n"
     )
-    two = run_cli(*base, "--messages", _labelled(tmp_path), "--gate-quantile", "0.1")
+    two = run_cli(*base, "--messages", _labelled(tmp_path), "--clear")
     assert (two.code, two.err) == (2, neither.err)
-    target = run_cli(*base, "--gate-quantile", "0.1", "--target-recall", "0.5")
+    target = run_cli(*base, "--clear", "--target-recall", "0.5")
     assert target.code == 2
     assert target.err == (
         "norma: error: --target-precision / --target-recall / --best-f1 need labelled messages (--messages FILE)\n"
     )
-    out_of_range = run_cli(*base, "--gate-quantile", "1")
-    assert out_of_range.code == 2
-    assert "--gate-quantile" in out_of_range.err
+    removed = run_cli(*base, "--gate-quantile", "0.1")  # a tenant no longer stores a gate quantile
+    assert removed.code == 2
+    assert "--gate-quantile" in removed.err
     both = run_cli(*base, "--messages", _labelled(tmp_path), "--target-recall", "0.5", "--target-precision", "0.5")
     assert both.code == 2
     assert both.err == "norma: error: give one of --target-precision, --target-recall and --best-f1\n"
@@ -105,7 +105,7 @@ def test_calibrate_bad_input_is_one_line_and_exit_2(run_cli: Run, store_url: str
 
 
 def test_calibrate_without_a_target_moves_the_tenants_own_gate(run_cli: Run, store_url: str) -> None:
-    from norma.matching import snapshot_matcher
+    from norma.matching import RulebookGate, snapshot_matcher
     from norma.store import open_store
 
     assert run_cli("rules", "import", BANKING, "--db", store_url).code == 0
@@ -114,6 +114,8 @@ def test_calibrate_without_a_target_moves_the_tenants_own_gate(run_cli: Run, sto
         own = snapshot_matcher(store, TENANT).gate()
     finally:
         store.close()
+    assert isinstance(own, RulebookGate)
+    assert own.band is not None
     labelled = str(EXAMPLES / "rulebooks" / "banking-support.labelled.jsonl")
     args = ("rules", "calibrate", "--tenant", TENANT, "--messages", labelled, "--db", store_url)
     result = run_cli(*args, "--format", "json")
@@ -121,13 +123,12 @@ def test_calibrate_without_a_target_moves_the_tenants_own_gate(run_cli: Run, sto
     gate = json.loads(result.out)["gate"]
     terms = gate["terms"]
     assert terms["target"] == "balanced"
-    assert terms["base"]["kind"] == own.kind == "rulebook"
-    assert terms["base"]["threshold"] == own.threshold
-    assert terms["base"]["band_threshold"] == own.terms["band_threshold"]
+    assert terms["base"] == {"kind": "rulebook", "threshold": own.threshold}
     assert terms["expecting_none"] == 6  # the file's messages with "expected": []
     assert terms["weight"] == round(6 / 9, 4)  # against the default prior of 3
     assert gate["threshold"] == round(own.threshold + terms["shift"], 4)
-    assert terms["band_threshold"] == round(own.terms["band_threshold"] + terms["shift"], 4)
+    assert terms["band_threshold"] == round(own.band.threshold + terms["shift"], 4)
+    assert terms["margin"] == own.band.margin
     inside = sum(1 for line in Path(labelled).read_text(encoding="utf-8").splitlines() if '"expected": []' not in line)
     assert round(terms["rejection"] * 6) / 6 == pytest.approx(terms["rejection"])  # a share of the 6
     assert round(terms["acc_at_1"] * inside) / inside == pytest.approx(terms["acc_at_1"])
@@ -136,43 +137,4 @@ def test_calibrate_without_a_target_moves_the_tenants_own_gate(run_cli: Run, sto
     assert "the rulebook gate" in table.out
     assert "acc_at_1" in table.out
     best = run_cli(*args, "--best-f1", "--dry-run", "--format", "json")
-    assert json.loads(best.out)["gate"]["terms"]["target"] == "best F1"
-
-
-def test_a_stored_gate_quantile_moves_every_match_of_the_tenant(run_cli: Run, store_url: str) -> None:
-    assert run_cli("rules", "import", BANKING, "--db", store_url).code == 0
-    message = "how do I close my account"
-
-    def gate(*extra: str) -> dict[str, object]:
-        result = run_cli("match", message, "--tenant", TENANT, "--db", store_url, "--format", "json", *extra)
-        assert result.code in (0, 1), result.err
-        return json.loads(result.out)["gate"]  # type: ignore[no-any-return]
-
-    default = gate()
-    assert (default["kind"], default["terms"]["quantile"]) == ("rulebook", 0.24)  # type: ignore[index]
-    args = ("rules", "calibrate", "--tenant", TENANT, "--gate-quantile", "0.05", "--db", store_url)
-    dry = run_cli(*args, "--dry-run", "--format", "json")
-    assert dry.code == 0, dry.err
-    shown = json.loads(dry.out)
-    assert (shown["stored"], shown["version"], shown["previous"]) == (False, None, None)
-    assert gate() == default  # a dry run stores nothing
-    stored = run_cli(*args, "--format", "json")
-    assert stored.code == 0, stored.err
-    payload = json.loads(stored.out)
-    assert (payload["stored"], payload["version"]) == (True, 2)
-    assert payload["gate"] == shown["gate"]
-    now = gate()
-    assert now == payload["gate"]
-    assert now["kind"] == "rulebook"
-    assert now["terms"]["quantile"] == 0.05  # type: ignore[index]
-    assert now["terms"]["quantile_source"] == "tenant"  # type: ignore[index]
-    assert "(the tenant's setting)" in str(now["description"])
-    assert now["threshold"] < default["threshold"]  # type: ignore[operator]
-    assert gate("--gate-quantile", "0.24") == default  # a run's own quantile comes first
-
-    table = run_cli(*args)
-    assert table.code == 0, table.err
-    assert "gate quantile 0.05" in table.out  # what was stored before, in words
-    cleared = run_cli("rules", "calibrate", "--tenant", TENANT, "--clear", "--db", store_url, "--format", "json")
-    assert cleared.code == 0
-    assert gate() == default
+    assert json.loads(best.out)["gate"]["terms"]["target"] == "best_f1"

@@ -84,33 +84,56 @@ MEASURED = [
 ]
 
 
-def test_every_replica_measures_its_gate_at_the_stored_quantile(store_url: str, embedder: Embedder) -> None:
-    from norma.matching import MatchConfig, RuleMatcher, quantile_setting, stored_gate, stored_gate_quantile
+def test_every_replica_measures_the_same_gate_until_one_is_calibrated(store_url: str, embedder: Embedder) -> None:
+    from norma.matching import MatchConfig, RulebookGate, RuleMatcher, tenant_gate
+    from norma.matching._tenants import stored_gate
 
     with _replicas(store_url) as (writer, a, b):
         writer.upsert_rules("acme", MEASURED, embedder=embedder)
         default = a.get("acme", embedder=embedder).gate()
-        assert (default.kind, default.terms["quantile"]) == ("rulebook", 0.24)
-        # the same rules measured at 0.02 by a config, away from any store: what the setting must give
-        expected = RuleMatcher(MEASURED, MatchConfig(gate_quantile=0.02), embedder=embedder).gate().threshold
-        assert expected is not None
-        assert default.threshold is not None
-        assert expected < default.threshold
-
-        version = writer.save_gate("acme", quantile_setting(0.02))
-        assert version == 2  # a committed change: every replica sees the version move
-        assert stored_gate_quantile(writer, "acme") == 0.02
-        assert stored_gate(writer, "acme") is None  # a setting is not a calibrated gate
-        gate_a, gate_b = a.get("acme", embedder=embedder).gate(), b.get("acme", embedder=embedder).gate()
-        assert gate_a == gate_b
-        assert (gate_a.kind, gate_a.threshold, gate_a.terms["quantile"]) == ("rulebook", expected, 0.02)
-        assert gate_a.terms["quantile_source"] == "tenant"
+        assert isinstance(default, RulebookGate)
+        assert (default.quantile, default.examples, default.rules) == (0.2, 24, 4)
+        # the same rules measured away from any store give the same gate, in every replica
+        assert RuleMatcher(MEASURED, embedder=embedder).gate() == default
+        assert b.get("acme", embedder=embedder).gate() == default
+        assert tenant_gate(writer, "acme", embedder=embedder) == default
+        assert stored_gate(writer, "acme") is None
+        # a per-request quantile moves it in every replica alike
+        low = MatchConfig(gate_quantile=0.02)
+        assert a.get("acme", embedder=embedder).gate(low) == b.get("acme", embedder=embedder).gate(low)
+        assert a.get("acme", embedder=embedder).gate(low).threshold < default.threshold  # type: ignore[operator]
 
         calibrated = calibrate_gate(a.get("acme", embedder=embedder), [*LABELLED, ("hello there", ["greeting"])])
-        writer.save_gate("acme", calibrated.to_dict())  # a calibration replaces the setting
-        assert b.get("acme", embedder=embedder).gate() == calibrated
-        assert stored_gate_quantile(writer, "acme") is None
+        assert (calibrated.base_kind, calibrated.base_threshold) == ("rulebook", default.threshold)
+        version = writer.save_gate("acme", calibrated.to_dict())
+        assert version == 2  # a committed change: every replica sees the version move
+        assert stored_gate(writer, "acme") == calibrated
+        gate_a, gate_b = a.get("acme", embedder=embedder).gate(), b.get("acme", embedder=embedder).gate()
+        assert gate_a == gate_b == calibrated
+        assert a.get("acme", embedder=embedder).gate(low) == calibrated  # a calibrated gate comes first
+        assert tenant_gate(writer, "acme", embedder=embedder) == calibrated
+        message = "I want my money back for order 3"
+        assert a.get("acme", embedder=embedder).match(message) == b.get("acme", embedder=embedder).match(message)
         writer.save_gate("acme", None)
         assert b.get("acme", embedder=embedder).gate() == default
+        assert a.get("acme", embedder=embedder).gate() == default
         kinds = [None if data is None else data["kind"] for _, data, _ in writer.gate_history("acme")]
-        assert kinds == ["quantile", "calibrated", None]
+        assert kinds == ["calibrated", None]
+
+
+def test_a_malformed_stored_gate_is_refused(store_url: str, embedder: Embedder) -> None:
+    from norma.errors import InvalidInputError
+    from norma.matching._tenants import stored_gate
+
+    store = open_store(store_url)
+    try:
+        store.upsert_rules("acme", RULES, embedder=embedder)
+        assert isinstance(store, GateStore)
+        store.save_gate("acme", {"kind": "calibrated", "score": "similarity", "threshold": "high"})
+        with pytest.raises(InvalidInputError, match="stored gate is malformed"):
+            stored_gate(store, "acme")
+        store.save_gate("acme", {"kind": "quantile", "gate_quantile": 0.05})  # what a removed setting stored
+        with pytest.raises(InvalidInputError, match="stored gate is malformed"):
+            stored_gate(store, "acme")
+    finally:
+        store.close()

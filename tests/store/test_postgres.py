@@ -9,7 +9,7 @@ import psycopg
 import pytest
 
 from norma.embeddings import Embedder
-from norma.matching import Rule, candidate_matcher
+from norma.matching import Rule, RuleMatcher, candidate_matcher
 from norma.rules import rule_texts
 from norma.store import PostgresRuleStore, open_store
 from tests._pgserver import fresh_database
@@ -127,5 +127,62 @@ def test_candidate_matcher_holds_only_the_nearest_rules(pg_url: str, embedder: E
         assert len(small) == 2
         assert small.tenant_id == "acme"
         assert small.match("I want my money back")[0].rule.id == "refund"
+    finally:
+        store.close()
+
+
+# 4 rules x 6 examples = 24 example texts: enough for the rulebook's own gate (20 needed)
+MEASURED = [
+    Rule(id=name, condition_text=f"customer asks about {name}", examples=[f"{text} {k}" for k in range(6)])
+    for name, text in (
+        ("refund", "I want my money back for order"),
+        ("lost-card", "my card was stolen on day"),
+        ("delivery", "where is my parcel number"),
+        ("greeting", "hello there friend number"),
+    )
+]
+
+
+def test_candidate_matcher_applies_the_tenants_gate_whatever_the_message(pg_url: str, embedder: Embedder) -> None:
+    from norma.matching import MatchConfig, RulebookGate, TenantMatchers, calibrate_gate, tenant_gate
+
+    store = open_store(pg_url)
+    assert isinstance(store, PostgresRuleStore)
+    try:
+        store.upsert_rules("acme", MEASURED, embedder=embedder)
+        refund = candidate_matcher(store, "acme", "I want my money back", embedder=embedder, limit=2)
+        parcel = candidate_matcher(store, "acme", "where is my parcel", embedder=embedder, limit=2)
+        assert {r.id for r in refund.rules} != {r.id for r in parcel.rules}  # other candidates
+        gate = refund.gate()
+        assert parcel.gate() is gate  # the identical gate, measured once for this version of the tenant
+        tenants = TenantMatchers(store, refresh_interval=0.0)  # the full tenant matcher, refreshed on every get
+        whole = tenants.get("acme", embedder=embedder)
+        assert gate == tenant_gate(store, "acme", embedder=embedder) == whole.gate()
+        assert isinstance(gate, RulebookGate)
+        assert (gate.rules, gate.examples) == (4, 24)  # the whole tenant's, not its 2 candidates'
+        assert gate != RuleMatcher([r for r in MEASURED if r.id in refund], embedder=embedder).gate()
+        assert refund.match("I want my money back").gate is gate
+        assert parcel.match("where is my parcel").gate is gate
+        # a per-request quantile: measured on the whole tenant too
+        low = MatchConfig(gate_quantile=0.05)
+        pushed = candidate_matcher(store, "acme", "hello there", embedder=embedder, config=low, limit=2)
+        assert pushed.gate() == tenant_gate(store, "acme", embedder=embedder, config=low) == whole.gate(low)
+
+        # a new version of the rules: measured again, for every message alike
+        store.upsert_rules("acme", [MEASURED[0].model_copy(update={"examples": MEASURED[0].examples[:3]})],
+                           embedder=embedder)  # fmt: skip
+        after = candidate_matcher(store, "acme", "I want my money back", embedder=embedder, limit=2).gate()
+        assert after is not gate
+        assert after == tenants.get("acme", embedder=embedder).gate() == tenant_gate(store, "acme", embedder=embedder)
+        assert after.examples == 21  # type: ignore[attr-defined]
+        assert candidate_matcher(store, "acme", "where is my parcel", embedder=embedder, limit=2).gate() is after
+
+        # a calibrated tenant: its stored gate, whatever the message
+        labelled = [("can I get my money back", ["refund"]), ("what is the weather like", [])]
+        calibrated = calibrate_gate(whole, labelled)
+        store.save_gate("acme", calibrated.to_dict())
+        for message in ("I want my money back", "where is my parcel"):
+            assert candidate_matcher(store, "acme", message, embedder=embedder, limit=2).gate() == calibrated
+        assert tenants.get("acme", embedder=embedder).gate() == calibrated
     finally:
         store.close()

@@ -148,3 +148,22 @@ def test_push_down_needs_a_store_that_searches_vectors(tmp_path: Path, embedder:
             candidate_matcher(store, "acme", "I want my money back", embedder=embedder)
     finally:
         store.close()
+
+
+def test_the_held_out_similarities_given_make_the_adapted_gate(filled: str, embedder: Embedder) -> None:
+    from norma.matching import AdaptedGate, CalibratedGate, HeldOut, snapshot_matcher, tenant_gate
+
+    held = HeldOut(tuple(round(0.80 + k / 100, 2) for k in range(20)), rules=3)  # no sketch: the stored alone
+    expected = AdaptedGate(0.8418, 0.22, probes=20, rules=3)  # position 19 * 0.22 = 4.18: 0.84 + 0.18 * 0.01
+    store = open_store(filled)
+    try:
+        assert TenantMatchers(store, held_out=held).get("acme", embedder=embedder).gate() == expected
+        assert snapshot_matcher(store, "acme", embedder=embedder, held_out=held).gate() == expected
+        assert tenant_gate(store, "acme", embedder=embedder, held_out=held) == expected
+        assert TenantMatchers(store).get("acme", embedder=embedder).gate().kind == "fixed"  # none given: measured
+        calibrated = CalibratedGate(0.5, "precision", messages=3, goal=0.9, model=embedder.model_id)
+        store.save_gate("acme", calibrated.to_dict())  # type: ignore[attr-defined]
+        assert TenantMatchers(store, held_out=held).get("acme", embedder=embedder).gate() == calibrated
+        assert tenant_gate(store, "acme", embedder=embedder, held_out=held) == calibrated
+    finally:
+        store.close()

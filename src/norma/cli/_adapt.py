@@ -40,7 +40,7 @@ def _render(name: str, out: Path, report: dict[str, Any]) -> Any:
             table.add_row(
                 "gate",
                 f"cross-fitted on {report['gate_probes']} held-out examples (median similarity "
-                f"{report['gate_median']:.3f}); matchers using this encoder take their automatic gate from it",
+                f"{report['gate_median']:.3f}); handed to the matchers that embed with this encoder",
             )
         else:
             table.add_row("gate", "none stored (too few examples to hold out, or --gate-holdout 0): calibrate it")

@@ -9,13 +9,13 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from norma.cli._output import emit, format_option, model_dir_option, resolve_format, stored_gate_quantile_option
+from norma.cli._output import emit, format_option, model_dir_option, resolve_format
 from norma.errors import InvalidInputError
 
 __all__ = ["calibrate"]
 
 
-def _synthesize(rules: list[Any], per_rule: int) -> Any:
+def _synthesize(rules: list[Any], per_rule: int) -> tuple[list[Any], list[Any]]:
     """Positives and near misses for every rule, written by the configured LLM, with a progress bar on stderr."""
     import sys
 
@@ -23,7 +23,7 @@ def _synthesize(rules: list[Any], per_rule: int) -> Any:
 
     from norma.errors import ConfigError
     from norma.llm import URL_ENV, get_llm
-    from norma.matching import NearMiss, SyntheticLabels, synthesize_labelled
+    from norma.matching import synthesize_labelled
 
     llm = get_llm()
     if llm is None:
@@ -32,8 +32,7 @@ def _synthesize(rules: list[Any], per_rule: int) -> Any:
             hint=f"set {URL_ENV} and NORMA_LLM_MODEL (see docs/llm.md), or give --messages FILE",
         )
     positives: list[Any] = []
-    misses: list[NearMiss] = []
-    failed: list[str] = []
+    misses: list[Any] = []
     with Progress(
         TextColumn("writing messages"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         console=Console(stderr=True), transient=True, disable=not sys.stderr.isatty(),
@@ -43,17 +42,14 @@ def _synthesize(rules: list[Any], per_rule: int) -> Any:
             one = synthesize_labelled([rule], llm=llm, per_rule=per_rule)
             positives += one.positives
             misses += one.near_misses
-            failed += one.failed
             progress.advance(task)
-    return SyntheticLabels(tuple(positives), tuple(misses), tuple(failed))
+    return positives, misses
 
 
 def _stored(data: dict[str, Any] | None) -> str:
     """What a tenant stores for its gate, in words."""
     if data is None:
         return "none stored (the rulebook's own gate)"
-    if data.get("kind") == "quantile":
-        return f"gate quantile {data['gate_quantile']:g} (the rulebook's own gate, measured there)"
     return f"calibrated: similarity >= {data['threshold']:.4f}"
 
 
@@ -83,18 +79,6 @@ def _render(con: Console, tenant: str, gate: dict[str, Any], previous: dict[str,
     con.print(table)
 
 
-def _set_quantile(store: Any, tenant_id: str, quantile: float, dry_run: bool) -> tuple[dict[str, Any], int | None]:
-    """Store (unless ``dry_run``) ``quantile`` as the tenant's gate setting: (the gate it gives now, version)."""
-    from norma.matching import quantile_setting, snapshot_matcher
-
-    setting = quantile_setting(quantile)
-    matcher = snapshot_matcher(store, tenant_id)
-    matcher.set_calibration(None)
-    matcher.set_gate_quantile(quantile)
-    gate = matcher.gate().to_dict()
-    return gate, None if dry_run else store.save_gate(tenant_id, setting)
-
-
 @click.command("calibrate")
 @click.option("--tenant", "tenant_id", required=True, metavar="TENANT", help="The tenant whose gate is set.")
 @click.option(
@@ -115,10 +99,7 @@ def _set_quantile(store: Any, tenant_id: str, quantile: float, dry_run: bool) ->
     "(docs/llm.md); with --messages, both are used.",
 )
 @click.option("--dry-run", is_flag=True, help="Show the gate without storing it.")
-@stored_gate_quantile_option
-@click.option(
-    "--clear", is_flag=True, help="Remove the tenant's calibrated gate or quantile (back to the rulebook's own)."
-)
+@click.option("--clear", is_flag=True, help="Remove the tenant's calibrated gate (back to the measured one).")
 @click.option("--db", "db_url", envvar="NORMA_DB_URL", default=None, metavar="URL", help="The rule store.")
 @model_dir_option
 @format_option
@@ -132,7 +113,6 @@ def calibrate(
     best_f1: bool,
     synthesize: int | None,
     dry_run: bool,
-    gate_quantile: float | None,
     clear: bool,
     db_url: str | None,
     output_format: str | None,
@@ -141,20 +121,15 @@ def calibrate(
 
     Every matcher of the tenant (CLI, service, every replica) then gates on it. Without a target, the rulebook's own
     gate moved toward the best balance of acc@1 and rejection on the messages, as far as the number that expect no
-    rule supports (docs/matching.md); the choice is deterministic. Without labelled messages, --gate-quantile Q
-    stores where the rulebook's own gate is measured instead (for the kind of out-of-scope traffic the tenant
-    gets). Exit 0 on success, 2 on bad input.
+    rule supports (docs/matching.md); the choice is deterministic. Exit 0 on success, 2 on bad input.
     """
     from norma.matching import calibrate_gate, load_labelled, tenant_matcher
     from norma.store import open_store
 
     fmt = resolve_format(ctx, output_format)
     calibrating = messages_file is not None or synthesize is not None
-    if int(clear) + int(calibrating) + int(gate_quantile is not None) != 1:
-        raise click.UsageError(
-            "give --messages FILE and/or --synthesize N to calibrate, --gate-quantile Q to store a quantile, or "
-            "--clear to remove what is stored"
-        )
+    if int(clear) + int(calibrating) != 1:
+        raise click.UsageError("give --messages FILE and/or --synthesize N to calibrate, or --clear to remove the gate")
     if (target_precision is not None) + (target_recall is not None) + best_f1 > 1:
         raise click.UsageError("give one of --target-precision, --target-recall and --best-f1")
     if (target_precision is not None or target_recall is not None or best_f1) and not calibrating:
@@ -176,19 +151,12 @@ def calibrate(
             return 0
         if not store.version(tenant_id):
             raise InvalidInputError(f"tenant {tenant_id!r} has no rules", hint="import a rulebook first")
-        if gate_quantile is not None:
-            data, stored_version = _set_quantile(store, tenant_id, gate_quantile, dry_run)
-            payload = {"tenant": tenant_id, "gate": data, "previous": previous, "stored": not dry_run,
-                       "version": stored_version}  # fmt: skip
-            emit(fmt, payload, lambda con: _render(con, tenant_id, data, previous, not dry_run))
-            return 0
         labelled = list(load_labelled(messages_file)) if messages_file is not None else []
         matcher = tenant_matcher(store, tenant_id)
         near_misses: list[Any] = []
         if synthesize is not None:
-            written = _synthesize(list(matcher.rules), synthesize)
-            labelled += written.positives
-            near_misses = list(written.near_misses)
+            positives, near_misses = _synthesize(list(matcher.rules), synthesize)
+            labelled += positives
         gate = calibrate_gate(
             matcher,
             labelled,

@@ -1,16 +1,14 @@
 """``norma match``: the rules of a file or of a stored tenant that apply to a message, with the score breakdown;
 the matching demo.
 
-Rule vectors of a file are kept in the user's embedding cache (``EmbeddingCache.in_user_cache``, keyed by model and
-text), so the second run on an unchanged file embeds nothing; messages are never written to it. ``--tenant`` uses
-the vectors the store keeps.
+A rulebook file is compiled once by the library (``norma.matching._snapshot.file_matcher``: its rules, their vectors
+and its measured gate kept as one snapshot in the user's cache folder), so the second run on an unchanged file
+parses, embeds and measures nothing; messages are never written to it. ``--tenant`` uses the vectors the store
+keeps.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,7 +29,7 @@ from norma.cli._output import (
 )
 
 if TYPE_CHECKING:
-    from norma.matching import MatchConfig, MatchResult, Rule, RuleMatcher
+    from norma.matching import MatchConfig, MatchResult, RuleMatcher
 
 __all__ = ["match"]
 
@@ -217,83 +215,11 @@ def _check_source(rules_file: Path | None, tenant_id: str | None, db_url: str | 
 
 
 def _file_matcher(rules_file: Path, config: MatchConfig) -> RuleMatcher:
-    """The file's rules in a matcher whose rule vectors come from (and go to) the user's embedding cache."""
-    from norma.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
-    from norma.matching import RuleMatcher
+    """The file's rules in a matcher, compiled once and kept by the library (one snapshot per file, see
+    ``norma.matching._snapshot``)."""
+    from norma.matching import file_matcher
 
-    rules = _load_rules_cached(rules_file)
-    cached = CachedEmbedder(get_embedder(), EmbeddingCache.in_user_cache())
-    try:
-        matcher = RuleMatcher(rules, config, embedder=cached)
-    finally:
-        cached.cache.close()
-    _remember_gate(matcher, config, rules_file)
-    return matcher
-
-
-def _remember_gate(matcher: RuleMatcher, config: MatchConfig, rules_file: Path) -> None:
-    """The rulebook's measured gate, kept beside its cached rules (keyed by the file's bytes, norma's version and
-    the model): a second run on an unchanged file does not measure it again."""
-    from norma.embeddings import user_cache_dir
-    from norma.errors import NormaError
-    from norma.matching import gate_from_dict
-
-    if config.threshold != "auto":
-        return
-    key = _rulebook_key(rules_file)
-    if key is None:
-        return
-    model = hashlib.sha256(matcher.model_id.encode()).hexdigest()[:16]
-    kept = user_cache_dir() / "rulebooks" / f"{key}.gate-{model}.json"
-    try:
-        if matcher.remember_gate(gate_from_dict(json.loads(kept.read_text(encoding="utf-8")), "rulebook"), config):
-            return
-    except (OSError, ValueError, NormaError):  # not kept yet, or unreadable: measure it
-        pass
-    gate = matcher.gate(config)
-    if gate.kind == "rulebook":
-        _write_atomic(kept, json.dumps(gate.to_dict()))
-
-
-def _rulebook_key(rules_file: Path) -> str | None:
-    """The cache key of a rules file: its bytes and norma's version (None when the file cannot be read)."""
-    from norma._version import __version__
-
-    try:
-        data = rules_file.read_bytes()
-    except OSError:
-        return None
-    return hashlib.sha256(data + b"\0" + __version__.encode()).hexdigest()
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Write a cache file whole or not at all (a cache that cannot be written only costs time)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_text(text, encoding="utf-8")
-        partial.replace(path)
-    except OSError:
-        pass
-
-
-def _load_rules_cached(rules_file: Path) -> list[Rule]:
-    """The file's rules; a file already read (same bytes, same norma) is read back from the user's cache folder as
-    JSON, which is much faster than validating YAML again (the cache holds what the reader accepted)."""
-    from norma.embeddings import user_cache_dir
-    from norma.matching import Rule, load_rules
-
-    key = _rulebook_key(rules_file)
-    if key is None:
-        return load_rules(rules_file)  # the reader reports it
-    kept = user_cache_dir() / "rulebooks" / f"{key}.json"
-    try:
-        return [Rule.from_stored(item) for item in json.loads(kept.read_text(encoding="utf-8"))]
-    except (OSError, ValueError):  # not cached yet, or unreadable: read the file itself
-        pass
-    rules = load_rules(rules_file)
-    _write_atomic(kept, json.dumps([rule.to_dict() for rule in rules]))
-    return rules
+    return file_matcher(rules_file, config)
 
 
 def _match_one(matcher: RuleMatcher, message: str, session: Any, explain: bool, tags: tuple[str, ...]) -> MatchResult:

@@ -74,24 +74,15 @@ def fail_on_option(help: str) -> Callable[[F], F]:
 
 
 _QUANTILE_KINDS = (
-    "default 0.24 with a margin band from 0.12, for out-of-scope messages of the rulebook's own domain; 0.08 when "
-    "they are mostly off-topic, 0.14 for a mix; see docs/matching.md"
+    "default 0.20 with a margin band from 0.10, chosen for a mix of near misses and off-topic messages; lower "
+    "rejects less and matches more; see docs/matching.md"
 )
 
 
 def gate_quantile_option(func: F) -> F:
     """Add ``--gate-quantile Q``: the quantile of the rulebook's automatic gate (``MatchConfig.gate_quantile``)."""
     return _gate_quantile(
-        f"Quantile of the rulebook's automatic gate ({_QUANTILE_KINDS}). A calibrated tenant's gate comes first; "
-        "it overrides a quantile stored for the tenant."
-    )(func)
-
-
-def stored_gate_quantile_option(func: F) -> F:
-    """Add ``--gate-quantile Q`` to ``norma rules calibrate``: a quantile stored as the tenant's gate setting."""
-    return _gate_quantile(
-        f"Instead of calibrating from messages, store this quantile of the rulebook's automatic gate for the tenant "
-        f"({_QUANTILE_KINDS}): every matcher of the tenant then measures its gate there."
+        f"Quantile of the rulebook's automatic gate ({_QUANTILE_KINDS}). A calibrated tenant's gate comes first."
     )(func)
 
 

@@ -24,6 +24,7 @@ from norma.matching import (
     RuleMatcher,
     diagnose_rulebook,
     evaluate_rulebook,
+    file_matcher,
     load_labelled,
     load_rules,
     snapshot_matcher,
@@ -73,7 +74,7 @@ def _matcher(rules_file: Path | None, tenant_id: str | None, db_url: str | None)
     """The rulebook's matcher and a name for it (the file, or ``tenant T``)."""
     _check_source(rules_file, tenant_id, db_url)
     if rules_file is not None:
-        yield RuleMatcher(load_rules(rules_file)), str(rules_file)
+        yield file_matcher(rules_file), str(rules_file)
         return
     assert tenant_id is not None
     with _tenant_store(tenant_id, db_url) as store:

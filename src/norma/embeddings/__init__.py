@@ -12,8 +12,8 @@
 * :class:`BatchingEmbedder` — joins concurrent ``embed`` calls from many threads into one model call.
 * :func:`adapt_encoder` — fine-tunes the encoder on a rulebook's own texts and writes a model directory the
   embedders load like any other (needs torch: ``pip install 'norma[adapt]'``); :class:`AdaptOptions`,
-  :class:`AdaptReport`, :func:`adapted_info`, :func:`adapted_gate_similarities`, :func:`trained_lookup` and
-  :func:`trained_share` (which texts, and how much of a rulebook, the encoder was adapted on).
+  :class:`AdaptReport`, :func:`adapted_info` (its record, with the held-out similarities the matcher's gate reads:
+  :func:`norma.matching.read_held_out`); :func:`find_model_dir` — the folder :func:`get_embedder` loads.
 
 See docs/embeddings.md.
 """
@@ -22,27 +22,21 @@ from __future__ import annotations
 
 from norma.embeddings._adapt import (
     ADAPTED_FILE,
-    ADAPTED_GATE_MIN_PROBES,
     AdaptOptions,
     AdaptReport,
     adapt_encoder,
-    adapted_gate_of,
-    adapted_gate_similarities,
     adapted_info,
-    trained_lookup,
-    trained_share,
 )
 from norma.embeddings._batching import BatchingEmbedder
 from norma.embeddings._bert import BertEmbedder, get_embedder
 from norma.embeddings._cache import CachedEmbedder, EmbeddingCache, user_cache_dir
-from norma.embeddings._model_files import DEFAULT_MODEL_ID, MODEL_DIR_ENV, MODEL_INSTALL_COMMAND
+from norma.embeddings._model_files import DEFAULT_MODEL_ID, MODEL_DIR_ENV, MODEL_INSTALL_COMMAND, find_model_dir
 from norma.embeddings._protocol import Embedder, EmbedderWrapper
 from norma.embeddings._quantize import CACHE_DIR_ENV, INT8_ENV
 from norma.embeddings._session import THREADS_ENV
 
 __all__ = [
     "ADAPTED_FILE",
-    "ADAPTED_GATE_MIN_PROBES",
     "AdaptOptions",
     "AdaptReport",
     "BatchingEmbedder",
@@ -58,11 +52,8 @@ __all__ = [
     "MODEL_INSTALL_COMMAND",
     "THREADS_ENV",
     "adapt_encoder",
-    "adapted_gate_of",
-    "adapted_gate_similarities",
     "adapted_info",
+    "find_model_dir",
     "get_embedder",
-    "trained_lookup",
-    "trained_share",
     "user_cache_dir",
 ]

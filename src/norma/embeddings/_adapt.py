@@ -17,8 +17,9 @@ time; an encoder trained on those very examples rates them too high, so that mea
 ``gate_holdout`` > 0 (the default), adapting first trains on the rulebook without a fixed part of its examples
 (chosen by CRC-32 of the text, so any run holds out the same ones), measures how close each held-out example comes
 to its nearest other text of the rulebook with that encoder, then trains the final encoder on every text (with the
-same seed: the weights are those of a run without holdout). Those similarities are stored in ``norma_adapted.json``;
-a matcher that embeds with this model takes its automatic gate from them (``AppliedGate`` kind ``adapted``).
+same seed: the weights are those of a run without holdout). Those similarities are stored in ``norma_adapted.json``
+as data (with a sketch of the trained texts); the matcher reads them (:func:`norma.matching.read_held_out`) when
+it is handed them. Nothing here knows what a gate is.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import shutil
 import tempfile
 import time
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,22 +40,16 @@ from typing import Any
 
 import numpy as np
 
-from norma.embeddings._model_files import ModelFiles, find_model_dir, load_model_files, read_weights
-from norma.embeddings._protocol import Embedder, EmbedderWrapper
+from norma.embeddings._model_files import ModelFiles, load_model_files, read_weights
 from norma.embeddings._tokenize import WordPieces
-from norma.errors import ConfigError, InvalidInputError, MissingDependencyError, NormaError
+from norma.errors import ConfigError, InvalidInputError, MissingDependencyError
 
 __all__ = [
     "ADAPTED_FILE",
-    "ADAPTED_GATE_MIN_PROBES",
     "AdaptOptions",
     "AdaptReport",
     "adapt_encoder",
-    "adapted_gate_of",
-    "adapted_gate_similarities",
     "adapted_info",
-    "trained_lookup",
-    "trained_share",
 ]
 
 ADAPTED_FILE = "norma_adapted.json"
@@ -160,70 +155,6 @@ ADAPTED_GATE_MIN_PROBES = 20
 """Fewest held-out examples a stored gate is measured on (the matcher's own measurement asks as many)."""
 _GATE_MAX_PROBES = 2048  # held-out examples measured at most (the smallest CRC-32 keys), as the matcher samples
 _SKETCH_SIZE = 4096  # the smallest CRC-32 keys of the trained texts kept with the gate (see trained_share)
-
-
-def adapted_gate_similarities(model_dir: str | os.PathLike[str]) -> tuple[list[float], dict[str, Any]] | None:
-    """The cross-fitted gate of an adapted model: (the held-out examples' best similarities, sorted; what they were
-    measured on), or None when ``model_dir`` is not an adapted model or stores no gate."""
-    info = adapted_info(model_dir)
-    gate = info.get("gate") if info else None
-    if not isinstance(gate, dict):
-        return None
-    values = gate.get("similarities")
-    if not isinstance(values, list) or len(values) < ADAPTED_GATE_MIN_PROBES:
-        return None
-    if not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in values):
-        raise ConfigError(f"{ADAPTED_FILE} holds a malformed gate", source=str(Path(model_dir) / ADAPTED_FILE))
-    terms = {k: v for k, v in gate.items() if k != "similarities"}
-    return sorted(float(v) for v in values), terms
-
-
-def trained_lookup(measured: dict[str, Any]) -> Callable[[str], bool | None] | None:
-    """Whether the encoder was adapted on a text, from the bottom-k sketch its gate keeps (``measured``: the terms of
-    :func:`adapted_gate_similarities`): True or False, exactly up to 4,096 trained texts; beyond, only for the texts
-    whose key falls in the sketch's range (a hash-random sample of all texts), None for the others. None when the
-    model keeps no sketch (adapted before it did)."""
-    sketch, trained = measured.get("sketch"), measured.get("texts")
-    if not isinstance(sketch, list) or not sketch or not isinstance(trained, int):
-        return None
-    keys = {int(k) for k in sketch}
-    whole, limit = len(keys) >= trained, max(keys)
-
-    def lookup(text: str) -> bool | None:
-        key = _text_key(text)
-        return key in keys if whole or key <= limit else None
-
-    return lookup
-
-
-def trained_share(measured: dict[str, Any], texts: Iterable[str]) -> float | None:
-    """The share of ``texts`` (a rulebook's, duplicates counted once) the encoder was adapted on (see
-    :func:`trained_lookup`: exact up to 4,096 trained texts, else estimated on a hash-random sample of them). None
-    when the model keeps no sketch or ``texts`` is empty."""
-    lookup = trained_lookup(measured)
-    if lookup is None:
-        return None
-    known = [seen for seen in map(lookup, set(texts)) if seen is not None]
-    return sum(known) / len(known) if known else None
-
-
-def adapted_gate_of(embedder: Embedder | None) -> tuple[list[float], dict[str, Any]] | None:
-    """The stored gate (:func:`adapted_gate_similarities`) of the model ``embedder`` embeds with (wrappers such as
-    a cache are looked through; None stands for the default embedder, whose directory is found without loading
-    it); None when that model is not an adapted one with a gate, or has no model directory."""
-    inner: object | None = embedder
-    while isinstance(inner, EmbedderWrapper):
-        inner = inner.inner
-    if inner is None:
-        try:
-            directory: object = find_model_dir()[0]
-        except NormaError:
-            return None
-    else:
-        directory = getattr(inner, "model_dir", None)
-    if not isinstance(directory, str | os.PathLike):
-        return None
-    return adapted_gate_similarities(directory)
 
 
 def _held_out(groups: list[list[str]], share: float) -> list[tuple[int, str]]:

@@ -1,129 +1,150 @@
 """Which of a tenant's rules apply to a user message (ADR-002): hybrid vector + BM25, priority and scope.
 
-* :class:`Rule`, :class:`Scope` (from :mod:`norma.rules`, re-exported), :class:`SessionState` — the rule and the
-  conversation it is matched in.
-* :class:`RuleMatcher` — a tenant's rules compiled into in-memory indexes; ``match`` / ``match_many`` /
-  ``amatch`` return :class:`MatchedRule` lists (a :class:`MatchResult`) with a :class:`MatchExplanation` each.
-* :class:`MatchConfig` — every weight, threshold and switch; ``MatchConfig.adr()`` is ADR-002 exactly.
-* :func:`load_rules` — rules from a YAML / JSON rulebook (read by :func:`norma.rules.load_rulebook`).
-* :func:`tenant_matcher` / :class:`TenantMatchers` — a tenant's matcher built from a store's vectors, cached and
-  refreshed when the tenant's version moves; :func:`candidate_matcher` — push-down over the nearest stored rules;
-  :func:`snapshot_matcher` — the tenant as stored, built without writing to the store (read-only tools).
-* The gate (``MatchConfig(threshold="auto")``): :class:`AppliedGate` (on every :class:`MatchResult`), measured on
-  the rulebook's own examples, or :func:`calibrate_gate` from labelled messages (:func:`observe` once, then
-  :func:`fit_gate` per target, to compare calibrations without matching again), stored per tenant
-  (:func:`stored_gate`), or a quantile the tenant sets for its traffic (:func:`quantile_setting`,
-  :func:`stored_gate_quantile`); :func:`synthesize_labelled` — positives and near misses written by an LLM, to calibrate
-  without hand labels.
-* :func:`generate_examples` / :func:`fill_examples` — example messages for rules, written by an LLM (docs/llm.md).
-* :func:`load_labelled` / :class:`LabelledMessage` — messages with the rule ids that should apply (JSONL);
-  :func:`evaluate_rulebook` — acc@1, recall@k, the gate's precision and recall, per rule, confusions;
-  :func:`diagnose_rulebook` — misplaced examples, near-duplicate rules, thin or unrelated examples.
+* :class:`Rule`, :class:`Scope` (from :mod:`norma.rules`), :class:`SessionState` — the rule and the conversation.
+* :class:`RuleMatcher` — a tenant's rules compiled into in-memory indexes; ``match`` / ``match_many`` / ``amatch``
+  return a :class:`MatchResult` of :class:`MatchedRule` with a :class:`MatchExplanation` each (``explain=True``:
+  the :class:`DroppedRule` list too). :func:`load_rules` reads a YAML / JSON rulebook; :func:`file_matcher` is a
+  rulebook file's matcher, compiled once and cached.
+* :class:`MatchConfig` — every weight and threshold; ``MatchConfig.adr()`` is ADR-002 exactly.
+* The gate, one typed value per kind (:class:`Gate`: :class:`NoGate`, :class:`FixedGate`, :class:`RulebookGate`,
+  :class:`CalibratedGate`, :class:`AdaptedGate`), on every result; :func:`calibrate_gate` sets it from labelled
+  messages; :class:`HeldOut` / :func:`read_held_out` — what an adapted encoder stored for its gate.
+* :func:`tenant_matcher` / :class:`TenantMatchers` / :func:`tenant_matchers` — a stored tenant's matcher, cached
+  and refreshed; :func:`candidate_matcher` — push-down over the nearest stored rules, with the tenant's gate
+  (:func:`tenant_gate`); :func:`snapshot_matcher` — the tenant as stored, for read-only tools.
+* :func:`load_labelled` / :class:`LabelledMessage` — labelled messages; :func:`evaluate_rulebook` /
+  :class:`RulebookEvaluation`; :func:`diagnose_rulebook` / :class:`Diagnosis`; :func:`generate_examples`,
+  :func:`fill_examples`, :func:`synthesize_labelled` — examples and labels written by an LLM.
 
-See docs/matching.md.
+Names are imported on first use, so ``import norma.matching`` is cheap. See docs/matching.md.
 """
 
 from __future__ import annotations
 
-from norma.matching._calibrate import CALIBRATION_PRIOR, Observed, calibrate_gate, fit_gate, observe
-from norma.matching._config import MatchConfig
-from norma.matching._doctor import Diagnosis, Finding, diagnose_rulebook
-from norma.matching._evaluate import (
-    Confusion,
-    MessageOutcome,
-    MultiLabelScores,
-    RulebookEvaluation,
-    RuleQuality,
-    evaluate_rulebook,
-)
-from norma.matching._examples import ExamplesResult, examples_prompt, fill_examples, generate_examples, parse_examples
-from norma.matching._files import load_rules
-from norma.matching._gate import (
-    FALLBACK_SIMILARITY,
-    GATE_MIN_PROBES,
-    AppliedGate,
-    GateKind,
-    gate_from_dict,
-    gate_quantile_setting,
-    quantile_setting,
-)
-from norma.matching._labelled import (
-    LabelledMessage,
-    LabelledMessagesError,
-    check_labelled,
-    load_labelled,
-    parse_labelled,
-)
-from norma.matching._lexical import tokenize
-from norma.matching._matcher import RuleMatcher
-from norma.matching._models import SessionState
-from norma.matching._results import DroppedRule, MatchedRule, MatchExplanation, MatchResult
-from norma.matching._synthetic import NearMiss, SyntheticLabels, near_miss_prompt, synthesize_labelled
-from norma.matching._tenants import (
-    DEFAULT_REFRESH_INTERVAL,
-    TenantMatchers,
-    candidate_matcher,
-    snapshot_matcher,
-    stored_gate,
-    stored_gate_quantile,
-    tenant_matcher,
-    tenant_matchers,
-)
-from norma.rules import Rule, Scope
+import importlib
+import typing
+
+if typing.TYPE_CHECKING:
+    from norma.matching._calibrate import calibrate_gate
+    from norma.matching._config import MatchConfig
+    from norma.matching._doctor import Diagnosis, diagnose_rulebook
+    from norma.matching._evaluate import RulebookEvaluation, evaluate_rulebook
+    from norma.matching._examples import fill_examples, generate_examples
+    from norma.matching._files import load_rules
+    from norma.matching._gate import (
+        AdaptedGate,
+        CalibratedGate,
+        FixedGate,
+        Gate,
+        HeldOut,
+        NoGate,
+        RulebookGate,
+        read_held_out,
+    )
+    from norma.matching._labelled import LabelledMessage, LabelledMessagesError, load_labelled
+    from norma.matching._matcher import RuleMatcher
+    from norma.matching._models import SessionState
+    from norma.matching._results import DroppedRule, MatchedRule, MatchExplanation, MatchResult
+    from norma.matching._snapshot import file_matcher
+    from norma.matching._synthetic import synthesize_labelled
+    from norma.matching._tenants import (
+        TenantMatchers,
+        candidate_matcher,
+        snapshot_matcher,
+        tenant_gate,
+        tenant_matcher,
+        tenant_matchers,
+    )
+    from norma.rules import Rule, Scope
+
+_WHERE = {
+    "AdaptedGate": "_gate",
+    "CalibratedGate": "_gate",
+    "Diagnosis": "_doctor",
+    "DroppedRule": "_results",
+    "FixedGate": "_gate",
+    "Gate": "_gate",
+    "HeldOut": "_gate",
+    "LabelledMessage": "_labelled",
+    "LabelledMessagesError": "_labelled",
+    "MatchConfig": "_config",
+    "MatchExplanation": "_results",
+    "MatchResult": "_results",
+    "MatchedRule": "_results",
+    "NoGate": "_gate",
+    "Rule": "norma.rules",
+    "RuleMatcher": "_matcher",
+    "RulebookEvaluation": "_evaluate",
+    "RulebookGate": "_gate",
+    "Scope": "norma.rules",
+    "SessionState": "_models",
+    "TenantMatchers": "_tenants",
+    "calibrate_gate": "_calibrate",
+    "candidate_matcher": "_tenants",
+    "diagnose_rulebook": "_doctor",
+    "evaluate_rulebook": "_evaluate",
+    "file_matcher": "_snapshot",
+    "fill_examples": "_examples",
+    "generate_examples": "_examples",
+    "load_labelled": "_labelled",
+    "load_rules": "_files",
+    "read_held_out": "_gate",
+    "snapshot_matcher": "_tenants",
+    "synthesize_labelled": "_synthetic",
+    "tenant_gate": "_tenants",
+    "tenant_matcher": "_tenants",
+    "tenant_matchers": "_tenants",
+}
 
 __all__ = [
-    "AppliedGate",
-    "CALIBRATION_PRIOR",
-    "Confusion",
-    "DEFAULT_REFRESH_INTERVAL",
+    "AdaptedGate",
+    "CalibratedGate",
     "Diagnosis",
     "DroppedRule",
-    "ExamplesResult",
-    "FALLBACK_SIMILARITY",
-    "Finding",
-    "GATE_MIN_PROBES",
-    "GateKind",
+    "FixedGate",
+    "Gate",
+    "HeldOut",
     "LabelledMessage",
     "LabelledMessagesError",
     "MatchConfig",
     "MatchExplanation",
     "MatchResult",
     "MatchedRule",
-    "MessageOutcome",
-    "MultiLabelScores",
-    "NearMiss",
-    "Observed",
+    "NoGate",
     "Rule",
     "RuleMatcher",
-    "RuleQuality",
     "RulebookEvaluation",
+    "RulebookGate",
     "Scope",
     "SessionState",
-    "SyntheticLabels",
     "TenantMatchers",
     "calibrate_gate",
     "candidate_matcher",
-    "check_labelled",
     "diagnose_rulebook",
     "evaluate_rulebook",
-    "examples_prompt",
+    "file_matcher",
     "fill_examples",
-    "fit_gate",
-    "gate_from_dict",
-    "gate_quantile_setting",
     "generate_examples",
     "load_labelled",
     "load_rules",
-    "near_miss_prompt",
-    "observe",
-    "parse_examples",
-    "parse_labelled",
-    "quantile_setting",
+    "read_held_out",
     "snapshot_matcher",
-    "stored_gate",
-    "stored_gate_quantile",
     "synthesize_labelled",
+    "tenant_gate",
     "tenant_matcher",
     "tenant_matchers",
-    "tokenize",
 ]
+
+
+def __getattr__(name: str) -> typing.Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module 'norma.matching' has no attribute {name!r}")
+    module = importlib.import_module(where if where.startswith("norma.") else f"norma.matching.{where}")
+    value = getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -29,7 +29,7 @@ import numpy as np
 
 from norma.errors import InvalidInputError
 from norma.matching._config import MatchConfig
-from norma.matching._gate import AppliedGate, gate_band
+from norma.matching._gate import Band, CalibratedGate, Gate
 from norma.matching._labelled import LabelledMessage, check_labelled
 from norma.matching._matcher import RuleMatcher
 from norma.matching._models import SessionState
@@ -161,15 +161,18 @@ class _Table:
         return precision, recall, f1
 
 
-def _moved(base: AppliedGate, shift: float) -> tuple[float, tuple[float, float] | None]:
+def _moved(base: Gate, shift: float) -> tuple[float, Band | None]:
     """``base``'s threshold and band moved by ``shift`` (rounded as a measured gate is)."""
     assert base.threshold is not None
-    band = gate_band(base)
-    return round(base.threshold + shift, 4), None if band is None else (round(band[0] + shift, 4), band[1])
+    return round(base.threshold + shift, 4), None if base.band is None else base.band.moved(shift)
 
 
-def _balanced(table: _Table, base: AppliedGate, prior: float) -> tuple[float, dict[str, Any]]:
-    """The shift of ``base`` a ``balanced`` calibration picks, and its terms."""
+def _limits(table: _Table, threshold: float, band: Band | None) -> np.ndarray:
+    return table.limits(threshold, None if band is None else (band.threshold, band.margin))
+
+
+def _balanced(table: _Table, base: Gate, prior: float) -> dict[str, Any]:
+    """The fields of a ``balanced`` calibration of ``base``: the shift it picks and why."""
     inside, outside = int(table.inside.sum()), int(table.outside.sum())
     if not inside or not outside:
         missing = "no rule (or near misses)" if not outside else "some rule"
@@ -178,27 +181,20 @@ def _balanced(table: _Table, base: AppliedGate, prior: float) -> tuple[float, di
             hint='add messages with "expected": [] (traffic the rules must not match) and messages the rules '
             "should match, or give a target (a precision, a recall or the best F1)",
         )
-    values = np.array([min(table.balance(table.limits(*_moved(base, float(s))))) for s in _SHIFTS])
+    values = np.array([min(table.balance(_limits(table, *_moved(base, float(s))))) for s in _SHIFTS])
     best = np.flatnonzero(values >= values.max() - 1e-12)
     fitted = float(_SHIFTS[min(best, key=lambda i: (abs(_SHIFTS[i]), -_SHIFTS[i]))])
     weight = outside / (outside + prior)
-    shift = round(weight * fitted, 4)
-    terms = {
+    return {
         "target": "balanced",
-        "base": {"kind": base.kind, "threshold": base.threshold, **_base_terms(base)},
+        "base_kind": base.kind,
+        "base_threshold": base.threshold,
         "fitted_shift": fitted,
         "prior": prior,
         "weight": round(weight, 4),
-        "shift": shift,
+        "shift": round(weight * fitted, 4),
         "expecting_none": outside,
     }
-    return shift, terms
-
-
-def _base_terms(base: AppliedGate) -> dict[str, Any]:
-    band = gate_band(base)
-    extra = {"quantile": base.terms["quantile"]} if "quantile" in base.terms else {}
-    return extra if band is None else {**extra, "band_threshold": band[0], "margin": band[1]}
 
 
 def _single(
@@ -207,7 +203,7 @@ def _single(
     precision_goal: float | None,
     recall_goal: float | None,
     max_matched: int,
-) -> tuple[float, str]:
+) -> tuple[float, dict[str, Any]]:
     """The single threshold of a precision or recall target or of the best F1: one of the observed similarities.
     Each message counts the first ``max_matched`` rules matched without a gate (what a gated match returns, unless
     rules further down pass the threshold while these do not)."""
@@ -235,24 +231,25 @@ def _single(
     f1 = np.where(precision + recall > 0, 2 * precision * recall / np.maximum(precision + recall, 1e-12), 0.0)
     if precision_goal is not None:  # the lowest threshold (thresholds fall with the index) that reaches it
         pick = _reaching(precision, precision_goal, "precision", "improve the rules (norma rules eval / doctor)")[-1]
-        return float(thresholds[pick]), f"precision >= {precision_goal:g}"
+        return float(thresholds[pick]), {"target": "precision", "goal": precision_goal}
     if recall_goal is not None:  # the highest threshold that reaches it
         advice = "add examples to the rules that are missed (norma rules eval)"
-        return float(thresholds[_reaching(recall, recall_goal, "recall", advice)[0]]), f"recall >= {recall_goal:g}"
+        pick = _reaching(recall, recall_goal, "recall", advice)[0]
+        return float(thresholds[pick]), {"target": "recall", "goal": recall_goal}
     best = float(f1.max())
-    return float(thresholds[int(np.flatnonzero(f1 >= best - 1e-12)[0])]), "best F1"
+    return float(thresholds[int(np.flatnonzero(f1 >= best - 1e-12)[0])]), {"target": "best_f1"}
 
 
 def fit_gate(
     observed: Sequence[Observed],
-    base: AppliedGate,
+    base: Gate,
     *,
     target_precision: float | None = None,
     target_recall: float | None = None,
     best_f1: bool = False,
     prior: float = CALIBRATION_PRIOR,
     max_matched: int = _MAX_MATCHED,
-) -> AppliedGate:
+) -> CalibratedGate:
     """The ``calibrated`` gate for messages already matched without a gate (:func:`observe`), ``base`` being the
     matcher's own automatic gate (:meth:`RuleMatcher.measured_gate`); see the module docstring. ``max_matched``: how
     many rules a match returns (the config's), for the precision and recall counted. The terms hold the target, the
@@ -267,24 +264,23 @@ def fit_gate(
     if base.threshold is None or base.score != "similarity":
         raise InvalidInputError(f"calibration moves a similarity gate, not {base.kind!r} on {base.score!r}")
     table = _Table(observed)
-    terms: dict[str, Any]
+    fields: dict[str, Any]
+    band: Band | None
     if precision_goal is None and recall_goal is None and not best_f1:
-        shift, terms = _balanced(table, base, float(prior))
-        threshold, band = _moved(base, shift)
+        fields = _balanced(table, base, float(prior))
+        threshold, band = _moved(base, fields["shift"])
     else:
-        threshold, target = _single(table, observed, precision_goal, recall_goal, max_matched)
-        band, terms = None, {"target": target}
-    limit = table.limits(threshold, band)
+        threshold, fields = _single(table, observed, precision_goal, recall_goal, max_matched)
+        band = None
+    limit = _limits(table, threshold, band)
     precision, recall, f1 = table.micro(limit, max_matched)
     misses = int(table.miss.sum())
-    terms.update(messages=len(observed) - misses, near_misses=misses)
-    terms.update(precision=round(precision, 6), recall=round(recall, 6), f1=round(f1, 6))
+    fields.update(messages=len(observed) - misses, near_misses=misses, margin_band=band)
+    fields.update(precision=round(precision, 6), recall=round(recall, 6), f1=round(f1, 6))
     if table.inside.any() and table.outside.any():
         acc, rejection = table.balance(limit)
-        terms.update(acc_at_1=round(acc, 6), rejection=round(rejection, 6))
-    if band is not None:
-        terms.update(band_threshold=band[0], margin=band[1])
-    return AppliedGate("calibrated", "similarity", threshold, terms)
+        fields.update(acc_at_1=round(acc, 6), rejection=round(rejection, 6))
+    return CalibratedGate(threshold, **fields)
 
 
 def calibrate_gate(
@@ -299,14 +295,14 @@ def calibrate_gate(
     source: str = "labelled messages",
     rules_version: int | None = None,
     near_misses: Iterable[NearMiss] = (),
-) -> AppliedGate:
+) -> CalibratedGate:
     """The ``calibrated`` similarity gate for ``matcher``'s rules from ``labelled`` messages
     (:class:`LabelledMessage`, from :func:`load_labelled`, or ``(message, expected rule ids)`` pairs; see the module
     docstring: without a target, the matcher's own gate moved toward the best balance of acc@1 and rejection on
     them). A message with a scenario or step is matched in that scenario or step. ``near_misses``
     (:func:`synthesize_labelled`): messages one rule must not apply to; that rule returned for one is a false
     positive, any other rule returned is ignored. ``rules_version`` (default the matcher's own version) is recorded
-    in the terms: pass the tenant's store version. Set it with :meth:`RuleMatcher.set_calibration`, or store it for
+    in the terms: pass the tenant's store version. Set it with :meth:`RuleMatcher.set_gate`, or store it for
     a tenant (``store.save_gate``) so that every matcher of the tenant uses it.
 
     Raises InvalidInputError for no messages, an unknown rule id, two targets, a target no threshold reaches, or a
@@ -335,9 +331,8 @@ def calibrate_gate(
         prior=prior,
         max_matched=cfg.max_matched,
     )
-    gate.terms.update(
+    return gate.with_context(
         rules=len(matcher),
         rules_version=matcher.version if rules_version is None else rules_version,
         model=matcher.model_id,
     )
-    return gate

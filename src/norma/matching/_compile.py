@@ -64,8 +64,8 @@ def checked_vectors(rule: Rule, given: np.ndarray, dim: int | None) -> np.ndarra
         raise InvalidInputError(
             f"rule {rule.id!r}: vectors of dim {array.shape[1]}, the matcher's are {dim}", location=rule.id
         )
-    norms = np.linalg.norm(array, axis=1, keepdims=True)
-    if not np.all(np.isfinite(array)) or np.any(norms == 0):
+    norms = np.sqrt(np.add.reduce(array * array, axis=1, keepdims=True))  # np.linalg.norm's, without its overhead
+    if not np.isfinite(array).all() or (norms == 0).any():
         raise InvalidInputError(f"rule {rule.id!r}: vectors must be finite and non-zero", location=rule.id)
     return np.asarray(array / norms, dtype=np.float32)
 
@@ -102,6 +102,7 @@ class IndexBuilder:
         self._columns: dict[str, dict[int, object]] = {column: {} for column in _COLUMNS}
         self._groups: dict[str, _GroupChanges] = {"scenario": {}, "step": {}, "tag": {}}
         self._vectors = index.vectors
+        self._pending: tuple[list[int], list[np.ndarray]] = ([], [])  # vectors put, written in one pass
 
     def _rule(self, slot: int) -> Rule | None:
         return self._rules[slot] if slot in self._rules else self._base.rule_at[slot]
@@ -148,7 +149,8 @@ class IndexBuilder:
             self._group(kind, key)[1].add(slot)
         if self._tenant is None:
             self._tenant = rule.tenant_id
-        self._vectors.set(slot, vectors)
+        self._pending[0].append(slot)
+        self._pending[1].append(vectors)
         for field, lexical in self._base.lexical_indexes.built():
             lexical.set(slot, bm25_document(rule, texts, field))
 
@@ -170,10 +172,20 @@ class IndexBuilder:
             removed.add(slot)
             added.discard(slot)
         if self._vectors is not None:
+            self._write_vectors()
             self._vectors.remove(slot)
         for _, lexical in self._base.lexical_indexes.built():
             lexical.remove(slot)
         self._columns["usable"][slot] = self._columns["alive"][slot] = False
+
+    def _write_vectors(self) -> None:
+        """Write the vectors put since the last call into the vector index, in one pass (each slot is pending once:
+        :meth:`_clear` writes them before it removes a slot's)."""
+        slots, blocks = self._pending
+        if slots:
+            assert self._vectors is not None
+            self._vectors.set_many(slots, blocks)
+            self._pending = ([], [])
 
     def _new_slot(self) -> int:
         slot = self._size
@@ -213,6 +225,7 @@ class IndexBuilder:
     def build(self, *, bump: bool) -> MatchIndex:
         """The next index (its version one more than the base's when ``bump``)."""
         base = self._base
+        self._write_vectors()
         priority, scope, usable, alive = self._arrays()
         index = MatchIndex(
             tenant_id=self._tenant,

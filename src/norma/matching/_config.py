@@ -27,10 +27,9 @@ Bm25Text = Literal["condition", "rule", "rule_and_examples"]
 CandidatePool = Literal["vector", "hybrid"]
 """``vector`` (ADR): only the top ``max_candidates`` by similarity get a vector score, every other candidate 0;
 ``hybrid``: the top ``max_candidates`` by similarity and by BM25 are pooled and all of them scored exactly."""
-ThresholdOn = Literal["final", "hybrid", "similarity", "hybrid_or_similarity"]
-"""The score ``threshold`` is compared with; ``hybrid_or_similarity`` is ``max(hybrid, similarity -
-similarity_slack)``: a rule passes on the hybrid score, or on a clearly high semantic similarity alone (a paraphrase
-that shares few words with the rule)."""
+ThresholdOn = Literal["similarity", "final"]
+"""The score a numeric ``threshold`` is compared with: the similarity (the cosine of the message to the rule's
+nearest text), or the final score (ADR-002, which includes the near-constant priority and scope terms)."""
 LongMessages = Literal["chunk", "truncate"]
 """Messages longer than the model's window: embedded in windows (similarity = max over windows) or truncated."""
 
@@ -68,30 +67,21 @@ class MatchConfig(BaseModel):
     scope_weights: dict[Scope, float] = Field(default_factory=lambda: dict(_DEFAULT_SCOPE_WEIGHTS))
     """Per-scope weight (ADR: global 1.0, scenario 1.1, step 1.2)."""
     threshold: float | Literal["auto"] | None = "auto"
-    """The gate. ``"auto"``: a similarity threshold the matcher sets itself: the tenant's calibrated gate when it
-    has one (``norma rules calibrate``), else the one an adapted encoder stored (``norma rules adapt``), else one
-    measured on the rulebook's own examples (``gate_quantile``; see
-    :mod:`norma.matching._gate` and docs/design/040-matching.md). A number: the minimum of the score named by
-    ``threshold_on``. None: no gate."""
-    threshold_on: ThresholdOn = "hybrid_or_similarity"
-    """Which score a numeric threshold applies to; ``final`` includes the near-constant priority and scope terms.
-    The automatic gate always compares the similarity."""
+    """The gate. ``"auto"``: the tenant's calibrated gate when it has one (``norma rules calibrate``), else an
+    adapted encoder's (``norma rules adapt``), else one measured on the rulebook's own examples (see
+    docs/matching.md, "The gate"). A number: the minimum of the score named by ``threshold_on``. None: no gate."""
+    threshold_on: ThresholdOn = "similarity"
+    """Which score a numeric threshold applies to (the automatic gate always compares the similarity)."""
     gate_quantile: float | None = Field(default=None, gt=0, lt=1)
     """``threshold="auto"`` without a calibration: the gate is this quantile of the best leave-one-out similarity
-    of the rulebook's example texts, or, for an adapted encoder, of the similarities of the examples it held out.
-    None (the default): a tenant's stored quantile when it has one, else the measured defaults — 0.24 on the
-    rulebook (with the margin band below), 0.22 for an adapted encoder."""
-    gate_band_quantile: float | None = Field(default=0.12, gt=0, lt=1)
+    of the rulebook's example texts (or, for an adapted encoder, of the examples it held out). None: the measured
+    defaults (0.20 on the rulebook, with the margin band below; 0.22 for an adapted encoder)."""
+    gate_band_quantile: float | None = Field(default=0.10, gt=0, lt=1)
     """The rulebook gate's band: a message whose best rule's similarity is below the gate but reaches this lower
     quantile is still matched when that rule's similarity is at least ``gate_margin`` above every other rule's
-    (one rule is clearly meant). Only below the gate's quantile (a gate at 0.12 or under has no band); None: no
-    band."""
+    (one rule is clearly meant). Only below the gate's quantile; None: no band."""
     gate_margin: float = Field(default=0.09, ge=0, le=1)
     """How far the best rule must stand above the next one for the band (``gate_band_quantile``) to apply."""
-    gate_probes: int = Field(default=2048, ge=1, le=100_000)
-    """How many example texts (a fixed, order-independent sample) measure the rulebook for its gate."""
-    similarity_slack: float = Field(default=0.15, ge=0, le=1)
-    """With ``threshold_on="hybrid_or_similarity"``: how far above the threshold the similarity alone must be."""
     max_candidates: int = Field(default=30, ge=1)
     """Over-fetch: candidates taken from the vector (and, with the hybrid pool, the BM25) ranking (ADR 30)."""
     max_matched: int = Field(default=10, ge=1)
@@ -110,18 +100,6 @@ class MatchConfig(BaseModel):
     """Fixed (low, high) priorities mapped to 0 and 1; None: min-max over the matcher's rules (0 when all equal)."""
     hnsw_min_rows: int = Field(default=50_000, ge=1)
     """From this many rule vectors (rules + examples) on, candidates come from an HNSW index, rescored exactly."""
-    vector_scan: Literal["auto", "int8", "float32"] = "auto"
-    """How the vector candidates are found below ``hnsw_min_rows``: ``int8`` scans an int8 copy of the rule vectors
-    with exact error bounds and rescores every rule the bounds cannot rule out (the same candidates as a float32
-    scan, a quarter of the memory traffic); ``float32`` scans the float32 matrix; ``auto`` is ``int8`` from 2,048
-    rule vectors on (below, the float32 scan is the faster). Results are identical."""
-    blas: bool = False
-    """For the float32 scan (``vector_scan="float32"``, the explanation of dropped rules, and the exact scan while
-    an HNSW index is built): BLAS (OpenBLAS' threads) instead of numpy's single-threaded einsum; faster on an idle
-    machine, much slower when the cores are busy (docs/design/040-matching.md)."""
-    hnsw_build: Literal["background", "blocking"] = "background"
-    """``background``: the first match past ``hnsw_min_rows`` starts building the HNSW index in a thread and
-    matches scan exactly until it is ready; ``blocking``: that match builds it first."""
     hnsw_oversample: int = Field(default=8, ge=1)
     """The HNSW index is asked for ``hnsw_oversample * max_candidates`` vectors (at least 200)."""
     long_messages: LongMessages = "chunk"

@@ -18,7 +18,7 @@ from typing import Any, Literal
 import numpy as np
 
 from norma.errors import InvalidInputError
-from norma.matching._gate import ADAPTED_STALE_SHARE
+from norma.matching._gate import AdaptedGate
 from norma.matching._lexical import tokenize
 from norma.matching._matcher import RuleMatcher
 from norma.matching._records import record_dict
@@ -222,8 +222,8 @@ def _unrelated(matcher: RuleMatcher, rules: list[Rule], vectors: list[np.ndarray
 
 def _stale_encoder(matcher: RuleMatcher) -> list[Finding]:
     gate = matcher.gate()
-    share = gate.terms.get("trained_share") if gate.kind == "adapted" else None
-    if not isinstance(share, float) or share >= ADAPTED_STALE_SHARE:
+    share = gate.trained_share if isinstance(gate, AdaptedGate) else None
+    if share is None or share >= 1:
         return []
     message = (
         f"the encoder was adapted on {share:.0%} of these rules' texts: its gate and vectors predate the changes "
@@ -243,9 +243,8 @@ def diagnose_rulebook(matcher: RuleMatcher, *, near_duplicate: float = DEFAULT_N
     * ``condition_unrelated`` (warning): a condition that shares no word with its examples (:func:`tokenize`, stop
       words aside) and whose cosine to their centroid is below :data:`UNRELATED_CONDITION_BOUND`.
     * ``no_examples`` / ``one_example`` (warning): rules matched on their own text alone, or on one example.
-    * ``encoder_stale`` (warning, no rule id): the matcher's gate is an adapted encoder's, and fewer than
-      :data:`~norma.matching._gate.ADAPTED_STALE_SHARE` of the rule texts were in its training (the rulebook changed
-      since ``norma rules adapt``).
+    * ``encoder_stale`` (warning, no rule id): the matcher's gate is an adapted encoder's, and some of the rule
+      texts were not in its training (the rulebook changed since ``norma rules adapt``).
 
     Deterministic: findings are sorted errors first, then by kind, rule ids and example.
     """

@@ -62,7 +62,6 @@ def explain_matches(
             final=final,
             threshold=None if cfg.threshold == "auto" else cfg.threshold,
             threshold_on=cfg.threshold_on,
-            similarity_slack=cfg.similarity_slack,
             weights=weights,
             bm25_normalization=cfg.bm25_normalization,
             example_centroid=None if math.isnan(mean) else mean,
@@ -95,22 +94,13 @@ def gate_reason(rule: Rule, session: SessionState | None, tags: list[str] | None
 
 
 def threshold_detail(config: MatchConfig, scores: Scores, i: int, score: float, below: float | None = None) -> str:
-    """Why scored candidate ``i`` failed the gate, with every term of the score it was compared on. ``below``: the
-    ADR pool left ``i`` outside the vector top, whose last similarity ``below`` is under the gate (so is ``i``'s)."""
-    outside = (
-        None
-        if below is None
-        else f"outside the vector top of {config.max_candidates} (candidate_pool='vector'), similarity <= {below:.4f}"
-    )
-    if config.threshold_on == "hybrid_or_similarity":
-        hybrid, similarity = float(scores.hybrid[i]), float(scores.similarity[i])
-        slack = config.similarity_slack
-        semantic = f"similarity {similarity:.4f} - slack {slack:g} = {similarity - slack:.4f}"
-        if outside is not None:
-            return f"hybrid {hybrid:.4f} < threshold {config.threshold}; {outside} - slack {slack:g}: below it too"
-        return f"max(hybrid {hybrid:.4f}, {semantic}) = {score:.4f} < threshold {config.threshold}"
-    if outside is not None and config.threshold_on == "similarity":
-        return f"{outside} < threshold {config.threshold}"
+    """Why scored candidate ``i`` failed the gate, with the score it was compared on. ``below``: the ADR pool left
+    ``i`` outside its vector top (no vector score, so similarity 0 for the gate), whose last similarity is ``below``."""
+    if below is not None and config.threshold_on == "similarity":
+        return (
+            f"outside the vector top of {config.max_candidates} (candidate_pool='vector'; similarity <= {below:.4f}): "
+            f"no vector score, similarity 0 < threshold {config.threshold}"
+        )
     return f"{config.threshold_on} {score:.4f} < threshold {config.threshold}"
 
 
@@ -161,8 +151,8 @@ def explain_dropped(
 
 
 def _outside_top(pooled: Pool, scores: Scores, config: MatchConfig) -> tuple[float, np.ndarray] | None:
-    """The ADR pool's vector top, when it left scored rules without a similarity (none could reach the gate, see
-    ``_pipeline.gate_similarity``): its last similarity, and which scored rules are outside it with none."""
+    """The ADR pool's vector top, when it left scored rules without a similarity: its last similarity, and which
+    scored rules are outside it with none."""
     if len(pooled.pooled_at) == len(pooled.scored) or not len(pooled.pooled_at):
         return None
     outside = np.ones(len(pooled.scored), dtype=bool)

@@ -1,409 +1,658 @@
-"""The gate: the score a rule must reach to match, and where that number comes from.
+"""The gate: the score a rule must reach to match, as one typed value per kind, and how the matcher resolves it.
 
-With ``MatchConfig(threshold="auto")`` (the default) the gate is a threshold on the **similarity** (the cosine of
-the message to the rule's nearest text), set by one of:
+A gate is one of five kinds, each a frozen dataclass with typed fields (:meth:`Gate.to_dict` only for JSON):
 
-* ``calibrated`` — set from labelled messages (:func:`calibrate_gate`; ``norma rules calibrate``): by default the
-  automatic gate below (band included) moved toward the best balance of acc@1 and rejection on them; or a single
-  threshold meeting a precision, recall or F1 target. Stored with the tenant's rules and used by every matcher of
-  that tenant;
-* ``adapted`` — the matcher embeds with an encoder adapted to the rulebook (``norma rules adapt``) that stored a
-  cross-fitted gate: the ``gate_quantile`` (default :data:`ADAPTED_QUANTILE`) quantile of the best similarities of
-  examples held out of a first training run (the rulebook gate below would measure examples the encoder was trained
-  on, which sit too close);
-* ``rulebook`` — derived from the rulebook itself when the matcher is built: each sampled example text is matched,
-  leave-one-out, against every other text of the rulebook; the gate is a quantile of those best similarities. By
-  default the :data:`RULEBOOK_QUANTILE` quantile (the similarity 76 % of the rulebook's own held-out examples
-  reach), with a band: a message below it but at or above the ``gate_band_quantile`` quantile is still matched
-  when its best rule's similarity stands ``gate_margin`` above every other rule's (one rule clearly meant). The
-  score scale moves with the rulebook (how many rules, how close they sit, how conditions are phrased): the
-  examples measure it;
-* ``fixed`` — the rulebook has too few example texts to measure (fewer than :data:`GATE_MIN_PROBES`): a fixed
-  similarity, :data:`FALLBACK_SIMILARITY`.
+* :class:`NoGate` — ``MatchConfig(threshold=None)``: every scored rule can match;
+* :class:`FixedGate` — a number from the config (on the similarity, or the final score for ``MatchConfig.adr()``),
+  or the fallback of a rulebook with too few examples to measure (:data:`FALLBACK_SIMILARITY`);
+* :class:`RulebookGate` — ``threshold="auto"`` (the default): measured on the rulebook's own examples, each matched
+  leave-one-out against every other text; the gate is a quantile of those best similarities, with a margin band
+  below it (a message whose best rule stands clearly above the next is matched down to a lower quantile);
+* :class:`CalibratedGate` — set from labelled messages (:func:`~norma.matching.calibrate_gate`), stored per tenant;
+* :class:`AdaptedGate` — an encoder adapted to the rulebook (``norma rules adapt``) stored the similarities of the
+  examples it held out while adapting (:class:`HeldOut`, read by :func:`read_held_out`); the gate is a quantile of
+  those and of the examples added since, which the encoder never saw either.
 
-A numeric ``threshold`` is a ``fixed`` gate on ``threshold_on``; ``threshold=None`` is no gate. How the quantile
-and the fallback were chosen (never on the data reported): docs/design/040-matching.md.
+The matcher is given a gate (:class:`CalibratedGate` or :class:`FixedGate`: used as is; a :class:`RulebookGate`
+measured earlier for the same rules: used until they change) or a :class:`HeldOut`, or nothing; with
+``threshold="auto"`` it resolves the gate once per version of its rules (:func:`resolve`). The gate never depends
+on the message. How each default was chosen: docs/design/040-matching.md.
 """
 
 from __future__ import annotations
 
 import heapq
+import json
 import math
+import os
 import zlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypeGuard
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Literal, TypeGuard
 
 import numpy as np
 
-from norma.errors import InvalidInputError
+from norma.errors import ConfigError, InvalidInputError
 from norma.matching._config import MatchConfig
 from norma.matching._index import MatchIndex
 
 __all__ = [
     "ADAPTED_QUANTILE",
-    "ADAPTED_STALE_SHARE",
     "FALLBACK_SIMILARITY",
-    "GATE_MIN_PROBES",
-    "AppliedGate",
-    "GateKind",
+    "AdaptedGate",
+    "Band",
+    "CalibratedGate",
+    "FixedGate",
+    "Gate",
+    "GateSource",
+    "HeldOut",
+    "NoGate",
     "RULEBOOK_QUANTILE",
-    "adapted_gate",
-    "applied_gate",
-    "gate_band",
+    "RulebookGate",
     "gate_from_dict",
-    "gate_quantile_setting",
-    "quantile_setting",
-    "probe_similarities",
-    "rulebook_gate",
-    "rulebook_gate_key",
-    "UnseenProbes",
-    "unseen_probes",
-    "weighted_quantile",
+    "band_key",
+    "default_held_out",
+    "read_held_out",
+    "resolve",
+    "rulebook_settings",
 ]
 
-GateKind = Literal["calibrated", "adapted", "rulebook", "fixed", "none"]
-
-RULEBOOK_QUANTILE = 0.24
-"""The rulebook gate's quantile with ``MatchConfig(gate_quantile=None)`` (with the margin band; chosen on the tune
-draws with the band, docs/design/040-matching.md)."""
+RULEBOOK_QUANTILE = 0.20
+"""The rulebook gate's quantile with ``MatchConfig(gate_quantile=None)`` (with the margin band)."""
 ADAPTED_QUANTILE = 0.22
-"""An adapted encoder's gate quantile with ``MatchConfig(gate_quantile=None)`` (chosen on the tune draws by
-``benchmarks/matching_adapt.py``)."""
-GATE_MIN_PROBES = 20
-"""Fewest example texts a rulebook needs for its own gate; below, the ``fixed`` fallback applies."""
+"""An adapted encoder's gate quantile with ``MatchConfig(gate_quantile=None)``."""
+MIN_PROBES = 20
+"""Fewest example texts a rulebook (or an adapted encoder's holdout) needs to be measured."""
 FALLBACK_SIMILARITY = 0.435
-"""The similarity gate of a rulebook with too few examples to measure (chosen on the tune draws, see the design)."""
-ADAPTED_STALE_SHARE = 0.9
-"""Below this share of its rule texts seen in training, an adapted encoder's gate is said to be stale (the
-rulebook changed since adapting: new texts sit farther from their rules than the trained ones). A convention, not
-a measured optimum (docs/design/040-matching.md)."""
-_SET_FOR_TENANT = " (the tenant's setting)"
-_CHUNK_ROWS = 16_384  # rule vectors scored per block while measuring the rulebook
-GATE_BUDGET = 1 << 24
-"""Most probe x rule-vector products one measurement takes: past ``GATE_BUDGET / gate_probes`` rule vectors the
-sample shrinks (never below :data:`GATE_MIN_SAMPLE` probes), so a large rulebook is measured in bounded time."""
-GATE_MIN_SAMPLE = 256
+"""The similarity gate of a rulebook with too few examples to measure."""
+MAX_PROBES = 2048
+"""Most example texts (the smallest CRC-32 keys of rule id + text) a measurement takes."""
+_BUDGET = 1 << 24  # most probe x rule-vector products a measurement takes; the sample shrinks past it
+_MIN_SAMPLE = 256
+_CHUNK_ROWS = 16_384
+_ADAPTED_FILE = "norma_adapted.json"  # written by norma.embeddings.adapt_encoder
+
+GateScore = Literal["similarity", "final"]
 
 
 @dataclass(frozen=True, slots=True)
-class AppliedGate:
-    """The gate a match applied: its kind, the score it compares, the threshold, and every term that set it."""
+class Band:
+    """A margin band below a similarity gate: a message whose best rule is under the gate but reaches ``threshold``
+    is matched when that rule stands at least ``margin`` above every other scored rule."""
 
-    kind: GateKind
-    score: str
-    """The score compared with ``threshold`` (``similarity`` for the automatic gates; ``threshold_on`` otherwise)."""
+    threshold: float
+    margin: float
+    quantile: float | None = None
+    """The rulebook quantile it was measured at (None once a calibration moved it)."""
+
+    def moved(self, shift: float) -> Band:
+        return Band(round(self.threshold + shift, 4), self.margin)
+
+    def words(self) -> str:
+        which = f" (the {self.quantile:g} quantile)" if self.quantile is not None else ""
+        return f"; or >= {self.threshold:.4f}{which} when the best rule is at least {self.margin:g} above the next"
+
+    def terms(self) -> dict[str, float]:
+        out = {"band_threshold": self.threshold, "margin": self.margin}
+        return out if self.quantile is None else {"band_quantile": self.quantile, **out}
+
+
+class Gate:
+    """What every gate kind has: ``kind``, the ``score`` it compares, its ``threshold`` (None: no gate), its
+    ``band`` (or None), a one-line ``description``, and :meth:`to_dict` for JSON."""
+
+    __slots__ = ()
+    kind: ClassVar[str]
     threshold: float | None
-    terms: dict[str, Any] = field(default_factory=dict)
-    """What decided the threshold: the quantile and the probes measured (``rulebook``), the target and the messages
-    (``calibrated``), the slack (``hybrid_or_similarity``)..."""
+
+    @property
+    def score(self) -> GateScore:
+        return "similarity"
+
+    @property
+    def band(self) -> Band | None:
+        return None
 
     @property
     def description(self) -> str:
-        """The gate in one line of words."""
-        if self.kind == "none" or self.threshold is None:
-            return "no gate: every scored rule can match (threshold=None)"
-        t = self.terms
-        if self.kind == "rulebook":
-            return (
-                f"similarity >= {self.threshold:.4f}: the rulebook's own gate, the {t['quantile']:g} quantile"
-                f"{_SET_FOR_TENANT if t.get('quantile_source') == 'tenant' else ''} of the best leave-one-out "
-                f"similarity of {t['probes']} of its {t['examples']} example texts" + _band_words(t)
-            )
-        if self.kind == "adapted":
-            share = t.get("trained_share")
-            stale = (
-                f"; only {share:.0%} of the rule texts were in its training: adapt again or calibrate"
-                if isinstance(share, float) and share < ADAPTED_STALE_SHARE
-                else ""
-            )
-            unseen = (
-                f" and of {t['unseen_probes']} of the {t['unseen_examples']} examples added since (weighted by "
-                f"their share of the examples)"
-                if t.get("unseen_probes")
-                else ""
-            )
-            return (
-                f"similarity >= {self.threshold:.4f}: the adapted encoder's gate, the {t['quantile']:g} quantile"
-                f"{_SET_FOR_TENANT if t.get('quantile_source') == 'tenant' else ''} of the best similarity of "
-                f"{t['probes']} examples held out while adapting it (cross-fitted on {t.get('rules', '?')} rules)"
-                f"{unseen}{stale}"
-            )
-        if self.kind == "calibrated":
-            target = t.get("target", "best F1")
-            misses = f" and {t['near_misses']} near misses" if t.get("near_misses") else ""
-            head = (
-                f"similarity >= {self.threshold:.4f}: calibrated on {t.get('messages', '?')} labelled messages{misses}"
-            )
-            if target == "balanced":
-                base = t.get("base") or {}
-                return (
-                    f"{head} at tenant version {t.get('rules_version', '?')}: the {base.get('kind', '?')} gate "
-                    f"{base.get('threshold', float('nan')):.4f} moved by {t['shift']:+.4f} (the best shift for "
-                    f"min(acc@1, rejection) on them, {t['fitted_shift']:+.3f}, weighted {t['weight']:.2f} for "
-                    f"{t['expecting_none']} that expect no rule against a prior of {t['prior']:g}; acc@1 "
-                    f"{t.get('acc_at_1', float('nan')):.3f}, rejection {t.get('rejection', float('nan')):.3f})"
-                    + _band_words(t)
-                )
-            return (
-                f"{head} ({target}; precision {t.get('precision', float('nan')):.3f}, recall "
-                f"{t.get('recall', float('nan')):.3f}) at tenant version {t.get('rules_version', '?')}"
-            )
-        if self.score == "hybrid_or_similarity":
-            return (
-                f"max(hybrid, similarity - slack {t.get('similarity_slack', 0):g}) >= {self.threshold:g} "
-                f"({t.get('source', 'threshold set in the config')})"
-            )
-        return f"{self.score} >= {self.threshold:g} ({t.get('source', 'threshold set in the config')})"
+        raise NotImplementedError
+
+    def _terms(self) -> dict[str, Any]:
+        return {}
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready mapping (``kind``, ``score``, ``threshold``, ``terms``, ``description``)."""
+        """``kind``, ``score``, ``threshold``, ``terms`` (every typed field) and ``description``, JSON-ready."""
+        terms = self._terms()
+        if self.band is not None:
+            terms.update(self.band.terms())
         return {
             "kind": self.kind,
             "score": self.score,
             "threshold": self.threshold,
-            "terms": dict(self.terms),
+            "terms": terms,
             "description": self.description,
         }
 
 
-def _band_words(terms: Mapping[str, Any]) -> str:
-    """The margin band of a gate's description (empty without one)."""
-    if "band_threshold" not in terms:
-        return ""
-    which = f" (the {terms['band_quantile']:g} quantile)" if "band_quantile" in terms else ""
-    return (
-        f"; or >= {terms['band_threshold']:.4f}{which} when the best rule is at least {terms['margin']:g} above the "
-        "next"
+@dataclass(frozen=True, slots=True)
+class NoGate(Gate):
+    """``MatchConfig(threshold=None)``: every scored rule can match."""
+
+    kind: ClassVar[str] = "none"
+    threshold: None = None
+
+    @property
+    def description(self) -> str:
+        return "no gate: every scored rule can match (threshold=None)"
+
+
+@dataclass(frozen=True, slots=True)
+class FixedGate(Gate):
+    """A fixed threshold: set in the config (``on`` the similarity, or the final score), or the fallback of a
+    rulebook with fewer than 20 example texts (``examples`` of them)."""
+
+    kind: ClassVar[str] = "fixed"
+    threshold: float
+    on: GateScore = "similarity"
+    examples: int | None = None
+    """For the fallback: how many example texts the rulebook has (None: set in the config)."""
+
+    @property
+    def score(self) -> GateScore:
+        return self.on
+
+    @property
+    def description(self) -> str:
+        if self.examples is None:
+            return f"{self.on} >= {self.threshold:g} (threshold set in the config)"
+        return (
+            f"similarity >= {self.threshold:g} (fallback: {self.examples} example texts, fewer than the {MIN_PROBES} "
+            "needed to measure the rulebook)"
+        )
+
+    def _terms(self) -> dict[str, Any]:
+        if self.examples is None:
+            return {"source": "config"}
+        return {"source": "fallback", "examples": self.examples, "needed": MIN_PROBES}
+
+
+@dataclass(frozen=True, slots=True)
+class RulebookGate(Gate):
+    """Measured on the rulebook: the ``quantile`` of the best leave-one-out similarity of ``probes`` of its
+    ``examples`` example texts, over ``rules`` rules, with its margin ``band``."""
+
+    kind: ClassVar[str] = "rulebook"
+    threshold: float
+    quantile: float
+    probes: int
+    examples: int
+    rules: int
+    margin_band: Band | None = None
+
+    @property
+    def band(self) -> Band | None:
+        return self.margin_band
+
+    @property
+    def description(self) -> str:
+        band = self.margin_band.words() if self.margin_band is not None else ""
+        return (
+            f"similarity >= {self.threshold:.4f}: the rulebook's own gate, the {self.quantile:g} quantile of the best "
+            f"leave-one-out similarity of {self.probes} of its {self.examples} example texts{band}"
+        )
+
+    def _terms(self) -> dict[str, Any]:
+        return {"quantile": self.quantile, "probes": self.probes, "examples": self.examples, "rules": self.rules}
+
+
+CalibrationTarget = Literal["balanced", "precision", "recall", "best_f1"]
+
+
+@dataclass(frozen=True, slots=True)
+class CalibratedGate(Gate):
+    """Set from labelled messages (:func:`~norma.matching.calibrate_gate`). ``balanced``: the ``base`` gate (kind,
+    threshold) moved by ``shift`` (the best shift on the messages, ``fitted_shift``, weighted ``weight`` for the
+    ``expecting_none`` messages against a ``prior``); a target: the single threshold meeting ``goal``. The figures
+    (precision, recall, F1, acc@1, rejection) are the messages' at this gate."""
+
+    kind: ClassVar[str] = "calibrated"
+    threshold: float
+    target: CalibrationTarget
+    messages: int
+    near_misses: int = 0
+    goal: float | None = None
+    margin_band: Band | None = None
+    base_kind: str | None = None
+    base_threshold: float | None = None
+    shift: float | None = None
+    fitted_shift: float | None = None
+    weight: float | None = None
+    prior: float | None = None
+    expecting_none: int | None = None
+    precision: float | None = None
+    recall: float | None = None
+    f1: float | None = None
+    acc_at_1: float | None = None
+    rejection: float | None = None
+    rules: int | None = None
+    rules_version: int | None = None
+    model: str | None = None
+    """The embedding model it was calibrated with (a matcher that embeds with another one ignores it)."""
+
+    def __post_init__(self) -> None:
+        if self.target in ("precision", "recall") and self.goal is None:
+            raise InvalidInputError(f"a calibrated gate with a {self.target} target needs its goal")
+
+    @property
+    def band(self) -> Band | None:
+        return self.margin_band
+
+    @property
+    def description(self) -> str:
+        misses = f" and {self.near_misses} near misses" if self.near_misses else ""
+        head = f"similarity >= {self.threshold:.4f}: calibrated on {self.messages} labelled messages{misses}"
+        version = f" at tenant version {self.rules_version if self.rules_version is not None else '?'}"
+        if self.target == "balanced":
+            band = self.margin_band.words() if self.margin_band is not None else ""
+            return (
+                f"{head}{version}: the {self.base_kind} gate {_num(self.base_threshold, 4)} moved by "
+                f"{_num(self.shift, 4, '+')} (the best shift for min(acc@1, rejection) on them, "
+                f"{_num(self.fitted_shift, 3, '+')}, weighted {_num(self.weight, 2)} for {self.expecting_none} that "
+                f"expect no rule against a prior of {_num(self.prior, 0)}; acc@1 {_num(self.acc_at_1, 3)}, rejection "
+                f"{_num(self.rejection, 3)}){band}"
+            )
+        goal = "best F1" if self.target in ("best_f1", "balanced") else f"{self.target} >= {self.goal:g}"
+        return f"{head} ({goal}; precision {_num(self.precision, 3)}, recall {_num(self.recall, 3)}){version}"
+
+    def _terms(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"target": self.target, "messages": self.messages, "near_misses": self.near_misses}
+        if self.base_kind is not None:
+            out["base"] = {"kind": self.base_kind, "threshold": self.base_threshold}
+        for name in _CALIBRATED_NUMBERS:
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        return out
+
+    def with_context(self, *, rules: int, rules_version: int, model: str) -> CalibratedGate:
+        """This gate with the rules it was calibrated on, their version and the model recorded."""
+        return _replace(self, rules=rules, rules_version=rules_version, model=model)
+
+
+_CALIBRATED_NUMBERS = (
+    "goal", "shift", "fitted_shift", "weight", "prior", "expecting_none", "precision", "recall", "f1", "acc_at_1",
+    "rejection", "rules", "rules_version", "model",
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class AdaptedGate(Gate):
+    """An adapted encoder's gate: the ``quantile`` of the similarities of the ``probes`` examples held out while
+    adapting it (cross-fitted on ``rules`` rules) and of ``unseen_probes`` of the ``unseen_examples`` examples added
+    since (each set weighted by the examples it stands for); ``trained_share``: the share of today's rule texts the
+    encoder was adapted on."""
+
+    kind: ClassVar[str] = "adapted"
+    threshold: float
+    quantile: float
+    probes: int
+    rules: int | None = None
+    unseen_probes: int = 0
+    unseen_examples: int = 0
+    seen_examples: int = 0
+    trained_share: float | None = None
+
+    @property
+    def description(self) -> str:
+        unseen = (
+            f" and of {self.unseen_probes} of the {self.unseen_examples} examples added since (weighted by their share "
+            "of the examples)"
+            if self.unseen_probes
+            else ""
+        )
+        share = (
+            f"; {self.trained_share:.0%} of the rule texts were in its training (adapting again may rank the new "
+            "rules better)"
+            if self.trained_share is not None and self.trained_share < 1
+            else ""
+        )
+        return (
+            f"similarity >= {self.threshold:.4f}: the adapted encoder's gate, the {self.quantile:g} quantile of the "
+            f"best similarity of {self.probes} examples held out while adapting it (cross-fitted on "
+            f"{self.rules if self.rules is not None else '?'} rules){unseen}{share}"
+        )
+
+    def _terms(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"quantile": self.quantile, "probes": self.probes, "rules": self.rules}
+        if self.unseen_probes:
+            out.update(
+                unseen_probes=self.unseen_probes,
+                unseen_examples=self.unseen_examples,
+                seen_examples=self.seen_examples,
+            )
+        if self.trained_share is not None:
+            out["trained_share"] = self.trained_share
+        return out
+
+
+def _num(value: float | int | None, digits: int, sign: str = "") -> str:
+    return "?" if value is None else f"{value:{sign}.{digits}f}"
+
+
+def _replace(gate: CalibratedGate, **changes: Any) -> CalibratedGate:
+    from dataclasses import replace
+
+    return replace(gate, **changes)
+
+
+# -- reading a gate back ---------------------------------------------------------------------------------------------
+
+
+def gate_from_dict(data: Mapping[str, Any]) -> Gate:
+    """A gate read back from what :meth:`Gate.to_dict` wrote (a tenant's stored calibrated gate, a cached rulebook
+    gate); InvalidInputError naming what is malformed."""
+    try:
+        kind, score, threshold = data["kind"], data["score"], data["threshold"]
+        terms = dict(data.get("terms") or {})
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InvalidInputError(f"stored gate is malformed: {exc}", hint="calibrate the tenant again") from None
+    try:
+        if kind == "none":
+            return NoGate()
+        if not _is_finite(threshold):
+            raise ValueError(f"threshold {threshold!r} is not a finite number")
+        if kind == "fixed":
+            if score not in ("similarity", "final"):
+                raise ValueError(f"score {score!r}")
+            examples = terms.get("examples") if terms.get("source") == "fallback" else None
+            return FixedGate(float(threshold), score, _int_or_none(examples))
+        if score != "similarity":
+            raise ValueError(f"a {kind} gate compares the similarity, not {score!r}")
+        band = _band(terms, float(threshold))
+        if kind == "rulebook":
+            return RulebookGate(
+                float(threshold),
+                _quantile(terms.get("quantile")),
+                int(terms["probes"]),
+                int(terms["examples"]),
+                int(terms["rules"]),
+                band,
+            )
+        if kind == "calibrated":
+            return _calibrated(float(threshold), terms, band)
+        if kind == "adapted":
+            return AdaptedGate(
+                float(threshold),
+                _quantile(terms.get("quantile")),
+                int(terms["probes"]),
+                _int_or_none(terms.get("rules")),
+                int(terms.get("unseen_probes", 0)),
+                int(terms.get("unseen_examples", 0)),
+                int(terms.get("seen_examples", 0)),
+                _float_or_none(terms.get("trained_share")),
+            )
+        raise ValueError(f"unknown kind {kind!r}")
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InvalidInputError(f"stored gate is malformed: {exc}", hint="calibrate the tenant again") from None
+
+
+def _calibrated(threshold: float, terms: dict[str, Any], band: Band | None) -> CalibratedGate:
+    target = terms.get("target", "best_f1")
+    goal = _float_or_none(terms.get("goal"))
+    if isinstance(target, str) and target.startswith(("precision >= ", "recall >= ")):  # written before typed gates
+        target, _, value = target.partition(" >= ")
+        goal = float(value)
+    elif target == "best F1":
+        target = "best_f1"
+    if target not in ("balanced", "precision", "recall", "best_f1"):
+        raise ValueError(f"calibration target {target!r}")
+    if target in ("precision", "recall") and goal is None:
+        raise ValueError(f"a {target} target without its goal")
+    base = terms.get("base") or {}
+    if not isinstance(base, dict):
+        raise ValueError("base is not a mapping")
+    model = terms.get("model")
+    numbers = {k: _float_or_none(terms.get(k)) for k in ("shift", "fitted_shift", "weight", "prior", "precision",
+                                                         "recall", "f1", "acc_at_1", "rejection")}  # fmt: skip
+    return CalibratedGate(
+        threshold,
+        target,
+        int(terms.get("messages", 0)),
+        int(terms.get("near_misses", 0)),
+        goal,
+        band,
+        base.get("kind"),
+        _float_or_none(base.get("threshold")),
+        expecting_none=_int_or_none(terms.get("expecting_none")),
+        rules=_int_or_none(terms.get("rules")),
+        rules_version=_int_or_none(terms.get("rules_version")),
+        model=model if isinstance(model, str) else None,
+        **numbers,
     )
 
 
-def gate_from_dict(data: Mapping[str, Any], kind: GateKind = "calibrated") -> AppliedGate:
-    """A gate read back (what :meth:`AppliedGate.to_dict` wrote): a stored ``calibrated`` gate, or a cached
-    ``rulebook`` one; InvalidInputError if malformed or of another kind."""
-    try:
-        found, score, threshold = data["kind"], data["score"], data["threshold"]
-        terms = dict(data.get("terms") or {})
-    except (KeyError, TypeError) as exc:
-        raise InvalidInputError(f"stored gate is malformed: {exc}", hint="calibrate the tenant again") from None
-    if found != kind or score != "similarity" or not isinstance(threshold, (int, float)):
-        raise InvalidInputError(
-            f"stored gate is not a {kind} similarity gate: {found!r} on {score!r}", hint="calibrate again"
-        )
-    if not math.isfinite(threshold):
-        raise InvalidInputError("stored gate threshold is not a finite number", hint="calibrate the tenant again")
-    if "band_threshold" in terms:  # a margin band: both numbers, finite
-        band, margin = terms["band_threshold"], terms.get("margin")
-        if not (_is_finite(band) and _is_finite(margin)) or margin < 0 or band > threshold:
-            raise InvalidInputError(
-                f"stored gate band is malformed: band_threshold {band!r}, margin {margin!r} (threshold {threshold})",
-                hint="calibrate the tenant again",
-            )
-    return AppliedGate(kind, "similarity", float(threshold), terms)
+def _band(terms: Mapping[str, Any], threshold: float) -> Band | None:
+    if "band_threshold" not in terms:
+        return None
+    band, margin = terms["band_threshold"], terms.get("margin")
+    if not (_is_finite(band) and _is_finite(margin)) or margin < 0 or band > threshold:
+        raise ValueError(f"band: band_threshold {band!r}, margin {margin!r} (threshold {threshold})")
+    quantile = terms.get("band_quantile")
+    return Band(float(band), float(margin), _quantile(quantile) if quantile is not None else None)
 
 
 def _is_finite(value: object) -> TypeGuard[float]:
     return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
 
 
-def _is_quantile(value: object) -> TypeGuard[float]:
-    return not isinstance(value, bool) and isinstance(value, (int, float)) and 0 < value < 1
+def _quantile(value: object) -> float:
+    if not _is_finite(value) or not 0 < value < 1:
+        raise ValueError(f"quantile {value!r}")
+    return float(value)
 
 
-def quantile_setting(quantile: float) -> dict[str, Any]:
-    """What a tenant stores (in place of a calibrated gate) to have its automatic gate measured at ``quantile``
-    instead of the default (``MatchConfig.gate_quantile=None``): for traffic whose out-of-scope messages are of another
-    kind than the default serves (docs/matching.md). InvalidInputError unless 0 < quantile < 1."""
-    if not _is_quantile(quantile):
-        raise InvalidInputError(
-            f"gate quantile must be a number strictly between 0 and 1, not {quantile!r}",
-            hint="e.g. 0.08 (off-topic out-of-scope messages) or 0.14 (a mix with the rulebook's own domain)",
-        )
-    return {"kind": "quantile", "gate_quantile": float(quantile)}
-
-
-def gate_quantile_setting(data: Mapping[str, Any] | None) -> float | None:
-    """The quantile of a stored tenant gate setting (:func:`quantile_setting`); None for a calibrated gate or no
-    setting; InvalidInputError if the setting is malformed."""
-    if data is None or data.get("kind") != "quantile":
+def _float_or_none(value: object) -> float | None:
+    if value is None:
         return None
-    quantile = data.get("gate_quantile")
-    if not _is_quantile(quantile):
-        raise InvalidInputError(
-            f"stored gate setting is malformed: gate_quantile {quantile!r}", hint="set the tenant's gate again"
-        )
-    return float(quantile)
+    if not _is_finite(value):
+        raise ValueError(f"{value!r} is not a finite number")
+    return float(value)
 
 
-def applied_gate(cfg: MatchConfig, automatic: AppliedGate | None) -> AppliedGate:
-    """The gate ``cfg`` asks for; ``automatic`` is the matcher's automatic gate (for ``threshold="auto"``)."""
+def _int_or_none(value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{value!r} is not an integer")
+    return value
+
+
+# -- an adapted encoder's held-out similarities -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class HeldOut:
+    """What adapting an encoder stored for its gate (``norma_adapted.json`` in its folder): the best similarities of
+    the examples it held out of a first training run (sorted), how many rules it was adapted on, and a sketch of the
+    texts it was trained on (the smallest CRC-32 keys, to tell which of today's texts are new to it)."""
+
+    similarities: tuple[float, ...]
+    rules: int | None = None
+    trained_texts: int | None = None
+    sketch: frozenset[int] = frozenset()
+
+    def trained(self) -> Callable[[str], bool | None] | None:
+        """Whether the encoder was trained on a text: exact up to 4,096 trained texts; beyond, only for texts whose
+        key falls in the sketch's range (None for the others). None without a sketch."""
+        if not self.sketch or self.trained_texts is None:
+            return None
+        keys, whole, limit = self.sketch, len(self.sketch) >= self.trained_texts, max(self.sketch)
+
+        def lookup(text: str) -> bool | None:
+            key = zlib.crc32(text.encode("utf-8"))
+            return key in keys if whole or key <= limit else None
+
+        return lookup
+
+
+def read_held_out(model_dir: str | os.PathLike[str]) -> HeldOut | None:
+    """The held-out similarities an adapted encoder's folder stores for its gate; None when the folder is not an
+    adapted encoder or stores too few (fewer than 20); ConfigError when the record is malformed."""
+    path = Path(model_dir) / _ADAPTED_FILE
+    if not path.is_file():
+        return None
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"cannot read {_ADAPTED_FILE}: {exc}", source=str(path)) from exc
+    data = record.get("gate") if isinstance(record, dict) else None
+    if not isinstance(data, dict):
+        return None
+    values = data.get("similarities")
+    if not isinstance(values, list) or len(values) < MIN_PROBES:
+        return None
+    sketch = data.get("sketch") or []
+    if (
+        not all(_is_finite(v) for v in values)
+        or not isinstance(sketch, list)
+        or not all(isinstance(k, int) for k in sketch)
+    ):
+        raise ConfigError(f"{_ADAPTED_FILE} holds a malformed gate", source=str(path))
+    rules, texts = data.get("rules"), data.get("texts")
+    return HeldOut(
+        tuple(sorted(float(v) for v in values)),
+        rules if isinstance(rules, int) else None,
+        texts if isinstance(texts, int) else None,
+        frozenset(sketch),
+    )
+
+
+def default_held_out() -> HeldOut | None:
+    """What the default encoder's folder (``$NORMA_MODEL_DIR``, e.g. from ``norma rules adapt``) stores for its gate;
+    None for the packaged model or a folder that stores none. The CLI and the service hand it to their matchers."""
+    from norma.embeddings import find_model_dir
+    from norma.errors import NormaError
+
+    try:
+        directory, packaged = find_model_dir()
+    except NormaError:
+        return None
+    return None if packaged else read_held_out(directory)
+
+
+# -- resolution ------------------------------------------------------------------------------------------------------
+
+GateSource = Gate | HeldOut
+"""What a matcher can be given: a gate (fixed or calibrated: used as is; rulebook: used for the rules it was
+measured on), or an adapted encoder's :class:`HeldOut`."""
+
+
+def resolve(index: MatchIndex, cfg: MatchConfig, given: GateSource | None) -> Gate:
+    """The gate a match with ``cfg`` applies on ``index``: the config's number or none; with ``threshold="auto"`` a
+    given fixed or calibrated gate, else the adapted encoder's (``given`` a :class:`HeldOut`), else the rulebook's
+    (a given :class:`RulebookGate` is the caller's measurement of these same rules at this config's settings)."""
     if cfg.threshold is None:
-        return AppliedGate("none", cfg.threshold_on, None)
-    if cfg.threshold == "auto":
-        assert automatic is not None
-        return automatic
-    terms: dict[str, Any] = {"source": "threshold set in the config"}
-    if cfg.threshold_on == "hybrid_or_similarity":
-        terms["similarity_slack"] = cfg.similarity_slack
-    return AppliedGate("fixed", cfg.threshold_on, float(cfg.threshold), terms)
+        return NoGate()
+    if cfg.threshold != "auto":
+        return FixedGate(float(cfg.threshold), cfg.threshold_on)
+    if isinstance(given, (FixedGate, CalibratedGate)):
+        return given
+    if isinstance(given, HeldOut):
+        return _adapted(index, cfg, given)
+    quantile, band = rulebook_settings(cfg)
+    if isinstance(given, RulebookGate) and given.quantile == quantile and band_key(given.band) == band:
+        return given
+    return rulebook_gate(index, cfg)
 
 
-def adapted_gate(
-    similarities: Sequence[float],
-    measured: Mapping[str, Any],
-    cfg: MatchConfig,
-    trained_share: float | None = None,
-    unseen: UnseenProbes | None = None,
-) -> AppliedGate:
-    """The ``adapted`` gate: the ``cfg.gate_quantile`` quantile of the held-out similarities an adapted encoder
-    stored (:func:`norma.embeddings.adapted_gate_similarities`); ``measured`` names what they were measured on;
-    ``trained_share``: the share of the matcher's rule texts the encoder was adapted on
-    (:func:`norma.embeddings.trained_share`). With ``unseen`` examples (added after adapting: :func:`unseen_probes`)
-    the quantile is taken over both sets of probes, each weighted by the share of the rulebook's examples it stands
-    for, so the gate follows the new rules (docs/design/040-matching.md, "A rulebook edited after adapting")."""
-    quantile = cfg.gate_quantile if cfg.gate_quantile is not None else ADAPTED_QUANTILE
-    stored = np.asarray(similarities, dtype=np.float64)
-    terms: dict[str, Any] = {
-        "source": "cross-fitted while adapting the encoder",
-        "quantile": quantile,
-        "probes": len(similarities),
-        **{k: measured[k] for k in ("holdout", "held_out", "rules") if k in measured},
-    }
-    if unseen is not None and len(unseen.similarities) and unseen.unseen:
-        fresh = unseen.similarities
-        weights = np.concatenate(
-            [np.full(len(stored), unseen.seen / len(stored)), np.full(len(fresh), unseen.unseen / len(fresh))]
-        )
-        threshold = round(weighted_quantile(np.concatenate([stored, fresh]), weights, quantile), 4)
-        terms.update(unseen_probes=len(fresh), unseen_examples=unseen.unseen, seen_examples=unseen.seen)
-    else:
-        threshold = round(float(np.quantile(stored, quantile)), 4)
-    if trained_share is not None:
-        terms["trained_share"] = round(trained_share, 3)
-    return AppliedGate("adapted", "similarity", threshold, terms)
-
-
-def _probe_key(rule_id: str, text: str) -> int:
-    return zlib.crc32(f"{rule_id}\x00{text}".encode())
-
-
-def rulebook_gate(index: MatchIndex, cfg: MatchConfig) -> AppliedGate:
-    """The rulebook's own similarity gate (see the module docstring); deterministic for a given set of rules and
-    vectors, whatever the order they were added in (or removed: freed rows do not count). Costs one pass of the
-    probes over every rule vector, bounded by :data:`GATE_BUDGET` (docs/benchmarks.md); the matcher measures it
-    once per index version, at the first match."""
-    vectors = index.vectors
-    alive = np.flatnonzero(index.alive[: index.size])
-    texts_at = index.texts_at
-    examples = sum(len(texts_at[int(s)]) - 1 for s in alive)
-    if vectors is None or examples < GATE_MIN_PROBES:
-        return AppliedGate(
-            "fixed",
-            "similarity",
-            FALLBACK_SIMILARITY,
-            {
-                "source": "fallback: too few example texts to measure the rulebook",
-                "examples": examples,
-                "needed": GATE_MIN_PROBES,
-            },
-        )
-    best, _ = _leave_one_out(index, cfg, alive)
-    measured = np.where(np.isfinite(best), best, 0.0).astype(np.float64)
-    quantile, _, band_quantile, margin = rulebook_gate_key(cfg)
-    terms: dict[str, Any] = {
-        "quantile": quantile,
-        "probes": len(best),
-        "max_probes": cfg.gate_probes,
-        "examples": examples,
-        "rules": len(alive),
-        "median_probe_similarity": round(float(np.median(measured)), 4),
-    }
-    if band_quantile is not None:
-        terms.update(
-            band_quantile=band_quantile,
-            band_threshold=round(float(np.quantile(measured, band_quantile)), 4),
-            margin=margin,
-        )
-    return AppliedGate("rulebook", "similarity", round(float(np.quantile(measured, quantile)), 4), terms)
-
-
-def rulebook_gate_key(cfg: MatchConfig) -> tuple[float, int, float | None, float | None]:
-    """What a rulebook gate measured with ``cfg`` depends on besides the rules: (quantile, probe limit, band
-    quantile, margin); the quantile is :data:`RULEBOOK_QUANTILE` unless ``cfg`` sets one, and the band applies only
-    below it (a quantile at or under ``gate_band_quantile`` is a gate without a band)."""
+def rulebook_settings(cfg: MatchConfig) -> tuple[float, tuple[float, float] | None]:
+    """(quantile, (band quantile, margin) or None) of the rulebook gate ``cfg`` asks for: the band only below the
+    quantile. A measured :class:`RulebookGate` fits ``cfg`` when ``(gate.quantile, band_key(gate.band))`` equals it."""
     quantile = cfg.gate_quantile if cfg.gate_quantile is not None else RULEBOOK_QUANTILE
     band = cfg.gate_band_quantile
-    if band is None or band >= quantile:
-        return quantile, cfg.gate_probes, None, None
-    return quantile, cfg.gate_probes, band, cfg.gate_margin
+    return quantile, None if band is None or band >= quantile else (band, cfg.gate_margin)
 
 
-def gate_band(gate: AppliedGate) -> tuple[float, float] | None:
-    """(lower threshold, margin) of a gate with a margin band (a ``rulebook`` gate measured with the default
-    quantile, or a ``balanced`` calibration of one), None otherwise."""
-    t = gate.terms
-    if gate.kind not in ("rulebook", "calibrated") or "band_threshold" not in t:
-        return None
-    return float(t["band_threshold"]), float(t["margin"])
+def band_key(band: Band | None) -> tuple[float, float] | None:
+    """A measured band's (quantile, margin), as :func:`rulebook_settings` gives it."""
+    return None if band is None or band.quantile is None else (band.quantile, band.margin)
 
 
-def probe_similarities(index: MatchIndex, cfg: MatchConfig) -> tuple[np.ndarray, np.ndarray]:
-    """The probes :func:`rulebook_gate` measures, each one's best leave-one-out similarity split in two: to the
-    other texts of its own rule, and to any other rule (-inf where there is none). For studies of the gate
-    (``benchmarks/matching_gate_methods.py``); their elementwise maximum is what the gate's quantile is taken of."""
+def rulebook_gate(index: MatchIndex, cfg: MatchConfig) -> Gate:
+    """The rulebook's own gate (see the module docstring), or the fixed fallback below 20 example texts;
+    deterministic for a set of rules and vectors whatever the order they were added in. One pass of the probes over
+    every rule vector, bounded (past 16.7 M products the sample shrinks, never below 256 probes)."""
     alive = np.flatnonzero(index.alive[: index.size])
-    if index.vectors is None:
-        empty = np.empty(0, dtype=np.float64)
-        return empty, empty
-    rival, own = _leave_one_out(index, cfg, alive, split=True)
-    assert own is not None
-    return own.astype(np.float64), rival.astype(np.float64)
+    examples = sum(len(index.texts_at[int(s)]) - 1 for s in alive)
+    if index.vectors is None or examples < MIN_PROBES:
+        return FixedGate(FALLBACK_SIMILARITY, "similarity", examples)
+    probes = _sample(index, alive, ((slot, k) for slot in alive.tolist() for k in range(1, len(index.texts_at[slot]))))
+    measured = _best_other(index, alive, probes)
+    quantile, band = rulebook_settings(cfg)
+    lower = None if band is None else Band(_quantile_of(measured, band[0]), band[1], band[0])
+    return RulebookGate(_quantile_of(measured, quantile), quantile, len(probes), examples, len(alive), lower)
 
 
-def _leave_one_out(
-    index: MatchIndex, cfg: MatchConfig, alive: np.ndarray, *, split: bool = False
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """Over the probe sample: each probe's best similarity to every other text of the rulebook (its own text and
-    identical texts left out); with ``split``, that best to other rules, and separately the best to its own rule."""
-    ids, texts_at = index.ids, index.texts_at
-    # a fixed sample: the example texts with the smallest keys (rule id + text), whatever the insertion order
-    candidates = (
-        (_probe_key(rule_id, text), rule_id, k, int(slot))
-        for slot in alive
-        for rule_id in (ids[int(slot)],)
-        for k, text in enumerate(texts_at[int(slot)])
-        if k > 0
-    )
-    probes = heapq.nsmallest(_probe_count(index, cfg), candidates)
-    return _best_other(index, alive, [(slot, k) for _, _, k, slot in probes], split=split)
+def _quantile_of(values: np.ndarray, q: float) -> float:
+    return round(float(np.quantile(values, q)), 4)
 
 
-def _probe_count(index: MatchIndex, cfg: MatchConfig) -> int:
-    """How many probes a measurement takes: ``gate_probes``, fewer past :data:`GATE_BUDGET` products."""
+def _adapted(index: MatchIndex, cfg: MatchConfig, held: HeldOut) -> AdaptedGate:
+    """The adapted encoder's gate on ``index``: the quantile of the stored held-out similarities and of the examples
+    new to the encoder (measured like the rulebook's probes), each set weighted by the examples it stands for."""
+    quantile = cfg.gate_quantile if cfg.gate_quantile is not None else ADAPTED_QUANTILE
+    stored = np.asarray(held.similarities, dtype=np.float64)
+    lookup = held.trained()
+    alive = np.flatnonzero(index.alive[: index.size])
+    if lookup is None or index.vectors is None:
+        return AdaptedGate(_quantile_of(stored, quantile), quantile, len(stored), held.rules)
+    texts = {text for slot in alive.tolist() for text in index.texts_at[slot]}
+    known = [seen for seen in map(lookup, texts) if seen is not None]
+    share = round(sum(known) / len(known), 3) if known else None
+    new: list[tuple[int, int]] = []
+    seen = 0
+    for slot in alive.tolist():
+        rule_texts = index.texts_at[slot]
+        new_rule = lookup(rule_texts[0]) is False  # a rule added since: every example of it is new to the encoder
+        for k in range(1, len(rule_texts)):
+            verdict = False if new_rule else lookup(rule_texts[k])
+            if verdict:
+                seen += 1
+            elif verdict is False:
+                new.append((slot, k))
+    if not new:
+        return AdaptedGate(_quantile_of(stored, quantile), quantile, len(stored), held.rules, trained_share=share)
+    fresh = _best_other(index, alive, _sample(index, alive, new))
+    weights = np.concatenate([np.full(len(stored), seen / len(stored)), np.full(len(fresh), len(new) / len(fresh))])
+    threshold = round(_weighted_quantile(np.concatenate([stored, fresh]), weights, quantile), 4)
+    return AdaptedGate(threshold, quantile, len(stored), held.rules, len(fresh), len(new), seen, share)
+
+
+def _sample(index: MatchIndex, alive: np.ndarray, texts: Any) -> list[tuple[int, int]]:
+    """A fixed sample of (slot, text number): the smallest keys (rule id + text), whatever the insertion order."""
     assert index.vectors is not None
-    return min(cfg.gate_probes, max(GATE_MIN_SAMPLE, GATE_BUDGET // max(index.vectors.rows, 1)))
+    count = min(MAX_PROBES, max(_MIN_SAMPLE, _BUDGET // max(index.vectors.rows, 1)))
+    ids, texts_at = index.ids, index.texts_at
+    keyed = ((zlib.crc32(f"{ids[slot]}\x00{texts_at[slot][k]}".encode()), ids[slot], k, slot) for slot, k in texts)
+    return [(slot, k) for _, _, k, slot in heapq.nsmallest(count, keyed)]
 
 
-def _best_other(
-    index: MatchIndex, alive: np.ndarray, probes: Sequence[tuple[int, int]], *, split: bool = False
-) -> tuple[np.ndarray, np.ndarray | None]:
+def _best_other(index: MatchIndex, alive: np.ndarray, probes: Sequence[tuple[int, int]]) -> np.ndarray:
     """Each probe's (slot, text number) best similarity to every other text of the rulebook (its own text and
-    identical texts left out); with ``split``, that best to other rules, and separately the best to its own rule."""
+    identical texts left out; 0 where there is none)."""
     vectors = index.vectors
     assert vectors is not None
     texts_at = index.texts_at
     matrix, row_slot = vectors.live_view()
     rows = np.array([vectors.row_ids(slot)[k] for slot, k in probes], dtype=np.intp)
     probe_texts = [texts_at[slot][k] for slot, k in probes]
-    probe_slots = np.array([slot for slot, _ in probes], dtype=np.intp)
-    own = np.full(len(probes), -np.inf, dtype=np.float32) if split else None
     probe_matrix = np.ascontiguousarray(matrix[rows])
-    # leave each probe's text out: its own row and any other row with the same text
-    same = {text: [] for text in probe_texts}  # type: dict[str, list[int]]
-    for slot in alive:
-        for k, text in enumerate(texts_at[int(slot)]):
+    same: dict[str, list[int]] = {text: [] for text in probe_texts}
+    for slot in alive.tolist():
+        for k, text in enumerate(texts_at[slot]):
             if text in same:
-                same[text].append(int(vectors.row_ids(int(slot))[k]))
+                same[text].append(int(vectors.row_ids(slot)[k]))
     excluded = [(j, row) for j, text in enumerate(probe_texts) for row in same[text]]
     best = np.full(len(probes), -np.inf, dtype=np.float32)
     dead = row_slot < 0
@@ -414,54 +663,11 @@ def _best_other(
         for j, row in excluded:
             if start <= row < end:
                 scores[j, row - start] = -np.inf
-        if own is not None:  # the probe's own rule apart
-            mine = row_slot[start:end][None, :] == probe_slots[:, None]
-            np.maximum(own, np.where(mine, scores, -np.inf).max(axis=1, initial=-np.inf), out=own)
-            scores[mine] = -np.inf
         np.maximum(best, scores.max(axis=1, initial=-np.inf), out=best)
-    return best, own
+    return np.where(np.isfinite(best), best, 0.0).astype(np.float64)
 
 
-@dataclass(frozen=True, slots=True)
-class UnseenProbes:
-    """The examples of a rulebook an adapted encoder was not trained on (rules or examples added after adapting):
-    each sampled one's best leave-one-out similarity, measured like the rulebook gate's probes, and how many of the
-    rulebook's examples were seen and unseen in training (counted over the texts the sketch decides)."""
-
-    similarities: np.ndarray
-    seen: int
-    unseen: int
-
-
-def unseen_probes(index: MatchIndex, cfg: MatchConfig, trained: Callable[[str], bool | None]) -> UnseenProbes:
-    """The examples new to the encoder (``trained`` says it never saw them, or their rule's own text: a rule added
-    since, all of whose examples count as new even where one also belongs to an older rule), at most the rulebook
-    gate's probe count (the smallest keys), with their best leave-one-out similarities (:class:`UnseenProbes`)."""
-    alive = np.flatnonzero(index.alive[: index.size])
-    if index.vectors is None:
-        return UnseenProbes(np.empty(0), 0, 0)
-    ids, texts_at = index.ids, index.texts_at
-    unseen: list[tuple[int, str, int, int]] = []
-    seen = 0
-    for slot in alive.tolist():
-        texts = texts_at[slot]
-        new_rule = trained(texts[0]) is False  # a rule added since: every example of it is new to the encoder
-        for k, text in enumerate(texts):
-            if k == 0:
-                continue
-            verdict = False if new_rule else trained(text)
-            if verdict is None:
-                continue
-            if verdict:
-                seen += 1
-            else:
-                unseen.append((_probe_key(ids[slot], text), ids[slot], k, slot))
-    probes = heapq.nsmallest(_probe_count(index, cfg), unseen)
-    best, _ = _best_other(index, alive, [(slot, k) for _, _, k, slot in probes])
-    return UnseenProbes(np.where(np.isfinite(best), best, 0.0).astype(np.float64), seen, len(unseen))
-
-
-def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
+def _weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
     """The smallest of ``values`` whose cumulative weight (values in increasing order) reaches ``q`` of the total."""
     order = np.argsort(values, kind="stable")
     cumulative = np.cumsum(weights[order])

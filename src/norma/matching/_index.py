@@ -68,9 +68,11 @@ class LexicalIndexes:
         index = self._by_field.get(field)
         if index is None:
             index = LexicalIndex()
-            for slot, (rule, texts) in enumerate(zip(rule_at, texts_at, strict=True)):
-                if rule is not None:
-                    index.set(slot, bm25_document(rule, texts, field))
+            index.set_many(
+                (slot, bm25_document(rule, texts, field))
+                for slot, (rule, texts) in enumerate(zip(rule_at, texts_at, strict=True))
+                if rule is not None
+            )
             self._by_field[field] = index
         return index
 

@@ -14,28 +14,15 @@ import asyncio
 import logging
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
 
 import numpy as np
 
-from norma.embeddings import Embedder, adapted_gate_of, get_embedder, trained_lookup, trained_share
+from norma.embeddings import Embedder, get_embedder
 from norma.errors import InvalidInputError, NotFoundError
 from norma.matching._buffers import ScoreBuffers
 from norma.matching._compile import IndexBuilder, check_batch, check_dims, checked_vectors
 from norma.matching._config import MatchConfig
-from norma.matching._gate import (
-    ADAPTED_STALE_SHARE,
-    AppliedGate,
-    UnseenProbes,
-    adapted_gate,
-    applied_gate,
-    gate_band,
-    probe_similarities,
-    quantile_setting,
-    rulebook_gate,
-    rulebook_gate_key,
-    unseen_probes,
-)
+from norma.matching._gate import CalibratedGate, FixedGate, Gate, GateSource, HeldOut, RulebookGate, resolve
 from norma.matching._index import MatchIndex
 from norma.matching._models import SessionState
 from norma.matching._pipeline import match_one
@@ -68,6 +55,7 @@ class RuleMatcher:
         embedder: the sentence embedder (default :func:`norma.embeddings.get_embedder`, built on first need).
         vectors: precomputed vectors by rule id, ``(len(rule_texts(rule)), dim)`` each; rules absent from it are
             embedded in one batch. Vectors for ids not in ``rules`` are ignored.
+        gate: what the automatic gate (``threshold="auto"``) starts from: see :meth:`set_gate`.
 
     Safe to use from several threads: the index work of a match or an update runs under one lock (about a
     millisecond per match at 10k rules); embedding messages and new rule texts happens outside it. Reading the
@@ -81,6 +69,7 @@ class RuleMatcher:
         *,
         embedder: Embedder | None = None,
         vectors: Mapping[str, np.ndarray] | None = None,
+        gate: GateSource | None = None,
     ) -> None:
         if config is not None and not isinstance(config, MatchConfig):
             raise InvalidInputError(f"config must be a MatchConfig, not {type(config).__name__}")
@@ -90,15 +79,12 @@ class RuleMatcher:
         self._index = MatchIndex.empty()
         self._free_slots: list[int] = []  # slots of removed rules, reused first (updates only, under the lock)
         self._buffers = ScoreBuffers()
-        self._calibration: AppliedGate | None = None
-        self._gate_quantile: float | None = None
-        self._tuned: tuple[MatchConfig, float, MatchConfig] | None = None  # the last config given the setting
-        self._marked: tuple[AppliedGate, AppliedGate] | None = None  # the last measured gate, marked as the tenant's
-        self._rulebook_gate: tuple[MatchIndex, tuple[float, int, float | None, float | None], AppliedGate] | None
-        self._rulebook_gate = None
-        self._adapted: tuple[Embedder | None, tuple[list[float], dict[str, object]] | None] | None = None
-        self._trained_share: tuple[MatchIndex, dict[str, object], float | None, UnseenProbes | None, int] | None = None
+        self._given: GateSource | None = None
+        self._given_for: MatchIndex | None = None  # the rules a given rulebook gate was measured on
+        self._resolved: tuple[MatchIndex, tuple[object, ...], Gate] | None = None  # the last gate resolved
         self._apply(list(rules), vectors, bump=False)
+        if gate is not None:
+            self.set_gate(gate)
 
     # -- public state -------------------------------------------------------------------------------------------
 
@@ -206,131 +192,62 @@ class RuleMatcher:
     # -- the gate --------------------------------------------------------------------------------------------------
 
     @property
-    def calibration(self) -> AppliedGate | None:
-        """The calibrated gate set on this matcher (:meth:`set_calibration`), None when it has none."""
-        return self._calibration
+    def given_gate(self) -> GateSource | None:
+        """What the automatic gate was given (:meth:`set_gate`), None when it measures the rulebook."""
+        return self._given
 
-    def set_calibration(self, gate: AppliedGate | None) -> None:
-        """Use ``gate`` (a ``calibrated`` similarity gate, see :func:`~norma.matching.calibrate_gate`) as the
-        automatic gate (``threshold="auto"``); None goes back to the rulebook's own gate. A gate calibrated with
-        another model (its ``model`` term) is ignored, with a warning: its threshold is on other similarities."""
-        if gate is not None and (gate.kind != "calibrated" or gate.score != "similarity"):
-            raise InvalidInputError(f"set_calibration takes a calibrated similarity gate, not {gate.kind!r}")
-        model = gate.terms.get("model") if gate is not None else None
-        if gate is not None and model is not None and model != self.model_id:
-            # a threshold on another encoder's similarities means nothing here (e.g. an adapted encoder)
+    def set_gate(self, gate: GateSource | None) -> None:
+        """What the automatic gate (``threshold="auto"``) is, or starts from:
+
+        * a :class:`~norma.matching.CalibratedGate` (:func:`~norma.matching.calibrate_gate`, a tenant's stored gate)
+          or a :class:`~norma.matching.FixedGate`: used as is, whatever the rules become. A gate calibrated with
+          another embedding model is ignored, with a warning: its threshold is on other similarities;
+        * a :class:`~norma.matching.RulebookGate` measured earlier on these same rules (a cache): used until the
+          rules change, then measured again;
+        * a :class:`~norma.matching.HeldOut` (:func:`~norma.matching.read_held_out` of an adapted encoder's folder,
+          the one this matcher embeds with): the adapted gate, measured once per version of the rules;
+        * None: the rulebook's own gate, measured once per version of the rules.
+        """
+        if gate is not None and not isinstance(gate, (CalibratedGate, FixedGate, RulebookGate, HeldOut)):
+            raise InvalidInputError(
+                f"set_gate takes a calibrated, fixed or rulebook gate or an adapted encoder's HeldOut, not "
+                f"{type(gate).__name__}"
+            )
+        if isinstance(gate, CalibratedGate) and gate.model is not None and gate.model != self.model_id:
             _LOG.warning(
                 "ignoring a gate calibrated with model %s: this matcher embeds with %s (calibrate it again)",
-                model,
+                gate.model,
                 self.model_id,
             )
             gate = None
-        self._calibration = gate
-
-    @property
-    def gate_quantile(self) -> float | None:
-        """The quantile set on this matcher (:meth:`set_gate_quantile`, a tenant's stored setting), None when none."""
-        return self._gate_quantile
-
-    def set_gate_quantile(self, quantile: float | None) -> None:
-        """Measure the automatic gate at ``quantile`` (a tenant's stored setting, see
-        :func:`~norma.matching.quantile_setting`) unless a config sets ``gate_quantile`` itself; None goes back to
-        the config's. A calibrated gate, when set, still comes first."""
-        self._gate_quantile = None if quantile is None else quantile_setting(quantile)["gate_quantile"]
-
-    def _gate_config(self, cfg: MatchConfig) -> MatchConfig:
-        """``cfg`` with the matcher's quantile setting, unless ``cfg`` sets its own ``gate_quantile``."""
-        quantile = self._gate_quantile
-        if quantile is None or cfg.gate_quantile is not None:
-            return cfg
-        tuned = self._tuned
-        if tuned is None or tuned[0] is not cfg or tuned[1] != quantile:  # validated once per config, not per match
-            tuned = self._tuned = (cfg, quantile, cfg.with_(gate_quantile=quantile))
-        return tuned[2]
-
-    def remember_gate(self, gate: AppliedGate, config: MatchConfig | None = None) -> bool:
-        """Use ``gate``, a ``rulebook`` gate measured earlier for these same rules (kept in a cache with the
-        rulebook), instead of measuring it again; it holds until the rules change. Returns False (and keeps
-        nothing) when it was measured with another quantile or probe limit than ``config``'s (default the
-        matcher's)."""
-        cfg = self._gate_config(config or self.config)
-        if gate.kind != "rulebook":
-            raise InvalidInputError(f"remember_gate takes a rulebook gate, not {gate.kind!r}")
-        t = gate.terms
-        key = rulebook_gate_key(cfg)
-        if (t.get("quantile"), t.get("max_probes"), t.get("band_quantile"), t.get("margin")) != key:
-            return False
         with self._lock:
-            self._rulebook_gate = (self._index, key, gate)
-        return True
+            self._given, self._given_for, self._resolved = gate, self._index, None
 
-    def probe_similarities(self, config: MatchConfig | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """What the rulebook gate measures, per probe (each sampled example text, its own text left out): the best
-        similarity to the other texts of its rule, and to any other rule (-inf where there is none; for studies of
-        the gate: ``benchmarks/matching_gate_methods.py``)."""
+    def gate(self, config: MatchConfig | None = None) -> Gate:
+        """The gate a match with ``config`` (default the matcher's) applies now; never depends on the message."""
         with self._lock:
-            return probe_similarities(self._index, config or self.config)
+            return self._gate(self._index, config or self.config)
 
-    def gate(self, config: MatchConfig | None = None) -> AppliedGate:
-        """The gate a match with ``config`` (default the matcher's) applies now, with every term that set it."""
-        cfg = config or self.config
+    def measured_gate(self, config: MatchConfig | None = None) -> Gate:
+        """The automatic gate without a calibrated or fixed gate given: the adapted encoder's or the rulebook's.
+        What a calibration moves."""
+        cfg = (config or self.config).with_(threshold="auto")
         with self._lock:
-            return applied_gate(cfg, self._automatic_gate(self._index, cfg) if cfg.threshold == "auto" else None)
+            given = self._given if isinstance(self._given, (HeldOut, RulebookGate)) else None
+            return resolve(self._index, cfg, self._usable(given))
 
-    def _automatic_gate(self, index: MatchIndex, cfg: MatchConfig) -> AppliedGate:
-        """Under the lock: the calibration, else the gate stored by an adapted encoder, else the rulebook gate of
-        ``index`` (measured once per index); at the matcher's quantile setting unless ``cfg`` sets one."""
-        if self._calibration is not None:
-            return self._calibration
-        return self._uncalibrated_gate(index, cfg)
+    def _usable(self, given: GateSource | None) -> GateSource | None:
+        """``given``, unless it is a rulebook gate measured on other rules than today's."""
+        return None if isinstance(given, RulebookGate) and self._given_for is not self._index else given
 
-    def measured_gate(self, config: MatchConfig | None = None) -> AppliedGate:
-        """The automatic gate as measured, calibration or not: an adapted encoder's, else the rulebook's (at the
-        matcher's quantile setting unless ``config`` sets one). What a calibration moves."""
-        cfg = config or self.config
-        with self._lock:
-            return self._uncalibrated_gate(self._index, cfg)
-
-    def _uncalibrated_gate(self, index: MatchIndex, cfg: MatchConfig) -> AppliedGate:
-        tuned = self._gate_config(cfg)
-        gate = self._measured_gate(index, tuned)
-        if tuned is cfg:
-            return gate
-        marked = self._marked
-        if marked is None or marked[0] is not gate:
-            marked = self._marked = (gate, replace(gate, terms={**gate.terms, "quantile_source": "tenant"}))
-        return marked[1]
-
-    def _measured_gate(self, index: MatchIndex, cfg: MatchConfig) -> AppliedGate:
-        if self._adapted is None or self._adapted[0] is not self._embedder:
-            # read once per embedder; with none yet, the model directory the default embedder would load
-            self._adapted = (self._embedder, adapted_gate_of(self._embedder))
-        if self._adapted[1] is not None:
-            similarities, measured = self._adapted[1]
-            known = self._trained_share
-            if known is None or known[0] is not index or known[1] is not measured or known[4] != cfg.gate_probes:
-                # once per index version: how much of today's rulebook the encoder was adapted on, and the examples
-                # it never saw (added since), measured like the rulebook gate's probes
-                texts = (
-                    text for slot in np.flatnonzero(index.alive[: index.size]) for text in index.texts_at[int(slot)]
-                )
-                share = trained_share(measured, texts)
-                lookup = trained_lookup(measured)
-                unseen = None if lookup is None or share is None or share >= 1.0 else unseen_probes(index, cfg, lookup)
-                known = self._trained_share = (index, measured, share, unseen, cfg.gate_probes)
-                if share is not None and share < ADAPTED_STALE_SHARE:
-                    _LOG.warning(
-                        "the encoder was adapted on %.0f%% of this rulebook's texts: its gate now also measures the "
-                        "new examples, but adapting again may rank the new rules better (norma rules adapt)",
-                        100 * share,
-                    )
-            return adapted_gate(similarities, measured, cfg, known[2], known[3])
-        cached = self._rulebook_gate
-        key = rulebook_gate_key(cfg)
+    def _gate(self, index: MatchIndex, cfg: MatchConfig) -> Gate:
+        """Under the lock: the gate of ``cfg`` on ``index``, resolved once per (rules version, gate settings)."""
+        key = (cfg.threshold, cfg.threshold_on, cfg.gate_quantile, cfg.gate_band_quantile, cfg.gate_margin)
+        cached = self._resolved
         if cached is not None and cached[0] is index and cached[1] == key:
             return cached[2]
-        gate = rulebook_gate(index, cfg)
-        self._rulebook_gate = (index, key, gate)
+        gate = resolve(index, cfg, self._usable(self._given))
+        self._resolved = (index, key, gate)
         return gate
 
     # -- matching ------------------------------------------------------------------------------------------------
@@ -417,11 +334,10 @@ class RuleMatcher:
             queries = embed_messages(embedder or self.embedder, items, cfg)
         with self._lock:
             index = self._index
-            gate = applied_gate(cfg, self._automatic_gate(index, cfg) if cfg.threshold == "auto" else None)
-            band = None
+            gate = self._gate(index, cfg)
+            band = None if gate.band is None else (gate.band.threshold, gate.band.margin)
             if cfg.threshold == "auto":
                 cfg = cfg.model_copy(update={"threshold": gate.threshold, "threshold_on": gate.score})
-                band = gate_band(gate)
             results = [
                 match_one(index, self._buffers, items[i], queries[i], sessions[i] if sessions else None, wanted, cfg,
                           explain, band)

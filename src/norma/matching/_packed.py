@@ -16,10 +16,56 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PackedRows"]
+__all__ = ["PackedRows", "model_bytes"]
 
 _IN_MEMORY = "norma-packed-rows"
 _ZERO_POINT = 128
+_UINT8, _INT8, _INT32 = 2, 3, 6  # onnx.TensorProto data types
+_EXTERNAL = 1  # onnx.TensorProto.EXTERNAL
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _int(field: int, value: int) -> bytes:
+    return _varint(field << 3) + _varint(value)
+
+
+def _bytes(field: int, data: bytes) -> bytes:
+    return _varint(field << 3 | 2) + _varint(len(data)) + data
+
+
+def _str(field: int, text: str) -> bytes:
+    return _bytes(field, text.encode())
+
+
+def _value_info(name: str, elem_type: int, dims: list[str | int]) -> bytes:
+    shape = b"".join(_bytes(1, _str(2, d) if isinstance(d, str) else _int(1, d)) for d in dims)
+    return _str(1, name) + _bytes(2, _bytes(1, _int(1, elem_type) + _bytes(2, shape)))
+
+
+def model_bytes(dim: int, count: int) -> bytes:
+    """The serialised ONNX model of the scan: ``S = MatMulInteger(Q, R, Z)`` with ``Q`` uint8 ``(windows, dim)``,
+    ``R`` the int8 ``(dim, count)`` matrix (an external initializer, given in memory) and ``Z`` the zero point 128.
+
+    Encoded here, field by field as ``onnx`` writes it (a test compares the bytes): importing ``onnx`` to build five
+    messages costs a CLI match some 30 ms.
+    """
+    node = _str(1, "Q") + _str(1, "R") + _str(1, "Z") + _str(2, "S") + _str(4, "MatMulInteger")
+    location = _str(1, "location") + _str(2, _IN_MEMORY)
+    matrix = _int(1, dim) + _int(1, count) + _int(2, _INT8) + _str(8, "R") + _bytes(13, location)
+    matrix += _int(14, _EXTERNAL)
+    zero = _int(2, _UINT8) + _bytes(5, _varint(_ZERO_POINT)) + _str(8, "Z")
+    graph = _bytes(1, node) + _str(2, "norma-int8-scan") + _bytes(5, matrix) + _bytes(5, zero)
+    graph += _bytes(11, _value_info("Q", _UINT8, ["windows", dim]))
+    graph += _bytes(12, _value_info("S", _INT32, ["windows", count]))
+    return _int(1, 9) + _bytes(7, graph) + _bytes(8, _str(1, "") + _int(2, 13))  # ir_version 9, opset 13
 
 
 class PackedRows:
@@ -30,25 +76,10 @@ class PackedRows:
 
     def __init__(self, rows: np.ndarray) -> None:
         import onnxruntime as ort
-        from onnx import TensorProto, helper
 
         count, dim = rows.shape
         self.rows = count
         self._matrix = np.ascontiguousarray(rows.T)  # (dim, count): kept alive, onnxruntime reads it at start-up
-        matrix = TensorProto(name="R", data_type=TensorProto.INT8, dims=[dim, count])
-        matrix.data_location = TensorProto.EXTERNAL
-        entry = matrix.external_data.add()
-        entry.key, entry.value = "location", _IN_MEMORY
-        zero = helper.make_tensor("Z", TensorProto.UINT8, [], [_ZERO_POINT])
-        graph = helper.make_graph(
-            [helper.make_node("MatMulInteger", ["Q", "R", "Z"], ["S"])],
-            "norma-int8-scan",
-            [helper.make_tensor_value_info("Q", TensorProto.UINT8, ["windows", dim])],
-            [helper.make_tensor_value_info("S", TensorProto.INT32, ["windows", count])],
-            initializer=[matrix, zero],
-        )
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-        model.ir_version = 9
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1  # one thread per match, like every other part of the matcher
         options.inter_op_num_threads = 1
@@ -56,9 +87,7 @@ class PackedRows:
         options.log_severity_level = 3
         self._value: Any = ort.OrtValue.ortvalue_from_numpy(self._matrix)
         options.add_external_initializers(["R"], [self._value])
-        self._session: Any = ort.InferenceSession(
-            model.SerializeToString(), options, providers=["CPUExecutionProvider"]
-        )
+        self._session: Any = ort.InferenceSession(model_bytes(dim, count), options, providers=["CPUExecutionProvider"])
 
     def dots(self, queries: np.ndarray) -> np.ndarray:
         """Exact integer dot products ``queries @ rows.T`` (int32, shape ``(len(queries), rows)``) of int8

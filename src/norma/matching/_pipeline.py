@@ -46,7 +46,6 @@ __all__ = [
     "dropped",
     "fuse",
     "gate",
-    "gate_similarity",
     "lexical_scores",
     "match_one",
     "order",
@@ -55,7 +54,13 @@ __all__ = [
 ]
 
 _TIE_MARGIN = 1e-5  # float32 similarities this close to the cut are rescored in float64 before the cut
-_INT8_MIN_ROWS = 2048  # vector_scan="auto": from this many rule vectors on the int8 scan is the faster
+_INT8_MIN_ROWS = 2048  # from this many rule vectors on the int8 scan is the faster (the same candidates)
+SCAN = "auto"
+"""How vector candidates are found below ``hnsw_min_rows``: ``auto`` (int8 bounds from ``_INT8_MIN_ROWS`` rule
+vectors on, float32 below), ``int8`` or ``float32``. The results are identical; tests set it to compare them."""
+HNSW_BACKGROUND = True
+"""Past ``hnsw_min_rows`` the first match starts building the HNSW index in a thread and scans exactly until it is
+ready; False builds it first (tests)."""
 _BOUNDED_LIMIT = 32  # the int8 scan hands at most this many times max_candidates (and >= 1024) to exact rescoring
 
 
@@ -83,8 +88,6 @@ def match_one(
     try:
         pooled = pool(index, query, mask, vector, lexical, cfg, exact)
         scores = fuse(index, query, pooled, lexical, mask, cfg, exact)
-        if lexical.top is None:  # the ADR pool
-            scores = gate_similarity(index, query, pooled, scores, cfg, band, exact)
         gated = gate(index, pooled, scores, session, cfg, band)
         if gated.threshold != cfg.threshold:  # the band applied: explain with the threshold in force
             cfg = cfg.model_copy(update={"threshold": gated.threshold})
@@ -133,10 +136,10 @@ def candidates(index: MatchIndex, session: SessionState | None, tags: list[str] 
 
 def vector_candidates(index: MatchIndex, query: np.ndarray, mask: np.ndarray, cfg: MatchConfig) -> VectorCandidates:
     """The slots that can be in the top ``max_candidates`` by similarity: from the int8 scan's bounds (from
-    ``_INT8_MIN_ROWS`` vectors, or ``vector_scan="int8"``), else from float32 (or HNSW) similarities with near-ties."""
+    ``_INT8_MIN_ROWS`` vectors), else from float32 (or HNSW) similarities with near-ties."""
     vectors = _vectors(index)
     rows = vectors.rows
-    int8 = cfg.vector_scan == "int8" or (cfg.vector_scan == "auto" and rows >= _INT8_MIN_ROWS)
+    int8 = SCAN == "int8" or (SCAN == "auto" and rows >= _INT8_MIN_ROWS)
     if int8 and rows < cfg.hnsw_min_rows and int8_scan_available():
         bounds = bounded_candidates(index, query, mask, cfg.max_candidates)
         if bounds is not None:
@@ -159,14 +162,13 @@ def similarities(index: MatchIndex, query: np.ndarray, mask: np.ndarray, cfg: Ma
     vectors = _vectors(index)
     size = index.size
     if vectors.rows < cfg.hnsw_min_rows:
-        sims = vectors.rule_similarities(query, size, blas=cfg.blas)
+        sims = vectors.rule_similarities(query, size)
         best: np.ndarray = sims[0] if len(sims) == 1 else sims.max(axis=0)
         return best  # float32: only ranks; the candidates' scores are recomputed exactly in float64
     count = max(200, cfg.hnsw_oversample * cfg.max_candidates)
-    background = cfg.hnsw_build == "background"
-    proposals = [vectors.hnsw_candidates(q, count, background=background) for q in query]
+    proposals = [vectors.hnsw_candidates(q, count, background=HNSW_BACKGROUND) for q in query]
     if any(p is None for p in proposals):  # the index is being built: exact scan meanwhile
-        scanned: np.ndarray = vectors.rule_similarities(query, size, blas=cfg.blas).max(axis=0).astype(np.float64)
+        scanned: np.ndarray = vectors.rule_similarities(query, size).max(axis=0).astype(np.float64)
         return scanned
     found = np.unique(np.concatenate([p for p in proposals if p is not None]))
     scoped = np.flatnonzero(mask & (index.scope[:size] != 0))
@@ -378,39 +380,6 @@ def centroid_similarities(index: MatchIndex, slots: np.ndarray, query: np.ndarra
 # -- 6. gate -------------------------------------------------------------------------------------------------------
 
 
-def gate_similarity(
-    index: MatchIndex,
-    query: np.ndarray,
-    pooled: Pool,
-    scores: Scores,
-    cfg: MatchConfig,
-    band: tuple[float, float] | None,
-    exact: ExactScores,
-) -> Scores:
-    """The ADR pool with a gate on the similarity: the exact similarity of the rules outside the vector top when one
-    of them could reach the gate, so the gate compares what the result reports (not the 0 of their vector score).
-
-    They are no more similar than the last of the vector top (every candidate was ranked by similarity), so that is
-    only when the vector top is full and its last rule reaches the lowest threshold that can apply: rare, and then
-    every such rule is rescored.
-    """
-    if cfg.threshold_on not in ("similarity", "hybrid_or_similarity") or not isinstance(cfg.threshold, (int, float)):
-        return scores
-    floor = float(cfg.threshold) if band is None else min(float(cfg.threshold), band[0])
-    if cfg.threshold_on == "hybrid_or_similarity":
-        floor += cfg.similarity_slack
-    top = scores.similarity[pooled.pooled_at]
-    if len(top) < cfg.max_candidates or len(top) == len(pooled.scored) or float(top.min()) < floor - _TIE_MARGIN:
-        return scores
-    outside = np.ones(len(pooled.scored), dtype=bool)
-    outside[pooled.pooled_at] = False
-    slots = pooled.scored[outside]
-    exact.record(slots, rescore(index, slots, query))
-    similarity = scores.similarity.copy()
-    similarity[outside] = exact.values[slots]
-    return scores._replace(similarity=similarity)
-
-
 def gate(
     index: MatchIndex,
     pooled: Pool,
@@ -422,7 +391,7 @@ def gate(
     """The threshold on the score ``threshold_on`` names, and the session filters. With a ``band`` (lower
     threshold, margin) on a similarity gate: when no rule reaches the threshold but the best one reaches the lower
     threshold and stands ``margin`` above every other scored rule, the lower threshold is in force."""
-    score = threshold_scores(cfg, scores.final, scores.hybrid, scores.similarity)
+    score = threshold_scores(cfg, scores.final, scores.similarity)
     threshold = cfg.threshold
     if threshold is not None and band is not None and len(score):
         top = np.partition(score, -2)[-2:] if len(score) > 1 else np.array([-np.inf, score[0]])
@@ -437,17 +406,10 @@ def gate(
     return Gate(score, passed, blocked, allowed, threshold)
 
 
-def threshold_scores(cfg: MatchConfig, final: np.ndarray, hybrid: np.ndarray, similarity: np.ndarray) -> np.ndarray:
-    """The score ``cfg.threshold`` is compared with, for each scored slot (see :data:`ThresholdOn`); ``similarity``
-    is the max over the rule's texts, as reported (0 for a slot the ADR pool left without a vector score)."""
-    if cfg.threshold_on == "final":
-        return final
-    if cfg.threshold_on == "hybrid":
-        return hybrid
-    if cfg.threshold_on == "similarity":
-        return similarity
-    score: np.ndarray = np.maximum(hybrid, similarity - cfg.similarity_slack)
-    return score
+def threshold_scores(cfg: MatchConfig, final: np.ndarray, similarity: np.ndarray) -> np.ndarray:
+    """The score ``cfg.threshold`` is compared with, for each scored slot: the final score, or the similarity (the
+    max over the rule's texts; 0 for a slot the ADR pool left outside its vector top, which has no vector score)."""
+    return final if cfg.threshold_on == "final" else similarity
 
 
 def session_blocked(index: MatchIndex, session: SessionState | None) -> dict[int, str]:

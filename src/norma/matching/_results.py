@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from norma.matching._gate import AppliedGate
+from norma.matching._gate import Gate
 from norma.rules import Rule
 
 __all__ = ["DroppedRule", "MatchExplanation", "MatchResult", "MatchedRule"]
@@ -46,8 +46,6 @@ class MatchExplanation:
     """The weights used."""
     bm25_normalization: str = "query"
     """How BM25 was normalised."""
-    similarity_slack: float = 0.15
-    """With ``threshold_on="hybrid_or_similarity"``: the threshold score is ``max(hybrid, similarity - slack)``."""
     example_centroid: float | None = None
     """Cosine similarity to the normalised mean of the rule's examples, when it was blended into ``vector_score``
     (``example_centroid_weight`` > 0 and the rule has 2+ examples); None otherwise."""
@@ -55,9 +53,7 @@ class MatchExplanation:
     @property
     def threshold_score(self) -> float:
         """The score the threshold applies to."""
-        if self.threshold_on == "hybrid_or_similarity":
-            return max(self.hybrid, self.similarity - self.similarity_slack)
-        return {"final": self.final, "hybrid": self.hybrid}.get(self.threshold_on, self.similarity)
+        return self.final if self.threshold_on == "final" else self.similarity
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready mapping."""
@@ -76,7 +72,6 @@ class MatchExplanation:
             "final": self.final,
             "threshold": self.threshold,
             "threshold_on": self.threshold_on,
-            "similarity_slack": self.similarity_slack,
             "weights": dict(self.weights),
             "example_centroid": self.example_centroid,
         }
@@ -141,14 +136,14 @@ class MatchResult(list[MatchedRule]):
     """
 
     dropped: list[DroppedRule]
-    gate: AppliedGate | None
+    gate: Gate | None
     """The gate the match applied (set by the matcher)."""
 
     def __init__(
         self,
         matches: list[MatchedRule] | None = None,
         dropped: list[DroppedRule] | None = None,
-        gate: AppliedGate | None = None,
+        gate: Gate | None = None,
     ) -> None:
         super().__init__(matches or [])
         self.dropped = dropped or []

@@ -58,8 +58,7 @@ class Scores(NamedTuple):
     bm25: np.ndarray
     """BM25 normalised with ``bm25_normalization``."""
     similarity: np.ndarray
-    """Exact cosine similarity (the ADR pool: 0 for a slot left without a vector score, unless it could reach a
-    similarity gate: see ``_pipeline.gate_similarity``)."""
+    """Exact cosine similarity (the ADR pool: 0 for a slot left outside its vector top, without a vector score)."""
     vector: np.ndarray
     """The vector score as it enters the hybrid score (similarity, blended with the example centroid)."""
     centroid: np.ndarray

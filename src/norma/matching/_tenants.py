@@ -27,7 +27,16 @@ import numpy as np
 from norma.embeddings import Embedder, get_embedder
 from norma.errors import ConfigError
 from norma.matching._config import MatchConfig
-from norma.matching._gate import AppliedGate, gate_from_dict, gate_quantile_setting
+from norma.matching._gate import (
+    Gate,
+    GateSource,
+    HeldOut,
+    default_held_out,
+    gate_from_dict,
+    resolve,
+    rulebook_settings,
+)
+from norma.matching._index import MatchIndex
 from norma.matching._matcher import RuleMatcher
 from norma.rules import Rule, check_tenant_id, rule_fingerprint
 from norma.store import GateStore, RuleStore, VectorSearch
@@ -38,7 +47,8 @@ __all__ = [
     "TenantMatchers",
     "apply_stored_gate",
     "candidate_matcher",
-    "stored_gate_quantile",
+    "stored_gate",
+    "tenant_gate",
     "tenant_matcher",
     "tenant_matchers",
 ]
@@ -52,7 +62,7 @@ MAX_CACHED_MATCHERS = 256
 def _config_key(config: Any) -> str:
     if config is None:
         return ""
-    dump = getattr(config, "model_dump_json", None)  # the fields set: a set gate_quantile overrides the tenant's
+    dump = getattr(config, "model_dump_json", None)
     return str(dump(exclude_unset=True)) if callable(dump) else repr(config)
 
 
@@ -72,6 +82,8 @@ class TenantMatchers:
         refresh_interval: seconds a cached matcher is returned without checking the tenant's version (0: every
             call checks).
         max_cached: most matchers kept (least recently used ones are dropped first).
+        held_out: the held-out similarities of the adapted encoder the matchers embed with
+            (:func:`~norma.matching.read_held_out`), for the adapted gate of tenants without a calibrated one.
     """
 
     def __init__(
@@ -80,8 +92,10 @@ class TenantMatchers:
         *,
         refresh_interval: float = DEFAULT_REFRESH_INTERVAL,
         max_cached: int = MAX_CACHED_MATCHERS,
+        held_out: HeldOut | None = None,
     ) -> None:
         self.store = store
+        self.held_out = held_out
         self.refresh_interval = refresh_interval
         self._max = max_cached
         self._entries: OrderedDict[tuple[str, str, str], _Entry] = OrderedDict()
@@ -124,7 +138,7 @@ class TenantMatchers:
             self._entries.clear()
 
     def _build(self, entry: _Entry, tenant_id: str, embedder: Embedder, config: MatchConfig | None) -> None:
-        version, matcher, unstored = _from_snapshot(self.store, tenant_id, embedder, config)
+        version, matcher, unstored = _from_snapshot(self.store, tenant_id, embedder, config, self.held_out)
         self._keep_new_vectors(tenant_id, embedder, matcher, unstored)
         entry.matcher, entry.version = matcher, version
 
@@ -138,7 +152,7 @@ class TenantMatchers:
             dropped = [i for i in gone if i in known]
             if dropped:
                 entry.matcher.remove(dropped)
-        apply_stored_gate(entry.matcher, self.store, tenant_id)
+        apply_stored_gate(entry.matcher, self.store, tenant_id, self.held_out)
         self._keep_new_vectors(tenant_id, embedder, entry.matcher, [r for r in present if r.id not in vectors])
         entry.version = version
 
@@ -156,33 +170,41 @@ _BY_STORE_LOCK = threading.Lock()
 
 
 def tenant_matchers(store: RuleStore) -> TenantMatchers:
-    """The :class:`TenantMatchers` of ``store`` (one per store object, kept as long as the store is)."""
+    """The :class:`TenantMatchers` of ``store`` (one per store object, kept as long as the store is), with the
+    default encoder's held-out similarities when it is an adapted one (``_gate.default_held_out``)."""
     with _BY_STORE_LOCK:
         matchers = _BY_STORE.get(store)
         if matchers is None:
-            matchers = _BY_STORE[store] = TenantMatchers(store)
+            matchers = _BY_STORE[store] = TenantMatchers(store, held_out=default_held_out())
         return matchers
 
 
 def _from_snapshot(
-    store: RuleStore, tenant_id: str, embedder: Embedder, config: MatchConfig | None
+    store: RuleStore, tenant_id: str, embedder: Embedder, config: MatchConfig | None, held_out: HeldOut | None
 ) -> tuple[int, RuleMatcher, list[Rule]]:
     """(version, matcher, rules whose vectors were not stored and were embedded now) of the tenant as stored."""
     version, rules, vectors = store.snapshot(tenant_id, embedder.model_id)
     matcher = RuleMatcher(rules, config, embedder=embedder, vectors=vectors)
-    apply_stored_gate(matcher, store, tenant_id)
+    apply_stored_gate(matcher, store, tenant_id, held_out)
     return version, matcher, [r for r in rules if r.id not in vectors]
 
 
 def snapshot_matcher(
-    store: RuleStore, tenant_id: str, *, embedder: Embedder | None = None, config: MatchConfig | None = None
+    store: RuleStore,
+    tenant_id: str,
+    *,
+    embedder: Embedder | None = None,
+    config: MatchConfig | None = None,
+    held_out: HeldOut | None = None,
 ) -> RuleMatcher:
     """The tenant's matcher as stored now (its rules, their stored vectors, its calibrated gate), built without
     writing to the store: vectors the store lacks for this model are computed in memory and not kept, and nothing
     is cached. For read-only tools (``norma rules eval`` / ``doctor``) and one-off checks; a service keeps its
     matchers with :func:`tenant_matcher`."""
     check_tenant_id(tenant_id)
-    return _from_snapshot(store, tenant_id, embedder if embedder is not None else get_embedder(), config)[1]
+    if embedder is None:
+        embedder, held_out = get_embedder(), held_out or default_held_out()
+    return _from_snapshot(store, tenant_id, embedder, config, held_out)[1]
 
 
 def tenant_matcher(
@@ -221,12 +243,14 @@ def candidate_matcher(
     embedder: Embedder | None = None,
     config: MatchConfig | None = None,
     limit: int = 50,
+    held_out: HeldOut | None = None,
 ) -> RuleMatcher:
     """A matcher over only the ``limit`` rules nearest ``message``, found by the database (push-down), for tenants
     too large to load.
 
-    Nothing of the tenant is loaded but those rules and their vectors; BM25 statistics are those of the candidates,
-    and a rule that only matches lexically can be missed (see docs/store.md). The store must find vectors itself
+    Nothing of the tenant is loaded per message but those rules and their vectors; BM25 statistics are those of the
+    candidates, and a rule that only matches lexically can be missed (see docs/store.md). The gate is the tenant's,
+    whatever the message (:func:`tenant_gate`). The store must find vectors itself
     (:class:`~norma.store.VectorSearch`: PostgreSQL + pgvector); ConfigError otherwise.
     """
     if not isinstance(store, VectorSearch):
@@ -236,32 +260,62 @@ def candidate_matcher(
         )
     check_tenant_id(tenant_id)
     model = embedder if embedder is not None else get_embedder()
+    gate = tenant_gate(store, tenant_id, embedder=model, config=config, held_out=held_out)
     vector = np.asarray(model.embed([message]), dtype=np.float32)[0]
     ids = [rule_id for rule_id, _ in store.search(tenant_id, vector, model_id=model.model_id, limit=limit)]
     rules, vectors = store.rules_with_vectors(tenant_id, ids, model.model_id)
-    matcher = RuleMatcher(rules, config, embedder=_Primed(model, message, vector), vectors=vectors)
-    apply_stored_gate(matcher, store, tenant_id)
-    return matcher
+    return RuleMatcher(rules, config, embedder=_Primed(model, message, vector), vectors=vectors, gate=gate)
 
 
-def stored_gate(store: RuleStore, tenant_id: str) -> AppliedGate | None:
-    """The tenant's calibrated gate kept in ``store`` (None when it has none, keeps a quantile setting instead, or
-    the store keeps no gates)."""
+def stored_gate(store: RuleStore, tenant_id: str) -> Gate | None:
+    """The tenant's calibrated gate kept in ``store`` (None when it has none, or the store keeps no gates)."""
     if not isinstance(store, GateStore):
         return None
     data = store.load_gate(tenant_id)
-    return None if data is None or gate_quantile_setting(data) is not None else gate_from_dict(data)
+    return None if data is None else gate_from_dict(data)
 
 
-def stored_gate_quantile(store: RuleStore, tenant_id: str) -> float | None:
-    """The tenant's stored gate quantile setting (:func:`~norma.matching.quantile_setting`), None without one."""
-    return gate_quantile_setting(store.load_gate(tenant_id)) if isinstance(store, GateStore) else None
+_MEASURED: weakref.WeakKeyDictionary[RuleStore, dict[tuple[object, ...], Gate]] = weakref.WeakKeyDictionary()
+_MEASURED_LOCK = threading.Lock()
 
 
-def apply_stored_gate(matcher: RuleMatcher, store: RuleStore, tenant_id: str) -> None:
-    """Give ``matcher`` what the tenant stores for its gate: a calibrated gate, or a quantile setting, or neither
-    (each replaces the other: a tenant keeps one)."""
-    data = store.load_gate(tenant_id) if isinstance(store, GateStore) else None
-    quantile = gate_quantile_setting(data)
-    matcher.set_calibration(None if data is None or quantile is not None else gate_from_dict(data))
-    matcher.set_gate_quantile(quantile)
+def tenant_gate(
+    store: RuleStore,
+    tenant_id: str,
+    *,
+    embedder: Embedder | None = None,
+    config: MatchConfig | None = None,
+    held_out: HeldOut | None = None,
+) -> Gate:
+    """The tenant's gate for ``config`` (default :class:`MatchConfig`): its stored calibrated gate, else the gate
+    measured on every stored rule (the adapted encoder's with ``held_out``, else the rulebook's), once per version
+    of the tenant's rules (kept in memory per store), so a push-down matcher over a few candidates applies the gate
+    of the whole tenant."""
+    check_tenant_id(tenant_id)
+    cfg = config or MatchConfig()
+    if cfg.threshold != "auto":
+        return resolve(MatchIndex.empty(), cfg, None)
+    stored = stored_gate(store, tenant_id)
+    if stored is not None:
+        return stored
+    model = embedder if embedder is not None else get_embedder()
+    key = (tenant_id, store.version(tenant_id), model.model_id, rulebook_settings(cfg), cfg.gate_quantile, held_out)
+    with _MEASURED_LOCK:
+        known = _MEASURED.setdefault(store, {})
+        if key in known:
+            return known[key]
+    gate = _from_snapshot(store, tenant_id, model, cfg, held_out)[1].measured_gate()
+    with _MEASURED_LOCK:
+        known = _MEASURED.setdefault(store, {})
+        for old in [k for k in known if k[0] == tenant_id and k != key]:
+            del known[old]
+        known[key] = gate
+    return gate
+
+
+def apply_stored_gate(matcher: RuleMatcher, store: RuleStore, tenant_id: str, held_out: HeldOut | None = None) -> None:
+    """Give ``matcher`` the tenant's stored calibrated gate, else ``held_out`` (an adapted encoder's), else nothing
+    (the matcher measures the rulebook)."""
+    gate: GateSource | None = stored_gate(store, tenant_id) or held_out
+    if gate is not matcher.given_gate:
+        matcher.set_gate(gate)

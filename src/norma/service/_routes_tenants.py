@@ -11,14 +11,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import JSONResponse
 
-from norma.errors import ConflictError, NotFoundError
-from norma.matching import Rule, Scope, gate_quantile_setting, quantile_setting, snapshot_matcher
+from norma.errors import ConflictError
+from norma.matching import Rule, Scope
 from norma.service._auth import Principal, require_tenant
 from norma.service._bodies import StrictJsonRoute
 from norma.service._schemas import (
     PROBLEM_RESPONSES,
     CalibrateRequest,
-    GateQuantileRequest,
     GateResponse,
     MatchRequest,
     MatchResponse,
@@ -154,42 +153,16 @@ async def match(tenant: TenantId, body: MatchRequest, state: State, caller: Call
 
 @router.get("/gate", response_model=GateResponse, summary="The gate the tenant's matcher applies now")
 async def get_gate(tenant: TenantId, state: State, caller: Caller) -> dict[str, Any]:
-    """The calibrated gate when one is stored, else the one the matcher measured on the rulebook (at the tenant's
-    stored quantile, when it has one)."""
+    """The calibrated gate when one is stored, else the one the matcher measured (on the rulebook, or an adapted
+    encoder's)."""
 
     def work() -> dict[str, Any]:
         matcher = state.matchers.get(tenant)
         stored = state.store.load_gate(tenant)
-        quantile = gate_quantile_setting(stored)
-        return {"tenant_id": tenant, "version": state.store.version(tenant),
-                "calibrated": stored is not None and quantile is None, "gate_quantile": quantile,
+        return {"tenant_id": tenant, "version": state.store.version(tenant), "calibrated": stored is not None,
                 "gate": matcher.gate().to_dict()}  # fmt: skip
 
     return await state.run(work)
-
-
-@router.put("/gate", response_model=GateResponse, summary="Store a gate quantile for the tenant")
-async def set_gate_quantile(
-    tenant: TenantId, body: GateQuantileRequest, state: State, caller: Caller
-) -> dict[str, Any]:
-    """Stores where the rulebook's own gate is measured for this tenant (replacing a calibrated gate): every
-    replica's matcher uses it from its next refresh. ``dry_run``: only shows the gate it gives."""
-
-    def work() -> dict[str, Any]:
-        setting = quantile_setting(body.gate_quantile)
-        matcher = snapshot_matcher(state.store, tenant)
-        if not len(matcher):
-            raise NotFoundError(
-                f"tenant {tenant!r} has no rules to gate", location=tenant, hint="import its rules first"
-            )
-        matcher.set_calibration(None)
-        matcher.set_gate_quantile(body.gate_quantile)
-        gate = matcher.gate().to_dict()
-        version = state.store.version(tenant) if body.dry_run else state.store.save_gate(tenant, setting)
-        return {"tenant_id": tenant, "version": version, "calibrated": False, "gate_quantile": body.gate_quantile,
-                "gate": gate}  # fmt: skip
-
-    return await state.run(work, timeout=False)
 
 
 @router.post("/gate", response_model=GateResponse, summary="Calibrate the tenant's gate from labelled messages")
@@ -219,7 +192,7 @@ async def calibrate(tenant: TenantId, body: CalibrateRequest, state: State, call
     return await state.run(work, timeout=False)
 
 
-@router.delete("/gate", response_model=GateResponse, summary="Remove the tenant's calibrated gate or gate quantile")
+@router.delete("/gate", response_model=GateResponse, summary="Remove the tenant's calibrated gate")
 async def clear_gate(tenant: TenantId, state: State, caller: Caller) -> dict[str, Any]:
     def work() -> dict[str, Any]:
         version = state.store.save_gate(tenant, None)

@@ -60,8 +60,8 @@ class MatchRequest(BaseModel):
     tags: list[str] | None = Field(default=None, max_length=100)
     """Only rules carrying at least one of these tags."""
     gate_quantile: float | None = Field(default=None, gt=0, lt=1)
-    """For this request, the quantile of the rulebook's automatic gate (None: the tenant's setting, else the default;
-    docs/matching.md says which value serves which out-of-scope traffic). A calibrated gate comes first."""
+    """For this request, the quantile of the rulebook's automatic gate (None: the default; see docs/matching.md).
+    A calibrated gate comes first."""
 
 
 class MatchResponse(BaseModel):
@@ -104,17 +104,6 @@ class CalibrateRequest(BaseModel):
     """Compute and return the gate without storing it."""
 
 
-class GateQuantileRequest(BaseModel):
-    """A quantile to store as the tenant's gate setting (instead of a calibrated gate)."""
-
-    model_config = _STRICT
-    gate_quantile: float = Field(gt=0, lt=1)
-    """Where the rulebook's own gate is measured (by default 0.24 with a margin band; 0.08 for mostly off-topic
-    out-of-scope messages, 0.14 for a mix: docs/matching.md)."""
-    dry_run: bool = False
-    """Return the gate it gives without storing it."""
-
-
 class GateResponse(BaseModel):
     model_config = _STRICT
     tenant_id: str
@@ -122,8 +111,6 @@ class GateResponse(BaseModel):
     """The tenant's version (after storing the gate)."""
     calibrated: bool
     """Whether a calibrated gate is stored for the tenant."""
-    gate_quantile: float | None = None
-    """The gate quantile stored for the tenant, when it stores one instead of a calibrated gate."""
     gate: dict[str, Any] | None
     """The gate (see the match response's ``gate``); None after removing it."""
 

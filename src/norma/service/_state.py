@@ -73,9 +73,12 @@ class ServiceState:
             store = self.store
             with self._lock:
                 if self._matchers is None:
-                    from norma.matching import TenantMatchers
+                    from norma.embeddings import find_model_dir
+                    from norma.matching import TenantMatchers, read_held_out
 
-                    self._matchers = TenantMatchers(store)
+                    directory, packaged = find_model_dir()  # an adapted encoder's gate, handed to the matchers
+                    held_out = None if packaged else read_held_out(directory)
+                    self._matchers = TenantMatchers(store, held_out=held_out)
                 matchers = self._matchers
         return matchers
 

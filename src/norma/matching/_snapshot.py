@@ -1,0 +1,274 @@
+"""A rulebook file compiled once: :func:`file_matcher` keeps one snapshot per (file bytes, norma version, model) in
+the user's cache folder, so matching the same file again neither parses, embeds nor measures anything.
+
+A snapshot is a folder ``<cache>/rulebooks/<file key>-<model key>/`` holding
+
+* ``rules.json``: the rules as the reader accepted them (read back with ``Rule.from_stored``, much faster than
+  validating YAML again), the model id and, per rule, how many vector rows it has (the rows follow the rules'
+  order, each rule's in :func:`~norma.rules.rule_texts` order);
+* ``vectors.npy``: those rows (float32, as the embedder returned them), memory-mapped when read;
+* ``gates.json`` (optional): the measured rulebook gates (one per quantile and probe setting asked for).
+
+A folder is written whole under a temporary name and renamed into place, ``gates.json`` through a temporary file:
+a reader sees a snapshot whole or not at all. A snapshot that does not read back (missing, truncated, another
+format) is ignored and written again: a cache only costs time. Messages are never written here; the rule texts of
+the first build also go through the user's embedding cache (``EmbeddingCache.in_user_cache``), so an edited file
+embeds only its changed texts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from norma.embeddings import Embedder, get_embedder, user_cache_dir
+from norma.errors import NormaError
+from norma.matching._config import MatchConfig
+from norma.matching._files import load_rules
+from norma.matching._gate import (
+    HeldOut,
+    RulebookGate,
+    band_key,
+    default_held_out,
+    gate_from_dict,
+    rulebook_settings,
+)
+from norma.matching._matcher import RuleMatcher
+from norma.rules import Rule, rule_texts
+
+__all__ = ["file_matcher", "snapshot_dir"]
+
+_FORMAT = 1
+_FOLDER = "rulebooks"
+_RULES = "rules.json"
+_VECTORS = "vectors.npy"
+_GATES = "gates.json"
+_MAX_GATES = 8  # gates kept per snapshot (one per quantile / probe setting asked for)
+
+
+def file_matcher(
+    path: str | os.PathLike[str],
+    config: MatchConfig | None = None,
+    *,
+    embedder: Embedder | None = None,
+    held_out: HeldOut | None = None,
+) -> RuleMatcher:
+    """The rules of a YAML / JSON rulebook file in a :class:`RuleMatcher`, compiled once per (file bytes, norma
+    version, model) and kept in the user's cache folder (:func:`norma.embeddings.user_cache_dir`, see the module
+    docstring): a second call on an unchanged file reads the rules, their vectors and the measured rulebook gate
+    back instead of parsing, embedding and measuring them.
+
+    ``embedder`` defaults to :func:`norma.embeddings.get_embedder`; ``held_out``: the embedder's, when it is an
+    adapted encoder (:func:`~norma.matching.read_held_out`): the matcher's gate is then the adapted one (with the
+    default embedder, the default model folder's, ``$NORMA_MODEL_DIR``). A file that
+    cannot be read or parsed raises what :func:`~norma.matching.load_rules` raises; a cache folder that cannot be
+    read or written only costs time.
+    """
+    cfg = config if config is not None else MatchConfig()
+    if embedder is None and held_out is None:
+        held_out = default_held_out()
+    source = Path(path)
+    try:
+        data = source.read_bytes()
+    except OSError:
+        return RuleMatcher(load_rules(source), cfg, embedder=embedder, gate=held_out)  # the reader reports it
+    model_embedder = embedder if embedder is not None else get_embedder()
+    model = model_embedder.model_id
+    file_key = _file_key(data)
+    folder = _cache_folder()
+    kept = _read(folder / _name(file_key, model)) if folder is not None else None
+    matcher = kept.matcher(cfg, embedder) if kept is not None and kept.model == model else None
+    if kept is not None and matcher is not None:
+        if held_out is not None:
+            matcher.set_gate(held_out)
+        else:
+            _keep_gate(matcher, cfg, kept.gates, kept.folder)
+        return matcher
+    rules = load_rules(source)
+    rows, vectors = _embed(rules, model_embedder)
+    matcher = RuleMatcher(rules, cfg, embedder=embedder, vectors=_by_rule(rules, rows, vectors), gate=held_out)
+    gate = _gate(matcher, cfg, []) if held_out is None else None
+    if folder is not None:
+        _write(folder, _name(file_key, model), model, rules, rows, vectors, gate)
+    return matcher
+
+
+def snapshot_dir() -> Path:
+    """Where :func:`file_matcher` keeps its snapshots (``<user cache folder>/rulebooks``; maybe not created yet)."""
+    return user_cache_dir() / _FOLDER
+
+
+# -- the gate (the two calls into the gate API) ----------------------------------------------------------------------
+
+
+def _gate(matcher: RuleMatcher, config: MatchConfig, kept: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Give ``matcher`` a kept rulebook gate that fits ``config``; else measure it. Returns the gate to keep (None
+    when a kept one was taken, or when ``config``'s gate is not a measured rulebook gate)."""
+    if config.threshold != "auto":
+        return None
+    settings = rulebook_settings(config)
+    for data in kept:
+        try:
+            gate = gate_from_dict(data)
+        except NormaError:  # a kept gate that does not read back: measure it
+            continue
+        if isinstance(gate, RulebookGate) and (gate.quantile, band_key(gate.band)) == settings:
+            matcher.set_gate(gate)  # measured on these very rules: used until they change
+            return None
+    measured = matcher.gate(config)
+    return measured.to_dict() if isinstance(measured, RulebookGate) else None
+
+
+def _keep_gate(matcher: RuleMatcher, config: MatchConfig, kept: list[dict[str, Any]], folder: Path) -> None:
+    """Take a kept gate, or measure one and add it to the snapshot's."""
+    gate = _gate(matcher, config, kept)
+    if gate is not None:
+        _write_file(folder / _GATES, json.dumps([gate, *kept][:_MAX_GATES]).encode())
+
+
+# -- reading ---------------------------------------------------------------------------------------------------------
+
+
+class _Snapshot:
+    """A snapshot read back: its model, gates and stored rules (checked, with their vectors, by :meth:`matcher`)."""
+
+    def __init__(self, folder: Path) -> None:
+        meta = json.loads((folder / _RULES).read_bytes())
+        if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
+            raise ValueError("another snapshot format")
+        self.folder = folder
+        self.model: str = meta["model"]
+        self._rules: list[Mapping[str, Any]] = meta["rules"]
+        self._rows: list[int] = meta["rows"]
+        if len(self._rows) != len(self._rules) or not all(isinstance(n, int) and n > 0 for n in self._rows):
+            raise ValueError("rows do not match the rules")
+        try:
+            gates = json.loads((folder / _GATES).read_bytes())
+        except (OSError, ValueError):
+            gates = []
+        self.gates: list[dict[str, Any]] = [g for g in gates if isinstance(g, dict)] if isinstance(gates, list) else []
+
+    def matcher(self, config: MatchConfig, embedder: Embedder | None) -> RuleMatcher | None:
+        """The matcher of the snapshot's rules and vectors; None when they do not read back whole."""
+        try:
+            rules = [Rule.from_stored(item) for item in self._rules]
+            # memory-mapped, read as a plain array (slices of a np.memmap cost more than the rows they hold)
+            vectors = np.asarray(np.load(self.folder / _VECTORS, mmap_mode="r", allow_pickle=False))
+            if vectors.dtype != np.float32 or vectors.ndim != 2 or len(vectors) != sum(self._rows):
+                return None
+            if any(len(rule_texts(rule)) != count for rule, count in zip(rules, self._rows, strict=True)):
+                return None
+            return RuleMatcher(rules, config, embedder=embedder, vectors=_by_rule(rules, self._rows, vectors))
+        except (OSError, ValueError, TypeError, KeyError, NormaError):
+            return None
+
+
+def _read(folder: Path) -> _Snapshot | None:
+    try:
+        return _Snapshot(folder)
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+
+
+def _by_rule(rules: list[Rule], rows: list[int], vectors: np.ndarray) -> dict[str, np.ndarray]:
+    out: dict[str, np.ndarray] = {}
+    start = 0
+    for rule, count in zip(rules, rows, strict=True):
+        out[rule.id] = vectors[start : start + count]
+        start += count
+    return out
+
+
+# -- building and writing --------------------------------------------------------------------------------------------
+
+
+def _embed(rules: list[Rule], embedder: Embedder) -> tuple[list[int], np.ndarray]:
+    """Every rule text's vector, through the user's embedding cache when it opens (rows in rule order)."""
+    from norma.embeddings import CachedEmbedder, EmbeddingCache
+
+    texts_of = [rule_texts(rule) for rule in rules]
+    texts = [text for texts in texts_of for text in texts]
+    rows = [len(texts) for texts in texts_of]
+    if not texts:
+        return rows, np.zeros((0, embedder.dim), dtype=np.float32)
+    try:
+        cache = EmbeddingCache.in_user_cache()
+    except NormaError:  # no cache folder: embed every text
+        return rows, np.asarray(embedder.embed(texts), dtype=np.float32)
+    try:
+        return rows, np.asarray(CachedEmbedder(embedder, cache).embed(texts), dtype=np.float32)
+    finally:
+        cache.close()
+
+
+def _write(
+    folder: Path,
+    name: str,
+    model: str,
+    rules: list[Rule],
+    rows: list[int],
+    vectors: np.ndarray,
+    gate: dict[str, Any] | None,
+) -> None:
+    """Write a snapshot whole under a temporary name, then rename it into place (replacing one that did not read
+    back); any failure leaves no snapshot, and no error."""
+    target = folder / name
+    partial: Path | None = None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        partial = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=folder))
+        meta = {"format": _FORMAT, "model": model, "rules": [rule.to_dict() for rule in rules], "rows": rows}
+        (partial / _RULES).write_text(json.dumps(meta), encoding="utf-8")
+        np.save(partial / _VECTORS, np.ascontiguousarray(vectors, dtype=np.float32), allow_pickle=False)
+        if gate is not None:
+            (partial / _GATES).write_text(json.dumps([gate]), encoding="utf-8")
+        if target.exists():  # a snapshot that did not read back: out of the way first
+            stale = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".old", dir=folder))
+            os.replace(target, stale / "snapshot")
+            shutil.rmtree(stale, ignore_errors=True)
+        os.replace(partial, target)
+        partial = None
+    except OSError:
+        pass
+    finally:
+        if partial is not None:
+            shutil.rmtree(partial, ignore_errors=True)
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    """Write a file whole or not at all (through a temporary file); failures are ignored."""
+    try:
+        fd, partial = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(partial, path)
+    except OSError:
+        Path(partial).unlink(missing_ok=True)
+
+
+def _cache_folder() -> Path | None:
+    try:
+        return snapshot_dir()
+    except (OSError, RuntimeError):  # no home folder to put it in
+        return None
+
+
+def _file_key(data: bytes) -> str:
+    from norma._version import __version__
+
+    return hashlib.sha256(data + b"\0" + __version__.encode()).hexdigest()[:32]
+
+
+def _name(file_key: str, model_id: str) -> str:
+    return f"{file_key}-{hashlib.sha256(model_id.encode()).hexdigest()[:16]}"

@@ -1,0 +1,198 @@
+"""file_matcher: one compiled snapshot per rulebook file in the user's cache folder (real files, the real model)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from norma.embeddings import EmbedderWrapper, get_embedder
+from norma.errors import InvalidInputError
+from norma.matching import MatchConfig, RuleMatcher, load_rules
+from norma.matching import _snapshot as snapshot_module
+from norma.matching._snapshot import file_matcher
+from norma.rules import RulebookError, rule_texts
+from tests.conftest import EXAMPLES
+
+pytestmark = pytest.mark.model
+
+BANKING = EXAMPLES / "rulebooks" / "banking-support.yaml"
+MESSAGES = ["my bank card went missing yesterday", "how do I close my account", "what is the weather on mars"]
+
+
+class Counting(EmbedderWrapper):
+    """The real embedder, counting the texts it is asked to embed."""
+
+    def __init__(self) -> None:
+        super().__init__(get_embedder())
+        self.texts: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.texts.extend(texts)
+        return self.inner.embed(texts)
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("NORMA_CACHE_DIR", str(folder))
+    return folder
+
+
+@pytest.fixture
+def book(tmp_path: Path) -> Path:
+    path = tmp_path / "book.yaml"
+    shutil.copyfile(BANKING, path)
+    return path
+
+
+def results(matcher: RuleMatcher) -> list[dict[str, Any]]:
+    return [r.to_dict() for r in matcher.match_many(MESSAGES, explain=True, embedder=get_embedder())]
+
+
+def snapshots(cache_dir: Path) -> list[Path]:
+    return sorted(p for p in (cache_dir / "rulebooks").iterdir() if not p.name.startswith("."))
+
+
+def all_texts(path: Path) -> list[str]:
+    return [text for rule in load_rules(path) for text in rule_texts(rule)]
+
+
+def test_a_second_matcher_reads_the_snapshot(book: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first_embedder = Counting()
+    first = file_matcher(book, embedder=first_embedder)
+    assert sorted(first_embedder.texts) == sorted(all_texts(book))
+    (kept,) = snapshots(cache_dir)
+    assert {p.name for p in kept.iterdir()} == {"rules.json", "vectors.npy", "gates.json"}
+    # neither the embedding cache nor the reader is there for the second matcher: all of it comes from the snapshot
+    shutil.rmtree(cache_dir / "embeddings")
+
+    def no_parsing(path: object) -> None:
+        raise AssertionError("the file was parsed again")
+
+    monkeypatch.setattr(snapshot_module, "load_rules", no_parsing)
+    second_embedder = Counting()
+    second = file_matcher(book, embedder=second_embedder)
+    assert second_embedder.texts == []
+    assert second.rules == first.rules
+    assert results(second) == results(first)
+    for rule in first.rules:
+        assert np.array_equal(second.vectors_for(rule.id), first.vectors_for(rule.id))
+    assert snapshots(cache_dir) == [kept]
+
+
+def test_the_default_embedder(book: Path, cache_dir: Path) -> None:
+    first = file_matcher(book)
+    second = file_matcher(book)
+    assert second.embedder is get_embedder()
+    assert results(second) == results(first)
+
+
+def test_an_edited_file_gets_a_new_snapshot(book: Path, cache_dir: Path) -> None:
+    first = file_matcher(book, embedder=Counting())
+    rule = first.rules[0]
+    text = book.read_text(encoding="utf-8")
+    assert text.count(rule.condition_text) == 1
+    book.write_text(text.replace(rule.condition_text, "the customer wants to talk about penguins"), encoding="utf-8")
+    counting = Counting()
+    edited = file_matcher(book, embedder=counting)
+    assert edited.rules[0].condition_text == "the customer wants to talk about penguins"
+    changed = [t for t in rule_texts(edited.rules[0]) if t not in rule_texts(rule)]
+    assert changed
+    assert counting.texts == changed  # the other texts come from the embedding cache
+    assert len(snapshots(cache_dir)) == 2
+    again = Counting()
+    assert file_matcher(book, embedder=again).rules == edited.rules
+    assert again.texts == []
+
+
+@pytest.mark.parametrize(
+    ("damaged", "content"),
+    [
+        ("vectors.npy", b"\x93NUMPY truncated"),
+        ("vectors.npy", None),
+        ("rules.json", b"{not json"),
+        ("rules.json", b'{"format": 99}'),
+        ("gates.json", b"[{]"),
+    ],
+)
+def test_a_damaged_snapshot_is_rebuilt(book: Path, cache_dir: Path, damaged: str, content: bytes | None) -> None:
+    first = file_matcher(book, embedder=Counting())
+    (kept,) = snapshots(cache_dir)
+    if content is None:
+        (kept / damaged).unlink()
+    else:
+        (kept / damaged).write_bytes(content)
+    shutil.rmtree(cache_dir / "embeddings")  # rebuilding embeds again: the damage was noticed
+    counting = Counting()
+    rebuilt = file_matcher(book, embedder=counting)
+    assert results(rebuilt) == results(first)
+    if damaged == "gates.json":
+        assert counting.texts == []  # only the gate is measured again
+    else:
+        assert sorted(counting.texts) == sorted(all_texts(book))
+    assert snapshots(cache_dir) == [kept]
+    assert json.loads((kept / "gates.json").read_bytes()) == [first.gate().to_dict()]
+    vectors = np.load(kept / "vectors.npy")
+    assert vectors.shape == (len(all_texts(book)), get_embedder().dim)
+    shutil.rmtree(cache_dir / "embeddings", ignore_errors=True)  # the snapshot written again reads back whole
+    reread = Counting()
+    file_matcher(book, embedder=reread)
+    assert reread.texts == []
+
+
+def test_the_measured_gate_is_kept_and_reused(book: Path, cache_dir: Path) -> None:
+    first = file_matcher(book, embedder=Counting())
+    gate = first.gate().to_dict()
+    assert gate["kind"] == "rulebook"
+    (kept,) = snapshots(cache_dir)
+    assert json.loads((kept / "gates.json").read_bytes()) == [gate]
+    # the next matcher takes the kept gate instead of measuring it: a forged threshold shows through
+    forged = {**gate, "threshold": 0.99, "terms": {**gate["terms"], "band_threshold": 0.98}}
+    (kept / "gates.json").write_text(json.dumps([forged]), encoding="utf-8")
+    second = file_matcher(book, embedder=Counting())
+    assert second.gate().threshold == 0.99
+    assert all(not r for r in second.match_many(MESSAGES, embedder=get_embedder()))
+    # another quantile: not the kept gate; measured and kept beside it
+    low = MatchConfig(gate_quantile=0.08)
+    third = file_matcher(book, low, embedder=Counting())
+    assert third.gate(low).to_dict()["terms"]["quantile"] == 0.08
+    assert third.gate(low).threshold < gate["threshold"]
+    assert json.loads((kept / "gates.json").read_bytes()) == [third.gate(low).to_dict(), forged]
+    assert file_matcher(book, embedder=Counting()).gate().threshold == 0.99
+    # a fixed threshold measures nothing and keeps nothing new
+    fixed = file_matcher(book, MatchConfig(threshold=0.5), embedder=Counting())
+    assert fixed.gate().kind != "rulebook"
+    assert len(json.loads((kept / "gates.json").read_bytes())) == 2
+
+
+def test_a_bad_file_raises_what_the_reader_raises_and_keeps_nothing(tmp_path: Path, cache_dir: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("rules: [{id: r}]", encoding="utf-8")
+    with pytest.raises(RulebookError, match="condition_text"):
+        file_matcher(bad, embedder=Counting())
+    with pytest.raises(RulebookError, match="condition_text"):
+        file_matcher(bad, embedder=Counting())
+    assert not (cache_dir / "rulebooks").exists()
+    with pytest.raises(InvalidInputError, match=r"missing\.yaml"):
+        load_rules(tmp_path / "missing.yaml")
+    with pytest.raises(InvalidInputError, match=r"missing\.yaml"):
+        file_matcher(tmp_path / "missing.yaml", embedder=Counting())
+
+
+def test_a_cache_folder_that_cannot_be_written_only_costs_time(
+    book: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("", encoding="utf-8")
+    monkeypatch.setenv("NORMA_CACHE_DIR", str(blocker))
+    counting = Counting()
+    matcher = file_matcher(book, embedder=counting)
+    assert sorted(counting.texts) == sorted(all_texts(book))
+    assert len(matcher) == len(load_rules(book))
+    assert blocker.read_text(encoding="utf-8") == ""
