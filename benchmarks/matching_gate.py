@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _devsets import DevSet, banking77_subset, banking77_test, dev_sets, foreign, fresh_sets
 from norma.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
-from norma.matching import Gate, MatchConfig, MatchResult, Rule, RuleMatcher
+from norma.matching import Gate, HeldOut, MatchConfig, MatchResult, Rule, RuleMatcher
 
 REPO = Path(__file__).resolve().parents[1]
 CACHE = REPO / ".cache" / "matching_bench.sqlite"
@@ -75,9 +75,9 @@ def objective(expected: list[frozenset[str]], ranked: list[Candidates], limits: 
 class Draw:
     """One draw matched once without a gate (every candidate kept, at most 10), with its best single threshold."""
 
-    def __init__(self, dev: DevSet, embedder: CachedEmbedder) -> None:
+    def __init__(self, dev: DevSet, embedder: CachedEmbedder, held_out: HeldOut | None = None) -> None:
         self.name, self.part = dev.name, dev.part
-        self.matcher = RuleMatcher(dev.rules, embedder=embedder)
+        self.matcher = RuleMatcher(dev.rules, embedder=embedder, gate=held_out)  # an adapted encoder's gate, if any
         texts = [m.text for m in dev.messages]
         ungated = MatchConfig(threshold=None, max_matched=10)
         vectors = list(embedder.embed(texts))
@@ -103,7 +103,7 @@ class Draw:
         return objective(self.expected, self.ranked, [float(x) for x in limit])
 
     def gate(self, quantile: float) -> float:
-        """The rulebook gate's threshold at ``quantile`` without a band."""
+        """The automatic gate's threshold at ``quantile`` without a band (the rulebook's, or an adapted encoder's)."""
         threshold = self.matcher.gate(MatchConfig(gate_quantile=quantile, gate_band_quantile=None)).threshold
         assert threshold is not None
         return threshold

@@ -99,3 +99,39 @@ def test_import_norma_loads_no_capability() -> None:
     code = "import sys, norma; print(sorted(m for m in sys.modules if m.startswith('norma')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['norma', 'norma._version', 'norma.errors']"
+
+
+MATCHING = {
+    "AdaptedGate", "CalibratedGate", "Diagnosis", "DroppedRule", "FixedGate", "Gate", "HeldOut", "LabelledMessage",
+    "LabelledMessagesError", "MatchConfig", "MatchExplanation", "MatchResult", "MatchedRule", "NoGate", "Rule",
+    "RuleMatcher", "RulebookEvaluation", "RulebookGate", "Scope", "SessionState", "TenantMatchers", "calibrate_gate",
+    "candidate_matcher", "diagnose_rulebook", "evaluate_rulebook", "file_matcher", "fill_examples",
+    "generate_examples", "load_labelled", "load_rules", "read_held_out", "snapshot_matcher", "synthesize_labelled",
+    "tenant_gate", "tenant_matcher", "tenant_matchers",
+}  # fmt: skip
+
+
+def test_matching_exports_what_a_user_needs_and_no_study_hook() -> None:
+    import norma.matching
+
+    assert set(norma.matching.__all__) == MATCHING
+    for hook in ("observe", "fit_gate", "Observed", "CALIBRATION_PRIOR", "GATE_MIN_PROBES", "probe_similarities"):
+        with pytest.raises(AttributeError):
+            getattr(norma.matching, hook)
+
+
+def test_importing_matching_loads_none_of_its_modules_until_a_name_is_used() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, norma.matching\n"
+        "print(sorted(m for m in sys.modules if m.startswith('norma.matching.')))\n"
+        "norma.matching.MatchConfig\n"
+        "print(sorted(m for m in sys.modules if m.startswith('norma.matching.')))\n"
+    )
+    before, after = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert before == "[]"
+    assert after == "['norma.matching._config']"

@@ -13,6 +13,7 @@ from norma.matching import Rule, RuleMatcher, candidate_matcher
 from norma.rules import rule_texts
 from norma.store import PostgresRuleStore, open_store
 from tests._pgserver import fresh_database
+from tests.store.test_gates import MEASURED
 
 
 @pytest.fixture
@@ -129,18 +130,6 @@ def test_candidate_matcher_holds_only_the_nearest_rules(pg_url: str, embedder: E
         assert small.match("I want my money back")[0].rule.id == "refund"
     finally:
         store.close()
-
-
-# 4 rules x 6 examples = 24 example texts: enough for the rulebook's own gate (20 needed)
-MEASURED = [
-    Rule(id=name, condition_text=f"customer asks about {name}", examples=[f"{text} {k}" for k in range(6)])
-    for name, text in (
-        ("refund", "I want my money back for order"),
-        ("lost-card", "my card was stolen on day"),
-        ("delivery", "where is my parcel number"),
-        ("greeting", "hello there friend number"),
-    )
-]
 
 
 def test_candidate_matcher_applies_the_tenants_gate_whatever_the_message(pg_url: str, embedder: Embedder) -> None:

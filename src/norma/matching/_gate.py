@@ -22,7 +22,6 @@ on the message. How each default was chosen: docs/design/040-matching.md.
 from __future__ import annotations
 
 import heapq
-import json
 import math
 import os
 import zlib
@@ -71,7 +70,6 @@ MAX_PROBES = 2048
 _BUDGET = 1 << 24  # most probe x rule-vector products a measurement takes; the sample shrinks past it
 _MIN_SAMPLE = 256
 _CHUNK_ROWS = 16_384
-_ADAPTED_FILE = "norma_adapted.json"  # written by norma.embeddings.adapt_encoder
 
 GateScore = Literal["similarity", "final"]
 
@@ -499,14 +497,11 @@ class HeldOut:
 def read_held_out(model_dir: str | os.PathLike[str]) -> HeldOut | None:
     """The held-out similarities an adapted encoder's folder stores for its gate; None when the folder is not an
     adapted encoder or stores too few (fewer than 20); ConfigError when the record is malformed."""
-    path = Path(model_dir) / _ADAPTED_FILE
-    if not path.is_file():
-        return None
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"cannot read {_ADAPTED_FILE}: {exc}", source=str(path)) from exc
-    data = record.get("gate") if isinstance(record, dict) else None
+    from norma.embeddings import ADAPTED_FILE, adapted_info
+
+    record = adapted_info(model_dir)  # the adapting record, as data
+    path = Path(model_dir) / ADAPTED_FILE
+    data = record.get("gate") if record is not None else None
     if not isinstance(data, dict):
         return None
     values = data.get("similarities")
@@ -518,7 +513,7 @@ def read_held_out(model_dir: str | os.PathLike[str]) -> HeldOut | None:
         or not isinstance(sketch, list)
         or not all(isinstance(k, int) for k in sketch)
     ):
-        raise ConfigError(f"{_ADAPTED_FILE} holds a malformed gate", source=str(path))
+        raise ConfigError(f"{ADAPTED_FILE} holds a malformed gate", source=str(path))
     rules, texts = data.get("rules"), data.get("texts")
     return HeldOut(
         tuple(sorted(float(v) for v in values)),

@@ -10,7 +10,6 @@ fires, cooldown) -> sort by (-final, -priority, id), the first ``max_matched`` -
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -292,6 +291,8 @@ class RuleMatcher:
         embedder: Embedder | None = None,
     ) -> MatchResult:
         """:meth:`match` in a worker thread, for async services (the event loop is not blocked)."""
+        import asyncio  # here: a CLI run never pays for it
+
         return await asyncio.to_thread(
             self.match, message, session, explain=explain, tags=tags, config=config, embedder=embedder
         )
