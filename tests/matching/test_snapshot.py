@@ -196,3 +196,41 @@ def test_a_cache_folder_that_cannot_be_written_only_costs_time(
     assert sorted(counting.texts) == sorted(all_texts(book))
     assert len(matcher) == len(load_rules(book))
     assert blocker.read_text(encoding="utf-8") == ""
+
+
+def test_the_least_recently_used_snapshots_are_evicted(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from norma.matching import _snapshot
+
+    monkeypatch.setattr(_snapshot, "MAX_SNAPSHOTS", 2)
+    rulebooks = cache_dir / "rulebooks"
+    rulebooks.mkdir(parents=True)
+    (rulebooks / "0123.json").write_text("[]", encoding="utf-8")  # what the CLI kept here before snapshots
+    (rulebooks / "0123.gate-abc.json").write_text("{}", encoding="utf-8")
+    books = []
+    for n in range(3):
+        path = tmp_path / f"book{n}.yaml"
+        path.write_text(f"rules:\n  - id: r{n}\n    condition_text: the customer asks about topic {n}\n", "utf-8")
+        books.append(path)
+    first = file_matcher(books[0], embedder=Counting())
+    file_matcher(books[1], embedder=Counting())
+    assert len(snapshots(cache_dir)) == 2
+    assert not list(rulebooks.glob("*.json"))  # the former cache files are gone
+    (older,) = [p for p in snapshots(cache_dir) if (p / "rules.json").read_text().count("r0")]
+    os.utime(older, (1, 1))  # book0's snapshot: long unused...
+    file_matcher(books[0], embedder=Counting())  # ...until now: reading it marks it used
+    file_matcher(books[2], embedder=Counting())  # a third: book1's, the least recently used, goes
+    kept = {json_rules(p) for p in snapshots(cache_dir)}
+    assert kept == {"r0", "r2"}
+    counting = Counting()
+    assert file_matcher(books[0], embedder=counting).rules == first.rules
+    assert counting.texts == []  # still a snapshot
+
+
+def json_rules(folder: Path) -> str:
+    import json
+
+    return str(json.loads((folder / "rules.json").read_text(encoding="utf-8"))["rules"][0]["id"])

@@ -44,7 +44,7 @@ from norma.matching._gate import (
 from norma.matching._matcher import RuleMatcher
 from norma.rules import Rule, rule_texts
 
-__all__ = ["file_matcher", "snapshot_dir"]
+__all__ = ["MAX_SNAPSHOTS", "file_matcher", "snapshot_dir"]
 
 _FORMAT = 1
 _FOLDER = "rulebooks"
@@ -52,6 +52,9 @@ _RULES = "rules.json"
 _VECTORS = "vectors.npy"
 _GATES = "gates.json"
 _MAX_GATES = 8  # gates kept per snapshot (one per quantile / probe setting asked for)
+MAX_SNAPSHOTS = 16
+"""Snapshots kept in the cache folder: past it, writing one removes the least recently used (a 3,000-rule file's is
+about 14 MB)."""
 
 
 def file_matcher(
@@ -173,7 +176,9 @@ class _Snapshot:
 
 def _read(folder: Path) -> _Snapshot | None:
     try:
-        return _Snapshot(folder)
+        snapshot = _Snapshot(folder)
+        os.utime(folder)  # used now: the last to be evicted
+        return snapshot
     except (OSError, ValueError, TypeError, KeyError):
         return None
 
@@ -236,11 +241,23 @@ def _write(
             shutil.rmtree(stale, ignore_errors=True)
         os.replace(partial, target)
         partial = None
+        _evict(folder)
     except OSError:
         pass
     finally:
         if partial is not None:
             shutil.rmtree(partial, ignore_errors=True)
+
+
+def _evict(folder: Path) -> None:
+    """Keep the :data:`MAX_SNAPSHOTS` most recently used snapshots (a snapshot read is touched); remove the files the
+    CLI kept here before snapshots (``<key>.json``, ``<key>.gate-<model>.json``)."""
+    for stale in folder.glob("*.json"):
+        stale.unlink(missing_ok=True)
+    kept = [entry for entry in folder.iterdir() if entry.is_dir() and not entry.name.startswith(".")]
+    kept.sort(key=lambda entry: entry.stat().st_mtime, reverse=True)
+    for old in kept[MAX_SNAPSHOTS:]:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def _write_file(path: Path, data: bytes) -> None:
