@@ -21,6 +21,10 @@ settings.load_profile("random" if os.environ.get("NORMA_HYPOTHESIS") == "random"
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
 
+# The tests never write to the user's cache folder (rulebook snapshots, embedding and model caches): they use the
+# checkout's own (.cache/, ignored by git), unless the caller chose one. Tests of the cache itself set their own.
+os.environ.setdefault("NORMA_CACHE_DIR", str(REPO / ".cache" / "test-user-cache"))
+
 
 @dataclass
 class CliResult:

@@ -13,7 +13,15 @@ from norma.batch._job import Outcome, Worker
 from norma.batch._stable import embed_stable
 from norma.embeddings import BertEmbedder, get_embedder
 from norma.errors import ConflictError, InvalidInputError, NormaError
-from norma.matching import MatchConfig, RuleMatcher, SessionState, load_rules, read_held_out, snapshot_matcher
+from norma.matching import (
+    MatchConfig,
+    RuleMatcher,
+    SessionState,
+    file_matcher,
+    load_rules,
+    read_held_out,
+    snapshot_matcher,
+)
 from norma.store import open_tenant_store
 
 __all__ = ["MatchJob", "match_payload"]
@@ -134,7 +142,7 @@ class MatchJob:
         config = MatchConfig.model_validate_json(self.config_json)
         held_out = read_held_out(embedder.model_dir)  # the encoder's gate, when it is an adapted one
         if self.tenant_id is None:
-            return RuleMatcher(load_rules(self.rules_path), config, embedder=embedder, gate=held_out)
+            return file_matcher(self.rules_path, config, embedder=embedder, held_out=held_out)  # compiled once
         with open_tenant_store(self.tenant_id, self.db_url) as store:
             matcher = snapshot_matcher(store, self.tenant_id, embedder=embedder, config=config, held_out=held_out)
             version = store.version(self.tenant_id)
