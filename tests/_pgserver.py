@@ -28,7 +28,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["fresh_database", "postgres_server"]
+__all__ = ["ControlledServer", "controlled_postgres", "fresh_database", "postgres_server"]
 
 _counter = itertools.count(1)
 _lock = threading.Lock()
@@ -95,3 +95,73 @@ def fresh_database(url: str, *, prefix: str = "norma_test") -> str:
     head, sep, query = url.partition("?")
     root = head.rsplit("/", 1)[0]
     return f"{root}/{name}{sep}{query}"
+
+
+class ControlledServer:
+    """A test PostgreSQL that a test can stop, SIGKILL, freeze (SIGSTOP) and start again, on the same data."""
+
+    def __init__(self, server: Any) -> None:
+        self._server = server
+        self.url = str(server.get_uri())
+
+    def processes(self) -> list[Any]:
+        """The postmaster and every process it started (psutil processes)."""
+        import psutil
+
+        info = self._server.get_postmaster_info()
+        try:
+            root = psutil.Process(info.pid)
+            return [root, *root.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            return []
+
+    def stop(self) -> None:
+        """A clean shutdown (``pg_ctl stop``, fast mode: open transactions are rolled back)."""
+        self._server.stop()
+
+    def kill(self) -> None:
+        """SIGKILL the postmaster and all its processes at once (a crash, open transactions included)."""
+        import psutil
+
+        victims = self.processes()
+        for process in victims:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.kill()
+        psutil.wait_procs(victims, timeout=10)
+
+    def freeze(self) -> None:
+        """SIGSTOP every process: the server accepts nothing and answers nothing until :meth:`thaw`."""
+        import psutil
+
+        for process in self.processes():
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.suspend()
+
+    def thaw(self) -> None:
+        import psutil
+
+        for process in self.processes():
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.resume()
+
+    def start(self) -> None:
+        """Start the server again on its data directory (after :meth:`stop` or :meth:`kill`)."""
+        with self._server._lock:
+            self._server.ensure_postgres_running()
+
+
+@contextlib.contextmanager
+def controlled_postgres() -> Iterator[ControlledServer]:
+    """A throw-away server (``fsync`` on: a crash must not lose what was acknowledged) the test can break."""
+    pgserver = _import_pgserver()
+    base = Path(tempfile.mkdtemp(prefix="norma-pg-"))
+    server: Any = None
+    try:
+        server = pgserver.get_server(base / "data", cleanup_mode="delete")
+        yield ControlledServer(server)
+    finally:
+        if server is not None:
+            with contextlib.suppress(Exception):
+                ControlledServer(server).thaw()
+            server.cleanup()
+        shutil.rmtree(base, ignore_errors=True)

@@ -40,6 +40,7 @@ from norma.errors import (
     RateLimitedError,
     RubricError,
     StoreError,
+    StoreUnavailableError,
 )
 
 if _typing.TYPE_CHECKING:
@@ -98,6 +99,7 @@ __all__ = [
     "Scope",
     "SessionState",
     "StoreError",
+    "StoreUnavailableError",
     "__version__",
     "analyze",
     "build_query",

@@ -24,6 +24,7 @@ The tree (a class that lives outside this module names, in parentheses, the pack
     ├── ConfigError                 a setting, environment variable or config file that makes no sense
     ├── MissingDependencyError      an optional package or model is not installed; ImportError too
     ├── StoreError                  the rule store could not read or write; nothing half-written is kept
+    │   └── StoreUnavailableError   the store could not be reached or did not answer in time (retry later)
     ├── BackendError                a model, LLM or HTTP backend failed or answered nonsense
     │   └── LLMBackendError (norma.llm)   an LLM server that failed after every retry and fallback model
     └── RequestTimeoutError (norma.service)   a request that ran past the service's ``request_timeout``
@@ -53,6 +54,7 @@ __all__ = [
     "RateLimitedError",
     "RubricError",
     "StoreError",
+    "StoreUnavailableError",
 ]
 
 
@@ -150,6 +152,14 @@ class MissingDependencyError(NormaError, ImportError):
 
 class StoreError(NormaError):
     """The rule store could not read or write; a failed write leaves what was stored unchanged."""
+
+
+class StoreUnavailableError(StoreError):
+    """The rule store could not be reached, or did not answer within its deadline: a failed write was not written
+    (it is rolled back, or never committed), and retrying later may succeed."""
+
+    retry_after: float = 1.0
+    """Seconds after which a retry may find the store again (a service sends it as ``Retry-After``)."""
 
 
 class BackendError(NormaError):

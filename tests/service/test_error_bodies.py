@@ -78,7 +78,8 @@ async def test_an_unreachable_postgres_names_no_host() -> None:
     async with _client(app) as client:
         response = await client.get("/v1/tenants/acme/rules", headers=bearer(ADMIN_KEY))
     assert response.status_code == 503
-    assert response.json()["detail"] == "the rule store is not available"
+    assert response.json()["detail"] == "the rule store is unreachable; nothing was written"
+    assert response.headers["retry-after"] == "1"
     for leak in ("127.0.0.1", "secretdb", "nobody", "postgresql", "Connection refused"):
         assert leak not in response.text
 

@@ -139,7 +139,8 @@ async def test_store_down_is_503_and_not_ready() -> None:
         assert "nobody" not in rules.text or "***" in rules.text
         ready = await client.get("/v1/ready")
         assert ready.status_code == 503
-        assert ready.json()["checks"]["store"].startswith("error")
+        assert ready.json()["checks"]["store"].startswith("unreachable since ")
+        assert ready.headers["retry-after"] == "1"
 
 
 async def test_health_and_ready(client: httpx.AsyncClient) -> None:

@@ -38,7 +38,7 @@ def test_migrations_are_recorded_and_safe_to_re_run_concurrently(pg_url: str) ->
     assert errors == []
     with psycopg.connect(pg_url) as conn:
         rows = conn.execute("SELECT version, name FROM schema_migrations").fetchall()
-        assert [r[0] for r in rows] == [1, 2]
+        assert [r[0] for r in rows] == [1, 2, 3]
         assert conn.execute("SELECT count(*) FROM pg_extension WHERE extname = 'vector'").fetchone() == (1,)
 
 

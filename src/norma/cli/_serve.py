@@ -80,6 +80,20 @@ def _banner(host: str, port: int, demo: DemoTenant | None) -> dict[str, Any]:
 )
 @click.option("--body-timeout", type=float, default=None, help="Seconds to send a whole request body (default 30).")
 @click.option("--max-connections", type=int, default=None, help="Open connections per worker (default 1000).")
+@click.option("--store-connect-timeout", type=float, default=None, help="Seconds to connect to PostgreSQL (default 3).")
+@click.option("--store-read-timeout", type=float, default=None, help="Seconds a PostgreSQL read may wait (default 5).")
+@click.option(
+    "--store-write-timeout",
+    type=float,
+    default=None,
+    help="Seconds a PostgreSQL write may wait; then rolled back and 503 (default 20).",
+)
+@click.option(
+    "--stale-for",
+    type=float,
+    default=None,
+    help="Store unreachable: seconds cached matchers and recently verified keys still answer (0: never; default 300).",
+)
 @click.option("--cors-origin", "cors_origins", multiple=True, help="Allow browser calls from this origin (repeatable).")
 @click.option(
     "--graceful-timeout",
@@ -116,6 +130,10 @@ def serve(
     header_timeout: float | None,
     body_timeout: float | None,
     max_connections: int | None,
+    store_connect_timeout: float | None,
+    store_read_timeout: float | None,
+    store_write_timeout: float | None,
+    stale_for: float | None,
     cors_origins: tuple[str, ...],
     graceful_timeout: int,
     int8: bool,
@@ -137,6 +155,7 @@ def serve(
 
         from norma.cli._workers import reuse_port_available, run_reuse_port_workers
         from norma.service import SETTINGS_ENV, ServiceSettings, http_protocol, logging_config, seed_demo_tenant
+        from norma.service._settings import env_settings
     except ImportError as exc:
         raise MissingDependencyError(
             "the HTTP service", extra="service", install="pip install 'norma[service]'"
@@ -158,12 +177,17 @@ def serve(
         "header_timeout": header_timeout,
         "body_timeout": body_timeout,
         "max_connections": max_connections,
-        "cors_origins": cors_origins,
+        "store_connect_timeout": store_connect_timeout,
+        "store_read_timeout": store_read_timeout,
+        "store_write_timeout": store_write_timeout,
+        "stale_for": stale_for,
+        "cors_origins": cors_origins or None,
     }
     import pydantic
 
     try:
-        settings = ServiceSettings.model_validate({k: v for k, v in options.items() if v is not None})
+        given = {k: v for k, v in options.items() if v is not None}
+        settings = ServiceSettings.model_validate({**env_settings(), **given})  # options win over NORMA_*
     except pydantic.ValidationError as exc:
         first = exc.errors()[0]
         field = str(first["loc"][0])

@@ -71,6 +71,7 @@ class _Entry:
     matcher: RuleMatcher | None = None
     version: int = -1
     checked_at: float = 0.0
+    confirmed_at: float = 0.0  # wall clock: when the store last confirmed `version` is the tenant's
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -128,9 +129,22 @@ class TenantMatchers:
                 and self.store.version(tenant_id) != entry.version
             ):
                 self._refresh(entry, tenant_id, model)
-            entry.checked_at = time.monotonic()
+            entry.checked_at, entry.confirmed_at = time.monotonic(), time.time()
             assert entry.matcher is not None
             return entry.matcher
+
+    def cached(
+        self, tenant_id: str, *, embedder: Embedder | None = None, config: MatchConfig | None = None
+    ) -> tuple[RuleMatcher, float] | None:
+        """The tenant's matcher as :meth:`get` last returned it, without asking the store, and when (wall clock,
+        seconds since the epoch) the store last confirmed it was current; None when there is none. What a service
+        answers from while its store is unreachable."""
+        model = embedder if embedder is not None else get_embedder()
+        with self._lock:
+            entry = self._entries.get((tenant_id, model.model_id, _config_key(config)))
+        if entry is None or entry.matcher is None:
+            return None
+        return entry.matcher, entry.confirmed_at
 
     def clear(self) -> None:
         """Forget every cached matcher (the next :meth:`get` of each tenant reads the store again)."""

@@ -48,11 +48,14 @@ _KEY_ID = re.compile(r"nrm_([0-9a-f]{12})_.+", re.DOTALL)
 
 @dataclass(frozen=True)
 class Principal:
-    """An authenticated caller: the key's public id, its tenant (None for admins) and whether it is an admin."""
+    """An authenticated caller: the key's public id, its tenant (None for admins), whether it is an admin, and,
+    when the store could not be asked and the key was accepted because the store verified it shortly before, when
+    that was (wall clock)."""
 
     key_id: str
     tenant_id: str | None
     admin: bool
+    stale_since: float | None = None
 
 
 def secret_from_headers(headers: Mapping[str, str]) -> str:

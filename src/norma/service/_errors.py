@@ -42,6 +42,7 @@ from norma.errors import (
     NotFoundError,
     RateLimitedError,
     StoreError,
+    StoreUnavailableError,
 )
 
 __all__ = [
@@ -115,6 +116,10 @@ _TITLES = {
 _log = logging.getLogger("norma.service")
 
 _PUBLIC_DETAIL: Mapping[type[NormaError], tuple[str, str]] = {
+    StoreUnavailableError: (
+        "the rule store is unreachable; nothing was written",
+        "retry after the seconds in Retry-After; matches keep being answered from memory for a while",
+    ),
     StoreError: ("the rule store is not available", "retry later; the server log has the details"),
     BackendError: ("a backend this request needs failed", "retry later; the server log has the details"),
     MissingDependencyError: (
@@ -238,10 +243,13 @@ def norma_error_response(error: NormaError, *, paths: Sequence[str] = ()) -> JSO
     headers: dict[str, str] = {}
     if isinstance(error, RateLimitedError):
         headers["Retry-After"] = str(max(1, math.ceil(error.retry_after)))
+    elif status == 503:  # every 503 says when to come back (a store down, a request over its time)
+        headers["Retry-After"] = str(max(1, math.ceil(getattr(error, "retry_after", 1.0))))
     if isinstance(error, AuthenticationError):
         headers["WWW-Authenticate"] = 'Bearer realm="norma"'
     if status >= 500 and not isinstance(error, RequestTimeoutError):  # a timeout is load, not a fault: see access log
-        _log.warning("request failed: %s: %s", type(error).__name__, error)
+        if not isinstance(error, StoreUnavailableError):  # logged when the store's state changes, with counts
+            _log.warning("request failed: %s: %s", type(error).__name__, error)
         public, advice = next(
             (text for cls in type(error).__mro__ if (text := _PUBLIC_DETAIL.get(cls)) is not None),
             ("internal error (logged on the server)", "retry later; the server log has the details"),

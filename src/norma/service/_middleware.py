@@ -24,7 +24,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from norma.errors import NormaError
 from norma.service._errors import norma_error_response
 from norma.service._logging import ACCESS_LOGGER
-from norma.service._state import PRINCIPAL_STATE
+from norma.service._outage import STALE_HEADER, http_date
+from norma.service._state import PRINCIPAL_STATE, STALE_STATE
 
 if TYPE_CHECKING:
     from norma.service._state import ServiceState
@@ -168,6 +169,9 @@ class EdgeMiddleware:
             if message["type"] == "http.response.start":
                 outcome["status"] = message["status"]
                 message["headers"] = self._headers(path, list(message.get("headers", [])), request_id)
+                stale = (scope.get("state") or {}).get(STALE_STATE)
+                if stale is not None and message["status"] < 400:  # answered from memory: say since when
+                    message["headers"].append((STALE_HEADER.lower().encode(), http_date(stale).encode()))
             elif message["type"] == "http.response.body":
                 outcome["bytes_out"] += len(message.get("body", b""))
             await send(message)
@@ -205,6 +209,8 @@ class EdgeMiddleware:
                 await response(scope, receive, send)
                 return
             scope_state[PRINCIPAL_STATE] = principal
+            if principal.stale_since is not None:
+                scope_state[STALE_STATE] = principal.stale_since
         try:
             if pending:
                 with anyio.fail_after(self.body_timeout):
@@ -324,6 +330,7 @@ class EdgeMiddleware:
                     "bytes_in": outcome["bytes_in"],
                     "bytes_out": outcome["bytes_out"],
                     "key_id": state.get("key_id"),
+                    **({"stale": True} if state.get(STALE_STATE) is not None else {}),
                     "client": client[0] if client else None,
                 }
             },

@@ -284,6 +284,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             *((name.encode(), value.encode()) for name, value in SECURITY_HEADERS),
             (b"content-security-policy", API_CSP.encode()),
             (b"cache-control", b"no-store"),
+            *([(b"retry-after", b"1")] if status == 503 else []),
         ]
         lines.extend(b"%s: %s\r\n" % (name, value) for name, value in headers)
         lines.append(b"\r\n")

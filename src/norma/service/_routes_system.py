@@ -5,11 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
+import anyio
 from fastapi import APIRouter, Depends
 from fastapi.responses import FileResponse, JSONResponse
 
 from norma._version import __version__
-from norma.errors import NormaError
+from norma.errors import NormaError, StoreUnavailableError
+from norma.service._errors import RequestTimeoutError
+from norma.service._outage import http_date
 from norma.service._schemas import Health
 from norma.service._state import ServiceState, get_state
 
@@ -34,12 +37,20 @@ async def health() -> Health:
     responses={503: {"model": Health}},
 )
 async def ready(state: State) -> JSONResponse:
+    """503 with ``Retry-After`` while the store or the model is not ready. While the store is marked down, the
+    answer comes at once (no wait for a dead database) and says since when, and whether matches are still answered
+    from memory; otherwise the store is asked, within its read deadline."""
     checks: dict[str, str] = {}
 
     def work() -> None:
         try:
             state.store.version("__readiness__")
             checks["store"] = "ok"
+        except StoreUnavailableError:
+            since = state.health.down_since
+            checks["store"] = "unreachable" + (f" since {http_date(since)}" if since is not None else "")
+            if state.settings.stale_for > 0:
+                checks["store"] += f"; cached matchers answer for up to {state.settings.stale_for:g} s"
         except NormaError as exc:
             checks["store"] = f"error: {type(exc).__name__}"
         try:
@@ -50,10 +61,18 @@ async def ready(state: State) -> JSONResponse:
         except NormaError as exc:
             checks["embedder"] = f"error: {type(exc).__name__}"
 
-    await state.run(work)
+    settings = state.settings
+    deadline = settings.store_connect_timeout + settings.store_read_timeout + 1.0
+    try:
+        with anyio.fail_after(deadline):
+            await state.run(work)
+    except (TimeoutError, RequestTimeoutError):
+        checks.setdefault("store", f"no answer within {deadline:g} s")
+        checks.setdefault("embedder", "not checked")
     ok = all(v == "ok" for v in checks.values())
     body = Health(status="ready" if ok else "not ready", version=__version__, checks=checks)
-    return JSONResponse(body.model_dump(), status_code=200 if ok else 503)
+    headers = {} if ok else {"Retry-After": str(state.health.retry_after())}
+    return JSONResponse(body.model_dump(), status_code=200 if ok else 503, headers=headers)
 
 
 @playground_router.get("/")

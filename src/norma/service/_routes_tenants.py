@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import JSONResponse
 
-from norma.errors import ConflictError
+from norma.errors import ConflictError, StoreUnavailableError
 from norma.matching import Rule, Scope
 from norma.service._auth import Principal, require_tenant
 from norma.service._bodies import StrictJsonRoute
@@ -25,7 +25,7 @@ from norma.service._schemas import (
     RulebookBody,
     RulesWritten,
 )
-from norma.service._state import ServiceState, get_state
+from norma.service._state import STALE_STATE, ServiceState, get_state
 
 __all__ = ["router"]
 
@@ -131,9 +131,17 @@ async def rule_history(tenant: TenantId, rule_id: RuleId, state: State, caller: 
     response_model=MatchResponse,
     summary="The tenant's rules that apply to a message, best first, with the score breakdown",
 )
-async def match(tenant: TenantId, body: MatchRequest, state: State, caller: Caller) -> JSONResponse:
+async def match(tenant: TenantId, body: MatchRequest, request: Request, state: State, caller: Caller) -> JSONResponse:
+    """While the store is unreachable, the tenant's matcher as this replica last had it answers (for
+    ``stale_for`` seconds after the store last confirmed it), with ``Norma-Stale-Since``."""
+
     def work() -> JSONResponse:
-        matcher = state.matchers.get(tenant)
+        try:
+            matcher = state.matchers.get(tenant)
+        except StoreUnavailableError as exc:
+            matcher, confirmed = state.cached_matcher(tenant, exc)
+            known = getattr(request.state, STALE_STATE, None)
+            setattr(request.state, STALE_STATE, confirmed if known is None else min(known, confirmed))
         embedder = state.batching(matcher.embedder)  # shares model calls with the concurrent requests' messages
         config = None if body.gate_quantile is None else matcher.config.with_(gate_quantile=body.gate_quantile)
         matches = matcher.match(

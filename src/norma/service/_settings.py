@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from norma.errors import ConfigError
 
-__all__ = ["SETTINGS_ENV", "ServiceSettings"]
+__all__ = ["SETTINGS_ENV", "ServiceSettings", "env_settings"]
 
 SETTINGS_ENV = "NORMA_SERVICE_SETTINGS"
 """Environment variable holding the settings as JSON (set by ``norma serve`` for its workers)."""
@@ -38,7 +38,22 @@ _ENV_FIELDS: dict[str, str] = {
     "NORMA_MAX_CONNECTIONS": "max_connections",
     "NORMA_CORS_ORIGINS": "cors_origins",
     "NORMA_AUDIT_DOCS": "audit_docs",
+    "NORMA_STORE_CONNECT_TIMEOUT": "store_connect_timeout",
+    "NORMA_STORE_READ_TIMEOUT": "store_read_timeout",
+    "NORMA_STORE_WRITE_TIMEOUT": "store_write_timeout",
+    "NORMA_STALE_FOR": "stale_for",
 }
+
+
+def env_settings(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The settings the individual ``NORMA_*`` variables set (unvalidated), by field name."""
+    env = os.environ if environ is None else environ
+    data: dict[str, Any] = {}
+    for variable, name in _ENV_FIELDS.items():
+        value = env.get(variable, "").strip()
+        if value:
+            data[name] = [v.strip() for v in value.split(",") if v.strip()] if name == "cors_origins" else value
+    return data
 
 
 class ServiceSettings(BaseModel):
@@ -53,7 +68,19 @@ class ServiceSettings(BaseModel):
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024, le=256 * 1024 * 1024)
     """Largest request body accepted; a bigger one gets 413 before any work starts."""
     request_timeout: float = Field(default=30.0, gt=0, le=3600)
-    """Seconds a read or compute request may take before it is answered 503 (writes are never cut short)."""
+    """Seconds a read or compute request may take before it is answered 503 (a write is bounded by
+    ``store_write_timeout`` instead: it commits or is rolled back, never abandoned half-way)."""
+    store_connect_timeout: float = Field(default=3.0, gt=0, le=600)
+    """Seconds to open a connection to a PostgreSQL store (SQLite ignores the store timeouts)."""
+    store_read_timeout: float = Field(default=5.0, gt=0, le=3600)
+    """Seconds a read of a few rows may wait for a PostgreSQL store (an API key, a tenant's version)."""
+    store_write_timeout: float = Field(default=20.0, gt=0, le=3600)
+    """Seconds a write (or a read of a whole tenant) may wait for a PostgreSQL store; past it the write is rolled
+    back, never committed later, and answered 503."""
+    stale_for: float = Field(default=300.0, ge=0, le=86400)
+    """While the store is unreachable: seconds after the store last answered that a tenant's cached matcher and an
+    API key it verified are still used (answers carry ``Norma-Stale-Since``); 0: never, every request needs the
+    store. Also the longest a key revoked just before an outage keeps working."""
     rate_limit: float = Field(default=100.0, ge=0)
     """Requests per second allowed per API key and worker process (token bucket); 0 turns the limit off."""
     rate_burst: int = Field(default=200, ge=1)
@@ -83,6 +110,14 @@ class ServiceSettings(BaseModel):
     playground: bool = True
     """Serve the playground page at ``/``."""
 
+    @pydantic.field_validator("store_write_timeout")
+    @classmethod
+    def _writes_wait_longer(cls, value: float, info: pydantic.ValidationInfo) -> float:
+        read = info.data.get("store_read_timeout")
+        if isinstance(read, float) and value < read:
+            raise ValueError(f"must be at least store_read_timeout ({read:g})")
+        return value
+
     @pydantic.field_validator("max_head_bytes")
     @classmethod
     def _head_holds_a_header(cls, value: int, info: pydantic.ValidationInfo) -> int:
@@ -105,12 +140,7 @@ class ServiceSettings(BaseModel):
             if not isinstance(data, dict):
                 raise ConfigError(f"{SETTINGS_ENV} must hold a JSON object", source=SETTINGS_ENV)
         else:
-            data = {}
-            for variable, name in _ENV_FIELDS.items():
-                value = env.get(variable, "").strip()
-                if not value:
-                    continue
-                data[name] = [v.strip() for v in value.split(",") if v.strip()] if name == "cors_origins" else value
+            data = env_settings(env)
         try:
             return cls.model_validate(data)
         except pydantic.ValidationError as exc:

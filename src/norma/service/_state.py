@@ -13,6 +13,7 @@ import anyio
 import anyio.to_thread
 from starlette.requests import Request
 
+from norma.errors import StoreUnavailableError
 from norma.service._auth import (
     ADMIN_KEY_ID,
     FailedAuthLimiter,
@@ -23,16 +24,20 @@ from norma.service._auth import (
     secret_from_headers,
 )
 from norma.service._errors import RequestTimeoutError, UnauthorizedError
+from norma.service._outage import GuardedStore, KeyCache, StoreHealth
 from norma.service._settings import ServiceSettings
 
 if TYPE_CHECKING:
     from norma.matching import TenantMatchers
     from norma.store import Store
 
-__all__ = ["PRINCIPAL_STATE", "ServiceState", "get_state"]
+__all__ = ["PRINCIPAL_STATE", "STALE_STATE", "ServiceState", "get_state"]
 
 PRINCIPAL_STATE = "norma.principal"
 """Where the edge middleware leaves the authenticated :class:`Principal` in the request's ``scope["state"]``."""
+STALE_STATE = "stale_since"
+"""Where a route that answered from memory (the store unreachable) leaves when the store last answered, in the
+request's ``scope["state"]`` (``request.state.stale_since``): the edge middleware turns it into a header."""
 
 T = TypeVar("T")
 
@@ -43,6 +48,7 @@ class ServiceState:
     def __init__(self, settings: ServiceSettings, store: Store | None = None) -> None:
         self.settings = settings
         self._store = store
+        self._guarded: Any = None
         self._owns_store = store is None
         self._lock = threading.Lock()
         self._documents: Any = None
@@ -51,6 +57,10 @@ class ServiceState:
         self.failures = FailedAuthLimiter(settings.auth_failure_rate, settings.auth_failure_burst)
         self._batching: dict[str, Any] = {}
         self._matchers: TenantMatchers | None = None
+        self.health = StoreHealth()
+        """Whether the store answers (a circuit breaker: requests fail fast while it is down)."""
+        self.keys = KeyCache(settings.stale_for)
+        """API keys the store verified recently, accepted while it is unreachable."""
 
     def batching(self, embedder: Any) -> Any:
         """``embedder`` wrapped in a :class:`~norma.embeddings.BatchingEmbedder` shared by this worker's requests,
@@ -84,16 +94,28 @@ class ServiceState:
 
     @property
     def store(self) -> Store:
-        """The rule store, opened on first use (``settings.db_url``)."""
-        store = self._store
-        if store is None:
+        """The rule store, opened on first use (``settings.db_url``), every call through :attr:`health` (fails at
+        once while the store is marked down)."""
+        guarded = self._guarded
+        if guarded is None:
             with self._lock:
-                if self._store is None:
-                    from norma.store import open_store
+                if self._guarded is None:
+                    if self._store is None:
+                        self._store = self.health.call(self._open_store)
+                    self._guarded = GuardedStore(self._store, self.health)
+                guarded = self._guarded
+        return guarded  # type: ignore[no-any-return]
 
-                    self._store = open_store(self.settings.db_url)
-                store = self._store
-        return store
+    def _open_store(self) -> Store:
+        from norma.store import open_store
+
+        settings = self.settings
+        return open_store(
+            settings.db_url,
+            connect_timeout=settings.store_connect_timeout,
+            read_timeout=settings.store_read_timeout,
+            write_timeout=settings.store_write_timeout,
+        )
 
     def documents(self) -> Any:
         """The audit documents of ``settings.audit_docs``, loaded once; None when no folder is configured."""
@@ -166,10 +188,31 @@ class ServiceState:
         admin = self.settings.admin_key.get_secret_value() if self.settings.admin_key is not None else None
         if matches_admin_key(secret, admin):
             return Principal(key_id=ADMIN_KEY_ID, tenant_id=None, admin=True)
-        key = await self.run(self.store.check_api_key, secret)
+        try:
+            key = await self.run(lambda: self.store.check_api_key(secret))
+        except StoreUnavailableError:
+            known = self.keys.recent(secret)
+            if known is None:
+                raise
+            self.health.served_stale()
+            return known
         if key is None:
+            self.keys.rejected(secret)
             raise UnauthorizedError("the API key is not valid")
-        return Principal(key_id=key.key_id, tenant_id=key.tenant_id, admin=key.admin)
+        principal = Principal(key_id=key.key_id, tenant_id=key.tenant_id, admin=key.admin)
+        self.keys.verified(secret, principal)
+        return principal
+
+    def cached_matcher(self, tenant_id: str, error: StoreUnavailableError) -> tuple[Any, float]:
+        """The tenant's cached matcher and when the store last confirmed it, while the store is unreachable
+        (``error``): re-raises ``error`` when there is none, or when it is older than ``settings.stale_for``."""
+        import time
+
+        found = self.matchers.cached(tenant_id)
+        if found is None or time.time() - found[1] > self.settings.stale_for:
+            raise error
+        self.health.served_stale()
+        return found
 
     def close(self) -> None:
         """Close the store if this state opened it."""
@@ -180,6 +223,7 @@ class ServiceState:
             if self._store is not None and self._owns_store:
                 self._store.close()
                 self._store = None
+            self._guarded = None
 
 
 def get_state(request: Request) -> ServiceState:

@@ -229,7 +229,7 @@ class SqlRuleStore(ApiKeys):
             where.append("enabled = ?")
             params.append(bool(enabled))
         sql = f"SELECT data FROM rules WHERE {' AND '.join(where)} ORDER BY rule_id"
-        with self._read() as cur:
+        with self._read(bulk=True) as cur:
             cur.execute(self._sql(sql), tuple(params))
             rules = [load_rule(row[0]) for row in cur.fetchall()]
         if tag is not None:
@@ -404,7 +404,7 @@ class SqlRuleStore(ApiKeys):
         """What changed after ``version``: ``(current version, rules now stored, ids now deleted, their fresh
         vectors for model_id)``, read in one transaction."""
         check_tenant_id(tenant_id)
-        with self._read() as cur:
+        with self._read(bulk=True) as cur:
             cur.execute(self._sql("SELECT version FROM tenants WHERE tenant_id = ?"), (tenant_id,))
             row = cur.fetchone()
             current = int(row[0]) if row else 0
@@ -424,7 +424,7 @@ class SqlRuleStore(ApiKeys):
     def snapshot(self, tenant_id: str, model_id: str) -> tuple[int, list[Rule], dict[str, np.ndarray]]:
         """``(version, rules, fresh vectors)`` of a tenant, read in one transaction."""
         check_tenant_id(tenant_id)
-        with self._read() as cur:
+        with self._read(bulk=True) as cur:
             cur.execute(self._sql("SELECT version FROM tenants WHERE tenant_id = ?"), (tenant_id,))
             row = cur.fetchone()
             cur.execute(self._sql("SELECT data FROM rules WHERE tenant_id = ? ORDER BY rule_id"), (tenant_id,))
@@ -446,7 +446,7 @@ class SqlRuleStore(ApiKeys):
         ids = sorted(set(rule_ids))
         if not ids:
             return [], {}
-        with self._read() as cur:
+        with self._read(bulk=True) as cur:
             rows = self._select_in(
                 cur, "SELECT data FROM rules WHERE tenant_id = ? AND rule_id IN {ids}", (tenant_id,), ids
             )
@@ -457,7 +457,7 @@ class SqlRuleStore(ApiKeys):
 
     def load_vectors(self, tenant_id: str, model_id: str) -> dict[str, np.ndarray]:
         check_tenant_id(tenant_id)
-        with self._read() as cur:
+        with self._read(bulk=True) as cur:
             return self._get_vectors(cur, tenant_id, model_id)
 
     def save_vectors(self, tenant_id: str, model_id: str, vectors: Mapping[str, tuple[str, np.ndarray]]) -> None:

@@ -42,7 +42,14 @@ def sqlite_path(url: str) -> str:
     )
 
 
-def open_store(url: str | None = None, *, create: bool = True) -> Store:
+def open_store(
+    url: str | None = None,
+    *,
+    create: bool = True,
+    connect_timeout: float | None = None,
+    read_timeout: float | None = None,
+    write_timeout: float | None = None,
+) -> Store:
     """Open (creating and migrating when needed) the rule store at ``url``.
 
     * ``sqlite:////absolute/path.db`` or ``sqlite:///./relative/path.db`` — the embedded default (WAL mode); a
@@ -55,6 +62,10 @@ def open_store(url: str | None = None, *, create: bool = True) -> Store:
     created, not even its folder; a PostgreSQL database must exist either way (norma's tables are created in it).
     Raises ConfigError for any other scheme, MissingDependencyError when the PostgreSQL driver is missing,
     StoreError when the database cannot be opened.
+
+    The timeouts (seconds; None: the defaults, 3, 5 and 20) bound every wait on a PostgreSQL server: opening a
+    connection, a read of a few rows, a write or a read of a whole tenant (:class:`PostgresRuleStore`). SQLite, a
+    local file, ignores them (its writers wait for each other at most ``lock_timeout``).
     """
     chosen = resolve_url(url)
     scheme, sep, _ = chosen.partition("://")
@@ -70,9 +81,14 @@ def open_store(url: str | None = None, *, create: bool = True) -> Store:
             )
         return SQLiteRuleStore(path)
     if sep and scheme in {"postgresql", "postgres"}:
-        from norma.store._postgres import PostgresRuleStore
+        from norma.store._postgres import CONNECT_TIMEOUT, READ_TIMEOUT, WRITE_TIMEOUT, PostgresRuleStore
 
-        return PostgresRuleStore(chosen)
+        return PostgresRuleStore(
+            chosen,
+            connect_timeout=connect_timeout or CONNECT_TIMEOUT,
+            read_timeout=read_timeout or READ_TIMEOUT,
+            write_timeout=write_timeout or WRITE_TIMEOUT,
+        )
     from norma.store._postgres import redact_url
 
     raise ConfigError(

@@ -15,7 +15,11 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
+import math
+import os
 import random
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -27,7 +31,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import numpy as np
 
 from norma.embeddings import Embedder
-from norma.errors import ConfigError, MissingDependencyError, StoreError
+from norma.errors import ConfigError, MissingDependencyError, StoreError, StoreUnavailableError
 from norma.rules import Rule, check_tenant_id
 from norma.store._base import SqlRuleStore, _embedder
 from norma.store._schema import MIGRATIONS_TABLE, POSTGRES_MIGRATIONS
@@ -37,12 +41,28 @@ if TYPE_CHECKING:
     import psycopg
 
 
-__all__ = ["PostgresRuleStore", "redact_url"]
+__all__ = ["CONNECT_TIMEOUT", "READ_TIMEOUT", "WRITE_TIMEOUT", "PostgresRuleStore", "redact_url"]
 
 T = TypeVar("T")
 
 _MIGRATION_LOCK = 0x6E6F726D61  # "norma": the advisory lock key migrations and index creation take
 _RETRIES = 8
+CONNECT_TIMEOUT = 3.0
+"""Default seconds to open a connection."""
+READ_TIMEOUT = 5.0
+"""Default seconds for a read of a few rows (a version, a key, one rule)."""
+WRITE_TIMEOUT = 20.0
+"""Default seconds for a write, and for a read of a whole tenant (its snapshot, its rules)."""
+_GUARD_MARGIN = 0.5
+"""Seconds the client waits for a write past the server's commit deadline (clocks of one host, or NTP-close)."""
+
+
+class _Late(Exception):
+    """A transaction cut at its deadline (internal: turned into StoreUnavailableError)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(seconds)
+        self.seconds = seconds
 
 
 def redact_url(url: str) -> str:
@@ -95,83 +115,290 @@ def _raw_vector_loader() -> Any:
     return RawVector
 
 
-class PostgresRuleStore(SqlRuleStore):
-    """A :class:`~norma.store.RuleStore` in a PostgreSQL database with the pgvector extension."""
+class _Deadlines:
+    """One thread that cuts the connection of a transaction still running at its deadline.
 
-    def __init__(self, url: str, *, connect_timeout: float = 10.0, vector_index: bool | None = None) -> None:
-        """Open (and migrate) the database at ``url``; ``connect_timeout`` applies unless the URL sets one."""
+    libpq waits on its socket without a limit, and a frozen server (or a dead peer whose packets vanish) never
+    answers: :meth:`arm` gives a transaction's wait a deadline; past it the socket is shut down, the blocked call
+    fails at once with a connection error, and the server, when it wakes, finds the connection gone and rolls the
+    transaction back (a COMMIT already sent is refused by the commit guard, see :class:`PostgresRuleStore`).
+    """
+
+    def __init__(self) -> None:
+        self._due: dict[int, tuple[float, int]] = {}
+        self._expired: set[int] = set()
+        self._tokens = itertools.count(1)
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def arm(self, fileno: int, seconds: float) -> int:
+        """Watch the socket ``fileno`` for ``seconds``; returns the token :meth:`rearm` and :meth:`disarm` take."""
+        token = next(self._tokens)
+        with self._cond:
+            self._due[token] = (time.monotonic() + seconds, fileno)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._watch, name="norma-pg-deadlines", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+        return token
+
+    def rearm(self, token: int, seconds: float) -> None:
+        with self._cond:
+            if token in self._due:
+                self._due[token] = (time.monotonic() + seconds, self._due[token][1])
+
+    def disarm(self, token: int) -> bool:
+        """Stop watching; True when the deadline had passed (the connection was cut)."""
+        with self._cond:
+            self._due.pop(token, None)
+            if token in self._expired:
+                self._expired.discard(token)
+                return True
+            return False
+
+    def _watch(self) -> None:
+        while True:
+            with self._cond:
+                now = time.monotonic()
+                late = [token for token, (due, _) in self._due.items() if due <= now]
+                for token in late:
+                    _, fileno = self._due.pop(token)
+                    self._expired.add(token)
+                    _cut(fileno)
+                upcoming = min((due for due, _ in self._due.values()), default=now + 60.0)
+                self._cond.wait(timeout=max(0.005, upcoming - now))
+
+
+def _cut(fileno: int) -> None:
+    """Shut the socket down (both ways) so a call blocked on it returns; the descriptor stays libpq's to close."""
+    with contextlib.suppress(OSError):
+        sock = socket.socket(fileno=os.dup(fileno))
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        finally:
+            sock.close()
+
+
+_DEADLINES = _Deadlines()
+
+
+class PostgresRuleStore(SqlRuleStore):
+    """A :class:`~norma.store.RuleStore` in a PostgreSQL database with the pgvector extension.
+
+    Every wait is bounded. ``connect_timeout`` bounds opening a connection; ``read_timeout`` a read of a few rows
+    (a version, a key, one rule); ``write_timeout`` a write and a read of a whole tenant (its snapshot, its rules).
+    Past its deadline a call fails with :class:`~norma.errors.StoreUnavailableError`. A write past its deadline is
+    never committed later: its transaction holds a commit guard (a deferred constraint trigger) that refuses a
+    COMMIT the server reaches after the deadline, measured on the server's clock from the write's first statement,
+    and the client gives up only after that instant. The server also ends statements after ``write_timeout``
+    (``statement_timeout``) and sessions idle in a transaction (``idle_in_transaction_session_timeout``), and TCP
+    keepalives notice a vanished server. A URL that sets ``connect_timeout`` or ``options`` keeps its own.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        connect_timeout: float = CONNECT_TIMEOUT,
+        read_timeout: float = READ_TIMEOUT,
+        write_timeout: float = WRITE_TIMEOUT,
+        vector_index: bool | None = None,
+    ) -> None:
+        """Open (and migrate) the database at ``url``."""
         super().__init__()
         self._psycopg, self._pgvector = _psycopg()
         self._dsn, from_url = _split_options(url)
         self.vector_index = from_url if vector_index is None else vector_index
         """Create the HNSW index before the first vectors are written (see :meth:`create_vector_index`)."""
         self.url = redact_url(url)
+        for name, value in (
+            ("connect_timeout", connect_timeout),
+            ("read_timeout", read_timeout),
+            ("write_timeout", write_timeout),
+        ):
+            if not value > 0:
+                raise ConfigError(f"{name} must be a positive number of seconds, not {value!r}", source=self.url)
         self.connect_timeout = connect_timeout
+        self.read_timeout = read_timeout
+        self.write_timeout = write_timeout
         self._local = threading.local()
         self._connections: list[psycopg.Connection[Any]] = []
         self._connections_lock = threading.Lock()
+        self._generation = 0  # bumped when a connection is lost: every thread's older connection is replaced
         self._indexed_dims: set[int] = set()
         self._migrate()
-        self._vector_oid: int = self._run(self._vector_type_oid)
+        self._vector_oid: int = self._guard(self._vector_type_oid, deadline=self.read_timeout)
 
     # -- connections and transactions ----------------------------------------------------------------------------
 
     def _connect(self, *, register: bool = True) -> psycopg.Connection[Any]:
+        options: dict[str, Any] = {}
+        if "connect_timeout=" not in self._dsn:
+            options["connect_timeout"] = max(2, math.ceil(self.connect_timeout))  # libpq's floor is 2 s
+        if "options=" not in self._dsn:
+            statement_ms = int(self.write_timeout * 1000)
+            options["options"] = (
+                f"-c statement_timeout={statement_ms} -c idle_in_transaction_session_timeout={statement_ms + 5000}"
+            )
+        if "keepalives" not in self._dsn:
+            options.update(keepalives=1, keepalives_idle=5, keepalives_interval=2, keepalives_count=3)
         try:
-            options = {} if "connect_timeout=" in self._dsn else {"connect_timeout": max(1, int(self.connect_timeout))}
             conn = self._psycopg.connect(self._dsn, autocommit=True, **options)
             if register:
                 self._pgvector.register_vector(conn)
+                conn.execute(
+                    "CREATE TEMP TABLE IF NOT EXISTS norma_commit_guard (deadline timestamptz NOT NULL)"
+                    " ON COMMIT DELETE ROWS"
+                )
+                conn.execute(
+                    "CREATE CONSTRAINT TRIGGER norma_commit_deadline AFTER INSERT ON pg_temp.norma_commit_guard"
+                    " DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION norma_commit_deadline()"
+                )
         except self._psycopg.Error as exc:
-            raise StoreError(f"cannot connect to PostgreSQL: {exc}".strip(), source=self.url) from exc
+            raise StoreUnavailableError(f"cannot connect to PostgreSQL: {exc}".strip(), source=self.url) from exc
         return conn  # type: ignore[no-any-return]
 
     def _connection(self) -> psycopg.Connection[Any]:
         if self._closed:
             raise StoreError("the store is closed", source=self.url, hint="open it again with open_store()")
         conn: psycopg.Connection[Any] | None = getattr(self._local, "conn", None)
-        if conn is not None and not conn.closed and not conn.broken:
+        current = self._local.__dict__.get("generation") == self._generation
+        if conn is not None and current and not conn.closed and not conn.broken:
             return conn
+        if conn is not None:  # broken, or opened before a connection was lost (the server restarted): replace it
+            self._forget(conn)
+        generation = self._generation
         conn = self._connect()
-        self._local.conn = conn
+        self._local.conn, self._local.generation = conn, generation
         with self._connections_lock:
             self._connections.append(conn)
         return conn
 
-    def _run(self, work: Callable[[Cursor], T], *, isolation: str = "READ COMMITTED") -> T:
+    def _lost(self) -> None:
+        """A connection was lost: the server may have restarted, so every thread opens a new one."""
+        self._generation += 1
+
+    def _forget(self, conn: psycopg.Connection[Any]) -> None:
+        with contextlib.suppress(Exception):
+            conn.close()
+        with self._connections_lock:
+            self._connections = [c for c in self._connections if c is not conn]
+        self._local.conn = None
+
+    @contextmanager
+    def _deadline(self, conn: psycopg.Connection[Any], seconds: float | None) -> Iterator[Callable[[float], None]]:
+        """Bound the waits on ``conn`` inside the block by ``seconds`` (None: no bound); yields a function that moves
+        the deadline to that many seconds from now. A cut connection raises StoreUnavailableError."""
+        if seconds is None:
+            yield lambda _: None
+            return
+        token = _DEADLINES.arm(conn.fileno(), seconds)
+        cut = False
+        try:
+            yield lambda later: _DEADLINES.rearm(token, later)
+        except self._psycopg.Error as exc:
+            cut = _DEADLINES.disarm(token)
+            if cut:
+                self._forget(conn)
+                raise _Late(seconds) from exc
+            raise
+        finally:
+            # always disarmed before the block ends: a deadline left armed would cut whatever socket reuses the
+            # descriptor later
+            cut = _DEADLINES.disarm(token) or cut
+        if cut:  # cut after the last wait returned: the connection is unusable
+            self._forget(conn)
+
+    def _run(
+        self,
+        work: Callable[[Cursor], T],
+        *,
+        isolation: str = "READ COMMITTED",
+        deadline: float | None = None,
+        write: bool = False,
+    ) -> T:
+        """``work`` in one transaction, retried on serialisation failures, deadlocks and lost connections while
+        ``deadline`` seconds (from the first attempt) allow; a write carries the commit guard."""
         psycopg = self._psycopg
         delay = 0.01
+        ends = None if deadline is None else time.monotonic() + deadline
         for attempt in range(_RETRIES):
+            left = None if ends is None else ends - time.monotonic()
+            if left is not None and left <= 0:
+                raise _Late(deadline or 0.0)
             conn = self._connection()
             try:
-                with conn.transaction(), conn.cursor() as cur:
+                with self._deadline(conn, left) as extend, conn.transaction(), conn.cursor() as cur:
                     cur.execute(f"SET TRANSACTION ISOLATION LEVEL {isolation}")
+                    if write and left is not None:
+                        # the server refuses a COMMIT later than `left` s after this statement ran; the client waits
+                        # until `left` s after its answer came back, so it never gives up on a write that can commit
+                        cur.execute(
+                            "INSERT INTO pg_temp.norma_commit_guard VALUES"
+                            " (clock_timestamp() + make_interval(secs => %s))",
+                            (left,),
+                        )
+                        extend(left + _GUARD_MARGIN)
                     return work(cur)
-            except (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected, psycopg.OperationalError):
+            except (
+                psycopg.errors.SerializationFailure,
+                psycopg.errors.DeadlockDetected,
+                psycopg.OperationalError,
+            ) as exc:
+                if isinstance(exc, psycopg.OperationalError):
+                    self._lost()
                 if attempt == _RETRIES - 1:
                     raise
                 time.sleep(delay * (0.5 + random.random()))
                 delay = min(delay * 2, 0.5)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _guard(self, work: Callable[[Cursor], T], *, isolation: str = "READ COMMITTED") -> T:
+    def _guard(
+        self,
+        work: Callable[[Cursor], T],
+        *,
+        isolation: str = "READ COMMITTED",
+        deadline: float | None = None,
+        write: bool = False,
+    ) -> T:
         try:
-            return self._run(work, isolation=isolation)
+            return self._run(work, isolation=isolation, deadline=deadline, write=write)
+        except _Late as late:
+            what = "the write was not committed" if write else "nothing was read"
+            raise StoreUnavailableError(
+                f"PostgreSQL did not answer within {late.seconds:g} s; {what}",
+                source=self.url,
+                hint="retry later; the server log of PostgreSQL may say why it hung",
+            ) from None
+        except self._psycopg.OperationalError as exc:
+            raise StoreUnavailableError(f"PostgreSQL is not reachable: {exc}".strip(), source=self.url) from exc
         except self._psycopg.Error as exc:
             raise StoreError(f"PostgreSQL failed: {exc}".strip(), source=self.url) from exc
 
     @contextmanager
-    def _read(self) -> Iterator[Cursor]:
-        conn = self._connection()
+    def _read(self, *, bulk: bool = False) -> Iterator[Cursor]:
         try:
-            with conn.transaction(), conn.cursor() as cur:
+            conn = self._connection()
+            with (
+                self._deadline(conn, self.write_timeout if bulk else self.read_timeout),
+                conn.transaction(),
+                conn.cursor() as cur,
+            ):
                 cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 yield cur
+        except _Late as late:
+            self._lost()
+            raise StoreUnavailableError(
+                f"PostgreSQL did not answer within {late.seconds:g} s", source=self.url, hint="retry later"
+            ) from None
+        except self._psycopg.OperationalError as exc:
+            self._lost()
+            raise StoreUnavailableError(f"PostgreSQL is not reachable: {exc}".strip(), source=self.url) from exc
         except self._psycopg.Error as exc:
             raise StoreError(f"PostgreSQL failed: {exc}".strip(), source=self.url) from exc
 
     def _write(self, work: Callable[[Cursor], T]) -> T:
-        return self._guard(work)
+        return self._guard(work, deadline=self.write_timeout, write=True)
 
     def _sql(self, sql: str) -> str:
         return sql.replace("?", "%s")
@@ -234,6 +461,7 @@ class PostgresRuleStore(SqlRuleStore):
 
         def work(cur: Cursor) -> None:
             cur.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            cur.execute("SET LOCAL statement_timeout = 0")  # a bulk build may take minutes: no deadline
             cur.execute("SET LOCAL maintenance_work_mem = '256MB'")
             cur.execute(
                 f"CREATE INDEX IF NOT EXISTS rule_vectors_hnsw_{int(size)} ON rule_vectors USING hnsw"
@@ -334,7 +562,7 @@ class PostgresRuleStore(SqlRuleStore):
                 best.setdefault(rule_id, 1.0 - float(distance))
             return list(best.items())[:limit]
 
-        return self._guard(work)
+        return self._guard(work, deadline=self.read_timeout)
 
     def _backend_close(self) -> None:
         with self._connections_lock:

@@ -80,4 +80,20 @@ POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
         ),
     ),
     (2, "calibrated gates", _gates("TIMESTAMPTZ")),
+    (
+        3,
+        "write deadlines",
+        (
+            # a write's commit guard (see _postgres): fired at COMMIT, it refuses a commit that comes past the write's
+            # deadline, so a write its client was told failed (the server hung, then woke) can never commit later
+            "CREATE FUNCTION norma_commit_deadline() RETURNS trigger LANGUAGE plpgsql AS $$"
+            " BEGIN"
+            " IF clock_timestamp() > NEW.deadline THEN"
+            " RAISE EXCEPTION 'norma: the write reached COMMIT after its deadline (%); rolled back', NEW.deadline"
+            " USING ERRCODE = '57014';"
+            " END IF;"
+            " RETURN NULL;"
+            " END $$",
+        ),
+    ),
 )

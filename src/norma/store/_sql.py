@@ -42,8 +42,9 @@ class SqlBackend(ABC):
     """Transactions and SQL dialect of one database (SQLite or PostgreSQL)."""
 
     @abstractmethod
-    def _read(self) -> AbstractContextManager[Cursor]:
-        """A cursor inside a read-only transaction (one consistent snapshot)."""
+    def _read(self, *, bulk: bool = False) -> AbstractContextManager[Cursor]:
+        """A cursor inside a read-only transaction (one consistent snapshot); ``bulk``: it reads a whole tenant
+        (a backend with deadlines gives it the longer one)."""
 
     @abstractmethod
     def _write(self, work: Callable[[Cursor], T]) -> T:

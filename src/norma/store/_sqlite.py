@@ -110,7 +110,7 @@ class SQLiteRuleStore(SqlRuleStore):
                 raise StoreError(f"SQLite failed: {exc}", source=self.url) from exc
 
     @contextmanager
-    def _read(self) -> Iterator[Cursor]:
+    def _read(self, *, bulk: bool = False) -> Iterator[Cursor]:
         conn = self._connection()
 
         def begin() -> sqlite3.Cursor:
