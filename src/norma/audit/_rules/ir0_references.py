@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from norma.audit._context import AuditContext
 from norma.audit._documents import section_key
 from norma.audit._models import Severity
-from norma.audit._rule import AuditRule, Finding, NotEvaluated
+from norma.audit._rule import AuditRule, Finding, NotEvaluated, RuleText
 from norma.audit._rules.decisions import uncovered_decision_line
 from norma.audit._text import shorten
 
@@ -36,7 +36,6 @@ def _check_0_01(ctx: AuditContext) -> Sequence[Finding]:
 IR_0_01 = AuditRule(
     id="IR.0.01",
     title="Referencia obligatoria (técnico)",
-    titles={"en": "Mandatory reference (technical)"},
     severity=Severity.ERROR,
     check=_check_0_01,
     condition=(
@@ -50,6 +49,22 @@ IR_0_01 = AuditRule(
     exceptions=("sintaxis C# obvia (using, namespace)", "respuesta a una consulta conversacional pura"),
     version="1.1",
     overrides=("IR.5.02",),
+    translations={
+        "en": RuleText(
+            title="Mandatory reference (technical)",
+            condition=("technical output (code generation / audit): code, technical decisions or an audit verdict"),
+            detection=(
+                "references (an acronym of the configured norms) §N.N or RN.N outside code; a "
+                "technical output without any reference is a violation (at its first technical line); "
+                "then at least 1 per major technical decision (code blocks, declared types and "
+                "members, sentences with a major design verb)"
+            ),
+            exceptions=(
+                "obvious C# syntax (using, namespace)",
+                "answer to a purely conversational query",
+            ),
+        )
+    },
 )
 
 
@@ -88,13 +103,20 @@ def _check_0_02(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
 IR_0_02 = AuditRule(
     id="IR.0.02",
     title="Versión de documento normativo",
-    titles={"en": "Normative document version"},
     severity=Severity.ERROR,
     check=_check_0_02,
     condition="la petición declara document_versions (§1)",
     detection="cada versión declarada es igual a la versión que declara el documento cargado",
     exceptions=("sin document_versions no hay nada que comparar",),
     needs=("documents",),
+    translations={
+        "en": RuleText(
+            title="Normative document version",
+            condition="the request declares document_versions (§1)",
+            detection="each declared version equals the version the loaded document declares",
+            exceptions=("without document_versions there is nothing to compare",),
+        )
+    },
 )
 
 
@@ -149,7 +171,6 @@ def _check_0_03(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
 IR_0_03 = AuditRule(
     id="IR.0.03",
     title="Referencia normativa resoluble",
-    titles={"en": "Resolvable normative reference"},
     severity=Severity.ERROR,
     check=_check_0_03,
     condition="output técnico con referencias normativas",
@@ -159,4 +180,15 @@ IR_0_03 = AuditRule(
     ),
     exceptions=(),
     needs=("documents",),
+    translations={
+        "en": RuleText(
+            title="Resolvable normative reference",
+            condition="technical output with normative references",
+            detection=(
+                "each reference points to an existing section of an active document; a bare rule id "
+                "RN.N is resolved by priority (§6) and a priority tie is an unresolved conflict"
+            ),
+            exceptions=(),
+        )
+    },
 )

@@ -1,0 +1,175 @@
+"""Issue 40, section 2: the audit read by English users — rule texts in both languages, what IR.8.01 means,
+identifiers an output defines, declared acronyms, English modal verbs and audit verdicts in both languages."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from norma.audit import BUILTIN_RULES, AuditConfig, DocumentSet, analyze, required_bump, ruleset_snapshot
+from norma.errors import InvalidInputError
+from tests.audit.conftest import AUDIT
+from tests.conftest import EXAMPLES, CliResult
+
+Run = Callable[..., CliResult]
+CHEAP = AuditConfig(embeddings=False)
+DOCS = str(AUDIT / "docs")
+SPANISH_MARKS = set("ñáéíóú¿¡")
+SPANISH_WORDS = {"el", "la", "los", "las", "de", "del", "que", "y", "en", "un", "una", "con", "sin", "por", "es"}
+
+
+def _case(name: str) -> dict[str, object]:
+    request: dict[str, object] = json.loads((AUDIT / "cases" / f"{name}.json").read_text(encoding="utf-8"))["request"]
+    return request
+
+
+def _words(text: str) -> set[str]:
+    """The words of a text outside quotes (quoted markers such as 'en otras palabras' are in both languages)."""
+    unquoted = re.sub(r"'[^']*'", " ", text)
+    return {w.strip(".,;:()/").lower() for w in unquoted.split()}
+
+
+# --- every rule text in English and Spanish
+
+
+@pytest.mark.parametrize("rule", BUILTIN_RULES, ids=lambda r: r.id)
+def test_every_rule_text_exists_in_english_and_spanish(rule: object) -> None:
+    from norma.audit import AuditRule
+
+    assert isinstance(rule, AuditRule)
+    english, spanish = rule.text_in("en"), rule.text_in("es")
+    assert spanish.title == rule.title  # the built-ins are written in the spec's Spanish
+    assert (spanish.condition, spanish.detection, spanish.exceptions) == (
+        rule.condition,
+        rule.detection,
+        rule.exceptions,
+    )
+    assert len(english.exceptions) == len(spanish.exceptions)
+    for en, es in [
+        (english.title, spanish.title),
+        (english.condition, spanish.condition),
+        (english.detection, spanish.detection),
+        *zip(english.exceptions, spanish.exceptions, strict=True),
+    ]:
+        assert en, rule.id
+        assert es, rule.id
+        assert en != es, rule.id
+        assert not SPANISH_MARKS & set(en), en  # no Spanish letters in an English text
+        assert not SPANISH_WORDS & _words(en), en
+    assert SPANISH_WORDS & _words(f"{spanish.condition} {spanish.detection}"), rule.id
+
+
+def test_rules_command_is_english_by_default_and_spanish_on_request(run_cli: Run, tmp_path: Path) -> None:
+    english = json.loads(run_cli("audit", "rules", "--format", "json").out)
+    assert english["lang"] == "en"
+    assert english["rules"]["IR.0.01"]["title"] == "Mandatory reference (technical)"
+    assert english["rules"]["IR.0.01"]["condition"] == (
+        "technical output (code generation / audit): code, technical decisions or an audit verdict"
+    )
+    assert english["rules"]["IR.3.01"]["exceptions"] == [
+        "standard C#/.NET knowledge (ICR §9.01)",
+        "GoF patterns",
+        "SOLID principles",
+    ]
+    spanish = json.loads(run_cli("audit", "rules", "--lang", "es", "--format", "json").out)
+    assert spanish["lang"] == "es"
+    assert spanish["rules"]["IR.0.01"]["title"] == "Referencia obligatoria (técnico)"
+    assert spanish["rules"]["IR.3.01"]["exceptions"][1] == "patrones GoF"
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"lang": "es"}), encoding="utf-8")
+    from_config = json.loads(run_cli("audit", "rules", "--config", str(config), "--format", "json").out)
+    assert from_config["rules"]["IR.0.01"]["title"] == "Referencia obligatoria (técnico)"
+    table = run_cli("audit", "rules")
+    assert table.code == 0
+    assert "Mandatory reference (technical)" in table.out
+
+
+def test_bump_refuses_snapshots_in_two_languages(run_cli: Run, tmp_path: Path) -> None:
+    english, spanish = ruleset_snapshot(lang="en"), ruleset_snapshot(lang="es")
+    with pytest.raises(InvalidInputError) as caught:
+        required_bump(spanish, english)
+    assert str(caught.value) == (
+        "the old snapshot's rule texts are in 'es' and the new one's in 'en': a different wording would count as a "
+        "changed algorithm (take both with the same language: `norma audit rules --lang es --format json`)"
+    )
+    assert required_bump(english, ruleset_snapshot(lang="en")).reasons == ()
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text(json.dumps(spanish), encoding="utf-8")
+    new.write_text(json.dumps(english), encoding="utf-8")
+    result = run_cli("audit", "bump", str(old), str(new))
+    assert result.code == 2
+    assert "take both with the same language" in result.err
+
+
+@pytest.mark.parametrize(
+    ("case", "title", "full"),
+    [
+        (
+            "fail_english_no_references",
+            "Mandatory reference (technical)",
+            "technical output (code generation / audit): code, technical decisions or an audit verdict. references",
+        ),
+        (
+            "fail_no_references",
+            "Referencia obligatoria (técnico)",
+            "output técnico (generación de código / auditoría): código, decisiones técnicas o un veredicto de "
+            "auditoría. referencias",
+        ),
+    ],
+)
+def test_sarif_rule_texts_follow_the_report_language(
+    run_cli: Run, tmp_path: Path, case: str, title: str, full: str
+) -> None:
+    path = tmp_path / "request.json"
+    path.write_text(json.dumps(_case(case)), encoding="utf-8")
+    log = json.loads(run_cli("audit", str(path), "--docs", DOCS, "--no-embeddings", "--format", "sarif").out)
+    rule = log["runs"][0]["tool"]["driver"]["rules"][0]
+    assert rule["id"] == "IR.0.01"
+    assert rule["name"] == rule["shortDescription"]["text"] == title
+    assert rule["fullDescription"]["text"].startswith(full)
+
+
+def test_the_demo_reports_in_english() -> None:
+    from norma.cli._audit import _demo_section
+    from norma.cli._demo import SECTIONS
+
+    assert SECTIONS["audit"] is _demo_section
+    summary, render = _demo_section(EXAMPLES)
+    assert summary == {
+        "pass_referenced_policy.json": "PASS",
+        "fail_no_references.json": "FAIL",
+        "skip_greeting.json": "SKIP",
+    }
+    console = Console(record=True, width=200)
+    render(console)
+    text = console.export_text()
+    assert "Technical output without normative references: 1 technical decision(s) and not one reference" in text
+    assert "Output técnico" not in text
+    assert "IR.6.02 not evaluated: no re-runs" in text
+
+
+# --- IR.8.01 says what it means
+
+
+def test_ir_8_01_says_what_it_asks_for(docs: DocumentSet) -> None:
+    report = analyze(_case("fail_no_references"), docs, AuditConfig(embeddings=False, lang="en"))
+    assert [(v.rule, v.description) for v in report.violations if v.rule == "IR.8.01"] == [
+        (
+            "IR.8.01",
+            "the output delivers code or technical decisions that break the norms (IR.0.01): an answer that cannot "
+            "follow them should say which norm stops it instead of delivering a non-compliant solution (fixing "
+            "IR.0.01 clears this too)",
+        )
+    ]
+    spanish = analyze(_case("fail_no_references"), docs, CHEAP)
+    assert [v.description for v in spanish.violations if v.rule == "IR.8.01"] == [
+        "el output entrega código o decisiones técnicas que incumplen la normativa (IR.0.01): una respuesta que no "
+        "puede cumplirla debe decir qué norma se lo impide en lugar de entregar una solución que la incumple "
+        "(corregir IR.0.01 también elimina esta)"
+    ]
+    assert "FAIL explícito" not in spanish.violations[-1].description
