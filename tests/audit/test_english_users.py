@@ -11,7 +11,20 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from norma.audit import BUILTIN_RULES, AuditConfig, DocumentSet, analyze, required_bump, ruleset_snapshot
+from norma.audit import (
+    BUILTIN_RULES,
+    AuditConfig,
+    DocumentSet,
+    RuleStatus,
+    Verdict,
+    analyze,
+    load_config,
+    load_documents,
+    required_bump,
+    ruleset_snapshot,
+)
+from norma.audit._references import declared_names
+from norma.audit._text import parse_text
 from norma.errors import InvalidInputError
 from tests.audit.conftest import AUDIT
 from tests.conftest import EXAMPLES, CliResult
@@ -75,6 +88,7 @@ def test_rules_command_is_english_by_default_and_spanish_on_request(run_cli: Run
         "standard C#/.NET knowledge (ICR §9.01)",
         "GoF patterns",
         "SOLID principles",
+        "names the output introduces: its own code declares them and neither the input nor the norms use them",
     ]
     spanish = json.loads(run_cli("audit", "rules", "--lang", "es", "--format", "json").out)
     assert spanish["lang"] == "es"
@@ -173,3 +187,81 @@ def test_ir_8_01_says_what_it_asks_for(docs: DocumentSet) -> None:
         "(corregir IR.0.01 también elimina esta)"
     ]
     assert "FAIL explícito" not in spanish.violations[-1].description
+
+
+# --- identifiers the output introduces are neither implicit context nor drift
+
+POLICIES = AUDIT / "policies"
+FARE_INPUT = "Write a Python function that returns the fare of a route from the PaymentsGateway"
+GET_FARE = (
+    "I define `get_fare`, which asks the PaymentsGateway for the fare of a route with a timeout of 2 seconds "
+    "(POL-12).\n\n```python\ndef get_fare(route_id):\n    return gateway.fare(route_id, timeout=2)\n```\n\n"
+    "`get_fare` takes the `route_id` of the route."
+)
+CHARGE_ONCE = (
+    "I create `ChargeOnce`, which sends the PaymentRequest with its idempotency key (POL-15).\n\n```csharp\n"
+    "public Task<Receipt> ChargeOnce(PaymentRequest request)\n{\n    return _gateway.SendAsync(request);\n}\n\n"
+    "private static string KeyOf(PaymentRequest request) => request.IdempotencyKey;\n```\n\n"
+    "`KeyOf` gives the key the PaymentsGateway knows a repeated request by (POL-15)."
+)
+
+
+@pytest.fixture(scope="module")
+def policies() -> tuple[AuditConfig, DocumentSet]:
+    config = load_config(POLICIES / "config.json")
+    return config, load_documents(POLICIES / "docs", norms=config.norms)
+
+
+def test_declared_names_of_python_and_csharp_code() -> None:
+    code = (
+        "```python\nMAX_RETRIES = 3\nclass FareClient:\n    def get_fare(self, route_id: str, retries=MAX_RETRIES):\n"
+        "        fare = fetch(route_id)\n        return fare\n```\n"
+        "```csharp\npublic sealed class Charger\n{\n    public int MaxAttempts { get; } = 3;\n"
+        "    public Task<Receipt> ChargeOnce(PaymentRequest request, CancellationToken token = default) => Send();\n"
+        "    return Send(request);\n}\n```\nThe `prose_name` is not code."
+    )
+    assert declared_names(parse_text(code)) == {
+        "MAX_RETRIES", "FareClient", "get_fare", "self", "route_id", "retries", "fare",
+        "Charger", "MaxAttempts", "ChargeOnce", "request", "token",
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("embeddings", [True, False])
+def test_a_function_the_code_defines_is_not_implicit_context_nor_drift(
+    policies: tuple[AuditConfig, DocumentSet], embeddings: bool
+) -> None:
+    config, documents = policies
+    report = analyze(
+        {"input": FARE_INPUT, "output": GET_FARE}, documents, config.model_copy(update={"embeddings": embeddings})
+    )
+    assert report.result is Verdict.PASS, report.violations
+    assert report.violations == ()
+    statuses = {o.rule: o.status for o in report.rules}
+    assert statuses["IR.3.01"] is RuleStatus.PASSED  # without embeddings too: nothing is left to compare
+    assert statuses["IR.4.01"] is RuleStatus.PASSED
+    assert report.metrics.novel_concepts == ()
+
+
+def test_a_csharp_method_and_helper_the_code_defines_pass(policies: tuple[AuditConfig, DocumentSet]) -> None:
+    config, documents = policies
+    request = {
+        "input": "Write the C# method that charges a PaymentRequest through the PaymentsGateway",
+        "output": CHARGE_ONCE,
+    }
+    report = analyze(request, documents, config)
+    assert report.result is Verdict.PASS, report.violations
+
+
+def test_a_type_the_code_only_uses_still_needs_context(policies: tuple[AuditConfig, DocumentSet]) -> None:
+    config, documents = policies
+    output = (
+        "I define `get_fare`, which reads the fare of a route from a `FareCache` (POL-12).\n\n"
+        "```python\ndef get_fare(route_id):\n    return FareCache.lookup(route_id)\n```"
+    )
+    report = analyze({"input": FARE_INPUT, "output": output}, documents, config)
+    assert report.result is Verdict.FAIL
+    assert [(v.rule, v.evidence) for v in report.violations] == [
+        ("IR.3.01", "FareCache"),
+        ("IR.4.01", "FareCache"),
+        ("IR.8.01", "IR.3.01, IR.4.01"),
+    ]

@@ -26,6 +26,7 @@ from norma.audit._references import (
     Claim,
     Decision,
     Reference,
+    declared_names,
     find_claims,
     find_decisions,
     find_references,
@@ -136,8 +137,25 @@ class AuditContext:
 
     @cached_property
     def concepts(self) -> list[Concept]:
-        """Technical concepts of the technical lines, whitelist excluded."""
-        return [c for c in self.all_concepts if not self.lexicon.whitelisted(c.term)]
+        """Technical concepts of the technical lines, whitelisted ones and those the output introduces excluded."""
+        return [c for c in self.all_concepts if not self.lexicon.whitelisted(c.term) and not self.introduces(c.term)]
+
+    @cached_property
+    def declared_names(self) -> frozenset[str]:
+        """Names the output's own code declares (types, functions, members, parameters, assigned names)."""
+        return declared_names(self.output)
+
+    def introduces(self, term: str) -> bool:
+        """Whether the output introduces ``term`` (or, for ``A.B``, ``A``): its code declares the name, and neither
+        the input nor the normative documents use it. Such a name is neither implicit context (IR.3.01) nor drift
+        (IR.4.01). A name the user gave stays a domain term, and a name the norms define stays theirs (used
+        without citing them, it is implicit context), even when the output declares it."""
+        declared = self.declared_names
+        if term not in declared and term.split(".")[0] not in declared:
+            return False
+        if literal_in(term, self.input.folded):
+            return False
+        return self.documents is None or not self.documents.contains(term)
 
     @cached_property
     def all_concepts(self) -> list[Concept]:

@@ -42,6 +42,7 @@ __all__ = [
     "Reference",
     "citation_syntax",
     "compile_reference_pattern",
+    "declared_names",
     "find_claims",
     "find_decisions",
     "find_references",
@@ -78,6 +79,8 @@ _CLAIM_WORDS = PhraseMatcher(
 )  # fmt: skip
 """Every claim pattern contains one of these words (a cheap test before the regexes)."""
 _IDENTIFIER = re.compile(r"[A-Z]\w+")
+_ANNOUNCED = re.compile(r"`([A-Za-z_]\w*)(?:\(\))?`")
+"""A name in backticks, whatever its case (`get_fare`, `get_fare()`): prose that names it announces its code."""
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
 _CODE_OBVIOUS = re.compile(r"^\s*(using\s|namespace\s|```|~~~)")
 _FENCE_LINE = re.compile(r"^\s*(```|~~~)")
@@ -311,6 +314,44 @@ def _code_decisions(block: Sequence[Line], announced: set[str]) -> list[Decision
     return decisions
 
 
+_PARAMETERS = re.compile(r"\(([^()]*)\)")
+_ASSIGNED = re.compile(
+    r"^\s*(?:(?:const|let|var|val|final|static|readonly)\s+)*(?P<name>[A-Za-z_]\w*)\s*(?::[^=]+)?=(?![=>])"
+)
+"""A name given a value at the start of a line of code (``MAX_RETRIES = 3``, ``const baseFare = 2``)."""
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+def declared_names(parsed: ParsedText) -> frozenset[str]:
+    """The names the text's own code declares, at any depth: types, methods, functions, constructors, properties
+    and fields, their parameters, and names assigned at the start of a line. An output that declares a name
+    introduces it: it is neither implicit context (IR.3.01) nor drift (IR.4.01)."""
+    names: set[str] = set()
+    for line in parsed.lines:
+        if not line.code:
+            continue
+        text = line.text.split("//", 1)[0] if "//" in line.text else line.text
+        names.update(match.group(2) for match in _TYPE_DECL.finditer(text))
+        member = _MEMBER_DECL.match(text)
+        if member is not None:
+            group = "method" if member.group("method") else "member" if member.group("member") else "function"
+            name = member.group(group)
+            before = text[: member.start(group)].split()[-1:]
+            if name not in _NOT_MEMBER_WORDS and not _NOT_MEMBER_WORDS.intersection(before):
+                names.add(name)
+                parameters = _PARAMETERS.search(text, member.end(group)) if group != "member" else None
+                for parameter in parameters.group(1).split(",") if parameters else ():
+                    declared = parameter.split("=", 1)[0]
+                    declared = declared.split(":", 1)[0] if ":" in declared else declared
+                    words = _NAME.findall(declared)
+                    if words:
+                        names.add(words[-1])
+        assigned = _ASSIGNED.match(text)
+        if assigned is not None and assigned.group("name") not in _NOT_MEMBER_WORDS:
+            names.add(assigned.group("name"))
+    return frozenset(names)
+
+
 def _announces_block(block: Sequence[Line], announced: set[str]) -> bool:
     """Whether a block that declares nothing uses a name a prose decision already stated (one decision, not two)."""
     if not announced:
@@ -342,7 +383,7 @@ def find_decisions(parsed: ParsedText, lexicon: Lexicon, lines: set[int] | None 
             if lexicon.design_verbs.search(unit, folded) is not None:
                 major = lexicon.major_verbs.search(unit, folded) is not None
                 decisions.append(Decision(line.number, unit.strip(), major, "statement"))
-                announced.update(_IDENTIFIER.findall(unit))
+                announced.update(_IDENTIFIER.findall(unit), _ANNOUNCED.findall(unit))
     if block:
         decisions.extend(_code_decisions(block, announced))
     return decisions

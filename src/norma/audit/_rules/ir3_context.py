@@ -61,7 +61,13 @@ IR_3_01 = AuditRule(
         "(similitud coseno de embeddings >= ir_3_01_similarity_threshold con sus frases o conceptos) o está "
         "definido en un documento que el output cita"
     ),
-    exceptions=("conocimiento C#/.NET estándar (ICR §9.01)", "patrones GoF", "principios SOLID"),
+    exceptions=(
+        "conocimiento C#/.NET estándar (ICR §9.01)",
+        "patrones GoF",
+        "principios SOLID",
+        "nombres que el output introduce: los declara su propio código y ni el input ni la normativa los usan",
+    ),
+    version="1.1",
     thresholds=("ir_3_01_similarity_threshold",),
     needs=("embeddings",),
     translations={
@@ -73,7 +79,12 @@ IR_3_01 = AuditRule(
                 "deduced from it (embedding cosine similarity >= ir_3_01_similarity_threshold with "
                 "its sentences or concepts) or is defined in a document the output cites"
             ),
-            exceptions=("standard C#/.NET knowledge (ICR §9.01)", "GoF patterns", "SOLID principles"),
+            exceptions=(
+                "standard C#/.NET knowledge (ICR §9.01)",
+                "GoF patterns",
+                "SOLID principles",
+                "names the output introduces: its own code declares them and neither the input nor the norms use them",
+            ),
         )
     },
 )
