@@ -265,3 +265,72 @@ def test_a_type_the_code_only_uses_still_needs_context(policies: tuple[AuditConf
         ("IR.4.01", "FareCache"),
         ("IR.8.01", "IR.3.01, IR.4.01"),
     ]
+
+
+# --- declared acronyms are citable; an unknown norm's citation says what would make it known
+
+PLATFORM = (
+    "---\nacronym: PLT\nversion: 1.0\n---\n# Platform Rules\n\n## §2 Services\n\n"
+    "### §2.1 Health checks\nEvery service exposes a health check.\n"
+)
+HEALTH = {
+    "input": "Implement the health check of the PaymentsGateway",
+    "output": (
+        "I implement `HealthCheck`, the health check (PLT §2.1).\n\n```csharp\npublic sealed class HealthCheck { }\n```"
+    ),
+}
+
+
+@pytest.fixture
+def platform_docs(tmp_path: Path) -> Path:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "platform.md").write_text(PLATFORM, encoding="utf-8")
+    (folder / "security.md").write_text("---\nacronym: SEC\n---\n# Security\n\n## §1 Scope\nAll.\n", encoding="utf-8")
+    return folder
+
+
+def test_a_declared_acronym_is_citable_without_norms_priority(platform_docs: Path) -> None:
+    config = AuditConfig(embeddings=False, norms={"priority": ["SEC"], "file_names": {}})
+    report = analyze(HEALTH, load_documents(platform_docs, norms=config.norms), config)
+    assert report.result is Verdict.PASS, report.violations
+    assert report.metrics.references == 1
+    assert "PLT" not in report.metrics.novel_concepts
+    statuses = {o.rule: o.status for o in report.rules}
+    assert (statuses["IR.0.01"], statuses["IR.0.03"]) == (RuleStatus.PASSED, RuleStatus.PASSED)
+
+
+def test_a_citation_of_an_unknown_norm_says_what_would_make_it_known(platform_docs: Path) -> None:
+    config = AuditConfig(embeddings=False, lang="en", norms={"priority": ["SEC"], "file_names": {}})
+    documents = load_documents(platform_docs, norms=config.norms)
+    output = HEALTH["output"].replace("PLT §2.1", "OPS §2.1")
+    report = analyze({**HEALTH, "output": output}, documents, config)
+    assert [(v.rule, v.line, v.description) for v in report.violations if v.rule == "IR.0.03"] == [
+        (
+            "IR.0.03",
+            1,
+            "OPS §2.1 cites OPS, a norm no document declares and norms.priority does not list: declare "
+            "'acronym: OPS' in the front matter of the document it names (or map the document's file name to OPS "
+            "in norms.file_names), or list OPS in norms.priority",
+        )
+    ]
+    assert report.result is Verdict.FAIL
+    spanish = analyze({**HEALTH, "output": output}, documents, config.model_copy(update={"lang": "es"}))
+    assert [v.description for v in spanish.violations if v.rule == "IR.0.03"] == [
+        "OPS §2.1 cita OPS, una norma que ningún documento declara y que norms.priority no incluye: declare "
+        "'sigla: OPS' en el front matter del documento al que se refiere (o asocie el nombre de archivo del "
+        "documento a OPS en norms.file_names), o incluya OPS en norms.priority"
+    ]
+
+
+def test_a_citation_of_an_inactive_document_names_active_documents(platform_docs: Path) -> None:
+    config = AuditConfig(embeddings=False, lang="en", norms={"priority": ["SEC"], "file_names": {}})
+    documents = load_documents(platform_docs, norms=config.norms)
+    report = analyze({**HEALTH, "active_documents": ["SEC"]}, documents, config)
+    assert [(v.rule, v.description) for v in report.violations if v.rule == "IR.0.03"] == [
+        (
+            "IR.0.03",
+            "PLT §2.1 cites PLT, which is not among the active documents (add it to active_documents, or give its "
+            "document in the documents folder)",
+        )
+    ]

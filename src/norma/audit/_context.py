@@ -61,6 +61,8 @@ class AuditContext:
     embedder_problem: str = ""
     """Why there is no embedder (embeddings off, model missing)."""
     llm: LLMClient | None = None
+    declared_acronyms: tuple[str, ...] = ()
+    """The acronyms every loaded document declares, active or not (they are citable)."""
     findings_so_far: list[tuple[str, str, int | None, str]] = field(default_factory=list)
     """(rule id, severity, line, location) of the findings of the rules run before the meta rules."""
     shared: dict[str, object] = field(default_factory=dict)
@@ -83,7 +85,7 @@ class AuditContext:
     @cached_property
     def syntax(self) -> CitationSyntax:
         """How the configured norms are cited."""
-        return syntax_for(self.config.norms)
+        return syntax_for(self.config.norms, self.declared_acronyms)
 
     @cached_property
     def references(self) -> list[Reference]:
@@ -160,7 +162,14 @@ class AuditContext:
     @cached_property
     def all_concepts(self) -> list[Concept]:
         """Technical concepts of the technical lines, whitelisted ones included (the §7.03 denominator)."""
-        return extract_concepts(self.output, self.technical_lines, exclude=self.config.norms.not_concepts)
+        return extract_concepts(self.output, self.technical_lines, exclude=self.not_concepts)
+
+    @cached_property
+    def not_concepts(self) -> frozenset[str]:
+        """Words that name norms, never concepts: the configured acronyms and rule prefixes, the acronyms the
+        documents declare and those the output cites."""
+        cited = {r.document for r in self.references if r.document is not None}
+        return self.config.norms.not_concepts | frozenset(self.declared_acronyms) | cited
 
     @cached_property
     def cited_documents(self) -> frozenset[str]:
@@ -195,7 +204,7 @@ class AuditContext:
     def input_pieces(self) -> list[str]:
         """What a concept may be deduced from: the input's sentences and its concepts' words."""
         pieces = [s.strip() for line in self.input.lines if not line.blank for s in sentences(line.text)]
-        pieces += [c.phrase for c in extract_concepts(self.input, exclude=self.config.norms.not_concepts)]
+        pieces += [c.phrase for c in extract_concepts(self.input, exclude=self.not_concepts)]
         return list(dict.fromkeys(p for p in pieces if p))
 
     @cached_property

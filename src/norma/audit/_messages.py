@@ -42,8 +42,18 @@ MESSAGES: dict[str, tuple[str, str]] = {
     ),
     # IR.0.03
     "ir003.inactive": (
-        "{reference} cites a document that is not among the active documents",
-        "{reference} cita un documento que no está entre los documentos activos",
+        "{reference} cites {acronym}, which is not among the active documents (add it to active_documents, or "
+        "give its document in the documents folder)",
+        "{reference} cita {acronym}, que no está entre los documentos activos (añádalo a active_documents, o "
+        "ponga su documento en la carpeta de documentos)",
+    ),
+    "ir003.unknown": (
+        "{reference} cites {acronym}, a norm no document declares and norms.priority does not list: declare "
+        "'acronym: {acronym}' in the front matter of the document it names (or map the document's file name to "
+        "{acronym} in norms.file_names), or list {acronym} in norms.priority",
+        "{reference} cita {acronym}, una norma que ningún documento declara y que norms.priority no incluye: "
+        "declare 'sigla: {acronym}' en el front matter del documento al que se refiere (o asocie el nombre de "
+        "archivo del documento a {acronym} en norms.file_names), o incluya {acronym} en norms.priority",
     ),
     "ir003.missing": (
         "{reference} does not exist in the active norms (normative hallucination)",

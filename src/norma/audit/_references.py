@@ -3,7 +3,9 @@
 * References (IR.0.01, §7.01): a document acronym and a section, or a bare rule id — for the spec's documents its
   pattern ``(DNS|DR|ICR|RED|IRA)\\s+§?\\d+(\\.\\d+)?`` or ``R\\d+\\.\\d+`` (deeper numbers like ``§3.01.2`` are read
   to their end; ``DR R2.01`` is one reference); the acronyms and rule-id prefixes come from the norms
-  configuration (:class:`CitationSyntax`). Plus the configured ``reference_patterns``: RE2 expressions (linear
+  configuration and the acronyms the loaded documents declare (:class:`CitationSyntax`); any other acronym
+  followed by ``§`` and a number (``PLT §2.1``) is a reference too, to a norm nobody declared, which IR.0.03
+  reports with what would make it known. Plus the configured ``reference_patterns``: RE2 expressions (linear
   time) with a named group ``sec`` (the section) and optionally ``doc`` (the document's acronym, upper-cased).
   Text matched by two patterns counts once (the match that starts first wins; the built-in pattern wins a tie).
 * Technical decisions (IR.5.02, §7.01): in prose, each sentence (or bullet) outside code that contains a design
@@ -79,6 +81,8 @@ _CLAIM_WORDS = PhraseMatcher(
 )  # fmt: skip
 """Every claim pattern contains one of these words (a cheap test before the regexes)."""
 _IDENTIFIER = re.compile(r"[A-Z]\w+")
+_CITABLE = re.compile(r"[A-Z][A-Z0-9]{0,15}")
+"""An acronym that can be cited as ``PLT §2.1`` (what ``norms.priority`` accepts)."""
 _ANNOUNCED = re.compile(r"`([A-Za-z_]\w*)(?:\(\))?`")
 """A name in backticks, whatever its case (`get_fare`, `get_fare()`): prose that names it announces its code."""
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
@@ -125,6 +129,7 @@ def citation_syntax(
     section = rf"(?:(?:{prefixes})?\d+(?:\.\d+)*)" if prefixes else r"\d+(?:\.\d+)*"
     reference = re.compile(
         rf"(?<![\w.])(?P<doc>{doc})\s+(?:§\s*)?(?P<sec>{section})(?![\w])|(?<![\w.])(?P<rule>{rule})(?![\w])"
+        rf"|(?<![\w.])(?P<other>[A-Z][A-Z0-9]{{1,15}})\s*§\s*(?P<other_sec>\d+(?:\.\d+)*)(?![\w])"
     )
     may_cite = rf"(?<![\w.])(?:{doc})(?![\w])"
     if prefixes:
@@ -141,9 +146,11 @@ def citation_syntax(
     return CitationSyntax(reference, re.compile(may_cite), claims, letters)
 
 
-def syntax_for(norms: NormsConfig) -> CitationSyntax:
-    """The :class:`CitationSyntax` of a norms configuration."""
-    return citation_syntax(norms.priority, norms.rule_prefixes)
+def syntax_for(norms: NormsConfig, declared: Sequence[str] = ()) -> CitationSyntax:
+    """The :class:`CitationSyntax` of a norms configuration and the acronyms the loaded documents declare (a
+    document that declares ``acronym: PLT`` is cited as ``PLT §2.1`` whether or not ``priority`` lists it)."""
+    extra = tuple(a for a in dict.fromkeys(declared) if a not in norms.priority and _CITABLE.fullmatch(a))
+    return citation_syntax((*norms.priority, *extra), norms.rule_prefixes)
 
 
 @dataclass(frozen=True)
@@ -231,10 +238,12 @@ def find_references(
             continue
         text = line.text
         candidates: list[tuple[int, int, int, Reference]] = []  # (start, pattern rank, end, reference)
-        if any(letter in text for letter in letters):  # every reference holds the first letter of its acronym
+        if "§" in text or any(letter in text for letter in letters):  # an acronym's first letter, or §
             for match in syntax.reference.finditer(text):
                 if match.group("rule"):
                     reference = Reference(None, match.group("rule"), line.number, match.group(0))
+                elif match.group("other"):  # an acronym the norms do not know: IR.0.03 says what would
+                    reference = Reference(match.group("other"), match.group("other_sec"), line.number, match.group(0))
                 else:
                     reference = Reference(match.group("doc"), match.group("sec"), line.number, match.group(0))
                 candidates.append((match.start(), 0, match.end(), reference))

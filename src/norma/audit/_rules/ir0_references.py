@@ -42,20 +42,21 @@ IR_0_01 = AuditRule(
         "output técnico (generación de código / auditoría): código, decisiones técnicas o un veredicto de auditoría"
     ),
     detection=(
-        "referencias (acrónimo de la normativa configurada) §N.N o RN.N fuera de código; ninguna referencia en un "
+        "referencias (acrónimo de la normativa configurada o declarado por un documento) §N.N o RN.N fuera de "
+        "código; ninguna referencia en un "
         "output técnico es una violación (en su primera línea técnica); después, al menos 1 por decisión técnica "
         "mayor (bloques de código, tipos y miembros declarados, frases con verbos de diseño mayores)"
     ),
     exceptions=("sintaxis C# obvia (using, namespace)", "respuesta a una consulta conversacional pura"),
-    version="1.1",
+    version="1.2",
     overrides=("IR.5.02",),
     translations={
         "en": RuleText(
             title="Mandatory reference (technical)",
             condition=("technical output (code generation / audit): code, technical decisions or an audit verdict"),
             detection=(
-                "references (an acronym of the configured norms) §N.N or RN.N outside code; a "
-                "technical output without any reference is a violation (at its first technical line); "
+                "references (an acronym of the configured norms or one a document declares) §N.N or RN.N "
+                "outside code; a technical output without any reference is a violation (at its first technical line); "
                 "then at least 1 per major technical decision (code blocks, declared types and "
                 "members, sentences with a major design verb)"
             ),
@@ -131,13 +132,12 @@ def _check_0_03(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
         if reference.key in seen:
             continue
         seen.add(reference.key)
-        if reference.document is not None and ctx.documents.by_acronym(reference.document) is None:
+        acronym = reference.document
+        if acronym is not None and ctx.documents.by_acronym(acronym) is None:
+            known = acronym in ctx.config.norms.priority or acronym in ctx.declared_acronyms
+            key = "ir003.inactive" if known else "ir003.unknown"
             findings.append(
-                Finding(
-                    ctx.say("ir003.inactive", reference=reference.text),
-                    reference.line,
-                    reference.text,
-                )
+                Finding(ctx.say(key, reference=reference.text, acronym=acronym), reference.line, reference.text)
             )
             continue
         sections = ctx.documents.resolve(reference.document, reference.section)
@@ -176,8 +176,10 @@ IR_0_03 = AuditRule(
     condition="output técnico con referencias normativas",
     detection=(
         "cada referencia apunta a una sección existente de un documento activo; una regla RN.N sin sigla se "
-        "resuelve por prioridad (§6) y un empate de prioridad es un conflicto no resuelto"
+        "resuelve por prioridad (§6) y un empate de prioridad es un conflicto no resuelto; la cita de una norma "
+        "que ningún documento declara (SIGLA §N) dice qué la haría conocida"
     ),
+    version="1.1",
     exceptions=(),
     needs=("documents",),
     translations={
@@ -186,7 +188,8 @@ IR_0_03 = AuditRule(
             condition="technical output with normative references",
             detection=(
                 "each reference points to an existing section of an active document; a bare rule id "
-                "RN.N is resolved by priority (§6) and a priority tie is an unresolved conflict"
+                "RN.N is resolved by priority (§6) and a priority tie is an unresolved conflict; the "
+                "citation of a norm no document declares (ACRONYM §N) says what would make it known"
             ),
             exceptions=(),
         )
