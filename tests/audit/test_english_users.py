@@ -334,3 +334,124 @@ def test_a_citation_of_an_inactive_document_names_active_documents(platform_docs
             "document in the documents folder)",
         )
     ]
+
+
+# --- "must" marks a normative statement; a verdict is a technical decision whichever way it concludes
+
+QUEUE = "Implement the PacketQueue class in NetShaper"
+
+
+@pytest.mark.parametrize(
+    ("request_input", "sentence", "phrase"),
+    [
+        (QUEUE, "The queue must drop the oldest packet when it is full.", "must"),
+        (QUEUE, "The queue has to drop the oldest packet when it is full.", "has to"),
+        ("Implementa la clase PacketQueue de NetShaper", "La cola debe descartar el paquete más antiguo.", "debe"),
+    ],
+)
+def test_must_is_an_unrequested_inference(docs: DocumentSet, request_input: str, sentence: str, phrase: str) -> None:
+    output = (
+        f"I implement `PacketQueue` (DNS §2.01). {sentence}\n\n```csharp\npublic sealed class PacketQueue {{ }}\n```"
+    )
+    report = analyze({"input": request_input, "output": output}, docs, AuditConfig(embeddings=False, lang="en"))
+    assert [(v.rule, v.line, v.description) for v in report.violations if v.rule == "IR.7.01"] == [
+        ("IR.7.01", 1, f"unrequested inference ('{phrase}') without the mark 'Non-normative suggestion:'")
+    ]
+    asked = analyze({"input": f"{request_input}; it {phrase} drop", "output": output}, docs, CHEAP)
+    assert "IR.7.01" not in {v.rule for v in asked.violations}  # the input used the word
+
+
+@pytest.mark.parametrize(
+    ("request_input", "verdict", "cited"),
+    [
+        (
+            "Audita la clase FlowShaper de NetShaper",
+            "No se detecta ninguna violación: la implementación se mantiene.",
+            "No se detecta ninguna violación de DNS §2.03: la implementación se mantiene.",
+        ),
+        (
+            "Audita la clase FlowShaper de NetShaper",
+            "Veredicto: no hay violaciones; la implementación se mantiene.",
+            "Veredicto: no hay violaciones de DNS §2.03; la implementación se mantiene.",
+        ),
+        (
+            "Audit the FlowShaper class of NetShaper",
+            "No violation found: the implementation stays as it is.",
+            "No violation of DNS §2.03 found: the implementation stays as it is.",
+        ),
+        (
+            "Audit the FlowShaper class of NetShaper",
+            "The FlowShaper class does not violate the norms; the implementation stays.",
+            "The FlowShaper class does not violate DNS §2.03; the implementation stays.",
+        ),
+    ],
+)
+def test_a_verdict_of_no_violation_needs_a_reference(
+    docs: DocumentSet, request_input: str, verdict: str, cited: str
+) -> None:
+    report = analyze({"input": request_input, "output": verdict}, docs, CHEAP)
+    assert report.result is Verdict.FAIL
+    assert [(v.rule, v.line) for v in report.violations] == [("IR.0.01", 1)]
+    assert report.violations[0].description.endswith(
+        ("an audit verdict and not one reference", "un veredicto de auditoría y ninguna referencia")
+    )
+    assert analyze({"input": request_input, "output": cited}, docs, CHEAP).result is Verdict.PASS
+
+
+# --- English outputs whose verdicts are known, run with the embedding checks
+
+
+@pytest.mark.parametrize(
+    ("audited", "verdict", "rules"),
+    [
+        ({"input": FARE_INPUT, "output": GET_FARE}, Verdict.PASS, []),
+        (
+            {
+                "input": "Write the C# method that charges a PaymentRequest through the PaymentsGateway",
+                "output": CHARGE_ONCE,
+            },
+            Verdict.PASS,
+            [],
+        ),
+        (
+            {"input": FARE_INPUT, "output": GET_FARE.replace(" (POL-12)", "")},
+            Verdict.FAIL,
+            ["IR.0.01", "IR.8.01"],
+        ),
+        (
+            {"input": FARE_INPUT, "output": GET_FARE.replace("takes the", "must take the")},
+            Verdict.FAIL,
+            ["IR.7.01", "IR.8.01"],
+        ),
+        (
+            {"input": FARE_INPUT, "output": GET_FARE.replace("POL-12", "POL-99")},
+            Verdict.FAIL,
+            ["IR.0.03", "IR.8.01"],
+        ),
+        (
+            {
+                "input": "Audit this handler: logger.LogInformation(request.CardNumber);",
+                "output": "No violation found: the handler stays as it is.",
+            },
+            Verdict.FAIL,
+            ["IR.0.01"],
+        ),
+        (
+            {
+                "input": "Audit this handler: logger.LogInformation(request.CardNumber);",
+                "output": "The handler violates SEC §4.2: it writes the card number to the log.",
+            },
+            Verdict.PASS,
+            [],
+        ),
+        ({"input": "Thanks, that helps!", "output": "You're welcome."}, Verdict.SKIP, []),
+    ],
+)
+def test_english_outputs_with_known_verdicts(
+    policies: tuple[AuditConfig, DocumentSet], audited: dict[str, str], verdict: Verdict, rules: list[str]
+) -> None:
+    config, documents = policies
+    report = analyze(audited, documents, config)
+    assert report.lang == "en"
+    assert report.result is verdict, report.violations
+    assert sorted({v.rule for v in report.violations}) == rules

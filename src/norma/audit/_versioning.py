@@ -22,9 +22,11 @@ from norma.errors import InvalidInputError
 
 __all__ = ["RULESET_VERSION", "Bump", "BumpReport", "required_bump", "ruleset_snapshot"]
 
-RULESET_VERSION = "2.1.0"
+RULESET_VERSION = "2.2.0"
 """The built-in rule set's version: the spec's v2.0, then norma's minor bumps (§9.02). 2.1: IR.0.01 on every
-technical output, code decisions for members and blocks, bilingual detection (issue 21)."""
+technical output, code decisions for members and blocks, bilingual detection (issue 21). 2.2: names the output
+introduces, declared and unknown acronyms, "must" among the modal verbs, verdicts that find no violation, every
+rule text in English and Spanish (issue 40)."""
 
 SNAPSHOT_LANG = "es"
 """The language of a snapshot that does not say (snapshots taken before they said were in the spec's Spanish)."""

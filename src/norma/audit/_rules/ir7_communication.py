@@ -54,7 +54,7 @@ IR_7_01 = AuditRule(
     check=_check_7_01,
     condition="output técnico; en contexto conversacional solo los requisitos introducidos",
     detection=(
-        "verbos modales que el input no usa ('debería', 'podría', 'sería mejor', 'should'...) y "
+        "verbos modales que el input no usa ('debe', 'debería', 'podría', 'sería mejor', 'must'...) y "
         "requisitos introducidos ('también necesitas', 'además debes'...) fuera de código"
     ),
     exceptions=(
@@ -62,12 +62,13 @@ IR_7_01 = AuditRule(
         "marcadas explícitamente: 'Sugerencia no-normativa:' / 'Non-normative suggestion:'",
     ),
     contexts=ANY_CONTEXT,
+    version="1.1",
     translations={
         "en": RuleText(
             title="Unrequested inference forbidden",
             condition="technical output; in a conversational context only introduced requirements",
             detection=(
-                "modal verbs the input does not use ('should', 'could', 'would be better'...) and "
+                "modal verbs the input does not use ('must', 'should', 'could', 'would be better'...) and "
                 "introduced requirements ('you also need', 'you must also'...) outside code"
             ),
             exceptions=(
