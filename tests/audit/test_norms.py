@@ -43,11 +43,14 @@ def test_the_default_is_the_specs_set() -> None:
 
 
 def test_references_use_the_configured_acronyms_and_rule_prefixes() -> None:
-    text = "SEC §2.1, SEC 4.2 and POL-12; DNS §2.03 and R2.01 are another organisation's; POL-12a is not one."
+    text = "SEC §2.1, SEC 4.2 and POL-12; DNS 2.03 and R2.01 are another organisation's; POL-12a is not one."
     found = find_references(parse_text(text), syntax=citation_syntax(("SEC", "POL"), ("POL-",)))
     assert [(r.document, r.section) for r in found] == [("SEC", "2.1"), ("SEC", "4.2"), (None, "POL-12")]
     spec = find_references(parse_text(text))
-    assert [(r.document, r.section) for r in spec] == [("DNS", "2.03"), (None, "R2.01")]
+    assert [(r.document, r.section) for r in spec] == [("SEC", "2.1"), ("DNS", "2.03"), (None, "R2.01")]
+    # with §, any acronym cites a norm: an unknown one is a reference IR.0.03 reports (issue 40)
+    unknown = find_references(parse_text("DNS §2.03 and ISO 27001"), syntax=citation_syntax(("SEC",), ()))
+    assert [(r.document, r.section) for r in unknown] == [("DNS", "2.03")]
 
 
 def test_a_letter_prefix_needs_a_dotted_number() -> None:

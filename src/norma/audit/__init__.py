@@ -42,7 +42,7 @@ from norma.audit._models import (
 from norma.audit._norms import DEFAULT_NORMS, NormsConfig
 from norma.audit._pipeline import analyze
 from norma.audit._registry import ENTRY_POINT_GROUP, builtin_rules, rule_registry
-from norma.audit._rule import AuditRule, Finding, NotEvaluated
+from norma.audit._rule import AuditRule, Finding, NotEvaluated, RuleText
 from norma.audit._rules.ir4_drift import best_window_ratio
 from norma.audit._versioning import RULESET_VERSION, Bump, BumpReport, required_bump, ruleset_snapshot
 
@@ -72,6 +72,7 @@ __all__ = [
     "RULESET_VERSION",
     "RuleOutcome",
     "RuleStatus",
+    "RuleText",
     "Section",
     "Severity",
     "Verdict",

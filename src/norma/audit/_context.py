@@ -26,6 +26,7 @@ from norma.audit._references import (
     Claim,
     Decision,
     Reference,
+    declared_names,
     find_claims,
     find_decisions,
     find_references,
@@ -60,6 +61,8 @@ class AuditContext:
     embedder_problem: str = ""
     """Why there is no embedder (embeddings off, model missing)."""
     llm: LLMClient | None = None
+    declared_acronyms: tuple[str, ...] = ()
+    """The acronyms every loaded document declares, active or not (they are citable)."""
     findings_so_far: list[tuple[str, str, int | None, str]] = field(default_factory=list)
     """(rule id, severity, line, location) of the findings of the rules run before the meta rules."""
     shared: dict[str, object] = field(default_factory=dict)
@@ -82,7 +85,7 @@ class AuditContext:
     @cached_property
     def syntax(self) -> CitationSyntax:
         """How the configured norms are cited."""
-        return syntax_for(self.config.norms)
+        return syntax_for(self.config.norms, self.declared_acronyms)
 
     @cached_property
     def references(self) -> list[Reference]:
@@ -136,13 +139,37 @@ class AuditContext:
 
     @cached_property
     def concepts(self) -> list[Concept]:
-        """Technical concepts of the technical lines, whitelist excluded."""
-        return [c for c in self.all_concepts if not self.lexicon.whitelisted(c.term)]
+        """Technical concepts of the technical lines, whitelisted ones and those the output introduces excluded."""
+        return [c for c in self.all_concepts if not self.lexicon.whitelisted(c.term) and not self.introduces(c.term)]
+
+    @cached_property
+    def declared_names(self) -> frozenset[str]:
+        """Names the output's own code declares (types, functions, members, parameters, assigned names)."""
+        return declared_names(self.output)
+
+    def introduces(self, term: str) -> bool:
+        """Whether the output introduces ``term`` (or, for ``A.B``, ``A``): its code declares the name, and neither
+        the input nor the normative documents use it. Such a name is neither implicit context (IR.3.01) nor drift
+        (IR.4.01). A name the user gave stays a domain term, and a name the norms define stays theirs (used
+        without citing them, it is implicit context), even when the output declares it."""
+        declared = self.declared_names
+        if term not in declared and term.split(".")[0] not in declared:
+            return False
+        if literal_in(term, self.input.folded):
+            return False
+        return self.documents is None or not self.documents.contains(term)
 
     @cached_property
     def all_concepts(self) -> list[Concept]:
         """Technical concepts of the technical lines, whitelisted ones included (the §7.03 denominator)."""
-        return extract_concepts(self.output, self.technical_lines, exclude=self.config.norms.not_concepts)
+        return extract_concepts(self.output, self.technical_lines, exclude=self.not_concepts)
+
+    @cached_property
+    def not_concepts(self) -> frozenset[str]:
+        """Words that name norms, never concepts: the configured acronyms and rule prefixes, the acronyms the
+        documents declare and those the output cites."""
+        cited = {r.document for r in self.references if r.document is not None}
+        return self.config.norms.not_concepts | frozenset(self.declared_acronyms) | cited
 
     @cached_property
     def cited_documents(self) -> frozenset[str]:
@@ -177,7 +204,7 @@ class AuditContext:
     def input_pieces(self) -> list[str]:
         """What a concept may be deduced from: the input's sentences and its concepts' words."""
         pieces = [s.strip() for line in self.input.lines if not line.blank for s in sentences(line.text)]
-        pieces += [c.phrase for c in extract_concepts(self.input, exclude=self.config.norms.not_concepts)]
+        pieces += [c.phrase for c in extract_concepts(self.input, exclude=self.not_concepts)]
         return list(dict.fromkeys(p for p in pieces if p))
 
     @cached_property

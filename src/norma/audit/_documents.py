@@ -338,7 +338,9 @@ class DocumentSet:
             if self._vocabulary is None:
                 terms: dict[str, None] = {}
                 for document in self.documents:
-                    for concept in extract_concepts(parse_text(document.text), exclude=self.norms.not_concepts):
+                    for concept in extract_concepts(
+                        parse_text(document.text), exclude=self.norms.not_concepts | set(self.acronyms)
+                    ):
                         terms.setdefault(concept.term)
                     for section in document.sections:
                         if section.title:

@@ -2,9 +2,10 @@
 applicable or not evaluated, and notes — in English and Spanish (``AuditConfig.lang``; default: the language
 of the request's input). Rule ids, severities, evidence and the report's keys never change with the language.
 
-Rule titles are the rules' own (``AuditRule.title``, the spec's Spanish, and ``AuditRule.titles`` for other
-languages). A message is a key and its ``str.format`` fields; :func:`message` fills the template of one language.
-``tests/audit/test_language.py`` checks that both languages have every key with the same fields.
+Rule titles, conditions, detections and exceptions are the rules' own (``AuditRule.title`` and the others: the
+spec's Spanish; ``AuditRule.translations``: English). A message is a key and its ``str.format`` fields;
+:func:`message` fills the template of one language. ``tests/audit/test_language.py`` checks that both languages
+have every key with the same fields.
 """
 
 from __future__ import annotations
@@ -41,8 +42,18 @@ MESSAGES: dict[str, tuple[str, str]] = {
     ),
     # IR.0.03
     "ir003.inactive": (
-        "{reference} cites a document that is not among the active documents",
-        "{reference} cita un documento que no está entre los documentos activos",
+        "{reference} cites {acronym}, which is not among the active documents (add it to active_documents, or "
+        "give its document in the documents folder)",
+        "{reference} cita {acronym}, que no está entre los documentos activos (añádalo a active_documents, o "
+        "ponga su documento en la carpeta de documentos)",
+    ),
+    "ir003.unknown": (
+        "{reference} cites {acronym}, a norm no document declares and norms.priority does not list: declare "
+        "'acronym: {acronym}' in the front matter of the document it names (or map the document's file name to "
+        "{acronym} in norms.file_names), or list {acronym} in norms.priority",
+        "{reference} cita {acronym}, una norma que ningún documento declara y que norms.priority no incluye: "
+        "declare 'sigla: {acronym}' en el front matter del documento al que se refiere (o asocie el nombre de "
+        "archivo del documento a {acronym} en norms.file_names), o incluya {acronym} en norms.priority",
     ),
     "ir003.missing": (
         "{reference} does not exist in the active norms (normative hallucination)",
@@ -102,12 +113,18 @@ MESSAGES: dict[str, tuple[str, str]] = {
     ),
     # IR.8.01, IR.8.03
     "ir801.declared": (
-        "the output declares FAIL ('{phrase}') and still delivers a partial solution",
-        "el output declara FAIL ('{phrase}') y aun así entrega una solución parcial",
+        "the output says it cannot comply ('{phrase}') and still delivers a solution: an answer that stops should "
+        "deliver no code or technical decisions",
+        "el output dice que no puede cumplir ('{phrase}') y aun así entrega una solución: una respuesta que se "
+        "detiene no debe entregar código ni decisiones técnicas",
     ),
     "ir801.errors": (
-        "ERROR violations ({rules}) and the output delivers a partial solution instead of an explicit FAIL",
-        "violaciones ERROR ({rules}) y el output entrega una solución parcial en lugar de un FAIL explícito",
+        "the output delivers code or technical decisions that break the norms ({rules}): an answer that cannot "
+        "follow them should say which norm stops it instead of delivering a non-compliant solution (fixing "
+        "{rules} clears this too)",
+        "el output entrega código o decisiones técnicas que incumplen la normativa ({rules}): una respuesta que no "
+        "puede cumplirla debe decir qué norma se lo impide en lugar de entregar una solución que la incumple "
+        "(corregir {rules} también elimina esta)",
     ),
     "ir803.fail": (
         "FAIL issued ('{phrase}') for a communication misunderstanding (the user expresses '{frustration}'): a "

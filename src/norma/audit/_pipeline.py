@@ -65,7 +65,8 @@ def default_embedder() -> Embedder:
 
 def _documents(
     documents: DocumentSet | str | Path | None, request: AuditRequest, config: AuditConfig
-) -> DocumentSet | None:
+) -> tuple[DocumentSet | None, tuple[str, ...]]:
+    """The active documents, and the acronyms every loaded document declares (active or not)."""
     limits = config.limits
     for index, name in enumerate(request.active_documents):  # before anything is loaded
         check_document_name(name, location=f"active_documents[{index}]")
@@ -76,7 +77,7 @@ def _documents(
                 location="active_documents",
                 hint="pass the documents folder (--docs DIR, or documents= in Python)",
             )
-        return None
+        return None, ()
     if isinstance(documents, DocumentSet):
         loaded = documents.configured(config.norms)  # parsed and ranked for this audit's norms
     else:
@@ -99,7 +100,7 @@ def _documents(
                 location=f"document_versions.{key}",
                 hint=f"use the document's acronym ({', '.join(active.acronyms)}) or its file name",
             )
-    return active
+    return active, loaded.acronyms
 
 
 def _applicable(rule: AuditRule, ctx: AuditContext) -> tuple[str, str] | None:
@@ -188,14 +189,14 @@ def analyze(
     parsed_request = AuditRequest.parse(request)
     cfg = AuditConfig.parse(config)
     check_request_limits(parsed_request, cfg.limits)
-    docs = _documents(documents, parsed_request, cfg)
+    docs, declared = _documents(documents, parsed_request, cfg)
     lexicon = get_lexicon(cfg.data_dir, cfg.norms.technical_keywords)
     input_text = parse_text(parsed_request.input)
     output_text = parse_text(parsed_request.output)
     detected = classify_context(parsed_request.input, lexicon)
     applied = parsed_request.context_type or detected
     lang = cfg.lang or guess_language(parsed_request.input, parsed_request.output)
-    syntax = syntax_for(cfg.norms)
+    syntax = syntax_for(cfg.norms, declared)
     ctx = AuditContext(
         request=parsed_request,
         config=cfg,
@@ -209,6 +210,7 @@ def analyze(
         embedder=None,
         lang=lang,
         llm=llm,
+        declared_acronyms=declared,
     )
     ctx.syntax = syntax
     lazy = _LazyEmbedder(cfg, embedder, lang)

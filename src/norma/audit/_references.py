@@ -3,7 +3,9 @@
 * References (IR.0.01, §7.01): a document acronym and a section, or a bare rule id — for the spec's documents its
   pattern ``(DNS|DR|ICR|RED|IRA)\\s+§?\\d+(\\.\\d+)?`` or ``R\\d+\\.\\d+`` (deeper numbers like ``§3.01.2`` are read
   to their end; ``DR R2.01`` is one reference); the acronyms and rule-id prefixes come from the norms
-  configuration (:class:`CitationSyntax`). Plus the configured ``reference_patterns``: RE2 expressions (linear
+  configuration and the acronyms the loaded documents declare (:class:`CitationSyntax`); any other acronym
+  followed by ``§`` and a number (``PLT §2.1``) is a reference too, to a norm nobody declared, which IR.0.03
+  reports with what would make it known. Plus the configured ``reference_patterns``: RE2 expressions (linear
   time) with a named group ``sec`` (the section) and optionally ``doc`` (the document's acronym, upper-cased).
   Text matched by two patterns counts once (the match that starts first wins; the built-in pattern wins a tie).
 * Technical decisions (IR.5.02, §7.01): in prose, each sentence (or bullet) outside code that contains a design
@@ -42,6 +44,7 @@ __all__ = [
     "Reference",
     "citation_syntax",
     "compile_reference_pattern",
+    "declared_names",
     "find_claims",
     "find_decisions",
     "find_references",
@@ -78,6 +81,10 @@ _CLAIM_WORDS = PhraseMatcher(
 )  # fmt: skip
 """Every claim pattern contains one of these words (a cheap test before the regexes)."""
 _IDENTIFIER = re.compile(r"[A-Z]\w+")
+_CITABLE = re.compile(r"[A-Z][A-Z0-9]{0,15}")
+"""An acronym that can be cited as ``PLT §2.1`` (what ``norms.priority`` accepts)."""
+_ANNOUNCED = re.compile(r"`([A-Za-z_]\w*)(?:\(\))?`")
+"""A name in backticks, whatever its case (`get_fare`, `get_fare()`): prose that names it announces its code."""
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
 _CODE_OBVIOUS = re.compile(r"^\s*(using\s|namespace\s|```|~~~)")
 _FENCE_LINE = re.compile(r"^\s*(```|~~~)")
@@ -122,6 +129,7 @@ def citation_syntax(
     section = rf"(?:(?:{prefixes})?\d+(?:\.\d+)*)" if prefixes else r"\d+(?:\.\d+)*"
     reference = re.compile(
         rf"(?<![\w.])(?P<doc>{doc})\s+(?:§\s*)?(?P<sec>{section})(?![\w])|(?<![\w.])(?P<rule>{rule})(?![\w])"
+        rf"|(?<![\w.])(?P<other>[A-Z][A-Z0-9]{{1,15}})\s*§\s*(?P<other_sec>\d+(?:\.\d+)*)(?![\w])"
     )
     may_cite = rf"(?<![\w.])(?:{doc})(?![\w])"
     if prefixes:
@@ -138,9 +146,11 @@ def citation_syntax(
     return CitationSyntax(reference, re.compile(may_cite), claims, letters)
 
 
-def syntax_for(norms: NormsConfig) -> CitationSyntax:
-    """The :class:`CitationSyntax` of a norms configuration."""
-    return citation_syntax(norms.priority, norms.rule_prefixes)
+def syntax_for(norms: NormsConfig, declared: Sequence[str] = ()) -> CitationSyntax:
+    """The :class:`CitationSyntax` of a norms configuration and the acronyms the loaded documents declare (a
+    document that declares ``acronym: PLT`` is cited as ``PLT §2.1`` whether or not ``priority`` lists it)."""
+    extra = tuple(a for a in dict.fromkeys(declared) if a not in norms.priority and _CITABLE.fullmatch(a))
+    return citation_syntax((*norms.priority, *extra), norms.rule_prefixes)
 
 
 @dataclass(frozen=True)
@@ -228,10 +238,12 @@ def find_references(
             continue
         text = line.text
         candidates: list[tuple[int, int, int, Reference]] = []  # (start, pattern rank, end, reference)
-        if any(letter in text for letter in letters):  # every reference holds the first letter of its acronym
+        if "§" in text or any(letter in text for letter in letters):  # an acronym's first letter, or §
             for match in syntax.reference.finditer(text):
                 if match.group("rule"):
                     reference = Reference(None, match.group("rule"), line.number, match.group(0))
+                elif match.group("other"):  # an acronym the norms do not know: IR.0.03 says what would
+                    reference = Reference(match.group("other"), match.group("other_sec"), line.number, match.group(0))
                 else:
                     reference = Reference(match.group("doc"), match.group("sec"), line.number, match.group(0))
                 candidates.append((match.start(), 0, match.end(), reference))
@@ -311,6 +323,44 @@ def _code_decisions(block: Sequence[Line], announced: set[str]) -> list[Decision
     return decisions
 
 
+_PARAMETERS = re.compile(r"\(([^()]*)\)")
+_ASSIGNED = re.compile(
+    r"^\s*(?:(?:const|let|var|val|final|static|readonly)\s+)*(?P<name>[A-Za-z_]\w*)\s*(?::[^=]+)?=(?![=>])"
+)
+"""A name given a value at the start of a line of code (``MAX_RETRIES = 3``, ``const baseFare = 2``)."""
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+def declared_names(parsed: ParsedText) -> frozenset[str]:
+    """The names the text's own code declares, at any depth: types, methods, functions, constructors, properties
+    and fields, their parameters, and names assigned at the start of a line. An output that declares a name
+    introduces it: it is neither implicit context (IR.3.01) nor drift (IR.4.01)."""
+    names: set[str] = set()
+    for line in parsed.lines:
+        if not line.code:
+            continue
+        text = line.text.split("//", 1)[0] if "//" in line.text else line.text
+        names.update(match.group(2) for match in _TYPE_DECL.finditer(text))
+        member = _MEMBER_DECL.match(text)
+        if member is not None:
+            group = "method" if member.group("method") else "member" if member.group("member") else "function"
+            name = member.group(group)
+            before = text[: member.start(group)].split()[-1:]
+            if name not in _NOT_MEMBER_WORDS and not _NOT_MEMBER_WORDS.intersection(before):
+                names.add(name)
+                parameters = _PARAMETERS.search(text, member.end(group)) if group != "member" else None
+                for parameter in parameters.group(1).split(",") if parameters else ():
+                    declared = parameter.split("=", 1)[0]
+                    declared = declared.split(":", 1)[0] if ":" in declared else declared
+                    words = _NAME.findall(declared)
+                    if words:
+                        names.add(words[-1])
+        assigned = _ASSIGNED.match(text)
+        if assigned is not None and assigned.group("name") not in _NOT_MEMBER_WORDS:
+            names.add(assigned.group("name"))
+    return frozenset(names)
+
+
 def _announces_block(block: Sequence[Line], announced: set[str]) -> bool:
     """Whether a block that declares nothing uses a name a prose decision already stated (one decision, not two)."""
     if not announced:
@@ -342,7 +392,7 @@ def find_decisions(parsed: ParsedText, lexicon: Lexicon, lines: set[int] | None 
             if lexicon.design_verbs.search(unit, folded) is not None:
                 major = lexicon.major_verbs.search(unit, folded) is not None
                 decisions.append(Decision(line.number, unit.strip(), major, "statement"))
-                announced.update(_IDENTIFIER.findall(unit))
+                announced.update(_IDENTIFIER.findall(unit), _ANNOUNCED.findall(unit))
     if block:
         decisions.extend(_code_decisions(block, announced))
     return decisions

@@ -1,6 +1,10 @@
 """One audit rule as data: :class:`AuditRule` declares its id, condition, detection, thresholds, exceptions,
 severity and version (§9.01) next to its check function; a check returns :class:`Finding` objects or
 :class:`NotEvaluated`. Defining a rule registers nothing: the registry (``_registry``) merges the rules it is given.
+
+A rule's texts (title, condition, detection, exceptions) are written in one language and translated into others
+(:class:`RuleText`, ``AuditRule.translations``): the built-in rules are the spec's Spanish with English
+translations, and every place that shows them (reports, ``norma audit rules``, SARIF) asks for one language.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ __all__ = [
     "Finding",
     "NotEvaluated",
     "RuleCheck",
+    "RuleText",
 ]
 
 RULE_ID = re.compile(r"^IR\.\d+\.\d+$")
@@ -50,6 +55,16 @@ RuleCheck = Callable[[AuditContext], Sequence[Finding] | NotEvaluated]
 
 
 @dataclass(frozen=True)
+class RuleText:
+    """A rule's texts in one language."""
+
+    title: str
+    condition: str
+    detection: str
+    exceptions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class AuditRule:
     """One executable rule ``IR.x.y``."""
 
@@ -73,13 +88,20 @@ class AuditRule:
     overrides: tuple[str, ...] = ()
     """More specific than these rules (§6): when this rule fires, their violations are dropped."""
     source: str = "builtin"
-    titles: Mapping[str, str] = field(default_factory=dict, compare=False)
-    """The title in other languages, by language code (``{"en": "Mandatory reference (technical)"}``); a
-    language without an entry uses ``title``."""
+    translations: Mapping[str, RuleText] = field(default_factory=dict, compare=False)
+    """The rule's texts in other languages, by language code (``{"en": RuleText("Mandatory reference ...", ...)}``);
+    a language without an entry uses the rule's own ``title``, ``condition``, ``detection`` and ``exceptions``."""
 
-    def title_in(self, lang: str) -> str:
-        """The title in ``lang`` (``"en"``, ``"es"``), or ``title`` when the rule has none in that language."""
-        return self.titles.get(lang, self.title)
+    def text_in(self, lang: str | None) -> RuleText:
+        """The rule's texts in ``lang`` (``"en"``, ``"es"``), or its own when it has none in that language."""
+        translated = self.translations.get(lang) if lang is not None else None
+        if translated is not None:
+            return translated
+        return RuleText(self.title, self.condition, self.detection, self.exceptions)
+
+    def title_in(self, lang: str | None) -> str:
+        """The title in ``lang``, or ``title`` when the rule has none in that language."""
+        return self.text_in(lang).title
 
     def __post_init__(self) -> None:
         if not RULE_ID.match(self.id):
@@ -87,16 +109,17 @@ class AuditRule:
         if not callable(self.check):
             raise ConfigError(f"audit rule {self.id} has no check function")
 
-    def describe(self) -> dict[str, Any]:
-        """The rule's declaration as plain data (what ``norma audit rules`` prints)."""
+    def describe(self, lang: str | None = None) -> dict[str, Any]:
+        """The rule's declaration as plain data (what ``norma audit rules`` prints), its texts in ``lang``."""
+        text = self.text_in(lang)
         return {
             "id": self.id,
-            "title": self.title,
+            "title": text.title,
             "severity": self.severity.value,
             "version": self.version,
-            "condition": self.condition,
-            "detection": self.detection,
-            "exceptions": list(self.exceptions),
+            "condition": text.condition,
+            "detection": text.detection,
+            "exceptions": list(text.exceptions),
             "thresholds": list(self.thresholds),
             "contexts": sorted(c.value for c in self.contexts),
             "needs": list(self.needs),

@@ -15,16 +15,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from norma.audit._config import AuditConfig
+from norma.audit._language import DEFAULT_LANG, Lang
 from norma.audit._registry import rule_registry
 from norma.audit._rule import AuditRule
 from norma.errors import InvalidInputError
 
 __all__ = ["RULESET_VERSION", "Bump", "BumpReport", "required_bump", "ruleset_snapshot"]
 
-RULESET_VERSION = "2.1.0"
+RULESET_VERSION = "2.2.0"
 """The built-in rule set's version: the spec's v2.0, then norma's minor bumps (§9.02). 2.1: IR.0.01 on every
-technical output, code decisions for members and blocks, bilingual detection (issue 21)."""
+technical output, code decisions for members and blocks, bilingual detection (issue 21). 2.2: names the output
+introduces, declared and unknown acronyms, "must" among the modal verbs, verdicts that find no violation, every
+rule text in English and Spanish (issue 40)."""
 
+SNAPSHOT_LANG = "es"
+"""The language of a snapshot that does not say (snapshots taken before they said were in the spec's Spanish)."""
 _SEVERITY_RANK = {"INFO": 0, "WARNING": 1, "ERROR": 2}
 _TOLERANCE_RANK = {"low": 0, "medium": 1, "high": 2}
 LOWER_IS_STRICTER = frozenset({"ir_7_02_formality_tolerance"})
@@ -54,18 +59,24 @@ class BumpReport:
         return {"bump": str(self.bump), "reasons": list(self.reasons)}
 
 
-def ruleset_snapshot(rules: Sequence[AuditRule] | None = None, config: Any | None = None) -> dict[str, Any]:
-    """Plain data describing a rule set under a configuration (what ``norma audit rules --format json`` prints)."""
+def ruleset_snapshot(
+    rules: Sequence[AuditRule] | None = None, config: Any | None = None, *, lang: Lang | None = None
+) -> dict[str, Any]:
+    """Plain data describing a rule set under a configuration (what ``norma audit rules --format json`` prints).
+
+    The rules' texts are in ``lang``, else the configuration's ``lang``, else English (:data:`DEFAULT_LANG`);
+    the snapshot says which (``lang``), and :func:`required_bump` compares snapshots of one language only."""
     chosen = list(rules) if rules is not None else list(rule_registry().values())
     cfg = AuditConfig.parse(config)
+    lang = lang or cfg.lang or DEFAULT_LANG
     values = cfg.model_dump(mode="json")
     snapshot_rules = {}
     for rule in chosen:
-        entry = rule.describe()
+        entry = rule.describe(lang)
         entry["severity"] = cfg.severity_overrides.get(rule.id, rule.severity).value
         entry["thresholds"] = {name: values[name] for name in rule.thresholds}
         snapshot_rules[rule.id] = entry
-    return {"ruleset_version": RULESET_VERSION, "rules": snapshot_rules}
+    return {"ruleset_version": RULESET_VERSION, "lang": lang, "rules": snapshot_rules}
 
 
 def _threshold_change(name: str, old: Any, new: Any) -> tuple[Bump, str]:
@@ -93,6 +104,13 @@ def _rules_of(snapshot: Mapping[str, Any], which: str) -> Mapping[str, Any]:
 def required_bump(old: Mapping[str, Any], new: Mapping[str, Any]) -> BumpReport:
     """Which version bump (§9.02) going from snapshot ``old`` to snapshot ``new`` requires."""
     before, after = _rules_of(old, "old"), _rules_of(new, "new")
+    old_lang, new_lang = old.get("lang", SNAPSHOT_LANG), new.get("lang", SNAPSHOT_LANG)
+    if old_lang != new_lang:
+        raise InvalidInputError(
+            f"the old snapshot's rule texts are in {old_lang!r} and the new one's in {new_lang!r}: "
+            "a different wording would count as a changed algorithm",
+            hint=f"take both with the same language: `norma audit rules --lang {old_lang} --format json`",
+        )
     changes: list[tuple[Bump, str]] = []
     for rule_id in sorted(set(before) - set(after)):
         changes.append((Bump.MAJOR, f"{rule_id} removed"))

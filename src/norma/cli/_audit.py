@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 from rich.console import Console
@@ -22,6 +22,7 @@ from norma.cli._output import console, emit, fail_on_option, format_option, prin
 
 if TYPE_CHECKING:
     from norma.audit import AuditConfig, AuditReport
+    from norma.audit._language import Lang
 
 __all__ = ["audit"]
 
@@ -229,15 +230,22 @@ def schema(ctx: click.Context, which: str, output_format: str | None) -> int:
 
 @audit.command("rules")
 @click.option("--config", "config_file", type=click.Path(path_type=Path), default=None, help="Thresholds JSON file.")
+@click.option(
+    "--lang",
+    type=click.Choice(["en", "es"]),
+    default=None,
+    help="Language of the rules' titles, conditions, detections and exceptions (default: the config's 'lang', "
+    "else English).",
+)
 @format_option
 @click.pass_context
-def rules(ctx: click.Context, config_file: Path | None, output_format: str | None) -> int:
+def rules(ctx: click.Context, config_file: Path | None, lang: str | None, output_format: str | None) -> int:
     """List the registered rules (built-in and plugins); --format json gives a snapshot `norma audit bump` reads."""
     from norma.audit import AuditConfig, load_config, rule_registry, ruleset_snapshot
 
     fmt = resolve_format(ctx, output_format)
     config = load_config(config_file) if config_file is not None else AuditConfig()
-    snapshot = ruleset_snapshot(list(rule_registry().values()), config)
+    snapshot = ruleset_snapshot(list(rule_registry().values()), config, lang=cast("Lang | None", lang))
 
     def table(con: Console) -> None:
         grid = Table("rule", "severity", "version", "contexts", "title", "thresholds")
@@ -282,7 +290,7 @@ def _demo_section(examples: Path) -> tuple[dict[str, Any], Any]:
 
     folder = examples / "audit"
     documents = load_documents(folder / "docs")
-    config = AuditConfig(embeddings=False)
+    config = AuditConfig(embeddings=False, lang="en")  # the NetShaper requests are Spanish; the demo speaks English
     items = []
     for name in ("pass_referenced_policy.json", "fail_no_references.json", "skip_greeting.json"):
         request = json.loads((folder / "cases" / name).read_text(encoding="utf-8"))["request"]
@@ -290,7 +298,10 @@ def _demo_section(examples: Path) -> tuple[dict[str, Any], Any]:
     summary = {name: report.result.value for name, report in items}
 
     def render_demo(con: Console) -> None:
-        con.print("examples/audit/cases (deterministic rules; `norma audit` adds the embedding checks):")
+        con.print(
+            "examples/audit/cases (deterministic rules; `norma audit` adds the embedding checks; reported in English,"
+            " `norma audit --lang es` for Spanish):"
+        )
         render_table(con, items)
 
     return summary, render_demo

@@ -1,6 +1,7 @@
 """SARIF 2.1.0 (the static-analysis format GitHub code scanning and most CI read).
 
-One run; ``tool.driver.rules`` lists every rule (id IR.x.y, level from its severity). Each violation is a result
+One run; ``tool.driver.rules`` lists every rule (id IR.x.y, level from its severity, its title, condition, detection
+and exceptions in the language of the first report). Each violation is a result
 (``kind: fail``, level ``error`` / ``warning``, ``region.startLine`` = output line); each rule that did not apply
 to a report (SKIP, §4.02) is a ``kind: notApplicable`` result with level ``none``; INFO findings are ``note``s.
 The artifact of a result is the audited item's name; its ``properties`` carry the verdict and the metrics.
@@ -14,6 +15,7 @@ from typing import Any
 
 from norma._version import __version__
 from norma.audit import AuditReport, RuleStatus, Severity, Violation, rule_registry
+from norma.audit._language import DEFAULT_LANG
 
 __all__ = ["SARIF_SCHEMA", "sarif_text", "to_sarif"]
 
@@ -35,18 +37,19 @@ def to_sarif(items: Sequence[tuple[str, AuditReport]], fail_on: str = "error") -
     for _, report in items:
         rule_ids += [o.rule for o in report.rules if o.rule not in rule_ids]
     index = {rule_id: position for position, rule_id in enumerate(rule_ids)}
-    lang = items[0][1].lang if items else "es"  # the rules' names in the (first) report's language
+    lang = items[0][1].lang if items else DEFAULT_LANG  # the rules' texts in the (first) report's language
     rules = []
     for rule_id in rule_ids:
         rule = registry.get(rule_id)
         entry: dict[str, Any] = {"id": rule_id}
         if rule is not None:
+            text = rule.text_in(lang)
             entry.update(
-                name=rule.title_in(lang),
-                shortDescription={"text": rule.title_in(lang)},
-                fullDescription={"text": f"{rule.condition}. {rule.detection}"},
+                name=text.title,
+                shortDescription={"text": text.title},
+                fullDescription={"text": f"{text.condition}. {text.detection}"},
                 defaultConfiguration={"level": _LEVEL[rule.severity]},
-                properties={"version": rule.version, "exceptions": list(rule.exceptions)},
+                properties={"version": rule.version, "exceptions": list(text.exceptions)},
             )
         rules.append(entry)
     results: list[dict[str, Any]] = []

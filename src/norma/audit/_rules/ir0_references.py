@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from norma.audit._context import AuditContext
 from norma.audit._documents import section_key
 from norma.audit._models import Severity
-from norma.audit._rule import AuditRule, Finding, NotEvaluated
+from norma.audit._rule import AuditRule, Finding, NotEvaluated, RuleText
 from norma.audit._rules.decisions import uncovered_decision_line
 from norma.audit._text import shorten
 
@@ -36,20 +36,36 @@ def _check_0_01(ctx: AuditContext) -> Sequence[Finding]:
 IR_0_01 = AuditRule(
     id="IR.0.01",
     title="Referencia obligatoria (técnico)",
-    titles={"en": "Mandatory reference (technical)"},
     severity=Severity.ERROR,
     check=_check_0_01,
     condition=(
         "output técnico (generación de código / auditoría): código, decisiones técnicas o un veredicto de auditoría"
     ),
     detection=(
-        "referencias (acrónimo de la normativa configurada) §N.N o RN.N fuera de código; ninguna referencia en un "
+        "referencias (acrónimo de la normativa configurada o declarado por un documento) §N.N o RN.N fuera de "
+        "código; ninguna referencia en un "
         "output técnico es una violación (en su primera línea técnica); después, al menos 1 por decisión técnica "
         "mayor (bloques de código, tipos y miembros declarados, frases con verbos de diseño mayores)"
     ),
     exceptions=("sintaxis C# obvia (using, namespace)", "respuesta a una consulta conversacional pura"),
-    version="1.1",
+    version="1.2",
     overrides=("IR.5.02",),
+    translations={
+        "en": RuleText(
+            title="Mandatory reference (technical)",
+            condition=("technical output (code generation / audit): code, technical decisions or an audit verdict"),
+            detection=(
+                "references (an acronym of the configured norms or one a document declares) §N.N or RN.N "
+                "outside code; a technical output without any reference is a violation (at its first technical line); "
+                "then at least 1 per major technical decision (code blocks, declared types and "
+                "members, sentences with a major design verb)"
+            ),
+            exceptions=(
+                "obvious C# syntax (using, namespace)",
+                "answer to a purely conversational query",
+            ),
+        )
+    },
 )
 
 
@@ -88,13 +104,20 @@ def _check_0_02(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
 IR_0_02 = AuditRule(
     id="IR.0.02",
     title="Versión de documento normativo",
-    titles={"en": "Normative document version"},
     severity=Severity.ERROR,
     check=_check_0_02,
     condition="la petición declara document_versions (§1)",
     detection="cada versión declarada es igual a la versión que declara el documento cargado",
     exceptions=("sin document_versions no hay nada que comparar",),
     needs=("documents",),
+    translations={
+        "en": RuleText(
+            title="Normative document version",
+            condition="the request declares document_versions (§1)",
+            detection="each declared version equals the version the loaded document declares",
+            exceptions=("without document_versions there is nothing to compare",),
+        )
+    },
 )
 
 
@@ -109,13 +132,12 @@ def _check_0_03(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
         if reference.key in seen:
             continue
         seen.add(reference.key)
-        if reference.document is not None and ctx.documents.by_acronym(reference.document) is None:
+        acronym = reference.document
+        if acronym is not None and ctx.documents.by_acronym(acronym) is None:
+            known = acronym in ctx.config.norms.priority or acronym in ctx.declared_acronyms
+            key = "ir003.inactive" if known else "ir003.unknown"
             findings.append(
-                Finding(
-                    ctx.say("ir003.inactive", reference=reference.text),
-                    reference.line,
-                    reference.text,
-                )
+                Finding(ctx.say(key, reference=reference.text, acronym=acronym), reference.line, reference.text)
             )
             continue
         sections = ctx.documents.resolve(reference.document, reference.section)
@@ -149,14 +171,27 @@ def _check_0_03(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
 IR_0_03 = AuditRule(
     id="IR.0.03",
     title="Referencia normativa resoluble",
-    titles={"en": "Resolvable normative reference"},
     severity=Severity.ERROR,
     check=_check_0_03,
     condition="output técnico con referencias normativas",
     detection=(
         "cada referencia apunta a una sección existente de un documento activo; una regla RN.N sin sigla se "
-        "resuelve por prioridad (§6) y un empate de prioridad es un conflicto no resuelto"
+        "resuelve por prioridad (§6) y un empate de prioridad es un conflicto no resuelto; la cita de una norma "
+        "que ningún documento declara (SIGLA §N) dice qué la haría conocida"
     ),
+    version="1.1",
     exceptions=(),
     needs=("documents",),
+    translations={
+        "en": RuleText(
+            title="Resolvable normative reference",
+            condition="technical output with normative references",
+            detection=(
+                "each reference points to an existing section of an active document; a bare rule id "
+                "RN.N is resolved by priority (§6) and a priority tie is an unresolved conflict; the "
+                "citation of a norm no document declares (ACRONYM §N) says what would make it known"
+            ),
+            exceptions=(),
+        )
+    },
 )

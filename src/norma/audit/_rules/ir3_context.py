@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from norma.audit._context import AuditContext
 from norma.audit._models import Severity
-from norma.audit._rule import ANY_CONTEXT, AuditRule, Finding, NotEvaluated
+from norma.audit._rule import ANY_CONTEXT, AuditRule, Finding, NotEvaluated, RuleText
 
 __all__ = ["IR_3_01", "IR_3_02"]
 
@@ -53,7 +53,6 @@ def _check_3_01(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
 IR_3_01 = AuditRule(
     id="IR.3.01",
     title="Contexto implícito prohibido",
-    titles={"en": "Implicit context forbidden"},
     severity=Severity.ERROR,
     check=_check_3_01,
     condition="output técnico",
@@ -62,9 +61,32 @@ IR_3_01 = AuditRule(
         "(similitud coseno de embeddings >= ir_3_01_similarity_threshold con sus frases o conceptos) o está "
         "definido en un documento que el output cita"
     ),
-    exceptions=("conocimiento C#/.NET estándar (ICR §9.01)", "patrones GoF", "principios SOLID"),
+    exceptions=(
+        "conocimiento C#/.NET estándar (ICR §9.01)",
+        "patrones GoF",
+        "principios SOLID",
+        "nombres que el output introduce: los declara su propio código y ni el input ni la normativa los usan",
+    ),
+    version="1.1",
     thresholds=("ir_3_01_similarity_threshold",),
     needs=("embeddings",),
+    translations={
+        "en": RuleText(
+            title="Implicit context forbidden",
+            condition="technical output",
+            detection=(
+                "each technical concept of the output (identifiers, acronyms) is in the input, can be "
+                "deduced from it (embedding cosine similarity >= ir_3_01_similarity_threshold with "
+                "its sentences or concepts) or is defined in a document the output cites"
+            ),
+            exceptions=(
+                "standard C#/.NET knowledge (ICR §9.01)",
+                "GoF patterns",
+                "SOLID principles",
+                "names the output introduces: its own code declares them and neither the input nor the norms use them",
+            ),
+        )
+    },
 )
 
 
@@ -88,11 +110,18 @@ def _check_3_02(ctx: AuditContext) -> Sequence[Finding]:
 IR_3_02 = AuditRule(
     id="IR.3.02",
     title="Memoria histórica no referenciada",
-    titles={"en": "Unreferenced conversation history"},
     severity=Severity.WARNING,
     check=_check_3_02,
     condition="cualquier output",
     detection="frases que remiten a turnos anteriores (history_phrases.txt) sin '[turno N]' en la misma línea",
     exceptions=("la línea cita el turno: [turno N], (turno N), turno N, turn N",),
     contexts=ANY_CONTEXT,
+    translations={
+        "en": RuleText(
+            title="Unreferenced conversation history",
+            condition="any output",
+            detection=("phrases that refer to earlier turns (history_phrases.txt) without '[turn N]' on the same line"),
+            exceptions=("the line cites the turn: [turn N], (turn N), turn N, turno N",),
+        )
+    },
 )

@@ -10,7 +10,7 @@ from rapidfuzz import fuzz
 
 from norma.audit._context import AuditContext
 from norma.audit._models import Severity
-from norma.audit._rule import AuditRule, Finding, NotEvaluated
+from norma.audit._rule import AuditRule, Finding, NotEvaluated, RuleText
 from norma.audit._text import fold, shorten
 
 __all__ = ["IR_4_01", "IR_4_02", "best_window_ratio", "normalise_quote"]
@@ -61,7 +61,6 @@ def _check_4_01(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
 IR_4_01 = AuditRule(
     id="IR.4.01",
     title="Deriva semántica",
-    titles={"en": "Semantic drift"},
     severity=Severity.ERROR,
     check=_check_4_01,
     condition="output técnico con términos de dominio",
@@ -69,9 +68,28 @@ IR_4_01 = AuditRule(
         "cada término técnico del output está en DNS/DR/ICR/RED literalmente o tiene similitud coseno "
         ">= ir_4_01_embedding_threshold con el vocabulario normativo (all-MiniLM-L6-v2 por defecto)"
     ),
-    exceptions=("whitelist manual: términos C#, .NET, patrones estándar (whitelist.txt)",),
+    exceptions=(
+        "whitelist manual: términos C#, .NET, patrones estándar (whitelist.txt)",
+        "nombres que el output introduce: los declara su propio código y ni el input ni la normativa los usan",
+    ),
+    version="1.1",
     thresholds=("ir_4_01_embedding_threshold",),
     needs=("documents", "embeddings"),
+    translations={
+        "en": RuleText(
+            title="Semantic drift",
+            condition="technical output with domain terms",
+            detection=(
+                "each technical term of the output is in the active documents literally or has a "
+                "cosine similarity >= ir_4_01_embedding_threshold with their vocabulary "
+                "(all-MiniLM-L6-v2 by default)"
+            ),
+            exceptions=(
+                "manual whitelist: C# and .NET terms, standard patterns (whitelist.txt)",
+                "names the output introduces: its own code declares them and neither the input nor the norms use them",
+            ),
+        )
+    },
 )
 
 
@@ -128,7 +146,6 @@ def _check_4_02(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
 IR_4_02 = AuditRule(
     id="IR.4.02",
     title="Parafraseo normativo prohibido",
-    titles={"en": "Normative paraphrasing forbidden"},
     severity=Severity.ERROR,
     check=_check_4_02,
     condition="output que atribuye un texto a una norma ('DNS dice que...', 'según RED §1.01, ...')",
@@ -140,4 +157,19 @@ IR_4_02 = AuditRule(
     thresholds=("ir_4_02_fuzzy_match_threshold",),
     version="1.1",
     needs=("documents",),
+    translations={
+        "en": RuleText(
+            title="Normative paraphrasing forbidden",
+            condition=(
+                "output that attributes a text to a norm ('the DNS says that...', 'according to RED §1.01, ...')"
+            ),
+            detection=(
+                "normalised Indel ratio (rapidfuzz) of the quoted text against the best window of the "
+                "cited section; threshold ir_4_02_fuzzy_match_threshold"
+            ),
+            exceptions=(
+                "reformulation marked with 'in other words' / 'en otras palabras' (reformulation_markers.txt)",
+            ),
+        )
+    },
 )

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from norma.audit._context import AuditContext
 from norma.audit._models import Severity
-from norma.audit._rule import AuditRule, Finding
+from norma.audit._rule import AuditRule, Finding, RuleText
 from norma.audit._rules.decisions import uncovered_decision_line
 
 __all__ = ["IR_5_02", "coverage_ratio"]
@@ -42,11 +42,18 @@ def _check(ctx: AuditContext) -> Sequence[Finding]:
 IR_5_02 = AuditRule(
     id="IR.5.02",
     title="Exhaustividad contextual",
-    titles={"en": "Contextual exhaustiveness"},
     severity=Severity.WARNING,
     check=_check,
     condition="output técnico con decisiones técnicas (SKIP en contexto conversacional)",
     detection="ratio = reglas distintas citadas / decisiones técnicas; umbral ir_5_02_coverage_ratio",
     exceptions=("sin decisiones técnicas no hay ratio",),
     thresholds=("ir_5_02_coverage_ratio",),
+    translations={
+        "en": RuleText(
+            title="Contextual exhaustiveness",
+            condition="technical output with technical decisions (SKIP in a conversational context)",
+            detection="ratio = distinct rules cited / technical decisions; threshold ir_5_02_coverage_ratio",
+            exceptions=("without technical decisions there is no ratio",),
+        )
+    },
 )

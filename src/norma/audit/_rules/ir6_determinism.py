@@ -10,7 +10,7 @@ import numpy as np
 
 from norma.audit._context import AuditContext
 from norma.audit._models import Severity
-from norma.audit._rule import AuditRule, Finding, NotEvaluated
+from norma.audit._rule import AuditRule, Finding, NotEvaluated, RuleText
 from norma.audit._text import parse_text
 from norma.errors import NormaError
 
@@ -95,7 +95,6 @@ def _check(ctx: AuditContext) -> Sequence[Finding] | NotEvaluated:
 IR_6_02 = AuditRule(
     id="IR.6.02",
     title="Determinismo (técnico)",
-    titles={"en": "Determinism (technical)"},
     severity=Severity.WARNING,
     check=_check,
     condition="output técnico con re-ejecuciones (campo reruns o un cliente LLM)",
@@ -103,7 +102,18 @@ IR_6_02 = AuditRule(
         "similitud semántica (embeddings por párrafo, alineados) entre cada par de ejecuciones >= "
         "ir_6_02_determinism_threshold; orden de enumeraciones indiferente"
     ),
-    exceptions=("timestamps", "ejemplos con datos aleatorios (GUIDs, hex y números largos)"),
+    exceptions=("marcas de tiempo (timestamps)", "ejemplos con datos aleatorios (GUIDs, hex y números largos)"),
     thresholds=("ir_6_02_determinism_threshold",),
     needs=("reruns", "embeddings"),
+    translations={
+        "en": RuleText(
+            title="Determinism (technical)",
+            condition="technical output with re-runs (the reruns field or an LLM client)",
+            detection=(
+                "semantic similarity (paragraph embeddings, aligned) between each pair of runs >= "
+                "ir_6_02_determinism_threshold; the order of enumerations does not matter"
+            ),
+            exceptions=("timestamps", "examples with random data (GUIDs, hex and long numbers)"),
+        )
+    },
 )

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from norma.audit._context import AuditContext
 from norma.audit._models import Severity
-from norma.audit._rule import ANY_CONTEXT, AuditRule, Finding
+from norma.audit._rule import ANY_CONTEXT, AuditRule, Finding, RuleText
 
 __all__ = ["IR_7_01", "IR_7_02"]
 
@@ -50,12 +50,11 @@ def _check_7_01(ctx: AuditContext) -> Sequence[Finding]:
 IR_7_01 = AuditRule(
     id="IR.7.01",
     title="Inferencia no solicitada prohibida",
-    titles={"en": "Unrequested inference forbidden"},
     severity=Severity.ERROR,
     check=_check_7_01,
     condition="output técnico; en contexto conversacional solo los requisitos introducidos",
     detection=(
-        "verbos modales que el input no usa ('debería', 'podría', 'sería mejor', 'should'...) y "
+        "verbos modales que el input no usa ('debe', 'debería', 'podría', 'sería mejor', 'must'...) y "
         "requisitos introducidos ('también necesitas', 'además debes'...) fuera de código"
     ),
     exceptions=(
@@ -63,6 +62,21 @@ IR_7_01 = AuditRule(
         "marcadas explícitamente: 'Sugerencia no-normativa:' / 'Non-normative suggestion:'",
     ),
     contexts=ANY_CONTEXT,
+    version="1.1",
+    translations={
+        "en": RuleText(
+            title="Unrequested inference forbidden",
+            condition="technical output; in a conversational context only introduced requirements",
+            detection=(
+                "modal verbs the input does not use ('must', 'should', 'could', 'would be better'...) and "
+                "introduced requirements ('you also need', 'you must also'...) outside code"
+            ),
+            exceptions=(
+                "conversational context: suggestions (modals) allowed",
+                "explicitly marked: 'Non-normative suggestion:' / 'Sugerencia no-normativa:'",
+            ),
+        )
+    },
 )
 
 
@@ -98,7 +112,6 @@ def _check_7_02(ctx: AuditContext) -> Sequence[Finding]:
 IR_7_02 = AuditRule(
     id="IR.7.02",
     title="Comunicación por contexto",
-    titles={"en": "Communication by context"},
     severity=Severity.WARNING,
     check=_check_7_02,
     condition="cualquier output",
@@ -109,4 +122,16 @@ IR_7_02 = AuditRule(
     exceptions=("el código no se revisa",),
     thresholds=("ir_7_02_formality_tolerance",),
     contexts=ANY_CONTEXT,
+    translations={
+        "en": RuleText(
+            title="Communication by context",
+            condition="any output",
+            detection=(
+                "technical: a blacklist of evaluative terms (evaluative_terms.txt); conversational: "
+                "markers of excessive formality (formal_markers.txt) above "
+                "ir_7_02_formality_tolerance"
+            ),
+            exceptions=("code is not reviewed",),
+        )
+    },
 )

@@ -1,5 +1,6 @@
-"""IR.8.01 (an ERROR is met with an explicit FAIL, not a partial solution) and IR.8.03 (no FAIL for a
-communication misunderstanding)."""
+"""IR.8.01 (a meta rule: an output that breaks a norm with an ERROR, or says it cannot comply, delivers no solution
+anyway — an answer that cannot follow the norms says which norm stops it, rather than hand over non-compliant code)
+and IR.8.03 (no FAIL for a communication misunderstanding)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Sequence
 
 from norma.audit._context import AuditContext
 from norma.audit._models import Severity
-from norma.audit._rule import ANY_CONTEXT, AuditRule, Finding
+from norma.audit._rule import ANY_CONTEXT, AuditRule, Finding, RuleText
 
 __all__ = ["IR_8_01", "IR_8_03", "declared_fail"]
 
@@ -52,16 +53,28 @@ def _check_8_01(ctx: AuditContext) -> Sequence[Finding]:
 IR_8_01 = AuditRule(
     id="IR.8.01",
     title="FAIL técnico explícito",
-    titles={"en": "Explicit technical FAIL"},
     severity=Severity.ERROR,
     check=_check_8_01,
     condition="violación ERROR en contexto técnico, o un FAIL declarado por el propio output",
     detection=(
         "el output entrega solución (código o decisiones técnicas) pese a una violación ERROR de otra regla o "
-        "a su propio FAIL declarado (fail_markers.txt)"
+        "a su propio FAIL declarado (fail_markers.txt); una respuesta que no puede cumplir la normativa dice qué "
+        "norma se lo impide y no entrega una solución que la incumple"
     ),
     exceptions=("violaciones que no están en el output (IR.0.02: versiones de documentos)",),
     meta=True,
+    translations={
+        "en": RuleText(
+            title="Explicit technical FAIL: no non-compliant solution",
+            condition="an ERROR violation in a technical context, or a FAIL the output declares itself",
+            detection=(
+                "the output delivers a solution (code or technical decisions) despite an ERROR "
+                "violation of another rule or its own declared FAIL (fail_markers.txt); an answer that "
+                "cannot follow the norms says which norm stops it and delivers no solution that breaks them"
+            ),
+            exceptions=("violations that are not in the output (IR.0.02: document versions)",),
+        )
+    },
 )
 
 
@@ -84,7 +97,6 @@ def _check_8_03(ctx: AuditContext) -> Sequence[Finding]:
 IR_8_03 = AuditRule(
     id="IR.8.03",
     title="Errores conversacionales",
-    titles={"en": "Conversational errors"},
     severity=Severity.ERROR,
     check=_check_8_03,
     condition="el usuario expresa frustración o un malentendido (frustration_phrases.txt)",
@@ -92,4 +104,12 @@ IR_8_03 = AuditRule(
     exceptions=("sin frustración en el input no hay malentendido que juzgar",),
     contexts=ANY_CONTEXT,
     overrides=("IR.8.01",),
+    translations={
+        "en": RuleText(
+            title="Conversational errors",
+            condition="the user expresses frustration or a misunderstanding (frustration_phrases.txt)",
+            detection=("the output answers with a declared FAIL (fail_markers.txt) instead of a clarification"),
+            exceptions=("without frustration in the input there is no misunderstanding to judge",),
+        )
+    },
 )
