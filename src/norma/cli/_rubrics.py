@@ -11,6 +11,7 @@ from rich.table import Table
 
 from norma.cli._demo import SECTIONS
 from norma.cli._engine import EngineOptions, batch_output_options, engine_options
+from norma.cli._lazy import SuggestingGroup
 from norma.cli._output import emit, format_option, print_table, resolve_format, wide_option
 
 if TYPE_CHECKING:
@@ -21,7 +22,7 @@ __all__ = ["rubric"]
 _FILE = click.Path(path_type=Path)
 
 
-@click.group("rubric")
+@click.group("rubric", cls=SuggestingGroup)
 def rubric() -> None:
     """Rubrics: weighted criteria turned into a reward (synth-ai compatible)."""
 
