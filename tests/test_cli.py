@@ -18,15 +18,19 @@ from tests.conftest import REPO, CliResult
 Run = Callable[..., CliResult]
 
 
-def _command_paths(group: click.Group, prefix: str = "norma") -> Iterator[str]:
+def _commands(group: click.Group, prefix: str = "norma") -> Iterator[tuple[str, click.Command]]:
     ctx = click.Context(group)
     for name in group.list_commands(ctx):  # the lazy commands too (get_command imports them)
         command = group.get_command(ctx, name)
         assert command is not None, name
         path = f"{prefix} {name}"
-        yield path
+        yield path, command
         if isinstance(command, click.Group):
-            yield from _command_paths(command, path)
+            yield from _commands(command, path)
+
+
+def _command_paths(group: click.Group) -> Iterator[str]:
+    return (path for path, _ in _commands(group))
 
 
 def test_version(run_cli: Run) -> None:
@@ -55,6 +59,35 @@ def test_unknown_command_exits_2_with_one_line(run_cli: Run) -> None:
     assert result.code == 2
     assert result.err.count("\n") == 1
     assert "frobnicate" in result.err
+
+
+def test_an_unknown_command_names_the_nearest_ones(run_cli: Run) -> None:
+    cases = {
+        ("rubrics",): "norma: error: No such command 'rubrics'. Did you mean 'rubric'?\n",
+        ("rule",): "norma: error: No such command 'rule'. Did you mean 'rules'?\n",
+        ("ru",): "norma: error: No such command 'ru'. Did you mean 'rubric' or 'rules'?\n",
+        ("rules", "evl"): "norma: error: No such command 'evl'. Did you mean 'eval'?\n",
+        ("frobnicate",): "norma: error: No such command 'frobnicate'. 'norma --help' lists the commands.\n",
+        ("rules", "zzz"): "norma: error: No such command 'zzz'. 'norma rules --help' lists the commands.\n",
+    }
+    for args, expected in cases.items():
+        result = run_cli(*args)
+        assert (result.code, result.out, result.err) == (2, "", expected), args
+
+
+def test_every_group_suggests_its_subcommands(run_cli: Run) -> None:
+    groups = [(path, command) for path, command in _commands(cli) if isinstance(command, click.Group)]
+    # `norma audit X` runs `norma audit run X` (X is a request file) unless X is one of its commands
+    checked = [path for path, _ in groups if path != "norma audit"]
+    assert checked == ["norma keys", "norma llm", "norma names", "norma rubric", "norma rules"]
+    for path, group in groups:
+        if path == "norma audit":
+            continue
+        name = group.list_commands(click.Context(group))[-1]
+        typo = name[:-1] + "x"
+        result = run_cli(*path.split()[1:], typo)
+        assert result.code == 2, path
+        assert result.err.startswith(f"norma: error: No such command {typo!r}. Did you mean {name!r}"), result.err
 
 
 def test_missing_input_exits_2_naming_it(run_cli: Run, tmp_path: Path) -> None:

@@ -32,9 +32,11 @@ def test_eval_table(run_cli: Run) -> None:
     lines = [line.rstrip() for line in result.out.splitlines()]
     assert lines[:2] == [f"{RULEBOOK}: 10 rules", "9 messages: 7 expect a rule, 2 expect none"]
     assert lines[2].startswith("gate: ")
-    assert "│ acc@1          │ 0.857 │ top-ranked rule expected (no gate)               │" in lines
-    assert "│ recall@3       │ 1.000 │ an expected rule in the top 3 (no gate)          │" in lines
-    assert "│ MRR            │ 0.929 │ mean 1/rank of the first expected rule (no gate) │" in lines
+    assert "│ acc@1          │ 0.857 │ top-ranked rule expected (relevance, no gate)      │" in lines
+    assert "│ recall@3       │ 1.000 │ an expected rule in the top 3 (relevance)          │" in lines
+    assert "│ MRR            │ 0.929 │ mean 1/rank of the first expected rule (relevance) │" in lines
+    assert "│ priority moved │     0 │ relevance top returned, but not first              │" in lines
+    assert not any(line.startswith("priority changed the top rule") for line in lines)  # every priority is 0
     assert "top confusions (1 of 1)" in lines
     assert "│ password-reset │ card-blocked         │        1 │" in lines
     assert any(line.startswith("never matched at the gate (") for line in lines)
@@ -48,12 +50,67 @@ def test_eval_json_and_k(run_cli: Run) -> None:
     data = json.loads(result.out)
     assert sorted(data) == [
         "accuracy_at_1", "confusions", "expect_nothing", "gate", "k", "labelled", "messages", "mrr", "multi_label",
-        "never_matched", "outcomes", "precision", "recall", "recall_at_k", "rejection", "rule_count", "rulebook",
-        "rules",
+        "never_matched", "outcomes", "precision", "priority_changed", "recall", "recall_at_k", "rejection",
+        "rule_count", "rulebook", "rules",
     ]  # fmt: skip
     assert (data["rulebook"], data["rule_count"], data["k"]) == (RULEBOOK, 10, [1, 2])
     assert data["recall_at_k"] == {"1": pytest.approx(6 / 7), "2": 1.0}
     assert data["confusions"] == [{"expected": "password-reset", "took": "card-blocked", "count": 1}]
+    assert data["priority_changed"] == []
+
+
+_PRIORITY_RULEBOOK = """\
+rules:
+  - id: refund
+    condition_text: customer asks for a refund of an order
+    action_text: explain the refund policy
+    examples: [I want my money back for this order, please refund my purchase, can I return this and get a refund]
+  - id: delivery-late
+    condition_text: the parcel has not arrived
+    action_text: give the tracking link
+    examples: [my package hasn't arrived yet, where is my delivery, the courier never delivered my parcel]
+  - id: angry-customer
+    condition_text: customer is angry or upset
+    action_text: apologise first and stay calm
+    priority: 100
+    examples: ["this is unacceptable, I am furious", I'm really upset with your service, you people are useless]
+"""
+_PRIORITY_MESSAGES = [
+    {"message": "please refund my purchase", "expected": ["refund"]},
+    {"message": "I am furious, I want a refund for this order right now", "expected": ["refund"]},
+    {"message": "where is my delivery", "expected": ["delivery-late"]},
+    {"message": "I'm really upset, my package hasn't arrived yet", "expected": ["delivery-late", "angry-customer"]},
+    {"message": "what a lovely day", "expected": []},
+]
+
+
+def test_eval_reports_what_the_matcher_returns_and_where_priority_changed_the_top(run_cli: Run, tmp_path: Path) -> None:
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(_PRIORITY_RULEBOOK, encoding="utf-8")
+    messages = tmp_path / "messages.jsonl"
+    messages.write_text("".join(json.dumps(m) + "\n" for m in _PRIORITY_MESSAGES), encoding="utf-8")
+    result = run_cli("rules", "eval", "--rules", str(rules), "--messages", str(messages), "--format", "json")
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    # ranked by relevance every top rule is right; as served, priority puts angry-customer first on line 2
+    assert (data["accuracy_at_1"], data["recall"]) == (1.0, 0.75)
+    assert data["priority_changed"] == [
+        {"line": 2, "message": "I am furious, I want a refund for this order right now", "expected": ["refund"],
+         "top_by_relevance": "refund", "returned": ["angry-customer", "refund"]},
+        {"line": 4, "message": "I'm really upset, my package hasn't arrived yet",
+         "expected": ["delivery-late", "angry-customer"], "top_by_relevance": "delivery-late",
+         "returned": ["angry-customer", "delivery-late"]},
+    ]  # fmt: skip
+    table = run_cli("rules", "eval", "--rules", str(rules), "--messages", str(messages))
+    lines = [line.rstrip() for line in table.out.splitlines()]
+    assert "│ recall         │ 0.750 │ first returned rule expected, of labelled messages │" in lines
+    assert "│ priority moved │     2 │ relevance top returned, but not first              │" in lines
+    start = lines.index("priority changed the top rule (2 messages)")
+    assert lines[start + 4 : start + 6] == [
+        "│    2 │ refund           │ angry-customer │ refund                        │",
+        "│    4 │ delivery-late    │ angry-customer │ delivery-late, angry-customer │",
+    ]
+    _fits_80_columns(table.out)
 
 
 def test_eval_of_a_stored_tenant_reads_the_store(run_cli: Run, tmp_path: Path) -> None:

@@ -69,11 +69,15 @@ def test_0_5_names_do_not_read_score_and_the_check_says_so() -> None:
     result = evaluate_events_against_rubric(EVENTS_0_2, RUBRIC)
     assert result["reward"] == 0.0  # as in synth-ai: no 'reward', the events are skipped
     issues = check_rubric_inputs(RUBRIC, events=EVENTS_0_2)
-    assert [issue.path for issue in issues] == ["[0].reward", "[1].reward"]
+    assert [issue.path for issue in issues] == ["[0].reward", "[1].reward", "", ""]
     assert "'score', the synth-ai 0.2.x key: rename it to 'reward'" in issues[0].message
+    assert issues[2].message == "criterion 'correctness' not judged: it counts 0"
 
 
 def test_the_check_reads_score_when_asked() -> None:
     assert check_rubric_inputs(RUBRIC, events=EVENTS_0_2, key="score") == []
     issues = check_rubric_inputs(RUBRIC, events=[{"id": "style", "score": 2}], key="score")
-    assert [(issue.path, issue.message) for issue in issues] == [("[0].score", "2 is outside [0, 1]")]
+    assert [(issue.path, issue.message) for issue in issues] == [
+        ("[0].score", "2 is outside [0, 1]"),
+        ("", "criterion 'correctness' not judged: it counts 0"),
+    ]

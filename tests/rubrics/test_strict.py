@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -21,6 +23,9 @@ from norma.rubrics import (
     validate_rubric_file,
     validate_rubric_files,
 )
+from tests.conftest import CliResult
+
+Run = Callable[..., CliResult]
 
 
 def _payload(**changes: Any) -> dict[str, Any]:
@@ -166,13 +171,35 @@ def test_validate_rubric_file_accepts_json_in_any_case(tmp_path: Path) -> None:
     assert validate_rubric_file(str(tmp_path / "r.json")).goal_text == "Evaluate X"
 
 
-@pytest.mark.parametrize("name", ["r.yaml", "r.yml", "r.txt", "r"])
-def test_validate_rubric_file_rejects_other_types(tmp_path: Path, name: str) -> None:
-    path = _write(tmp_path / name, _payload())
-    with pytest.raises(ValueError, match="Unsupported rubric file type") as caught:
+@pytest.mark.parametrize("name", ["r.yaml", "r.yml", "R.YAML", "r.txt", "r"])
+def test_validate_rubric_file_reads_what_the_cli_reads(run_cli: Run, tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(_payload()), encoding="utf-8")
+    assert validate_rubric_file(path).criteria[1].weight == 0.4
+    assert run_cli("rubric", "validate", "--strict", str(path)).code == 0
+    path.write_text(yaml.safe_dump(_payload(aggregation="sum")), encoding="utf-8")
+    with pytest.raises(ValidationError, match="Input should be 'weighted_sum'"):
         validate_rubric_file(path)
-    assert str(caught.value) == f"Unsupported rubric file type: {path}"
-    assert isinstance(caught.value, RubricError)
+    assert run_cli("rubric", "validate", "--strict", str(path)).code == 1
+
+
+def test_validate_rubric_file_refuses_yaml_that_is_not_a_mapping(run_cli: Run, tmp_path: Path) -> None:
+    path = tmp_path / "r.yaml"
+    path.write_text("- a\n- b\n", encoding="utf-8")
+    with pytest.raises(RubricError) as caught:
+        validate_rubric_file(path)
+    assert str(caught.value) == f"{path}: Rubric YAML must produce a mapping (write key: value pairs)"
+    result = run_cli("rubric", "validate", "--strict", str(path))
+    assert (result.code, result.err) == (2, f"norma: error: {caught.value}\n")
+
+
+def test_a_json_file_is_read_as_json_only_by_both(run_cli: Run, tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    path.write_text(yaml.safe_dump(_payload()), encoding="utf-8")  # YAML in a .json file: synth-ai refuses it
+    with pytest.raises(json.JSONDecodeError):
+        validate_rubric_file(path)
+    result = run_cli("rubric", "validate", "--strict", str(path))
+    assert (result.code, result.err) == (2, f"norma: error: {path}:line 1, column 1: not valid JSON: Expecting value\n")
 
 
 def test_validate_rubric_file_errors(tmp_path: Path) -> None:
@@ -199,5 +226,5 @@ def test_validate_rubric_files(tmp_path: Path) -> None:
     assert [r.version for r in validate_rubric_files([second, first])] == ["b", "a"]
     with pytest.raises(ValidationError):
         validate_rubric_files([first, broken, tmp_path / "never-read.yaml"])
-    with pytest.raises(RubricError, match="Unsupported"):
+    with pytest.raises(RubricError, match=r"x\.yaml: no such file"):
         validate_rubric_files([first, tmp_path / "x.yaml", broken])

@@ -18,8 +18,8 @@ class RubricJob:
     """Evaluate one rubric over records: each an outcome (``{criterion_id: value}``) or ``{"events": [...]}``.
 
     The result of a record is :func:`norma.rubrics.evaluate_rubric`'s, with ``issues`` (what the evaluation
-    skipped or took as is, :func:`~norma.rubrics.check_rubric_inputs`) when there are any; with ``strict`` the
-    first issue is the record's error instead.
+    skipped or took as is, :func:`~norma.rubrics.check_rubric_inputs`) when there are any; with ``strict_inputs``
+    the first issue is the record's error instead.
     """
 
     rubric_path: str
@@ -27,7 +27,8 @@ class RubricJob:
     enforce_required: bool = False
     pass_threshold: float | None = None
     aggregator: str | None = None
-    strict: bool = False
+    strict_inputs: bool = False
+    """The first input issue is the record's error (otherwise the issues are listed in its result)."""
 
     fork_safe = True
     uses_all_cores = False
@@ -42,10 +43,10 @@ class RubricJob:
         enforce_required: bool = False,
         pass_threshold: float | None = None,
         aggregator: str | None = None,
-        strict: bool = False,
+        strict_inputs: bool = False,
     ) -> RubricJob:
         """A job for the rubric at ``rubric_path``."""
-        return cls(os.fspath(rubric_path), bool(enforce_required), pass_threshold, aggregator, bool(strict))
+        return cls(os.fspath(rubric_path), bool(enforce_required), pass_threshold, aggregator, bool(strict_inputs))
 
     def check(self) -> None:
         """Load the rubric once here."""
@@ -74,9 +75,9 @@ class RubricJob:
                 raise RubricError(
                     f'a record must be an outcome mapping or {{"events": [...]}}, not {type(record).__name__}'
                 )
-            if self.strict and issues:
+            if self.strict_inputs and issues:
                 more = f" (and {len(issues) - 1} more)" if len(issues) > 1 else ""
-                raise RubricError(issues[0].message + more, location=issues[0].path)
+                raise RubricError(issues[0].message + more, location=issues[0].path or None)
             result = evaluate_rubric(rubric, **inputs, **options)
             if issues:
                 result["issues"] = [issue.model_dump() for issue in issues]

@@ -1,4 +1,5 @@
-"""A click group whose subcommands are imported only when they run (or their own help is asked for).
+"""The CLI's groups: every one answers an unknown subcommand with the nearest names (:class:`SuggestingGroup`), and
+:class:`LazyGroup`'s subcommands are imported only when they run (or their own help is asked for).
 
 ``norma --help``, ``norma --version`` and TAB completion of command names read a table of names and one-line
 helps, so they import no capability (numpy, onnxruntime, httpx, the audit rules...): the CLI answers at once.
@@ -7,14 +8,42 @@ helps, so they import no capability (numpy, onnxruntime, httpx, the audit rules.
 
 from __future__ import annotations
 
+import difflib
 import importlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import click
 from click.shell_completion import CompletionItem
+from click.utils import make_str
 
-__all__ = ["LazyCommand", "LazyGroup"]
+__all__ = ["LazyCommand", "LazyGroup", "SuggestingGroup", "unknown_command"]
+
+
+def unknown_command(name: str, known: Sequence[str], command_path: str) -> str:
+    """What ``command_path NAME`` says when NAME is none of ``known``: the nearest names (by similarity, then the
+    names NAME begins; at most three), else where to look."""
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+    close += [candidate for candidate in known if candidate.startswith(name) and candidate not in close]
+    close = close[:3]
+    if not close:
+        return f"No such command {name!r}. '{command_path} --help' lists the commands."
+    names = [repr(candidate) for candidate in close]
+    options = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+    return f"No such command {name!r}. Did you mean {options}?"
+
+
+class SuggestingGroup(click.Group):
+    """A :class:`click.Group` whose "No such command" names the nearest commands (``norma rubrics``: did you mean
+    'rubric'?), lazy ones included, whatever the click version."""
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = make_str(args[0])
+        if not ctx.resilient_parsing and not name.startswith("-") and self.get_command(ctx, name) is None:
+            raise click.UsageError(unknown_command(name, self.list_commands(ctx), ctx.command_path), ctx)
+        return super().resolve_command(ctx, args)
 
 
 class LazyCommand:
@@ -33,7 +62,7 @@ class LazyCommand:
         return command
 
 
-class LazyGroup(click.Group):
+class LazyGroup(SuggestingGroup):
     """A :class:`click.Group` with lazily imported subcommands besides its ordinary ones."""
 
     def __init__(self, *args: Any, lazy: Mapping[str, LazyCommand] | None = None, **kwargs: Any) -> None:

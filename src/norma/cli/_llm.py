@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from norma.cli._lazy import SuggestingGroup
 from norma.cli._output import emit, format_option, print_table, resolve_format
 from norma.errors import BackendError, ConfigError
 
@@ -68,7 +69,7 @@ def _client(url: str | None, model: str | None, kind: str | None, timeout: float
     return client
 
 
-@click.group("llm")
+@click.group("llm", cls=SuggestingGroup)
 def llm() -> None:
     """LLM backend (Ollama or OpenAI-compatible) used for query phrasing, re-runs and rule examples."""
 

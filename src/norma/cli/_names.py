@@ -15,6 +15,7 @@ from rich.table import Table
 
 from norma.cli._demo import SECTIONS
 from norma.cli._engine import EngineOptions, batch_output_options, engine_options, run_batch
+from norma.cli._lazy import SuggestingGroup
 from norma.cli._output import emit, format_option, print_table, resolve_format
 from norma.errors import ConfigError, InvalidInputError, NormaError
 
@@ -72,7 +73,7 @@ class HashSeeds(click.ParamType[list[int], "str | list[int]"]):
         return list(dict.fromkeys(seeds))
 
 
-@click.group("names")
+@click.group("names", cls=SuggestingGroup)
 def names() -> None:
     """MIID name variations: score them as the validator does, build queries, generate good ones."""
 

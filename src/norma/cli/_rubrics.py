@@ -11,6 +11,7 @@ from rich.table import Table
 
 from norma.cli._demo import SECTIONS
 from norma.cli._engine import EngineOptions, batch_output_options, engine_options
+from norma.cli._lazy import SuggestingGroup
 from norma.cli._output import emit, format_option, print_table, resolve_format, wide_option
 
 if TYPE_CHECKING:
@@ -21,7 +22,7 @@ __all__ = ["rubric"]
 _FILE = click.Path(path_type=Path)
 
 
-@click.group("rubric")
+@click.group("rubric", cls=SuggestingGroup)
 def rubric() -> None:
     """Rubrics: weighted criteria turned into a reward (synth-ai compatible)."""
 
@@ -101,11 +102,12 @@ def _render_result(result: dict[str, Any]) -> Any:
     help="Aggregator for 'custom' rubrics (min, max, geometric_mean, ...).",
 )
 @click.option(
-    "--strict",
+    "--strict-inputs",
     is_flag=True,
-    help="Exit 2 on an input id that matches no criterion or a reward that is not a number in [0, 1] "
-    "(without it: a warning on stderr).",
+    help="Exit 2 on an input id that matches no criterion, a reward that is not a number in [0, 1] or a "
+    "criterion not judged (without it: a warning on stderr).",
 )
+@click.option("--strict", "old_strict", is_flag=True, hidden=True, help="Deprecated spelling of --strict-inputs.")
 @click.option(
     "--batch",
     "batch_file",
@@ -126,7 +128,8 @@ def eval_(
     enforce_required: bool,
     pass_threshold: float | None,
     aggregator: str | None,
-    strict: bool,
+    strict_inputs: bool,
+    old_strict: bool,
     batch_file: str | None,
     output_path: Path | None,
     output_format: str | None,
@@ -135,11 +138,18 @@ def eval_(
     """Evaluate events or an outcome (or every record of --batch FILE) against a rubric and print the reward.
 
     Warns on stderr about entries the evaluation skips or takes as is (ids that match no criterion, rewards that
-    are not numbers or outside [0, 1]); --strict makes the first of them an error. Exit 0, 1 when a verdict was
-    asked for (--pass-threshold, --enforce-required) and it fails, 2 for unreadable or (--strict) doubtful input.
+    are not numbers or outside [0, 1], criteria not judged, which count 0); --strict-inputs makes the first of
+    them an error. Exit 0, 1 when a verdict was asked for (--pass-threshold, --enforce-required) and it fails, 2
+    for unreadable or (--strict-inputs) doubtful input.
     """
     from norma.rubrics import evaluate_rubric_file
 
+    if old_strict:
+        click.echo(
+            "norma: warning: `rubric eval --strict` is deprecated and goes in the next release: use --strict-inputs",
+            err=True,
+        )
+        strict_inputs = True
     options = EngineOptions.pop(engine)
     given = [name for name in (events_file, outcome_file, batch_file) if name is not None]
     if len(given) != 1:
@@ -153,7 +163,7 @@ def eval_(
             enforce_required=enforce_required,
             pass_threshold=pass_threshold,
             aggregator=aggregator,
-            strict=strict,
+            strict_inputs=strict_inputs,
         )
         fmt_batch = output_format if output_format == "jsonl" else resolve_format(ctx, output_format)
         return rubric_batch(rubric_file, batch_file, job, fmt=fmt_batch, output_path=output_path, options=options)
@@ -161,7 +171,8 @@ def eval_(
     source = events_file if events_file is not None else outcome_file
 
     def warn(issue: RubricIssue) -> None:
-        click.echo(f"norma: warning: {source}:{issue.path}: {issue.message}", err=True)
+        where = f"{source}:{issue.path}" if issue.path else source
+        click.echo(f"norma: warning: {where}: {issue.message}", err=True)
 
     result = evaluate_rubric_file(
         rubric_file,
@@ -170,7 +181,7 @@ def eval_(
         enforce_required=enforce_required,
         pass_threshold=pass_threshold,
         aggregator=aggregator,
-        strict_inputs=strict,
+        strict_inputs=strict_inputs,
         on_issue=warn,
     )
     emit(fmt, result, _render_result(result))

@@ -31,7 +31,7 @@ from norma.matching import (
 )
 from norma.store import open_store
 
-__all__ = ["doctor_command", "eval_command", "source_options", "source_rules"]
+__all__ = ["doctor_command", "eval_command", "priority_changes", "source_options", "source_rules"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 _TOP = 10  # rows of the confusion and worst-rule tables
@@ -105,7 +105,26 @@ def _num(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def _render_eval(name: str, rules: int, ev: RulebookEvaluation) -> Callable[[Console], None]:
+def priority_changes(ev: RulebookEvaluation) -> list[dict[str, Any]]:
+    """The messages whose rule ranked first by relevance (the ranking figures' top) was returned at the gate, but
+    not first: priority and scope put another rule before it. Each is ``{"line", "message", "expected",
+    "top_by_relevance", "returned"}``, ``returned`` being what the matcher returns, best first."""
+    return [
+        {
+            "line": o.line,
+            "message": o.message,
+            "expected": list(o.expected),
+            "top_by_relevance": o.ranked[0],
+            "returned": list(o.matched),
+        }
+        for o in ev.outcomes
+        if o.ranked and o.ranked[0] in o.matched and o.matched[0] != o.ranked[0]
+    ]
+
+
+def _render_eval(
+    name: str, rules: int, ev: RulebookEvaluation, changed: list[dict[str, Any]]
+) -> Callable[[Console], None]:
     def render(con: Console) -> None:
         gate = f"{ev.gate['kind']}: {ev.gate['description']}"
         con.print(escape(f"{name}: {rules} rules"), soft_wrap=False)
@@ -115,13 +134,14 @@ def _render_eval(name: str, rules: int, ev: RulebookEvaluation) -> Callable[[Con
         summary.add_column("figure", no_wrap=True)
         summary.add_column("value", justify="right", no_wrap=True)
         summary.add_column("what it counts")
-        summary.add_row("acc@1", _num(ev.accuracy_at_1), "top-ranked rule expected (no gate)")
+        summary.add_row("acc@1", _num(ev.accuracy_at_1), "top-ranked rule expected (relevance, no gate)")
         for cut, value in ev.recall_at_k.items():
             if cut != 1:
-                summary.add_row(f"recall@{cut}", _num(value), f"an expected rule in the top {cut} (no gate)")
-        summary.add_row("MRR", _num(ev.mrr), "mean 1/rank of the first expected rule (no gate)")
-        summary.add_row("precision", _num(ev.precision), "top match expected, of messages matched")
-        summary.add_row("recall", _num(ev.recall), "top match expected, of messages expecting one")
+                summary.add_row(f"recall@{cut}", _num(value), f"an expected rule in the top {cut} (relevance)")
+        summary.add_row("MRR", _num(ev.mrr), "mean 1/rank of the first expected rule (relevance)")
+        summary.add_row("precision", _num(ev.precision), "first returned rule expected, of messages matched")
+        summary.add_row("recall", _num(ev.recall), "first returned rule expected, of labelled messages")
+        summary.add_row("priority moved", str(len(changed)), "relevance top returned, but not first")
         summary.add_row("rejection", _num(ev.rejection), "no match, of messages expecting none")
         ml = ev.multi_label
         summary.add_row("multi-label P", _num(ml.precision), f"returned rules expected ({ml.true_positives} right, "
@@ -137,6 +157,15 @@ def _render_eval(name: str, rules: int, ev: RulebookEvaluation) -> Callable[[Con
             table.add_column("messages", justify="right", no_wrap=True)
             for c in shown:
                 table.add_row(escape(c.expected), escape(c.took), str(c.count))
+            con.print(table)
+        if changed:
+            table = Table(title=f"priority changed the top rule ({len(changed)} messages)", title_justify="left")
+            for column in ("line", "top by relevance", "returned first", "expected"):
+                table.add_column(column, justify="right" if column == "line" else "left")
+            for change in changed[:_TOP]:
+                line = "-" if change["line"] is None else str(change["line"])
+                table.add_row(line, escape(change["top_by_relevance"]), escape(change["returned"][0]),
+                              escape(", ".join(change["expected"]) or "(none)"))  # fmt: skip
             con.print(table)
         never = ", ".join(ev.never_matched) or "none"
         con.print(escape(f"never matched at the gate ({len(ev.never_matched)}): {never}"), soft_wrap=False)
@@ -183,7 +212,9 @@ def eval_command(
 ) -> int:
     """Evaluate a rulebook on labelled messages: acc@1, recall@k, MRR, precision and recall at the gate, per rule.
 
-    Exit 0 when evaluated (whatever the figures), 2 on bad input.
+    The ranking figures rank by relevance alone; the figures at the gate are what the matcher returns, priority
+    included, and the messages where priority put another rule first are listed. Exit 0 when evaluated (whatever
+    the figures), 2 on bad input.
     """
     fmt = resolve_format(ctx, output_format)
     labelled = load_labelled(messages_file)
@@ -191,8 +222,9 @@ def eval_command(
         config = None if gate_quantile is None else matcher.config.with_(gate_quantile=gate_quantile)
         evaluation = evaluate_rulebook(matcher, labelled, config=config, k=cuts, source=str(messages_file))
         count = len(matcher)
-    payload = {"rulebook": name, "rule_count": count, **evaluation.to_dict()}
-    emit(fmt, payload, _render_eval(name, count, evaluation))
+    changed = priority_changes(evaluation)
+    payload = {"rulebook": name, "rule_count": count, **evaluation.to_dict(), "priority_changed": changed}
+    emit(fmt, payload, _render_eval(name, count, evaluation, changed))
     return 0
 
 

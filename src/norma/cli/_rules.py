@@ -21,7 +21,7 @@ from rich.table import Table
 
 from norma.cli._demo import SECTIONS
 from norma.cli._engine import EngineOptions, engine_options, run_batch
-from norma.cli._lazy import LazyCommand, LazyGroup
+from norma.cli._lazy import LazyCommand, LazyGroup, SuggestingGroup
 from norma.cli._output import emit, format_option, print_table, resolve_format
 
 if TYPE_CHECKING:
@@ -379,7 +379,7 @@ def delete_command(
     return 0
 
 
-@click.group("keys")
+@click.group("keys", cls=SuggestingGroup)
 def keys() -> None:
     """API keys of the service: create (the secret is shown once), list, revoke."""
 

@@ -15,10 +15,11 @@ from typing import Any
 import pydantic
 from pydantic import BaseModel, ConfigDict
 
+from norma.errors import RubricError
 from norma.rubrics._errors import BackendJudgeFormatError
-from norma.rubrics._loaders import _load, parse_rubric_text, read_rubric_file
+from norma.rubrics._loaders import _load, read_rubric_file
 from norma.rubrics._models import Rubric
-from norma.rubrics._strict import StrictRubric
+from norma.rubrics._strict import StrictRubric, read_strict_rubric_file
 
 __all__ = ["RubricCheck", "RubricIssue", "check_rubric", "check_rubric_file", "field_path", "validation_issues"]
 
@@ -76,8 +77,11 @@ def validation_issues(error: pydantic.ValidationError) -> list[RubricIssue]:
     return issues
 
 
-def _parse_file(path: Path) -> dict[str, Any]:
-    return parse_rubric_text(read_rubric_file(path), path.suffix.lower(), source=str(path), fetch=False)
+def _strict_data(path: Path) -> dict[str, Any]:
+    data = read_strict_rubric_file(path)
+    if not isinstance(data, dict):  # validate_rubric_file says TypeError, as synth-ai does; a check refuses it
+        raise RubricError("Rubric text must decode to a mapping", source=str(path))
+    return data
 
 
 def check_rubric(source: str | os.PathLike[str] | Mapping[str, Any], *, strict: bool = False) -> RubricCheck:
@@ -100,7 +104,7 @@ def check_rubric(source: str | os.PathLike[str] | Mapping[str, Any], *, strict: 
     try:
         rubric: Rubric | StrictRubric | None
         if strict:
-            data = dict(source) if isinstance(source, Mapping) else _parse_file(Path(source))
+            data = dict(source) if isinstance(source, Mapping) else _strict_data(Path(source))
             rubric = StrictRubric.model_validate(data)
         elif isinstance(source, Mapping):
             rubric = _load(source)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -45,12 +46,13 @@ def load_rubric_file(path: str | os.PathLike[str]) -> Rubric:
     return rubric
 
 
-def _read_data(path: Path) -> Any:
+def _read_data(path: Path) -> tuple[Any, list[int] | None]:
+    """The file's data, and for JSON Lines the line of each record (blank lines are skipped)."""
     text = read_rubric_file(path)
     if path.suffix.lower() in (".yaml", ".yml"):
-        return parse_rubric_text(text, path.suffix.lower(), source=str(path), fetch=False)
+        return parse_rubric_text(text, path.suffix.lower(), source=str(path), fetch=False), None
     if path.suffix.lower() == ".jsonl":
-        records = []
+        records, lines = [], []
         for number, line in enumerate(text.splitlines(), start=1):
             if line.strip():
                 try:
@@ -59,11 +61,30 @@ def _read_data(path: Path) -> Any:
                     raise RubricError(
                         f"malformed JSON: {exc.msg}", source=str(path), location=f"line {number}"
                     ) from exc
-        return records
+                lines.append(number)
+        return records, lines
     try:
-        return unicode_checked(json.loads(text), str(path))
+        return unicode_checked(json.loads(text), str(path)), None
     except json.JSONDecodeError as exc:
         raise RubricJSONError(exc, source=str(path)) from exc
+
+
+_POSITION = re.compile(r"\[(\d+)\]\.?")
+
+
+def _at_lines(issues: list[RubricIssue], lines: list[int] | None) -> list[RubricIssue]:
+    """Issues whose path starts with a record's index (``[3].reward``) as that record's line (``line 5, reward``)."""
+    if lines is None:
+        return issues
+    placed = []
+    for issue in issues:
+        found = _POSITION.match(issue.path)
+        if found is not None:
+            rest = issue.path[found.end() :]
+            path = f"line {lines[int(found.group(1))]}" + (f", {rest}" if rest else "")
+            issue = RubricIssue(path=path, message=issue.message)
+        placed.append(issue)
+    return placed
 
 
 def _report_inputs(
@@ -78,7 +99,7 @@ def _report_inputs(
         raise RubricError(
             first.message + (f" (and {more} more)" if more else ""),
             source=source,
-            location=first.path,
+            location=first.path or None,
             hint="fix the input, or drop the strict check to evaluate it as synth-ai does",
         )
     if on_issue is not None:
@@ -103,8 +124,9 @@ def evaluate_rubric_file(
     ``"reward"``) with the options of :func:`evaluate_events_against_rubric`.
 
     What the evaluation would silently skip or take as is (:func:`check_rubric_inputs`: ids that match no
-    criterion, rewards that are not numbers or outside [0, 1]) is passed to ``on_issue`` one by one, in input
-    order, before evaluating; with ``strict_inputs`` the first one raises instead.
+    criterion, rewards that are not numbers or outside [0, 1], criteria nothing judged) is passed to ``on_issue``
+    one by one, in input order, before evaluating; with ``strict_inputs`` the first one raises instead. In a JSON
+    Lines events file an event's path is its line (``line 5``, ``line 5, reward``), not its index.
 
     Raises:
         RubricError: an unreadable or invalid rubric, events that are not a list, an outcome that is not a mapping;
@@ -119,13 +141,14 @@ def evaluate_rubric_file(
         "aggregator": aggregator,
     }
     if events_path is not None:
-        events = _read_data(Path(events_path))
+        events, lines = _read_data(Path(events_path))
         if not isinstance(events, list):
             raise RubricError("events must be a list of {criterion_id, reward} objects", source=str(events_path))
-        _report_inputs(check_rubric_inputs(rubric, events=events), str(events_path), strict_inputs, on_issue)
+        issues = _at_lines(check_rubric_inputs(rubric, events=events), lines)
+        _report_inputs(issues, str(events_path), strict_inputs, on_issue)
         return evaluate_rubric(rubric, events=events, **options)
     assert outcome_path is not None
-    outcome = _read_data(Path(outcome_path))
+    outcome, _ = _read_data(Path(outcome_path))
     if not isinstance(outcome, dict):
         raise RubricError("an outcome must be a mapping of criterion id to value", source=str(outcome_path))
     _report_inputs(check_rubric_inputs(rubric, outcome=outcome), str(outcome_path), strict_inputs, on_issue)

@@ -1,18 +1,19 @@
 """What an evaluation silently skips or takes as is: events and outcome entries worth a warning.
 
 The compatible evaluation (synth-ai's) never complains: an event or outcome id that matches no criterion is
-ignored, a reward that is not a number is skipped (the criterion then counts 0.0) and a reward outside [0, 1] is
-used unclamped. :func:`check_rubric_inputs` lists each of those, so a command line can warn about them (``norma
-rubric eval``) or refuse them (``--strict``); the evaluation itself stays silent.
+ignored, a reward that is not a number is skipped, a criterion nothing judged counts 0.0 and a reward outside
+[0, 1] is used unclamped. :func:`check_rubric_inputs` lists each of those, so a command line can warn about them
+(``norma rubric eval``) or refuse them (``--strict-inputs``); the evaluation itself stays silent.
 """
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
 from typing import Any
 
 from norma.rubrics._check import RubricIssue
-from norma.rubrics._evaluation import _as_float, _event_id, _outcome_values
+from norma.rubrics._evaluation import _as_float, _event_id, _from_events, _from_outcome, _outcome_values
 from norma.rubrics._models import Rubric
 
 __all__ = ["check_rubric_inputs"]
@@ -35,6 +36,14 @@ def _value_issue(path: str, holder: dict[Any, Any], field: Any, key: str) -> Rub
     return None
 
 
+def _unknown_id(path: str, cid: Any, ids: set[str]) -> RubricIssue:
+    message = f"criterion id {str(cid)!r} matches no criterion"
+    close = difflib.get_close_matches(str(cid), sorted(ids), n=1)
+    if close:
+        message += f" (did you mean {close[0]!r}?)"
+    return RubricIssue(path=path, message=message)
+
+
 def _event_issues(events: Iterable[Any], ids: set[str], key: str) -> list[RubricIssue]:
     issues: list[RubricIssue] = []
     for index, event in enumerate(events):
@@ -47,7 +56,7 @@ def _event_issues(events: Iterable[Any], ids: set[str], key: str) -> list[Rubric
             issues.append(RubricIssue(path=where, message="no criterion id (criterion_id, id or criterion)"))
             continue
         if str(cid) not in ids:
-            issues.append(RubricIssue(path=where, message=f"criterion id {str(cid)!r} matches no criterion"))
+            issues.append(_unknown_id(where, cid, ids))
             continue
         issue = _value_issue(f"{where}.{key}", event, key, key)
         if issue is not None:
@@ -61,7 +70,7 @@ def _outcome_issues(outcome: dict[str, Any], ids: set[str], key: str) -> list[Ru
     for cid in entries:
         where = f"{prefix}{cid}"
         if str(cid) not in ids:
-            issues.append(RubricIssue(path=where, message=f"criterion id {str(cid)!r} matches no criterion"))
+            issues.append(_unknown_id(where, cid, ids))
             continue
         issue = _value_issue(where, entries, cid, key)
         if issue is not None:
@@ -79,9 +88,11 @@ def check_rubric_inputs(
     """What an evaluation of ``events`` or ``outcome`` against ``rubric`` would skip or take as is, in input order.
 
     Each issue is a path in the input (``[4]``, ``[2].reward`` for events; ``criteria.docs`` or ``docs`` for an
-    outcome) and a message: an id that matches no criterion (for events also: not an object, or no id), a value
-    that is missing or not a number (an event with only the 0.2.x ``score`` key says so), a value outside
-    [0, 1]. The evaluation functions do not call this: they stay as silent as synth-ai's.
+    outcome) and a message: an id that matches no criterion (with the nearest criterion id when one is close;
+    for events also: not an object, or no id), a value that is missing or not a number (an event with only the
+    0.2.x ``score`` key says so), a value outside [0, 1]. Then, with the path ``""`` (the input as a whole), each
+    criterion of the rubric that no entry gave a number, in the rubric's order: "criterion 'docs' not judged: it
+    counts 0". The evaluation functions do not call this: they stay as silent as synth-ai's.
 
     Args:
         rubric: the rubric the input is evaluated against.
@@ -92,8 +103,15 @@ def check_rubric_inputs(
     """
     ids = {criterion.id for criterion in rubric.criteria}
     issues: list[RubricIssue] = []
+    judged: set[str] = set()
     if events is not None:
+        events = list(events)
         issues.extend(_event_issues(events, ids, key))
+        judged.update(_from_events(events, key))
     if outcome is not None:
         issues.extend(_outcome_issues(outcome, ids, key))
+        judged.update(_from_outcome(outcome))
+    for criterion in rubric.criteria:
+        if criterion.id not in judged:
+            issues.append(RubricIssue(path="", message=f"criterion {criterion.id!r} not judged: it counts 0"))
     return issues

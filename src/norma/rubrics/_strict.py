@@ -18,10 +18,9 @@ from typing import Any, Literal
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from norma.errors import RubricError
 from norma.rubrics._errors import RubricJSONError
 from norma.rubrics._fetch import DEFAULT_MAX_BYTES
-from norma.rubrics._loaders import read_rubric_file, unicode_checked
+from norma.rubrics._loaders import parse_rubric_text, read_rubric_file, unicode_checked
 
 __all__ = [
     "StrictCriterion",
@@ -127,24 +126,42 @@ def validate_rubric_dict(payload: dict[str, Any]) -> StrictRubric:
     return StrictRubric.model_validate(payload)
 
 
-def validate_rubric_file(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES) -> StrictRubric:
-    """Read a ``.json`` rubric file (suffix in any case) and validate it strictly.
+def read_strict_rubric_file(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES) -> Any:
+    """The data of a rubric file as the strict checks read it (:func:`validate_rubric_file` and ``norma rubric
+    validate --strict`` alike): a ``.json`` file (any case) as JSON only, whatever value it holds, as synth-ai
+    reads it; any other file as the flexible loader reads a file: YAML for ``.yaml``/``.yml``, else JSON, then YAML,
+    which must give a mapping.
 
     Raises:
-        RubricError: the suffix is not ``.json`` ("Unsupported rubric file type: <path>"); the file cannot be read
-            (a ``RubricFileError``, also the matching ``OSError``); malformed JSON (also ``json.JSONDecodeError``).
-        TypeError: the JSON is not an object.
-        ValidationError: the rubric breaks a strict rule.
+        RubricError: the file cannot be read (a ``RubricFileError``, also the matching ``OSError``); malformed JSON
+            in a ``.json`` file (also ``json.JSONDecodeError``) or YAML (also ``yaml.YAMLError``); text in another
+            file that is not a mapping.
     """
     file = Path(path)
-    if file.suffix.lower() != ".json":
-        raise RubricError(f"Unsupported rubric file type: {path}")
     text = read_rubric_file(file, max_bytes=max_bytes)
+    suffix = file.suffix.lower()
+    if suffix != ".json":
+        return parse_rubric_text(text, suffix, source=str(path), fetch=False)
     try:
-        payload = unicode_checked(json.loads(text), str(path))
+        return unicode_checked(json.loads(text), str(path))
     except json.JSONDecodeError as exc:
         raise RubricJSONError(exc, source=str(path)) from exc
-    return validate_rubric_dict(payload)
+
+
+def validate_rubric_file(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES) -> StrictRubric:
+    """Read a rubric file (JSON or YAML, as ``norma rubric validate --strict`` does) and validate it strictly.
+
+    A ``.json`` file is read as synth-ai reads it; norma also reads the files synth-ai refused with "Unsupported
+    rubric file type" (``.yaml``, ``.yml``, any other name), the way :func:`read_strict_rubric_file` says.
+
+    Raises:
+        RubricError: the file cannot be read (a ``RubricFileError``, also the matching ``OSError``); malformed JSON
+            (also ``json.JSONDecodeError``) or YAML (also ``yaml.YAMLError``); YAML or text in a file not named
+            ``.json`` that is not a mapping.
+        TypeError: the JSON of a ``.json`` file is not an object.
+        ValidationError: the rubric breaks a strict rule.
+    """
+    return validate_rubric_dict(read_strict_rubric_file(path, max_bytes=max_bytes))
 
 
 def validate_rubric_files(paths: Iterable[str | os.PathLike[str]]) -> list[StrictRubric]:
