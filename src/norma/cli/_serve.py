@@ -139,7 +139,7 @@ def serve(
         from norma.service import SETTINGS_ENV, ServiceSettings, http_protocol, logging_config, seed_demo_tenant
     except ImportError as exc:
         raise MissingDependencyError(
-            "the HTTP service", extra="service", install="pip install 'norma[service]'"
+            "the HTTP service", extra="service", install="pip install 'norma-rules[service]'"
         ) from exc
     if demo and audit_docs is None and (examples / "audit" / "docs").is_dir():
         audit_docs = examples / "audit" / "docs"
