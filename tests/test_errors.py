@@ -51,9 +51,9 @@ def test_message_without_where_is_just_the_message() -> None:
 
 
 def test_missing_dependency_carries_the_install_command() -> None:
-    err = MissingDependencyError("PostgreSQL store", extra="postgres", install="pip install 'norma[postgres]'")
+    err = MissingDependencyError("PostgreSQL store", extra="postgres", install="pip install 'norma-rules[postgres]'")
     assert err.extra == "postgres"
-    assert "pip install 'norma[postgres]'" in str(err)
+    assert "pip install 'norma-rules[postgres]'" in str(err)
     assert "PostgreSQL store" in str(err)
 
 

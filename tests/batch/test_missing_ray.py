@@ -40,10 +40,10 @@ def test_engine_ray_without_ray(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert result.stderr == (
         "norma: error: the Ray engine (--engine ray) needs a package that is not installed "
-        "(install it with: pip install 'norma[ray]')\n"
+        "(install it with: pip install 'norma-rules[ray]')\n"
     )
     assert result.stdout == ""
     parquet = _run(tmp_path, "names", "score", str(tmp_path / "sitecustomize.py"), "--output", "x.parquet")
     assert parquet.returncode == 2
     assert "Parquet input and output needs a package that is not installed" in parquet.stderr
-    assert "pip install 'norma[ray]'" in parquet.stderr
+    assert "pip install 'norma-rules[ray]'" in parquet.stderr

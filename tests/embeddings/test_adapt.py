@@ -355,7 +355,7 @@ def test_without_torch_the_error_says_how_to_install(tmp_path: Path, monkeypatch
     with pytest.raises(MissingDependencyError, match="torch") as caught:
         adapt_encoder(GROUPS, tmp_path / "a")
     assert caught.value.extra == "adapt"
-    assert "pip install 'norma[adapt]'" in str(caught.value)
+    assert "pip install 'norma-rules[adapt]'" in str(caught.value)
     assert not (tmp_path / "a").exists()
 
 

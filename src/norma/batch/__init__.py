@@ -5,7 +5,7 @@ process pool or on Ray, with the same results; shards for CI and the merge of th
   picklable options whose ``start()`` loads what is heavy once per worker and returns a function over a list of
   records (:class:`Job`).
 * Engines: :func:`run_job` (``engine="local" | "pool" | "ray"``), :func:`plan_engine` (``workers="auto"``),
-  :func:`map_dataset` for a Ray Dataset already on a cluster; Ray is optional (``pip install 'norma[ray]'``).
+  :func:`map_dataset` for a Ray Dataset already on a cluster; Ray is optional (``pip install 'norma-rules[ray]'``).
 * Shards and merge: :class:`Shard` (``--shard i/N``), :func:`merge_outputs` (``norma merge``).
 * Inputs and outputs: JSON Lines or Parquet (:func:`parquet_rows`, :func:`write_rows`).
 

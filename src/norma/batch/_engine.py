@@ -19,7 +19,8 @@ __all__ = ["ENGINES", "Engine", "check_engine", "run_job"]
 
 Engine = Literal["local", "pool", "ray"]
 ENGINES: tuple[Engine, ...] = ("local", "pool", "ray")
-"""``local``: this process; ``pool``: a local process pool; ``ray``: Ray Data actors (``pip install 'norma[ray]'``)."""
+"""``local``: this process; ``pool``: a local process pool; ``ray``: Ray Data actors (``pip install
+'norma-rules[ray]'``)."""
 
 _STARTED: dict[str, Worker] = {}
 

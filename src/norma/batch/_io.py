@@ -1,6 +1,6 @@
 """Batch inputs and outputs: JSON Lines or Parquet records in, JSON Lines or Parquet rows out.
 
-Parquet needs ``pyarrow`` (installed with ``pip install 'norma[ray]'``); without it the readers and writers raise
+Parquet needs ``pyarrow`` (installed with ``pip install 'norma-rules[ray]'``); without it the readers and writers raise
 :class:`~norma.errors.MissingDependencyError` with that command.
 """
 
@@ -22,7 +22,7 @@ __all__ = ["MAX_LINE_BYTES", "is_parquet", "json_records", "parquet_rows", "text
 MAX_LINE_BYTES = 1024 * 1024
 """Longest JSON Lines record read by :func:`json_records`."""
 
-_INSTALL = "pip install 'norma[ray]'"
+_INSTALL = "pip install 'norma-rules[ray]'"
 
 
 def is_parquet(path: str | os.PathLike[str]) -> bool:

@@ -1,6 +1,6 @@
 """The Ray engine: Ray Data ``map_batches`` over an actor pool, each actor starting the job once.
 
-Ray is an optional dependency (``pip install 'norma[ray]'``), imported only here and only when the engine runs;
+Ray is an optional dependency (``pip install 'norma-rules[ray]'``), imported only here and only when the engine runs;
 without it :func:`import_ray` raises :class:`~norma.errors.MissingDependencyError` with that command. Records
 travel as JSON text in one string column (the index beside it), so that Arrow never reshapes a record (nested
 mappings whose keys differ from one record to the next would become structs padded with nulls); results come back
@@ -27,7 +27,7 @@ from norma.errors import MissingDependencyError
 
 __all__ = ["RAY_INSTALL", "drop_nulls", "import_ray", "map_dataset", "ray_cpus", "run_on_ray", "start_ray"]
 
-RAY_INSTALL = "pip install 'norma[ray]'"
+RAY_INSTALL = "pip install 'norma-rules[ray]'"
 """The command that installs what the Ray engine needs."""
 
 
@@ -65,7 +65,7 @@ def start_ray(address: str | None = None) -> Any:
 
     On a cluster, the ``norma`` package this process runs is shipped to the workers (Ray's ``py_modules``), so that
     every node runs the driver's norma, whatever is installed there; its dependencies (and the embedding model's
-    package) must be installed on the nodes (``pip install 'norma[ray]'``). A local cluster's workers import the
+    package) must be installed on the nodes (``pip install 'norma-rules[ray]'``). A local cluster's workers import the
     same norma through ``PYTHONPATH`` (set in this process before the cluster starts) and run at this process's
     priority (``RAY_worker_niceness=0``; Ray's default, 15, lets any other work on the machine starve them).
     """

@@ -90,7 +90,7 @@ def adapt_command(
     """Fine-tune the encoder on a rulebook's own texts (conditions and examples) and write it to --out.
 
     Ranking improves most on rulebooks whose rules have several examples (BANKING77, 10 examples per rule: acc@1
-    0.84 -> 0.87, docs/benchmarks.md). Needs torch (pip install 'norma[adapt]'); about 8 minutes for 750 texts on
+    0.84 -> 0.87, docs/benchmarks.md). Needs torch (pip install 'norma-rules[adapt]'); about 8 minutes for 750 texts on
     2 cores. It trains twice: first without 30 % of the examples, whose similarities set the gate that matchers
     using this encoder apply (cross-fitted; --gate-holdout 0 skips it), then on every text. With labelled messages,
     calibrating is better still (norma rules calibrate --model-dir DIR). --model-dir is the encoder to start from.

@@ -1,4 +1,4 @@
-"""``norma demo``: an end-to-end walk over ``examples/`` through every capability norma has."""
+"""``norma demo``: an end-to-end walk over the examples norma ships through every capability it has."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import click
 from rich.console import Console
 from rich.rule import Rule
 
+from norma._package_data import examples_folder
 from norma._version import __version__
 from norma.cli._output import emit, format_option, resolve_format
 
@@ -34,15 +35,8 @@ SECTION_MODULES = (
 
 
 def find_examples(explicit: Path | None = None) -> Path:
-    """The ``examples/`` folder: the one given, else the repository's (a source checkout), else the cwd's."""
-    candidates = [explicit] if explicit else [Path(__file__).resolve().parents[3] / "examples", Path("examples")]
-    for candidate in candidates:
-        if candidate is not None and candidate.is_dir():
-            return candidate
-    raise click.BadParameter(
-        f"no examples folder at {', '.join(str(c) for c in candidates if c)}; pass --examples DIR",
-        param_hint="--examples",
-    )
+    """The examples folder: the one given, else the one norma ships (:func:`norma._package_data.examples_folder`)."""
+    return explicit if explicit is not None else examples_folder()
 
 
 @click.command()
@@ -51,7 +45,7 @@ def find_examples(explicit: Path | None = None) -> Path:
     "examples_dir",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=None,
-    help="The examples folder to walk (default: the repository's examples/).",
+    help="The examples folder to walk (default: the ones norma ships).",
 )
 @format_option
 @click.pass_context

@@ -84,7 +84,7 @@ def engine_options(func: F) -> F:
             "--engine",
             type=click.Choice(ENGINES),
             default=None,
-            help="local (this process), pool (local processes) or ray (Ray actors; pip install 'norma[ray]'). "
+            help="local (this process), pool (local processes) or ray (Ray actors; pip install 'norma-rules[ray]'). "
             "Default: local or pool, from --workers.",
         ),
         click.option(

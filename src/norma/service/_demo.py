@@ -1,4 +1,4 @@
-"""The service's demo tenant: the example rulebooks loaded into tenant ``demo`` and one fresh API key for it.
+"""The service's demo tenant: the example rulebooks norma ships loaded into tenant ``demo``, and one fresh API key.
 
 ``norma serve --demo`` (what ``make run`` starts) calls :func:`seed_demo_tenant` before the workers start, then
 prints the key in the playground's address. Seeding again replaces the demo rules and revokes the previous demo
@@ -11,6 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from norma._package_data import examples_folder
 from norma.errors import ConfigError
 from norma.rules import load_rulebook
 from norma.store import open_store
@@ -35,6 +36,8 @@ class DemoTenant(BaseModel):
     """The demo tenant (:data:`DEMO_TENANT`)."""
     rules: int
     """Rules loaded from the example rulebooks."""
+    rulebooks: str
+    """The folder they were read from (for a wheel, inside the installed package)."""
     version: int
     """The tenant's rule-set version after loading them."""
     key: str
@@ -43,21 +46,24 @@ class DemoTenant(BaseModel):
     """The store's URL (without credentials)."""
 
 
-def seed_demo_tenant(db_url: str | None, examples: Path) -> DemoTenant:
-    """Load ``examples/rulebooks/*`` (YAML / JSON) into :data:`DEMO_TENANT` and create a fresh demo key.
+def seed_demo_tenant(db_url: str | None, examples: Path | None = None) -> DemoTenant:
+    """Load ``<examples>/rulebooks/*`` (YAML / JSON) into :data:`DEMO_TENANT` and create a fresh demo key.
 
     Args:
         db_url: the rule store (:func:`norma.store.open_store`'s URL; None: its default).
-        examples: the examples folder (the repository's ``examples/``).
+        examples: an examples folder; None: the examples norma ships (in the installed package, or the source
+            checkout's ``examples/``).
 
     Raises:
-        ConfigError: ``examples/rulebooks`` holds no rulebook.
+        ConfigError: the folder's ``rulebooks/`` holds no rulebook (or norma's examples are not installed).
         RulebookError: a rulebook has problems (nothing is written).
     """
-    folder = examples / "rulebooks"
+    folder = (examples if examples is not None else examples_folder()) / "rulebooks"
     files = sorted(p for p in folder.glob("*") if p.suffix.lower() in _RULEBOOK_SUFFIXES)
     if not files:
-        raise ConfigError("no rulebooks to load", source=str(folder), hint="pass --examples DIR (the repository's)")
+        raise ConfigError(
+            "no rulebooks to load", source=str(folder), hint="pass --examples DIR, a folder with rulebooks/*.yaml"
+        )
     rules = [rule.model_copy(update={"tenant_id": DEMO_TENANT}) for path in files for rule in load_rulebook(path).rules]
     store = open_store(db_url)
     try:
@@ -69,4 +75,6 @@ def seed_demo_tenant(db_url: str | None, examples: Path) -> DemoTenant:
         url = store.url
     finally:
         store.close()
-    return DemoTenant(tenant=DEMO_TENANT, rules=len(rules), version=version, key=secret, store=url)
+    return DemoTenant(
+        tenant=DEMO_TENANT, rules=len(rules), rulebooks=str(folder), version=version, key=secret, store=url
+    )

@@ -1,8 +1,9 @@
 """Where a tenant's rules live: versioned, with history and embeddings; SQLite by default, PostgreSQL at scale.
 
 * :func:`open_store` — the store a URL names: ``sqlite:///path.db`` (default ``./.norma/norma.db``, or
-  ``$NORMA_DB_URL``) or ``postgresql://…`` (pgvector; ``pip install 'norma[postgres]'``); :func:`open_tenant_store`
-  — an existing store that knows a tenant, closed on exit (for commands that read one tenant).
+  ``$NORMA_DB_URL``) or ``postgresql://…`` (pgvector; ``pip install 'norma-rules[postgres]'``);
+  :func:`open_tenant_store` — an existing store that knows a tenant, closed on exit (for commands that read one
+  tenant).
 * :class:`RuleStore` — the protocol both backends follow for rules: atomic batch upserts, per-tenant version and
   per-rule history, stored vectors. :class:`KeyStore` — the service's API keys. :class:`Store` — both, what
   :func:`open_store` returns. :class:`VectorSearch` — nearest vectors found in the database (PostgreSQL).

@@ -55,7 +55,7 @@ def open_store(
     * ``sqlite:////absolute/path.db`` or ``sqlite:///./relative/path.db`` — the embedded default (WAL mode); a
       relative path must start with ``./`` or ``../`` (see :func:`sqlite_path`).
     * ``postgresql://user:password@host:5432/db`` (or ``postgres://``; libpq parameters such as ``?host=/socket``
-      work) — PostgreSQL with pgvector; needs ``pip install 'norma[postgres]'``.
+      work) — PostgreSQL with pgvector; needs ``pip install 'norma-rules[postgres]'``.
 
     ``None`` means ``$NORMA_DB_URL``, else ``sqlite:///./.norma/norma.db``. With ``create=False`` (what commands
     that only read use) a SQLite file that does not exist is NotFoundError "no store at ...", and nothing is

@@ -95,7 +95,7 @@ def _psycopg() -> Any:
         import psycopg
     except ImportError:
         raise MissingDependencyError(
-            "the PostgreSQL rule store", extra="postgres", install="pip install 'norma[postgres]'"
+            "the PostgreSQL rule store", extra="postgres", install="pip install 'norma-rules[postgres]'"
         ) from None
     return psycopg, pgvector.psycopg
 
