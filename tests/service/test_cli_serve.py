@@ -27,6 +27,9 @@ from tests.conftest import CliResult
         (["--rate-burst", "0"], "--rate-burst"),
         (["--workers", "0"], "--workers"),
         (["--port", "70000"], "--port"),
+        (["--store-read-timeout", "0"], "--store-read-timeout"),
+        (["--store-read-timeout", "10", "--store-write-timeout", "5"], "--store-write-timeout"),
+        (["--stale-for", "-1"], "--stale-for"),
     ],
 )
 def test_bad_options_exit_2_without_starting(run_cli: Callable[..., CliResult], args: list[str], message: str) -> None:
@@ -60,5 +63,9 @@ def test_help_names_every_option(run_cli: Callable[..., CliResult]) -> None:
         "--max-connections",
         "--auth-failure-rate",
         "--auth-failure-burst",
+        "--store-connect-timeout",
+        "--store-read-timeout",
+        "--store-write-timeout",
+        "--stale-for",
     ):
         assert option in result.out

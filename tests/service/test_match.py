@@ -97,3 +97,28 @@ async def test_a_rule_repeating_a_tag_can_be_rewritten_then_matched(client: http
     assert (await client.put(url, json=rewritten, headers=admin)).is_success
     response = await client.post("/v1/tenants/dup-tags/match", json=match, headers=admin)
     assert response.status_code == 200, response.text
+
+
+async def test_an_answer_names_the_rules_version_it_reflects(client: httpx.AsyncClient, acme_key: str) -> None:
+    before = (await client.get("/v1/tenants/acme", headers=bearer(acme_key))).json()["version"]
+    rule = {"condition_text": "customer asks about opening hours", "examples": ["when are you open"]}
+    assert (await client.put("/v1/tenants/acme/rules/hours", json=rule, headers=bearer(acme_key))).status_code == 200
+    assert (await client.delete("/v1/tenants/acme/rules/hours", headers=bearer(acme_key))).status_code == 200
+    current = (await client.get("/v1/tenants/acme", headers=bearer(acme_key))).json()["version"]
+    assert current == before + 2
+    time.sleep(0.6)  # past the matcher's refresh interval
+    answer = await client.post("/v1/tenants/acme/match", json={"message": "hello"}, headers=bearer(acme_key))
+    assert answer.json()["rules_version"] == current
+    assert "matcher_version" not in answer.json()
+
+
+async def test_a_body_that_is_not_declared_json_names_the_header(client: httpx.AsyncClient, acme_key: str) -> None:
+    headers = {**bearer(acme_key), "Content-Type": "application/x-www-form-urlencoded"}
+    response = await client.post("/v1/tenants/acme/match", content=b'{"message": "hello"}', headers=headers)
+    assert response.status_code == 400
+    problem = response.json()
+    assert problem["detail"] == "the body is not read as JSON: its Content-Type is 'application/x-www-form-urlencoded'"
+    assert problem["field"] == "headers.content-type"
+    assert (
+        problem["hint"] == "send the header Content-Type: application/json (curl: -H 'Content-Type: application/json')"
+    )

@@ -56,3 +56,14 @@ def test_a_taken_port_is_a_clear_error_with_several_workers(tmp_path: Path) -> N
         )
     assert result.returncode == 2
     assert f"could not start on 127.0.0.1:{port}" in result.stderr
+
+
+def test_a_plain_serve_says_a_key_is_needed_and_how_to_create_one(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'norma.db'}"
+    with serve_process(["--db", db, "--format", "json"], log=tmp_path / "serve.log", cwd=tmp_path) as (url, proc):
+        banner = json.loads(_read_json_banner(proc))
+        assert banner["keys"] == (
+            f"requests need an API key: create one with `norma keys create --tenant TENANT --db {db}`"
+            " (or set NORMA_ADMIN_KEY before starting, for an admin key)"
+        )
+        assert httpx.get(f"{url}/v1/tenants/acme/rules", timeout=10).status_code == 401

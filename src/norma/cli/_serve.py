@@ -205,6 +205,14 @@ def serve(
     _check_port_free(host, port)
     demo_info = seed_demo_tenant(settings.db_url, examples) if demo else None
     banner = _banner(host, port, demo_info)
+    if demo_info is None:  # every /v1 route but health and readiness needs a key: say how to get one
+        from norma.store._postgres import redact_url
+
+        db = f" --db {redact_url(db_url)}" if db_url else ""
+        banner["keys"] = (
+            f"requests need an API key: create one with `norma keys create --tenant TENANT{db}`"
+            " (or set NORMA_ADMIN_KEY before starting, for an admin key)"
+        )
 
     def table(con: Console) -> None:
         con.print(f"norma serving on {banner['url']}  (API docs: {banner['openapi']})")
@@ -215,6 +223,7 @@ def serve(
             con.print(f"try: {banner['curl']}")
         else:
             con.print(f"playground: {banner['playground']}")
+            con.print(banner["keys"])
 
     emit(fmt, banner, table)
     sys.stdout.flush()  # the key and the URL now, also through a pipe or into a file, not when the server stops

@@ -135,16 +135,16 @@ class TenantMatchers:
 
     def cached(
         self, tenant_id: str, *, embedder: Embedder | None = None, config: MatchConfig | None = None
-    ) -> tuple[RuleMatcher, float] | None:
-        """The tenant's matcher as :meth:`get` last returned it, without asking the store, and when (wall clock,
-        seconds since the epoch) the store last confirmed it was current; None when there is none. What a service
-        answers from while its store is unreachable."""
+    ) -> tuple[RuleMatcher, int, float] | None:
+        """The tenant's matcher as :meth:`get` last returned it, without asking the store, with the tenant's version
+        it reflects and when (wall clock, seconds since the epoch) the store last confirmed that version was current;
+        None when there is none. What a service answers from while its store is unreachable."""
         model = embedder if embedder is not None else get_embedder()
         with self._lock:
             entry = self._entries.get((tenant_id, model.model_id, _config_key(config)))
         if entry is None or entry.matcher is None:
             return None
-        return entry.matcher, entry.confirmed_at
+        return entry.matcher, entry.version, entry.confirmed_at
 
     def clear(self) -> None:
         """Forget every cached matcher (the next :meth:`get` of each tenant reads the store again)."""

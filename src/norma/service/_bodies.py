@@ -86,7 +86,15 @@ class StrictJsonRoute(APIRoute):
 
         async def strict(request: Request) -> Response:
             ours = StrictJsonRequest(request.scope, request.receive)
-            if _is_json(ours.headers.get("content-type")) and await ours.body():
+            content_type = ours.headers.get("content-type")
+            if not _is_json(content_type) and await ours.body():
+                kind = (content_type or "").split(";")[0].strip()
+                raise InvalidInputError(
+                    f"the body is not read as JSON: its Content-Type is {kind!r}",
+                    location="headers.content-type",
+                    hint="send the header Content-Type: application/json (curl: -H 'Content-Type: application/json')",
+                )
+            if _is_json(content_type) and await ours.body():
                 with contextlib.suppress(json.JSONDecodeError):  # malformed: FastAPI's 422 naming the position
                     await ours.json()
             return await handler(ours)

@@ -138,8 +138,10 @@ async def match(tenant: TenantId, body: MatchRequest, request: Request, state: S
     def work() -> JSONResponse:
         try:
             matcher = state.matchers.get(tenant)
+            cached = state.matchers.cached(tenant)
+            version = cached[1] if cached is not None else state.store.version(tenant)
         except StoreUnavailableError as exc:
-            matcher, confirmed = state.cached_matcher(tenant, exc)
+            matcher, version, confirmed = state.cached_matcher(tenant, exc)
             known = getattr(request.state, STALE_STATE, None)
             setattr(request.state, STALE_STATE, confirmed if known is None else min(known, confirmed))
         embedder = state.batching(matcher.embedder)  # shares model calls with the concurrent requests' messages
@@ -149,7 +151,7 @@ async def match(tenant: TenantId, body: MatchRequest, request: Request, state: S
         )
         content = {
             "tenant_id": tenant,
-            "matcher_version": matcher.version,
+            "rules_version": version,
             "matches": [m.to_dict() for m in matches],
             "dropped": [d.to_dict() for d in getattr(matches, "dropped", ())],
             "gate": None if matches.gate is None else matches.gate.to_dict(),

@@ -67,8 +67,10 @@ class MatchRequest(BaseModel):
 class MatchResponse(BaseModel):
     model_config = _STRICT
     tenant_id: str
-    matcher_version: int
-    """The matcher's own version (bumped each time it picked up a change of the tenant's rules)."""
+    rules_version: int
+    """The tenant's rule-set version the answer reflects (the store's, as ``GET /v1/tenants/{tenant}`` shows it):
+    lower than the current one for at most 0.5 s after a write, or while the store is unreachable (then the answer
+    carries ``Norma-Stale-Since``)."""
     matches: list[dict[str, Any]]
     """Best first: the rule, similarity_score, bm25_score, final_score and the explanation."""
     dropped: list[dict[str, Any]] = Field(default_factory=list)

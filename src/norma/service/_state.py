@@ -203,13 +203,14 @@ class ServiceState:
         self.keys.verified(secret, principal)
         return principal
 
-    def cached_matcher(self, tenant_id: str, error: StoreUnavailableError) -> tuple[Any, float]:
-        """The tenant's cached matcher and when the store last confirmed it, while the store is unreachable
-        (``error``): re-raises ``error`` when there is none, or when it is older than ``settings.stale_for``."""
+    def cached_matcher(self, tenant_id: str, error: StoreUnavailableError) -> tuple[Any, int, float]:
+        """The tenant's cached matcher, the rules version it reflects and when the store last confirmed it, while
+        the store is unreachable (``error``): re-raises ``error`` when there is none, or when it is older than
+        ``settings.stale_for``."""
         import time
 
         found = self.matchers.cached(tenant_id)
-        if found is None or time.time() - found[1] > self.settings.stale_for:
+        if found is None or time.time() - found[2] > self.settings.stale_for:
             raise error
         self.health.served_stale()
         return found

@@ -185,7 +185,7 @@ export async function runMatch(onDone) {
     renderGate(appliedGate(data));
     renderDropped(data.dropped || [], form.explain);
     const count = data.matches.length;
-    setStatus("match", count + " rule" + (count === 1 ? "" : "s") + " matched (tenant " + data.tenant_id + ", matcher version " + data.matcher_version + ")");
+    setStatus("match", count + " rule" + (count === 1 ? "" : "s") + " matched (tenant " + data.tenant_id + ", rules version " + data.rules_version + ")");
     remember("match", shorten(form.message, 60), form, count + " matched");
   } catch (error) {
     for (const id of ["match-results", "match-none", "match-gate", "match-dropped"]) $(id).hidden = true;
