@@ -216,12 +216,12 @@ def test_the_adapted_gate_measures_the_examples_added_since(gated: Path) -> None
     expected = None
     for value, weight in pairs:
         running += weight
-        if running >= 0.22 * total - 1e-9:
+        if running >= 0.18 * total - 1e-9:  # the adapted gate's default quantile
             expected = value
             break
     assert expected is not None
     assert gate.threshold == pytest.approx(round(expected, 4), abs=2e-4)  # float32 vectors in the matcher
-    assert gate.threshold != round(float(np.quantile(stored, 0.22)), 4)  # it moved with the new rules
+    assert gate.threshold != round(float(np.quantile(stored, 0.18)), 4)  # it moved with the new rules
     matcher.remove([r.id for r in new])
     assert matcher.gate() == before
 

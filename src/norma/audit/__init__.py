@@ -26,7 +26,7 @@ from norma.audit._concepts import Concept, extract_concepts
 from norma.audit._config import AuditConfig, FormalityTolerance, load_config
 from norma.audit._context import AuditContext
 from norma.audit._documents import DOCUMENT_PRIORITY, Document, DocumentSet, Section, load_documents
-from norma.audit._language import guess_language
+from norma.audit._language import DEFAULT_LANG, Lang, guess_language
 from norma.audit._limits import AuditLimits
 from norma.audit._models import (
     AuditReport,
@@ -59,6 +59,7 @@ __all__ = [
     "BumpReport",
     "Concept",
     "ContextType",
+    "DEFAULT_LANG",
     "DEFAULT_NORMS",
     "DOCUMENT_PRIORITY",
     "Document",
@@ -66,6 +67,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "Finding",
     "FormalityTolerance",
+    "Lang",
     "Metrics",
     "NormsConfig",
     "NotEvaluated",

@@ -21,8 +21,7 @@ from norma.cli._engine import EngineOptions, engine_options, run_batch
 from norma.cli._output import console, emit, fail_on_option, format_option, print_table, resolve_format
 
 if TYPE_CHECKING:
-    from norma.audit import AuditConfig, AuditReport
-    from norma.audit._language import Lang
+    from norma.audit import AuditConfig, AuditReport, Lang
 
 __all__ = ["audit"]
 

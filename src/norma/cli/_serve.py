@@ -161,8 +161,14 @@ def serve(
         import uvicorn
 
         from norma.cli._workers import reuse_port_available, run_reuse_port_workers
-        from norma.service import SETTINGS_ENV, ServiceSettings, http_protocol, logging_config, seed_demo_tenant
-        from norma.service._settings import env_settings
+        from norma.service import (
+            SETTINGS_ENV,
+            ServiceSettings,
+            env_settings,
+            http_protocol,
+            logging_config,
+            seed_demo_tenant,
+        )
     except ImportError as exc:
         raise MissingDependencyError(
             "the HTTP service", extra="service", install="pip install 'norma-rules[service]'"
@@ -206,7 +212,7 @@ def serve(
     demo_info = seed_demo_tenant(settings.db_url, examples) if demo else None
     banner = _banner(host, port, demo_info)
     if demo_info is None:  # every /v1 route but health and readiness needs a key: say how to get one
-        from norma.store._postgres import redact_url
+        from norma.store import redact_url
 
         db = f" --db {redact_url(db_url)}" if db_url else ""
         banner["keys"] = (

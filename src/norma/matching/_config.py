@@ -75,7 +75,7 @@ class MatchConfig(BaseModel):
     gate_quantile: float | None = Field(default=None, gt=0, lt=1)
     """``threshold="auto"`` without a calibration: the gate is this quantile of the best leave-one-out similarity
     of the rulebook's example texts (or, for an adapted encoder, of the examples it held out). None: the measured
-    defaults (0.20 on the rulebook, with the margin band below; 0.22 for an adapted encoder)."""
+    defaults (0.20 on the rulebook, with the margin band below; 0.18 for an adapted encoder)."""
     gate_band_quantile: float | None = Field(default=0.10, gt=0, lt=1)
     """The rulebook gate's band: a message whose best rule's similarity is below the gate but reaches this lower
     quantile is still matched when that rule's similarity is at least ``gate_margin`` above every other rule's

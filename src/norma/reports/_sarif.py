@@ -14,8 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from norma._version import __version__
-from norma.audit import AuditReport, RuleStatus, Severity, Violation, rule_registry
-from norma.audit._language import DEFAULT_LANG
+from norma.audit import DEFAULT_LANG, AuditReport, RuleStatus, Severity, Violation, rule_registry
 
 __all__ = ["SARIF_SCHEMA", "sarif_text", "to_sarif"]
 

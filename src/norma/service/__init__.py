@@ -22,7 +22,7 @@ from norma.service._errors import (
 )
 from norma.service._logging import logging_config
 from norma.service._protocol import http_protocol
-from norma.service._settings import SETTINGS_ENV, ServiceSettings
+from norma.service._settings import SETTINGS_ENV, ServiceSettings, env_settings
 
 __all__ = [
     "DEMO_KEY_NAME",
@@ -36,6 +36,7 @@ __all__ = [
     "UnauthorizedError",
     "app_from_env",
     "create_app",
+    "env_settings",
     "http_protocol",
     "logging_config",
     "seed_demo_tenant",

@@ -29,7 +29,7 @@ from norma.rules import (
 )
 from norma.store._models import ApiKey, RulebookChanges, RuleVersion
 from norma.store._open import DB_URL_ENV, DEFAULT_DB_URL, open_store, open_tenant_store
-from norma.store._postgres import PostgresRuleStore
+from norma.store._postgres import PostgresRuleStore, redact_url
 from norma.store._protocol import GateStore, KeyStore, RuleStore, Store, VectorSearch
 from norma.store._rulebooks import export_rulebook, import_rulebook, rulebook_changes
 from norma.store._sqlite import SQLiteRuleStore
@@ -59,5 +59,6 @@ __all__ = [
     "load_rulebook",
     "open_store",
     "open_tenant_store",
+    "redact_url",
     "rulebook_changes",
 ]
