@@ -106,9 +106,8 @@ def _num(value: float | None) -> str:
 
 
 def priority_changes(ev: RulebookEvaluation) -> list[dict[str, Any]]:
-    """The messages whose rule ranked first by relevance (the ranking figures' top) was returned at the gate, but
-    not first: priority and scope put another rule before it. Each is ``{"line", "message", "expected",
-    "top_by_relevance", "returned"}``, ``returned`` being what the matcher returns, best first."""
+    """:attr:`RulebookEvaluation.priority_changed` as ``{"line", "message", "expected", "top_by_relevance",
+    "returned"}`` records, ``returned`` being what the matcher returns, best first."""
     return [
         {
             "line": o.line,
@@ -117,8 +116,7 @@ def priority_changes(ev: RulebookEvaluation) -> list[dict[str, Any]]:
             "top_by_relevance": o.ranked[0],
             "returned": list(o.matched),
         }
-        for o in ev.outcomes
-        if o.ranked and o.ranked[0] in o.matched and o.matched[0] != o.ranked[0]
+        for o in ev.priority_changed
     ]
 
 

@@ -169,6 +169,12 @@ class RulebookEvaluation:
     outcomes: tuple[MessageOutcome, ...]
     """Per message, in input order."""
 
+    @property
+    def priority_changed(self) -> tuple[MessageOutcome, ...]:
+        """The messages whose rule ranked first by relevance (the ranking figures' top) was returned at the gate but
+        not first: priority and scope put another rule before it (the matcher's answer is ``matched``)."""
+        return tuple(o for o in self.outcomes if o.ranked and o.ranked[0] in o.matched and o.matched[0] != o.ranked[0])
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready mapping (recall_at_k keyed by str(k))."""
         return record_dict(self)
