@@ -7,6 +7,10 @@
   :data:`MAX_RULE_ITEMS`, and for ``metadata`` :data:`MAX_METADATA_DEPTH`, :data:`MAX_METADATA_VALUES`,
   :data:`MAX_METADATA_CHARS`): the same for every way in (Python, a rulebook file, a request body), and chosen so
   that every rule the store accepts fits in a rulebook, so an export always imports back.
+* Checks — executable statements about an output a rule carries (``Rule.checks``): :data:`Check`, one model per
+  kind (:class:`ContainsCheck`, :class:`RegexCheck`, :class:`LengthCheck`, :class:`JsonCheck`,
+  :class:`NoPiiCheck`, :class:`JudgeCheck`), :class:`Severity`, :class:`When`; validated when the rule is built
+  (:mod:`norma.checks` evaluates them).
 * Rulebooks — a tenant's rules as one YAML / JSON file: :func:`load_rulebook` (the one reader of the format; it
   reports every problem in one :class:`RulebookError`; :data:`MAX_RULEBOOK_RULES`, :data:`MAX_RULEBOOK_BYTES`,
   :data:`MAX_RULEBOOK_VALUES`) and :func:`dump_rulebook` (whose output it reads back into equal rules).
@@ -17,6 +21,21 @@ docs/matching.md for the rule fields.
 
 from __future__ import annotations
 
+from norma.rules._checks import (
+    CHECK_KINDS,
+    MAX_CHECK_TERM_CHARS,
+    MAX_JUDGE_VOTES,
+    PII_KINDS,
+    Check,
+    ContainsCheck,
+    JsonCheck,
+    JudgeCheck,
+    LengthCheck,
+    NoPiiCheck,
+    RegexCheck,
+    Severity,
+    When,
+)
 from norma.rules._model import (
     MAX_METADATA_CHARS,
     MAX_METADATA_DEPTH,
@@ -44,6 +63,14 @@ from norma.rules._rulebook import (
 )
 
 __all__ = [
+    "CHECK_KINDS",
+    "Check",
+    "ContainsCheck",
+    "JsonCheck",
+    "JudgeCheck",
+    "LengthCheck",
+    "MAX_CHECK_TERM_CHARS",
+    "MAX_JUDGE_VOTES",
     "MAX_METADATA_CHARS",
     "MAX_METADATA_DEPTH",
     "MAX_METADATA_VALUES",
@@ -53,12 +80,17 @@ __all__ = [
     "MAX_RULE_ID_LENGTH",
     "MAX_RULE_ITEMS",
     "MAX_RULE_TEXT_CHARS",
+    "NoPiiCheck",
+    "PII_KINDS",
     "RULEBOOK_FORMAT",
+    "RegexCheck",
     "Rule",
     "Rulebook",
     "RulebookError",
     "RulebookProblem",
     "Scope",
+    "Severity",
+    "When",
     "check_tenant_id",
     "describe_validation_error",
     "dump_rulebook",

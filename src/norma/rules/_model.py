@@ -9,15 +9,25 @@ from __future__ import annotations
 
 import enum
 import hashlib
-import math
 from collections.abc import Mapping
 from typing import Any
 
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from norma._safety import DEFAULT_LIMITS, is_unicode
+from norma._safety import is_unicode
 from norma.errors import InvalidInputError
+from norma.rules._checks import CHECK_KINDS, Check, JudgeCheck
+from norma.rules._limits import (
+    MAX_METADATA_CHARS,
+    MAX_METADATA_DEPTH,
+    MAX_METADATA_VALUES,
+    MAX_RULE_ID_LENGTH,
+    MAX_RULE_ITEMS,
+    MAX_RULE_TEXT_CHARS,
+    JsonChecker,
+)
 
 __all__ = [
     "MAX_METADATA_CHARS",
@@ -31,28 +41,13 @@ __all__ = [
     "check_tenant_id",
     "describe_validation_error",
     "rule_fingerprint",
+    "rule_problems",
     "rule_texts",
 ]
 
-MAX_RULE_ID_LENGTH = 200
-"""Longest rule id accepted (ids travel in URLs and database keys)."""
-MAX_RULE_TEXT_CHARS = 10_000
-"""Longest ``condition_text`` / ``action_text`` and longest example (the model reads 256 tokens of each)."""
-MAX_RULE_ITEMS = 200
-"""Most examples, and most tags, one rule may carry."""
 _STORED = "norma.stored"
 """Validation context key set by :meth:`Rule.from_stored`: a rule a store kept is read back without the metadata
 limits (they may have been looser when it was written); every other check still applies."""
-MAX_METADATA_DEPTH = DEFAULT_LIMITS.max_depth - 3
-"""Deepest nesting of a rule's ``metadata``, counted as the bounded parsers count (the mapping is level 1, what it
-holds level 2, ...): 61, so that a rule fits, metadata included, in a rulebook (document, ``rules`` list, rule: 3
-levels) and in a request body under their limit of 64 levels."""
-MAX_METADATA_VALUES = 100_000
-"""Most values (keys, scalars, lists, mappings) in a rule's ``metadata``."""
-MAX_METADATA_CHARS = 1_000_000
-"""Most characters in a rule's ``metadata``, its keys and strings together."""
-_MAX_INT_BITS = 14_284
-"""Integers in ``metadata`` stay below 2**14284 (fewer than 4,300 digits): Python writes and reads them as text."""
 
 
 class Scope(enum.StrEnum):
@@ -70,6 +65,27 @@ class Scope(enum.StrEnum):
                 if member.value == lowered:
                     return member
         return None
+
+
+def rule_problems(error: pydantic.ValidationError) -> list[tuple[str, str]]:
+    """``(field path, message)`` for every problem of a rule's ``error``: indexes in brackets and the check kind
+    pydantic puts in the path left out (``checks[1].pattern``); a problem of the whole rule is ``rule``."""
+    out = []
+    for item in error.errors():
+        loc = list(item["loc"])
+        message = str(item["msg"]).removeprefix("Value error, ")
+        if len(loc) >= 2 and loc[0] == "checks" and isinstance(loc[1], int):
+            if len(loc) >= 3 and loc[2] in CHECK_KINDS:
+                del loc[2]
+            elif item["type"] in ("union_tag_invalid", "union_tag_not_found"):
+                loc.append("kind")
+                given = f"unknown kind {item['ctx']['tag']!r}" if item["type"] == "union_tag_invalid" else "no kind"
+                message = f"{given}; a check's kind is one of: {', '.join(CHECK_KINDS)}"
+        path = ""
+        for part in loc:
+            path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+        out.append((path or "rule", message))
+    return out
 
 
 def describe_validation_error(error: pydantic.ValidationError, *, root: str = "rule") -> str:
@@ -118,6 +134,9 @@ class Rule(BaseModel):
     """Free labels, usable as match filters."""
     examples: tuple[str, ...] = Field(default=(), max_length=MAX_RULE_ITEMS)
     """Example user messages that should match (ADR-002 option D); each is embedded."""
+    checks: tuple[Check, ...] = Field(default=(), max_length=MAX_RULE_ITEMS)
+    """Executable statements about an output (:mod:`norma.checks` evaluates them), each with an id unique within
+    the rule; see docs/check.md."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Anything else the tenant wants to keep with the rule: JSON values (mappings with string keys, lists, text,
     finite numbers, booleans, null; a tuple becomes a list), at most :data:`MAX_METADATA_DEPTH` levels deep,
@@ -131,10 +150,10 @@ class Rule(BaseModel):
             if not isinstance(rule_id, str) or not rule_id or not is_unicode(rule_id):
                 rule_id = None
             name = f"rule {rule_id!r}" if rule_id else "rule"
-            first = exc.errors()[0]["loc"] if exc.error_count() else ()
+            problems = rule_problems(exc)
             raise InvalidInputError(
-                f"invalid {name}: {describe_validation_error(exc)}",
-                location=".".join(str(p) for p in first) or None,
+                f"invalid {name}: {'; '.join(f'{where}: {message}' for where, message in problems)}",
+                location=problems[0][0] if problems and problems[0][0] != "rule" else None,
                 hint="fix the field named above (see docs/matching.md for the rule format)",
             ) from None
 
@@ -178,7 +197,7 @@ class Rule(BaseModel):
     def _metadata_is_json(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
         if isinstance(info.context, Mapping) and info.context.get(_STORED):
             return value  # checked on its way in, under the limits of its day: a store must read back what it kept
-        checked: dict[str, Any] = _JsonChecker().check(value)
+        checked: dict[str, Any] = JsonChecker().check(value)
         return checked
 
     @field_validator("condition_text")
@@ -228,6 +247,20 @@ class Rule(BaseModel):
             raise ValueError("a STEP rule needs step_id")
         return self
 
+    @model_validator(mode="after")
+    def _checks_fit_the_rule(self) -> Rule:
+        seen: dict[str, int] = {}
+        for index, check in enumerate(self.checks):
+            if check.id in seen:
+                raise _located(("checks", index, "id"), f"duplicate of checks[{seen[check.id]}].id ({check.id!r})")
+            seen[check.id] = index
+            if isinstance(check, JudgeCheck) and check.criterion is None and not self.action_text.strip():
+                raise _located(
+                    ("checks", index, "criterion"),
+                    "a judge check needs a criterion when the rule has no action_text",
+                )
+        return self
+
     @property
     def embedding_text(self) -> str:
         """The text embedded for the rule itself: condition and action (ADR-002 step 1)."""
@@ -240,55 +273,16 @@ class Rule(BaseModel):
         return self.model_dump(mode="json")
 
 
-def _short(path: str) -> str:
-    return path if len(path) <= 120 else path[:117] + "..."
-
-
-class _JsonChecker:
-    """Walks a rule's metadata: JSON values only, within the limits; returns a copy with tuples made lists."""
-
-    def __init__(self) -> None:
-        self.values = 0
-        self.chars = 0
-
-    def check(self, value: Any, path: str = "metadata", depth: int = 1) -> Any:
-        if depth > MAX_METADATA_DEPTH:
-            raise ValueError(f"nests deeper than {MAX_METADATA_DEPTH} levels (at {_short(path)})")
-        self.values += 1
-        if self.values > MAX_METADATA_VALUES:
-            raise ValueError(f"holds more than {MAX_METADATA_VALUES:,} values")
-        if isinstance(value, str):
-            return self._text(value, path)
-        if value is None or isinstance(value, bool):
-            return value
-        if isinstance(value, int):
-            if value.bit_length() > _MAX_INT_BITS:
-                raise ValueError(f"value at {_short(path)} is an integer of 4,300 digits or more; write it as text")
-            return value
-        if isinstance(value, float):
-            if not math.isfinite(value):
-                raise ValueError(f"value at {_short(path)} must be a finite number")
-            return value
-        if isinstance(value, list | tuple):
-            return [self.check(item, f"{path}[{i}]", depth + 1) for i, item in enumerate(value)]
-        if isinstance(value, dict):
-            out: dict[str, Any] = {}
-            for key, item in value.items():
-                if not isinstance(key, str):
-                    raise ValueError(f"key {key!r} at {_short(path)} must be a string")
-                self.values += 1
-                self._text(key, path)
-                out[key] = self.check(item, f"{path}.{key[:40]}", depth + 1)
-            return out
-        raise ValueError(f"value at {_short(path)} is a {type(value).__name__}, not a JSON value")
-
-    def _text(self, text: str, path: str) -> str:
-        if not is_unicode(text):
-            raise ValueError(f"text at {_short(path)} is not valid Unicode (a lone surrogate)")
-        self.chars += len(text)
-        if self.chars > MAX_METADATA_CHARS:
-            raise ValueError(f"holds more than {MAX_METADATA_CHARS:,} characters")
-        return text
+def _located(loc: tuple[str | int, ...], message: str) -> pydantic.ValidationError:
+    """A validation error about the field at ``loc`` (a model validator's own errors would name the whole rule)."""
+    return pydantic.ValidationError.from_exception_data(
+        "Rule",
+        [
+            InitErrorDetails(
+                type=PydanticCustomError("value_error", "{message}", {"message": message}), loc=loc, input=None
+            )
+        ],
+    )
 
 
 def rule_texts(rule: Rule) -> list[str]:

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict
 
 from norma._safety import InputLimits, load_json, load_yaml
 from norma.errors import InvalidInputError, LimitExceededError
-from norma.rules._model import Rule, check_tenant_id
+from norma.rules._model import Rule, check_tenant_id, rule_problems
 
 __all__ = [
     "MAX_RULEBOOK_BYTES",
@@ -63,7 +63,8 @@ class RulebookProblem(BaseModel):
     rule_id: str | None
     """The rule's id, when it has a usable one."""
     field: str
-    """The field path inside the rule (``"priority"``, ``"examples.2"``), or ``"rule"`` for the whole rule."""
+    """The field path inside the rule (``"priority"``, ``"tags[2]"``, ``"checks[1].pattern"``), or ``"rule"`` for
+    the whole rule."""
     message: str
     """What is wrong."""
 
@@ -135,10 +136,6 @@ def _printable(value: object) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-
-
-def _field(loc: tuple[Any, ...]) -> str:
-    return ".".join(str(p) for p in loc) or "rule"
 
 
 def _validate(fields: dict[str, Any]) -> Rule:
@@ -238,11 +235,8 @@ def load_rulebook(
         try:
             rule = _validate(fields)
         except pydantic.ValidationError as exc:
-            for error in exc.errors():
-                message = str(error["msg"]).removeprefix("Value error, ")
-                problems.append(
-                    RulebookProblem(index=index, rule_id=rule_id, field=_field(error["loc"]), message=message)
-                )
+            for field, message in rule_problems(exc):
+                problems.append(RulebookProblem(index=index, rule_id=rule_id, field=field, message=message))
             continue
         if rule.id in first_index:
             problems.append(
