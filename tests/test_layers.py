@@ -37,7 +37,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("rule model", ("rules",)),
     ("backends", ("embeddings", "llm")),
     ("store", ("store",)),
-    ("capabilities", ("rubrics", "names", "matching", "audit")),
+    ("capabilities", ("rubrics", "names", "matching", "audit", "checks")),
     ("renderers", ("reports",)),
     ("batch engines", ("batch",)),
     ("service", ("service",)),

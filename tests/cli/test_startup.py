@@ -19,7 +19,19 @@ from norma.cli import cli
 from norma.cli._lazy import LazyGroup
 from tests.conftest import REPO
 
-HEAVY = ("numpy", "onnxruntime", "httpx", "pydantic", "norma.audit", "norma.matching", "norma.store", "norma.names")
+HEAVY = (
+    "numpy",
+    "onnxruntime",
+    "httpx",
+    "pydantic",
+    "jsonschema",
+    "stdnum",
+    "norma.audit",
+    "norma.checks",
+    "norma.matching",
+    "norma.store",
+    "norma.names",
+)
 
 _PROBE = """
 import json, os, sys

@@ -1,0 +1,17 @@
+"""Checks on rules, evaluated: does an AI output satisfy the executable checks its rules carry (issue #38)?
+
+* :func:`evaluate_checks` — a rule's checks that apply to one output, each as a :class:`CheckResult`: ``pass`` /
+  ``fail`` / ``skip`` (:class:`CheckStatus`), a one-line message, and the :class:`Span` values of the output that
+  violated it (offsets, 1-based line and column, text; at most :data:`MAX_EVIDENCE`).
+
+The checks themselves are data on the rule (``Rule.checks``, :mod:`norma.rules`), validated when the rule is built.
+This package imports ``rules``, ``errors`` and ``_safety``; python-stdnum and jsonschema load on first use. See
+docs/check.md.
+"""
+
+from __future__ import annotations
+
+from norma.checks._evaluate import NO_LLM, evaluate_checks
+from norma.checks._results import MAX_EVIDENCE, CheckResult, CheckStatus, Span
+
+__all__ = ["CheckResult", "CheckStatus", "MAX_EVIDENCE", "NO_LLM", "Span", "evaluate_checks"]

@@ -1,0 +1,286 @@
+"""Evaluating a rule's checks on one output: one small function per kind, found by kind in a plain registry.
+
+Each evaluator takes the check, the rule and an :class:`_Output` (the text with what several checks share: its
+folded form, its line index) and returns ``(status, message, spans)``. Evaluation is pure; nothing but a ``judge``
+check would need a backend, and those are skipped until norma calls an LLM for checks (the next step of #38).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from typing import Any
+
+from norma._safety import Pattern, compile_pattern, is_unicode
+from norma.checks._pii import PII_LABELS, find_pii, mask
+from norma.checks._results import MAX_EVIDENCE, CheckResult, CheckStatus, Span
+from norma.checks._text import FoldedText, Locator
+from norma.errors import InvalidInputError
+from norma.rules import (
+    Check,
+    ContainsCheck,
+    JsonCheck,
+    JudgeCheck,
+    LengthCheck,
+    NoPiiCheck,
+    RegexCheck,
+    Rule,
+    When,
+)
+
+__all__ = ["NO_LLM", "evaluate_checks"]
+
+NO_LLM = "no LLM configured: a judge check is skipped, never passed"
+"""The message of every ``judge`` result until checks can call an LLM."""
+
+_Outcome = tuple[CheckStatus, str, list[tuple[int, int]]]
+"""Status, message, and ``(start, end)`` of each violation, in text order."""
+
+
+class _Output:
+    """The output under test, with what several checks share, computed on first use."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.locate = Locator(text)
+
+    @functools.cached_property
+    def folded(self) -> FoldedText:
+        return FoldedText(self.text)
+
+    def words(self) -> list[tuple[int, int]]:
+        """``(start, end)`` of each word: a run of non-space characters with a letter or digit in it."""
+        spans = []
+        start = None
+        for index, char in enumerate(self.text):
+            if char.isspace():
+                if start is not None:
+                    spans.append((start, index))
+                    start = None
+            elif start is None:
+                start = index
+        if start is not None:
+            spans.append((start, len(self.text)))
+        return [(a, b) for a, b in spans if any(c.isalnum() for c in self.text[a:b])]
+
+
+def _where(span: Span) -> str:
+    return f"line {span.line}, column {span.column}"
+
+
+def _times(count: int) -> str:
+    return "once" if count == 1 else f"{count:,} times"
+
+
+def _contains(check: ContainsCheck, rule: Rule, output: _Output) -> _Outcome:
+    found = {term: list(output.folded.find(term)) for term in check.terms}
+    present = [t for t in check.terms if found[t]]
+    missing = [t for t in check.terms if not found[t]]
+    listed = ", ".join(f"{t!r} ({_times(len(found[t]))})" for t in present)
+    if check.kind == "contains":
+        if check.mode == "any":
+            if present:
+                return CheckStatus.PASS, f"mentions {listed}", []
+            return CheckStatus.FAIL, f"mentions none of {', '.join(map(repr, check.terms))}", []
+        if missing:
+            return CheckStatus.FAIL, f"does not mention {', '.join(map(repr, missing))}", []
+        return CheckStatus.PASS, f"mentions all {len(check.terms)} terms", []
+    violated = bool(present) if check.mode == "any" else not missing
+    if not violated:
+        if check.mode == "any":
+            return CheckStatus.PASS, f"mentions none of the {len(check.terms)} forbidden terms", []
+        return CheckStatus.PASS, f"does not mention {', '.join(map(repr, missing))}, so not all terms together", []
+    spans = sorted(span for t in present for span in found[t])
+    together = "all the terms together: " if check.mode == "all" else ""
+    return CheckStatus.FAIL, f"mentions {together}{listed}", spans
+
+
+@functools.lru_cache(maxsize=512)
+def _compiled(pattern: str) -> Pattern:
+    return compile_pattern(pattern)
+
+
+def _regex(check: RegexCheck, rule: Rule, output: _Output) -> _Outcome:
+    if check.kind == "regex":
+        match = _compiled(check.pattern).search(output.text)
+        if match is None:
+            return CheckStatus.FAIL, f"nothing matches {check.pattern!r}", []
+        return CheckStatus.PASS, f"matches {check.pattern!r} at {_where(output.locate.span(match.start(), 0))}", []
+    spans = [(m.start(), m.end()) for m in _compiled(check.pattern).finditer(output.text)]
+    if not spans:
+        return CheckStatus.PASS, f"nothing matches {check.pattern!r}", []
+    return CheckStatus.FAIL, f"matches {check.pattern!r} {_times(len(spans))}", spans
+
+
+def _length(check: LengthCheck, rule: Rule, output: _Output) -> _Outcome:
+    limit = check.limit
+    if check.kind == "max_chars":
+        size = len(output.text)
+        if size <= limit:
+            return CheckStatus.PASS, f"{size:,} characters, within the limit of {limit:,}", []
+        return CheckStatus.FAIL, f"{size:,} characters, over the limit of {limit:,}", [(limit, size)]
+    words = output.words()
+    if check.kind == "min_words":
+        if len(words) >= limit:
+            return CheckStatus.PASS, f"{len(words):,} words, at least {limit:,}", []
+        return CheckStatus.FAIL, f"{len(words):,} words, fewer than the minimum of {limit:,}", []
+    if len(words) <= limit:
+        return CheckStatus.PASS, f"{len(words):,} words, within the limit of {limit:,}", []
+    beyond = (words[limit][0], words[-1][1])
+    return CheckStatus.FAIL, f"{len(words):,} words, over the limit of {limit:,}", [beyond]
+
+
+class _NotJson(ValueError):
+    """A JSON text norma refuses although Python's parser reads it (NaN, Infinity)."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NotJson(f"{name} is not a JSON value")
+
+
+def _parse(text: str) -> tuple[Any, str | None, int | None]:
+    """``(value, None, None)``, or ``(None, why, offset of the error in text or None)``."""
+    try:
+        return json.loads(text, parse_constant=_refuse_constant), None, None
+    except json.JSONDecodeError as exc:
+        return None, f"{exc.msg}", exc.pos
+    except _NotJson as exc:
+        return None, str(exc), None
+    except RecursionError:
+        return None, "nests too deeply to parse", None
+    except ValueError:  # an integer of more than 4,300 digits
+        return None, "holds a number too long to read", None
+
+
+def _first_fence(text: str) -> tuple[int, int, int] | None:
+    """``(fence, start, end)`` of the first fenced code block marked ``json`` (any case) or not marked: the offset
+    of its opening fence, and its content without the line break before the closing fence."""
+    offset = 0
+    inside: str | None = None
+    fence = content_start = 0
+    for line in text.splitlines(keepends=True):
+        stripped = line.strip()
+        if inside is None:
+            if stripped.startswith("```"):
+                inside = stripped[3:].strip().lower()
+                fence, content_start = offset, offset + len(line)
+        elif stripped == "```":
+            if inside in ("json", ""):
+                content = text[content_start:offset]
+                return fence, content_start, content_start + len(content.rstrip("\r\n"))
+            inside = None
+        offset += len(line)
+    return None
+
+
+def _json(check: JsonCheck, rule: Rule, output: _Output) -> _Outcome:
+    text = output.text
+    start, end = 0, len(text)
+    value, why, at = _parse(text)
+    what = "the output"
+    if why is not None:
+        fence = _first_fence(text)
+        if fence is not None:
+            opening, start, end = fence
+            what = f"the fenced block at line {output.locate.span(opening, opening).line}"
+            value, why, at = _parse(text[start:end])
+    if why is not None:
+        if at is None:
+            return CheckStatus.FAIL, f"{what} is not JSON: {why}", []
+        spot = (start + at, min(start + at + 1, end))
+        return CheckStatus.FAIL, f"{what} is not JSON: {why} at {_where(output.locate.span(*spot))}", [spot]
+    if check.json_schema is None:
+        return CheckStatus.PASS, f"{what} is JSON", []
+    from jsonschema.exceptions import best_match
+    from jsonschema.validators import validator_for
+    from referencing.exceptions import Unresolvable
+
+    validator = validator_for(check.json_schema)(check.json_schema)
+    try:
+        error = best_match(validator.iter_errors(value))
+    except Unresolvable as exc:
+        return CheckStatus.SKIP, f"the schema cannot be used: unresolvable reference {exc}", []
+    if error is None:
+        return CheckStatus.PASS, f"{what} is JSON that the schema accepts", []
+    where = error.json_path
+    message = error.message if len(error.message) <= 200 else error.message[:197] + "..."
+    return CheckStatus.FAIL, f"{what} does not match the schema: at {where}: {message}", [(start, end)]
+
+
+def _no_pii(check: NoPiiCheck, rule: Rule, output: _Output) -> _Outcome:
+    found = find_pii(output.text, check.kinds)
+    if not found:
+        return CheckStatus.PASS, f"no {', '.join(PII_LABELS[k] for k in check.kinds)} found", []
+    counts: dict[str, int] = {}
+    for kind, _, _ in found:
+        counts[kind] = counts.get(kind, 0) + 1
+    listed = ", ".join(f"{PII_LABELS[k]} ({_times(n)})" for k, n in counts.items())
+    return CheckStatus.FAIL, f"personal data found: {listed}", [(a, b) for _, a, b in found]
+
+
+def _judge(check: JudgeCheck, rule: Rule, output: _Output) -> _Outcome:
+    return CheckStatus.SKIP, NO_LLM, []
+
+
+_EVALUATORS: dict[str, Callable[[Any, Rule, _Output], _Outcome]] = {
+    "contains": _contains,
+    "not_contains": _contains,
+    "regex": _regex,
+    "not_regex": _regex,
+    "max_chars": _length,
+    "max_words": _length,
+    "min_words": _length,
+    "json": _json,
+    "no_pii": _no_pii,
+    "judge": _judge,
+}
+"""The evaluator of each check kind."""
+
+
+def _result(rule: Rule, check: Check, outcome: _Outcome, output: _Output) -> CheckResult:
+    status, message, found = outcome
+    if len(found) > MAX_EVIDENCE:
+        message = f"{message} (the first {MAX_EVIDENCE} shown)"
+    spans = [
+        output.locate.span(a, b, text=mask(output.text[a:b]) if check.kind == "no_pii" else None)
+        for a, b in found[:MAX_EVIDENCE]
+    ]
+    return CheckResult(
+        rule_id=rule.id,
+        check_id=check.id,
+        kind=check.kind,
+        severity=check.severity,
+        weight=check.weight,
+        status=status,
+        message=message,
+        evidence=tuple(spans),
+    )
+
+
+def evaluate_checks(rule: Rule, output: str, *, matched: bool) -> list[CheckResult]:
+    """The results of ``rule``'s checks that apply to ``output``, in the rule's order.
+
+    A check applies when ``matched`` (the rule matched the message the output answers) or when its ``when`` is
+    ``always``; checks that do not apply are left out (``skip`` means a check applied but could not be decided, as
+    a ``judge`` check without an LLM). Pure and linear in the length of the output.
+
+    Raises:
+        InvalidInputError: ``output`` is not text, or not valid Unicode (a lone surrogate).
+    """
+    if not isinstance(output, str):
+        raise InvalidInputError(
+            f"the output to check must be text, not {type(output).__name__}", hint="pass the AI output as a str"
+        )
+    if not is_unicode(output):
+        raise InvalidInputError(
+            "the output to check is not valid Unicode (it holds a lone surrogate such as \\ud800)",
+            source=f"rule {rule.id!r}",
+            hint="decode the output as UTF-8 before checking it",
+        )
+    text = _Output(output)
+    return [
+        _result(rule, check, _EVALUATORS[check.kind](check, rule, text), text)
+        for check in rule.checks
+        if matched or check.when is When.ALWAYS
+    ]

@@ -1,0 +1,72 @@
+"""What evaluating one check gives: a status, a one-line message, and the spans of the output at fault."""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from norma.rules import Severity
+
+__all__ = ["CheckResult", "CheckStatus", "MAX_EVIDENCE", "Span"]
+
+MAX_EVIDENCE = 100
+"""Most spans one result carries (the first ones in the output); its message gives the full count."""
+MAX_SPAN_TEXT = 200
+"""Most characters of a span's ``text`` (a longer span keeps its exact ``start`` and ``end``)."""
+
+
+class CheckStatus(enum.StrEnum):
+    """The outcome of one check: ``pass``, ``fail``, or ``skip`` (it applied but could not be decided)."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    SKIP = "skip"
+
+
+class Span(BaseModel):
+    """A stretch of the output: offsets in characters (code points, as Python indexes a ``str``), and where it
+    starts as a 1-based line (lines end at ``\\n``) and column (in characters)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    start: int = Field(ge=0)
+    """Offset of the first character."""
+    end: int = Field(ge=0)
+    """Offset just past the last character (``start == end``: an empty match, or a place)."""
+    line: int = Field(ge=1)
+    """1-based line of ``start``."""
+    column: int = Field(ge=1)
+    """1-based column of ``start``, in characters."""
+    text: str
+    """``output[start:end]``, cut to its first :data:`MAX_SPAN_TEXT` characters; masked for ``no_pii`` (every letter
+    and digit but the last four shown as ``*``), so that a report does not repeat the personal data it found."""
+
+
+class CheckResult(BaseModel):
+    """One check of one rule, evaluated on one output."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    rule_id: str
+    """The rule that carries the check."""
+    check_id: str
+    """The check's id, unique within the rule."""
+    kind: str
+    """The check's kind (``contains``, ``regex``, ...)."""
+    severity: Severity
+    """The check's severity."""
+    weight: float
+    """The check's weight."""
+    status: CheckStatus
+    """``pass``, ``fail`` or ``skip``."""
+    message: str
+    """One line saying why."""
+    evidence: tuple[Span, ...] = ()
+    """The spans of the output that violated the check (at most :data:`MAX_EVIDENCE`); none on a pass, a skip, or
+    a failure that no part of the output is to blame for (a term that is missing)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready mapping."""
+        return self.model_dump(mode="json")
