@@ -77,6 +77,6 @@ def test_table_and_registry(items: list[tuple[str, AuditReport]]) -> None:
     text = console.export_text()
     assert "4 audits: 2 PASS, 1 FAIL, 1 SKIP" in text
     assert "IR.0.01" in text
-    assert set(RENDERERS) == {"json", "sarif", "junit"}
+    assert set(RENDERERS) == {"json", "sarif", "junit", "markdown"}
     with pytest.raises(InvalidInputError, match="unknown report format"):
         render("html", items)

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = ["audit"]
 
-REPORT_FORMATS = ("table", "json", "sarif", "junit")
+REPORT_FORMATS = ("table", "json", "sarif", "junit", "markdown")
 
 
 class _DefaultGroup(click.Group):
@@ -111,8 +111,54 @@ class _RunCommand(click.Command):
         return super().get_params(ctx)
 
 
+def _report_spec(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> list[tuple[str, Path]]:
+    specs = []
+    for spec in value:
+        fmt, sep, file = spec.partition("=")
+        if not sep or fmt not in REPORT_FORMATS[1:] or not file:
+            raise click.BadParameter(
+                f"{spec!r} is not FORMAT=FILE with FORMAT one of {', '.join(REPORT_FORMATS[1:])} "
+                "(e.g. --report sarif=audit.sarif)",
+                ctx,
+                param,
+            )
+        specs.append((fmt, Path(file)))
+    return specs
+
+
+def _batch_sources(batch_file: str | None, requests: tuple[str, ...]) -> list[str] | None:
+    """The files of a batch: --batch's and every positional file, or None for one plain request (the single form)."""
+    if batch_file is None and len(requests) == 1 and not requests[0].endswith(".jsonl"):
+        return None
+    return ([batch_file] if batch_file is not None else []) + list(requests)
+
+
+def _read_sources(sources: list[str], batch_file: str | None, config: AuditConfig) -> list[Any]:
+    """The batch's records: each line of --batch and of a positional ``.jsonl`` file, each other positional file as
+    one request; named ``file:line``, or the file's name."""
+    from norma.audit import read_request, read_requests
+    from norma.batch import BatchRecord
+    from norma.errors import NormaError
+
+    stdin = getattr(sys.stdin, "buffer", sys.stdin)  # bytes: the readers bound lines and files in bytes
+    named: list[tuple[str, Any]] = []
+    for position, source in enumerate(sources):
+        stream = stdin if source == "-" else source
+        if (position == 0 and batch_file is not None) or source.endswith(".jsonl"):
+            named.extend(read_requests(stream, limits=config.limits))
+            continue
+        try:
+            named.append((source, read_request(stream, limits=config.limits)))
+        except NormaError as exc:
+            named.append((source, exc))
+    return [
+        BatchRecord(index, where, record if isinstance(record, NormaError) else [where, record])
+        for index, (where, record) in enumerate(named)
+    ]
+
+
 @audit.command("run", cls=_RunCommand)
-@click.argument("request", required=False, metavar="REQUEST.json")
+@click.argument("requests", nargs=-1, metavar="REQUEST.json...")
 @click.option("--docs", "docs", type=click.Path(path_type=Path), default=None, help="Folder of normative documents.")
 @click.option("--config", "config_file", type=click.Path(path_type=Path), default=None, help="Thresholds JSON file.")
 @click.option(
@@ -120,7 +166,15 @@ class _RunCommand(click.Command):
     "output_format",
     type=click.Choice(REPORT_FORMATS),
     default=None,
-    help="table (default), json, sarif or junit.",
+    help="table (default), json, sarif, junit or markdown.",
+)
+@click.option(
+    "--report",
+    "reports_to_write",
+    multiple=True,
+    callback=_report_spec,
+    metavar="FORMAT=FILE",
+    help="Also write the reports in FORMAT (json, sarif, junit, markdown) to FILE; repeatable.",
 )
 @fail_on_option("Exit 1 on FAIL (error) or also on any WARNING (warning).")
 @click.option(
@@ -138,10 +192,11 @@ class _RunCommand(click.Command):
 def run(
     ctx: click.Context,
     /,
-    request: str | None,
+    requests: tuple[str, ...],
     docs: Path | None,
     config_file: Path | None,
     output_format: str | None,
+    reports_to_write: list[tuple[str, Path]],
     fail_on: str,
     batch_file: str | None,
     no_embeddings: bool,
@@ -150,47 +205,64 @@ def run(
 ) -> int:
     """Audit REQUEST.json ('-': stdin), or every line of --batch FILE.jsonl, against the documents in --docs.
 
-    Exit 0 when every audit is PASS or SKIP, 1 on FAIL (--fail-on warning: also on a WARNING), 2 on invalid
-    input (bad JSON, missing fields, unknown context_type, missing document).
+    Several files (or a `.jsonl` one) are a batch: each line of a `.jsonl` file is a request, each other file one
+    request; with --batch, the files given besides it join the batch. Exit 0 when every audit is PASS or SKIP, 1 on
+    FAIL (--fail-on warning: also on a WARNING), 2 on invalid input (bad JSON, missing fields, unknown context_type,
+    missing document).
     """
-    from norma.audit import AuditReport, analyze, load_documents, read_request, read_requests
-    from norma.errors import NormaError
+    from norma.audit import AuditReport, analyze, load_documents, read_request
     from norma.reports import exit_code
 
     fmt = output_format or resolve_format(ctx, None)
     options = EngineOptions.pop(thresholds)
-    if (request is None) == (batch_file is None):
-        raise click.UsageError("give a REQUEST.json (or '-') or --batch FILE.jsonl, not both and not neither")
+    if not requests and batch_file is None:
+        raise click.UsageError("give a REQUEST.json (or '-') or --batch FILE.jsonl")
+    if [batch_file, *requests].count("-") > 1:
+        raise click.UsageError("stdin ('-') can be read once only")
     config = _config(config_file, no_embeddings, thresholds, lang)
-    stdin = getattr(sys.stdin, "buffer", sys.stdin)  # bytes: the readers bound lines and files in bytes
-    if batch_file is None:
-        assert request is not None
+    sources = _batch_sources(batch_file, requests)
+    if sources is None:
+        request = requests[0]
+        stdin = getattr(sys.stdin, "buffer", sys.stdin)
         documents = load_documents(docs, limits=config.limits, norms=config.norms) if docs is not None else None
         data = read_request(stdin if request == "-" else request, limits=config.limits)
         report = analyze(data, documents, config, llm=_llm())
-        name = "<stdin>" if request == "-" else request
-        _emit(fmt, [(name, report)], fail_on)
+        items = [("<stdin>" if request == "-" else request, report)]
+        _emit(fmt, items, fail_on)
+        _write_reports(reports_to_write, items, fail_on)
         return exit_code([report], fail_on)
-    from norma.batch import AuditJob, BatchRecord, audit_shard_json
+    from norma.batch import AuditJob, audit_shard_json
 
-    source = stdin if batch_file == "-" else batch_file
-    records = [
-        BatchRecord(index, where, record if isinstance(record, NormaError) else [where, record])
-        for index, (where, record) in enumerate(read_requests(source, limits=config.limits))
-    ]
+    records = _read_sources(sources, batch_file, config)
     job = AuditJob.make(docs, config)
-    items = run_batch(job, records, options, "auditing")
-    errors = [item for item in items if item.error is not None]
+    results = run_batch(job, records, options, "auditing")
+    errors = [item for item in results if item.error is not None]
     for item in errors:
         click.echo(f"norma: error: {item.error}", err=True)
-    reports = [(item.where, AuditReport.model_validate(item.result)) for item in items if item.result is not None]
+    reports = [(item.where, AuditReport.model_validate(item.result)) for item in results if item.result is not None]
     if options.shard is not None and fmt == "json":
         sys.stdout.write(audit_shard_json(reports, fail_on))
     else:
         _emit(fmt, reports, fail_on)
+    _write_reports(reports_to_write, reports, fail_on)
     if errors:
         return 2
     return exit_code([report for _, report in reports], fail_on)
+
+
+def _write_reports(targets: list[tuple[str, Path]], items: list[tuple[str, AuditReport]], fail_on: str) -> None:
+    from norma.errors import InvalidInputError
+    from norma.reports import render
+
+    for fmt, path in targets:
+        try:
+            path.write_text(render(fmt, items, fail_on), encoding="utf-8")
+        except OSError as exc:
+            raise InvalidInputError(
+                f"cannot write the {fmt} report: {exc.strerror or exc}",
+                source=str(path),
+                hint="give a --report FILE in a folder that exists and is writable",
+            ) from None
 
 
 @audit.command("schema")

@@ -94,6 +94,10 @@ def _store(db_url: str | None, *, create: bool = True) -> Iterator[Store]:
             "norma.cli._llm:rules_examples",
             "Have the LLM write example user messages for a tenant's rules, store them and re-embed the rules.",
         ),
+        "validate": LazyCommand(
+            "norma.cli._rules_validate:validate_command",
+            "Validate rulebook files (YAML or JSON) as `rules import` would, writing nothing.",
+        ),
     },
 )
 def rules() -> None:

@@ -1,4 +1,5 @@
-"""Audit reports for people and CI systems: JSON, SARIF 2.1.0, JUnit XML and a terminal table.
+"""Audit reports for people and CI systems: JSON, SARIF 2.1.0, JUnit XML, a Markdown job summary and a terminal
+table.
 
 Every renderer takes a sequence of ``(name, AuditReport)`` pairs (one pair for one audit, many for a batch);
 :data:`RENDERERS` finds the text renderers by name and :func:`render` calls one.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 from norma.reports._json import to_json
 from norma.reports._junit import to_junit
+from norma.reports._markdown import to_markdown
 from norma.reports._registry import RENDERERS, Renderer, ReportItem, exit_code, render
 from norma.reports._sarif import SARIF_SCHEMA, to_sarif
 from norma.reports._table import render_table
@@ -22,5 +24,6 @@ __all__ = [
     "render_table",
     "to_json",
     "to_junit",
+    "to_markdown",
     "to_sarif",
 ]

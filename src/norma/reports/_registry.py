@@ -33,13 +33,15 @@ def exit_code(reports: Sequence[AuditReport], fail_on: str = "error") -> int:
 def _renderers() -> dict[str, Renderer]:
     from norma.reports._json import to_json
     from norma.reports._junit import to_junit
+    from norma.reports._markdown import to_markdown
     from norma.reports._sarif import sarif_text
 
-    return {"json": to_json, "sarif": sarif_text, "junit": to_junit}
+    return {"json": to_json, "sarif": sarif_text, "junit": to_junit, "markdown": to_markdown}
 
 
 RENDERERS: dict[str, Renderer] = {}
-"""Text renderers by format name (``json``, ``sarif``, ``junit``), filled on first use of :func:`render`."""
+"""Text renderers by format name (``json``, ``sarif``, ``junit``, ``markdown``), filled on first use of
+:func:`render`."""
 
 
 def render(fmt: str, items: Sequence[ReportItem], fail_on: str = "error") -> str:

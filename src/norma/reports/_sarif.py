@@ -2,16 +2,26 @@
 
 One run; ``tool.driver.rules`` lists every rule (id IR.x.y, level from its severity, its title, condition, detection
 and exceptions in the language of the first report). Each violation is a result
-(``kind: fail``, level ``error`` / ``warning``, ``region.startLine`` = output line); each rule that did not apply
-to a report (SKIP, §4.02) is a ``kind: notApplicable`` result with level ``none``; INFO findings are ``note``s.
-The artifact of a result is the audited item's name; its ``properties`` carry the verdict and the metrics.
+(``kind: fail``, level ``error`` / ``warning``); each rule that did not apply to a report (SKIP, §4.02) is a
+``kind: notApplicable`` result with level ``none``; INFO findings are ``note``s. Its ``properties`` carry the
+verdict and the metrics.
+
+Locations point into the repository, so that code scanning can place them: the artifact is the audited file, as a
+URI relative to the current directory (the repository root in CI) with ``uriBaseId: %SRCROOT%`` (a file outside it:
+an absolute ``file://`` URI). A batch record, named ``file:line``, is located at that line of its file
+(``region.startLine``), and the line of the output a violation points at is ``properties.outputLine``; a single
+request's violation is located at its output line.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from norma._version import __version__
 from norma.audit import DEFAULT_LANG, AuditReport, RuleStatus, Severity, Violation, rule_registry
@@ -22,11 +32,41 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 
-def _location(name: str, violation: Violation) -> list[dict[str, Any]]:
-    physical: dict[str, Any] = {"artifactLocation": {"uri": name}}
-    if violation.line is not None:
-        physical["region"] = {"startLine": violation.line}
+_RECORD = re.compile(r"(?P<path>.+):(?P<line>[0-9]+)")
+"""The name of a batch record: ``file:line``."""
+
+
+def _artifact(path: str) -> dict[str, Any]:
+    """``artifactLocation`` of a file: relative to the current directory under ``%SRCROOT%``, else absolute."""
+    target = Path(os.path.abspath(path))
+    try:
+        relative = target.relative_to(os.path.abspath(os.curdir))
+    except ValueError:
+        return {"uri": target.as_uri()}
+    return {"uri": quote(relative.as_posix()), "uriBaseId": "%SRCROOT%"}
+
+
+def _location(name: str, line: int | None) -> list[dict[str, Any]]:
+    """Where a result of the item ``name`` is: its record's line in a batch file, else ``line`` (the output's)."""
+    record = _RECORD.fullmatch(name)
+    physical: dict[str, Any] = {"artifactLocation": _artifact(record["path"] if record else name)}
+    start = int(record["line"]) if record else line
+    if start is not None:
+        physical["region"] = {"startLine": start}
     return [{"physicalLocation": physical}]
+
+
+def _message(name: str, violation: Violation) -> str:
+    if _RECORD.fullmatch(name) and violation.line is not None:
+        return f"{violation.description} (output line {violation.line})"
+    return violation.description
+
+
+def _properties(name: str, violation: Violation) -> dict[str, Any]:
+    properties: dict[str, Any] = {"evidence": violation.evidence, "location": violation.location}
+    if _RECORD.fullmatch(name) and violation.line is not None:
+        properties["outputLine"] = violation.line
+    return properties
 
 
 def to_sarif(items: Sequence[tuple[str, AuditReport]], fail_on: str = "error") -> dict[str, Any]:
@@ -59,9 +99,9 @@ def to_sarif(items: Sequence[tuple[str, AuditReport]], fail_on: str = "error") -
                 "ruleId": violation.rule,
                 "kind": "fail" if violation.severity is not Severity.INFO else "informational",
                 "level": _LEVEL[violation.severity],
-                "message": {"text": violation.description},
-                "locations": _location(name, violation),
-                "properties": {**common, "evidence": violation.evidence, "location": violation.location},
+                "message": {"text": _message(name, violation)},
+                "locations": _location(name, violation.line),
+                "properties": {**common, **_properties(name, violation)},
             }
             if violation.rule in index:
                 result["ruleIndex"] = index[violation.rule]
@@ -75,7 +115,7 @@ def to_sarif(items: Sequence[tuple[str, AuditReport]], fail_on: str = "error") -
                         "kind": "notApplicable" if outcome.status is RuleStatus.NOT_APPLICABLE else "review",
                         "level": "none",
                         "message": {"text": f"{outcome.status.value}: {outcome.reason}"},
-                        "locations": [{"physicalLocation": {"artifactLocation": {"uri": name}}}],
+                        "locations": _location(name, None),
                         "properties": common,
                     }
                 )

