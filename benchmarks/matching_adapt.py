@@ -15,8 +15,9 @@ messages (``_devsets.foreign``), as the base encoder's default gate is (``matchi
    adapted gate and its gap to the draw's best single threshold, against the base encoder at its default gate.
 
 Every draw adapts a fresh copy of the base model (all-MiniLM-L6-v2) in a temporary folder, deleted after use. Each
-draw's figures are kept in ``.cache/matching_adapt.json`` (keyed by draw and options), so an interrupted run resumes
-where it stopped (``--fresh`` ignores them). Adapting with the gate trains twice: about 2-4 minutes a draw on 2 cores.
+draw's figures are kept in ``benchmarks/data/matching_adapt.json`` (keyed by draw and options, in the repository),
+so an interrupted run resumes where it stopped, on any machine (``--fresh`` ignores them). Adapting with the gate
+trains twice: about 2-4 minutes a draw on 2 cores, 8-10 for BANKING77.
 
 Usage::
 
@@ -55,7 +56,8 @@ CANDIDATES = (3, 2)
 QUANTILES = (0.05, 0.08, 0.1, 0.12, 0.15, 0.18, 0.2, 0.22, 0.25, 0.3)
 """The grid of the adapted gate's quantile."""
 KINDS = ("held-out", "off-topic")
-RESULTS = REPO / ".cache" / "matching_adapt.json"
+RESULTS = REPO / "benchmarks" / "data" / "matching_adapt.json"
+"""Every draw measured (kept in the repository: the protocol takes hours, and a run on another machine resumes)."""
 _FORMAT = "mixed-1"  # records of this protocol (both kinds) in RESULTS
 MEASURED_AT: set[str] = set()
 """When the draws reported were adapted (UTC minutes), for the tables' run line."""
@@ -217,7 +219,7 @@ def main() -> None:
                 f"Shipped options ({options.epochs} epochs) and quantile ({quantile}). Run: {stamp}; {minutes:.0f} min "
                 f"in all (stages: {', '.join(sorted(stages))}); the draws were adapted from {span[0]} UTC"
                 + (f" to {span[-1]} UTC" if len(span) > 1 else "")
-                + " (.cache/matching_adapt.json, read back if present).",
+                + " (benchmarks/data/matching_adapt.json, read back if present).",
             ]
             print("\n".join(reported))
             sections["report"] = reported
