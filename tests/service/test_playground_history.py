@@ -43,12 +43,19 @@ def _history_buttons(driver: Any, tab: str) -> list[Any]:
 
 
 def _match(driver: Any, message: str) -> None:
-    """Match ``message`` and wait until the history shows it on top."""
+    """Match ``message`` and wait until the request is done (the output no longer ``busy``) and the history shows it
+    on top: a message repeated is already on top before its request ends."""
     box = _by_id(driver, "match-message")
     box.clear()
     box.send_keys(message)
     _by_id(driver, "match-run").click()
-    wait_for(driver, lambda d: _entries(d, "match")[:1] == [message])
+    wait_for(
+        driver,
+        lambda d: (
+            "busy" not in (_by_id(d, "match-out").get_attribute("class") or "").split()
+            and _entries(d, "match")[:1] == [message]
+        ),
+    )
 
 
 def test_each_tab_keeps_its_last_requests_newest_first(browser: Any, site: str, acme_key: str) -> None:
