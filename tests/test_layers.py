@@ -38,6 +38,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("backends", ("embeddings", "llm")),
     ("store", ("store",)),
     ("capabilities", ("rubrics", "names", "matching", "audit", "checks")),
+    ("turn check", ("turns",)),
     ("renderers", ("reports",)),
     ("batch engines", ("batch",)),
     ("service", ("service",)),

@@ -1,0 +1,29 @@
+"""A turn checked end to end (issue #38): for one user message and the AI's output, the tenant's rules that apply
+(matching), the output checked against each of them (their ``checks``), and a reward (rubrics).
+
+* :class:`TurnChecker` — built once per rulebook or tenant matcher; :meth:`TurnChecker.check` one turn,
+  :meth:`TurnChecker.check_many` many with one embedding call. :func:`check_turn` — one turn, once.
+* :class:`TurnReport` — ``verdict`` (:class:`TurnVerdict`: ``fail`` when an ``error`` check fails), ``reward``
+  (the weighted mean of the checked rules' scores, computed by :mod:`norma.rubrics` on ``report.rubric``), the
+  matched rules (:class:`MatchedRuleSummary`), each checked rule (:class:`CheckedRule`) with its check results and
+  their evidence, and the IR.x.y audit when asked.
+* :func:`rule_verdict`, :func:`turn_reward` — the arithmetic, for callers that evaluate checks themselves.
+
+This package sits above the capabilities it combines (matching, checks, rubrics, audit). See docs/check.md.
+"""
+
+from __future__ import annotations
+
+from norma.turns._checker import TurnChecker, check_turn, rule_verdict, turn_reward
+from norma.turns._report import CheckedRule, MatchedRuleSummary, TurnReport, TurnVerdict
+
+__all__ = [
+    "CheckedRule",
+    "MatchedRuleSummary",
+    "TurnChecker",
+    "TurnReport",
+    "TurnVerdict",
+    "check_turn",
+    "rule_verdict",
+    "turn_reward",
+]

@@ -1,0 +1,251 @@
+"""A turn checked end to end: the rules that apply to the message, the output checked against each, a reward."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from norma.checks import CheckResult, CheckStatus, evaluate_checks
+from norma.errors import InvalidInputError
+from norma.matching import MatchResult, RuleMatcher, SessionState
+from norma.rules import Rule, Severity, When
+from norma.turns._report import CheckedRule, MatchedRuleSummary, TurnReport, TurnVerdict
+
+if TYPE_CHECKING:
+    from norma.audit import AuditConfig, AuditReport, DocumentSet
+    Judge = Any  # norma.llm.Judge (the judge of #38), typed once it lands
+
+__all__ = ["TurnChecker", "check_turn", "rule_verdict", "turn_reward"]
+
+RulesSource = RuleMatcher | Sequence[Rule] | str | os.PathLike[str]
+"""A matcher, rules, or the path of a rulebook file."""
+
+
+def _matcher(rules: RulesSource) -> RuleMatcher:
+    if isinstance(rules, RuleMatcher):
+        return rules
+    if isinstance(rules, str | os.PathLike):
+        from norma.matching import file_matcher
+
+        return file_matcher(Path(rules))
+    if isinstance(rules, Sequence) and all(isinstance(r, Rule) for r in rules):
+        return RuleMatcher(list(rules))
+    raise InvalidInputError(
+        f"rules must be a RuleMatcher, a sequence of Rule or a rulebook path, not {type(rules).__name__}",
+        location="rules",
+    )
+
+
+def rule_verdict(rule: Rule, results: Sequence[CheckResult], *, matched: bool) -> CheckedRule:
+    """One rule's verdict from its check results: ``fail`` if one failed, ``pass`` if one passed, else ``skip``;
+    its score is the weighted share of its decided checks that passed."""
+    decided = [r for r in results if r.status is not CheckStatus.SKIP]
+    decided_weight = sum(r.weight for r in decided)
+    score = sum(r.weight for r in decided if r.status is CheckStatus.PASS) / decided_weight if decided else None
+    if any(r.status is CheckStatus.FAIL for r in results):
+        verdict = CheckStatus.FAIL
+    else:
+        verdict = CheckStatus.PASS if decided else CheckStatus.SKIP
+    return CheckedRule(
+        rule_id=rule.id,
+        description=rule.action_text or rule.condition_text,
+        matched=matched,
+        verdict=verdict,
+        score=score,
+        weight=sum(r.weight for r in results),
+        required=any(r.severity is Severity.ERROR for r in results),
+        checks=tuple(results),
+    )
+
+
+def turn_reward(rules: Sequence[CheckedRule]) -> float | None:
+    """The reward of checked rules: their scores combined by :mod:`norma.rubrics` as one ``weighted_mean``
+    criterion per rule (None when no rule has a score)."""
+    from norma.rubrics import Criterion, evaluate_values
+
+    scored = [r for r in rules if r.score is not None]
+    if not scored:
+        return None
+    criteria = [Criterion(id=r.rule_id, description=r.rule_id, weight=r.weight, required=r.required) for r in scored]
+    values = {r.rule_id: r.score for r in scored if r.score is not None}
+    reward = evaluate_values(criteria, values, "weighted_mean")["reward"]
+    return None if reward is None else float(reward)
+
+
+def _session(session: SessionState | Mapping[str, Any] | None) -> SessionState | None:
+    if session is None or isinstance(session, SessionState):
+        return session
+    return SessionState.from_mapping(session)
+
+
+class TurnChecker:
+    """Checks turns against one set of rules: build it once (per rulebook, or per tenant matcher), call
+    :meth:`check` per turn. Thread-safe; the rules with ``when: always`` checks are found once per rules version.
+
+    Args:
+        rules: a :class:`~norma.matching.RuleMatcher` (a tenant's, from :func:`~norma.matching.tenant_matcher`),
+            rules, or the path of a rulebook file (compiled once and cached, :func:`~norma.matching.file_matcher`).
+        judge: evaluates ``judge`` checks (:class:`norma.llm.Judge`); without one they are ``skip``.
+        audit: also run the IR.x.y audit on each output (:func:`norma.audit.analyze`); its FAIL fails the turn.
+        documents: the audit's normative documents (a folder or a :class:`~norma.audit.DocumentSet`).
+        audit_config: the audit's configuration.
+        rules_version: the version of the rules, reported in each :class:`TurnReport` (a store's tenant).
+    """
+
+    def __init__(
+        self,
+        rules: RulesSource,
+        *,
+        judge: Judge | None = None,
+        audit: bool = False,
+        documents: DocumentSet | str | os.PathLike[str] | None = None,
+        audit_config: AuditConfig | Mapping[str, Any] | None = None,
+        rules_version: int | None = None,
+    ) -> None:
+        self.matcher = _matcher(rules)
+        self.judge = judge
+        self.audit = audit
+        self.documents = documents
+        self.audit_config = audit_config
+        self.rules_version = rules_version
+        self._lock = threading.Lock()
+        self._always: tuple[int, tuple[Rule, ...]] | None = None
+
+    def always_rules(self) -> tuple[Rule, ...]:
+        """The enabled rules that carry a ``when: always`` check, by id (found once per rules version)."""
+        version = self.matcher.version
+        cached = self._always
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        with self._lock:
+            found = tuple(
+                r for r in self.matcher.rules if r.enabled and any(c.when is When.ALWAYS for c in r.checks)
+            )
+            self._always = (version, found)
+        return found
+
+    def check(
+        self,
+        message: str,
+        output: str,
+        session: SessionState | Mapping[str, Any] | None = None,
+        *,
+        audit: bool | None = None,
+    ) -> TurnReport:
+        """Check one turn: ``message`` (the user's), ``output`` (the AI's answer), ``session`` (the conversation's
+        state, for scoped rules and cooldowns). ``audit`` overrides the checker's.
+
+        Raises:
+            InvalidInputError: a message or output that is not text, or a session that does not fit.
+            LimitExceededError: a message over the matcher's size limit.
+        """
+        return self.check_many([(message, output, session)], audit=audit)[0]
+
+    def check_many(
+        self,
+        turns: Sequence[tuple[str, str, SessionState | Mapping[str, Any] | None]],
+        *,
+        audit: bool | None = None,
+    ) -> list[TurnReport]:
+        """:meth:`check` for many ``(message, output, session)`` turns, with one embedding call for the messages."""
+        for index, (_, output, _) in enumerate(turns):
+            if not isinstance(output, str):
+                raise InvalidInputError(
+                    f"the output to check must be text, not {type(output).__name__}",
+                    location=f"turns[{index}].output" if len(turns) > 1 else "output",
+                    hint="pass the AI's answer as a string",
+                )
+        sessions = [_session(session) for _, _, session in turns]
+        results = self.matcher.match_many([m for m, _, _ in turns], sessions)
+        run_audit = self.audit if audit is None else audit
+        return [
+            self.report(message, output, result, audit=run_audit)
+            for (message, output, _), result in zip(turns, results, strict=True)
+        ]
+
+    def _evaluate(self, rule: Rule, message: str, output: str, *, matched: bool) -> list[CheckResult]:
+        if self.judge is None:
+            return evaluate_checks(rule, output, matched=matched)
+        return evaluate_checks(rule, output, matched=matched, message=message, judge=self.judge)
+
+    def report(self, message: str, output: str, result: MatchResult, *, audit: bool | None = None) -> TurnReport:
+        """The report of a turn whose message this checker's matcher already matched (``result``): for callers
+        that match themselves, such as batch jobs that embed many messages at once."""
+        if not isinstance(output, str):
+            raise InvalidInputError(
+                f"the output to check must be text, not {type(output).__name__}",
+                location="output",
+                hint="pass the AI's answer as a string",
+            )
+        run_audit = self.audit if audit is None else audit
+        checked: list[CheckedRule] = []
+        seen: set[str] = set()
+        for match in result:
+            rule = match.rule
+            seen.add(rule.id)
+            if rule.checks:
+                checked.append(rule_verdict(rule, self._evaluate(rule, message, output, matched=True), matched=True))
+        for rule in self.always_rules():
+            if rule.id not in seen:
+                results = self._evaluate(rule, message, output, matched=False)
+                if results:
+                    checked.append(rule_verdict(rule, results, matched=False))
+        audit_report = self._audit(message, output) if run_audit else None
+        return TurnReport(
+            verdict=_verdict(checked, audit_report),
+            reward=turn_reward(checked),
+            tenant_id=self.matcher.tenant_id,
+            rules_version=self.rules_version,
+            matches=tuple(
+                MatchedRuleSummary(
+                    rule_id=m.rule.id, final_score=m.final_score, explanation=m.explanation.to_dict()
+                )
+                for m in result
+            ),
+            rules=tuple(checked),
+            audit=audit_report,
+        )
+
+    def _audit(self, message: str, output: str) -> AuditReport:
+        from norma.audit import analyze
+
+        return analyze(
+            {"input": message, "output": output},
+            self.documents,  # type: ignore[arg-type]
+            self.audit_config,
+            embedder=self.matcher.embedder,
+        )
+
+
+def _verdict(checked: Sequence[CheckedRule], audit_report: AuditReport | None) -> TurnVerdict:
+    from norma.audit import Verdict
+
+    results = [r for rule in checked for r in rule.checks]
+    if any(r.status is CheckStatus.FAIL and r.severity is Severity.ERROR for r in results):
+        return TurnVerdict.FAIL
+    if audit_report is not None and audit_report.result is Verdict.FAIL:
+        return TurnVerdict.FAIL
+    if any(r.status is not CheckStatus.SKIP for r in results):
+        return TurnVerdict.PASS
+    if audit_report is not None and audit_report.result is Verdict.PASS:
+        return TurnVerdict.PASS
+    return TurnVerdict.SKIP
+
+
+def check_turn(
+    message: str,
+    output: str,
+    *,
+    rules: RulesSource,
+    session: SessionState | Mapping[str, Any] | None = None,
+    judge: Judge | None = None,
+    audit: bool = False,
+    documents: DocumentSet | str | os.PathLike[str] | None = None,
+) -> TurnReport:
+    """Check one turn against ``rules`` (a matcher, rules or a rulebook path): see :class:`TurnChecker`, which
+    checks many turns without rebuilding anything."""
+    checker = TurnChecker(rules, judge=judge, audit=audit, documents=documents)
+    return checker.check(message, output, session)

@@ -1,0 +1,141 @@
+"""What checking one turn gives: the matched rules, each checked rule's verdict with its check results, the turn's
+verdict and its reward, and (optionally) the IR.x.y audit of the same output."""
+
+from __future__ import annotations
+
+import enum
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict
+
+from norma.audit import AuditReport
+from norma.checks import CheckResult, CheckStatus
+from norma.rules import Severity
+
+if TYPE_CHECKING:
+    from norma.rubrics import Rubric
+
+__all__ = ["CheckedRule", "MatchedRuleSummary", "TurnReport", "TurnVerdict"]
+
+
+class TurnVerdict(enum.StrEnum):
+    """``fail``: an ``error`` check failed (or the audit, when asked, said FAIL); ``pass``: at least one check was
+    decided and no ``error`` check failed; ``skip``: no check applied, or none could be decided."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    SKIP = "skip"
+
+
+class MatchedRuleSummary(BaseModel):
+    """A rule the message matched, with the matcher's scores and explanation."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    rule_id: str
+    """The rule."""
+    final_score: float
+    """The matcher's final score (results are sorted by it)."""
+    explanation: dict[str, Any]
+    """The matcher's explanation (``MatchExplanation.to_dict()``)."""
+
+
+class CheckedRule(BaseModel):
+    """A rule whose checks applied to the output: matched, or carrying a ``when: always`` check."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    rule_id: str
+    """The rule."""
+    description: str
+    """What the rule asks of the output: its ``action_text`` (its ``condition_text`` when it has none)."""
+    matched: bool
+    """Whether the message matched the rule (False: only its ``when: always`` checks ran)."""
+    verdict: CheckStatus
+    """``fail`` if one of its checks failed, ``pass`` if one passed and none failed, else ``skip``."""
+    score: float | None
+    """The weighted share of its decided checks that passed (None: none was decided): its criterion's value."""
+    weight: float
+    """The sum of the weights of its checks that applied: its criterion's weight."""
+    required: bool
+    """Whether one of its checks that applied is an ``error`` check: its criterion is then required."""
+    checks: tuple[CheckResult, ...]
+    """Each check that applied, in the rule's order."""
+
+
+class TurnReport(BaseModel):
+    """One turn checked: ``verdict``, ``reward``, the matched rules, the checked rules and the audit if asked."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    verdict: TurnVerdict
+    """``pass``, ``fail`` or ``skip`` (:class:`TurnVerdict`)."""
+    reward: float | None
+    """The weighted mean of the checked rules' scores, computed by :mod:`norma.rubrics` on :attr:`rubric`
+    (None when no check was decided)."""
+    tenant_id: str
+    """The tenant of the rules."""
+    rules_version: int | None = None
+    """The version of the tenant's rules that answered (a store's tenant), when known."""
+    matches: tuple[MatchedRuleSummary, ...] = ()
+    """The rules the message matched, best first."""
+    rules: tuple[CheckedRule, ...] = ()
+    """The rules whose checks applied: the matched ones first (in match order), then the ``when: always`` ones by
+    id."""
+    audit: AuditReport | None = None
+    """The IR.x.y audit of the same output, when asked (``audit=True``); its FAIL makes the turn fail."""
+
+    @property
+    def checks(self) -> list[CheckResult]:
+        """Every check result, rule by rule."""
+        return [result for rule in self.rules for result in rule.checks]
+
+    @property
+    def failures(self) -> list[CheckResult]:
+        """The checks that failed, rule by rule."""
+        return [result for result in self.checks if result.status is CheckStatus.FAIL]
+
+    def counts(self) -> dict[str, int]:
+        """How many checks passed, failed and were skipped."""
+        found = {status.value: 0 for status in CheckStatus}
+        for result in self.checks:
+            found[result.status.value] += 1
+        return found
+
+    def failing(self, fail_on: str = "error") -> bool:
+        """Whether the turn fails under ``fail_on``: ``error`` (the verdict) or ``warning`` (a ``warning`` check
+        failed too)."""
+        if self.verdict is TurnVerdict.FAIL:
+            return True
+        if fail_on == "warning":
+            if any(r.severity is Severity.WARNING for r in self.failures):
+                return True
+            from norma.audit import Severity as AuditSeverity
+
+            return self.audit is not None and any(v.severity is AuditSeverity.WARNING for v in self.audit.violations)
+        return False
+
+    @property
+    def rubric(self) -> Rubric:
+        """The rubric the reward is computed on: one criterion per checked rule whose score is known (id: the rule
+        id, weight: :attr:`CheckedRule.weight`, required: :attr:`CheckedRule.required`), ``weighted_mean``."""
+        from norma.rubrics import Criterion, Rubric
+
+        criteria = [
+            Criterion(id=r.rule_id, description=r.description or r.rule_id, weight=r.weight, required=r.required)
+            for r in self.rules
+            if r.score is not None
+        ]
+        return Rubric(version="turn", criteria=criteria, aggregation="weighted_mean")
+
+    @property
+    def outcome(self) -> dict[str, float]:
+        """``{rule id: score}`` of the checked rules whose score is known: the rubric outcome of the turn."""
+        return {r.rule_id: r.score for r in self.rules if r.score is not None}
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready mapping (the ``--format json`` and HTTP answer): the fields, plus ``counts``."""
+        data = self.model_dump(mode="json", exclude={"audit"})
+        data["counts"] = self.counts()
+        data["audit"] = None if self.audit is None else self.audit.model_dump(mode="json")
+        return data

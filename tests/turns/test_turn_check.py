@@ -1,0 +1,151 @@
+"""The turn check: rules that apply, their checks on the output, each rule's verdict, the turn's verdict and reward.
+
+Rules are built here with the real embedding model; verdicts and rewards are worked out by hand from the checks.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from norma.checks import CheckStatus
+from norma.errors import InvalidInputError
+from norma.rubrics import evaluate_outcome_against_rubric
+from norma.rules import Rule
+from norma.turns import TurnChecker, TurnVerdict, check_turn, rule_verdict, turn_reward
+
+pytestmark = pytest.mark.model
+
+REFUND = Rule(
+    id="refund",
+    tenant_id="acme",
+    condition_text="customer asks for a refund of an order",
+    action_text="explain the refund policy and give the form reference",
+    examples=("I want my money back", "can I get a refund for my order"),
+    checks=(
+        {"id": "policy", "kind": "contains", "terms": ["refund policy"]},
+        {"id": "reference", "kind": "regex", "pattern": "REF-[0-9]{4}", "weight": 3},
+        {"id": "short", "kind": "max_words", "limit": 40, "severity": "warning"},
+    ),
+)
+CARDS = Rule(
+    id="card-safety",
+    tenant_id="acme",
+    condition_text="customer talks about the opening hours of the branches",
+    examples=("when are you open", "opening hours on saturday"),
+    checks=({"id": "no-card", "kind": "no_pii", "kinds": ["card"], "when": "always", "weight": 2},),
+)
+WEATHER = Rule(
+    id="weather",
+    tenant_id="acme",
+    condition_text="customer asks about the weather forecast",
+    examples=("will it rain tomorrow",),
+)
+
+
+@pytest.fixture(scope="module")
+def checker() -> TurnChecker:
+    return TurnChecker([REFUND, CARDS, WEATHER])
+
+
+def test_a_good_answer_passes_every_check_with_reward_one(checker: TurnChecker) -> None:
+    report = checker.check("I want a refund for my order", "Our refund policy applies: fill in form REF-1234.")
+    assert report.verdict is TurnVerdict.PASS
+    assert [m.rule_id for m in report.matches][0] == "refund"
+    assert [(r.rule_id, r.matched, r.verdict) for r in report.rules] == [
+        ("refund", True, CheckStatus.PASS),
+        ("card-safety", False, CheckStatus.PASS),
+    ]
+    assert report.reward == 1.0
+    assert report.counts() == {"pass": 4, "fail": 0, "skip": 0}
+
+
+def test_an_error_check_failing_fails_the_turn_and_weighs_in_the_reward(checker: TurnChecker) -> None:
+    # refund: policy passes (1), reference fails (3), short passes (1): score 2/5 = 0.4, weight 5, required;
+    # card-safety (always): fails (weight 2): score 0. Reward = (0.4 x 5 + 0 x 2) / 7 = 2/7.
+    output = "Our refund policy applies. Your card 4111 1111 1111 1111 will be credited."
+    report = checker.check("can I get a refund for my order", output)
+    assert report.verdict is TurnVerdict.FAIL
+    refund, cards = report.rules
+    assert refund.score == pytest.approx(0.4)
+    assert (refund.weight, refund.required, refund.verdict) == (5.0, True, CheckStatus.FAIL)
+    assert (cards.score, cards.weight, cards.matched) == (0.0, 2.0, False)
+    assert report.reward == pytest.approx(2 / 7)
+    [card_failure] = [f for f in report.failures if f.check_id == "no-card"]
+    [span] = card_failure.evidence
+    assert (span.line, span.column, span.text) == (1, 38, "**** **** **** 1111")  # 37 characters before it
+
+
+def test_the_reward_is_the_rubric_arithmetic(checker: TurnChecker) -> None:
+    report = checker.check("can I get a refund for my order", "Nothing to say.")
+    rubric_reward = evaluate_outcome_against_rubric(report.outcome, report.rubric)["reward"]
+    assert report.reward == pytest.approx(rubric_reward)
+    assert {c.id: (c.weight, c.required) for c in report.rubric.criteria} == {
+        "refund": (5.0, True),
+        "card-safety": (2.0, True),
+    }
+
+
+def test_a_warning_failure_does_not_fail_the_turn_unless_asked(checker: TurnChecker) -> None:
+    output = "Our refund policy applies: form REF-1234. " + "word " * 60
+    report = checker.check("I want a refund for my order", output)
+    assert report.verdict is TurnVerdict.PASS
+    assert [f.check_id for f in report.failures] == ["short"]
+    assert not report.failing("error")
+    assert report.failing("warning")
+
+
+def test_no_rule_with_checks_applies_only_always_checks_run(checker: TurnChecker) -> None:
+    report = checker.check("will it rain tomorrow", "Probably, take an umbrella.")
+    assert [r.rule_id for r in report.rules] == ["card-safety"]
+    assert report.verdict is TurnVerdict.PASS
+
+
+def test_nothing_decided_is_skip_with_no_reward() -> None:
+    report = check_turn("will it rain tomorrow", "Sunny.", rules=[WEATHER])
+    assert report.verdict is TurnVerdict.SKIP
+    assert report.reward is None
+    assert report.rules == ()
+
+
+def test_rule_verdict_and_reward_by_hand() -> None:
+    judge_rule = Rule(
+        id="tone",
+        condition_text="x",
+        action_text="be polite",
+        checks=({"id": "polite", "kind": "judge"}, {"id": "short", "kind": "max_chars", "limit": 5}),
+    )
+    from norma.checks import evaluate_checks
+
+    checked = rule_verdict(judge_rule, evaluate_checks(judge_rule, "abc", matched=True), matched=True)
+    assert checked.verdict is CheckStatus.PASS  # the judge skipped (no LLM), the length passed
+    assert checked.score == 1.0
+    assert checked.weight == 2.0  # the weights of the checks that applied
+    all_skipped = rule_verdict(judge_rule, evaluate_checks(judge_rule, "abc", matched=True)[:1], matched=True)
+    assert (all_skipped.verdict, all_skipped.score) == (CheckStatus.SKIP, None)
+    assert turn_reward([all_skipped]) is None
+    assert turn_reward([checked, all_skipped]) == 1.0
+
+
+def test_bad_output_is_a_typed_error(checker: TurnChecker) -> None:
+    with pytest.raises(InvalidInputError, match="must be text"):
+        checker.check("hello", 42)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match="rules must be"):
+        TurnChecker(42)  # type: ignore[arg-type]
+
+
+def test_the_report_is_json_ready_and_sessions_count(checker: TurnChecker) -> None:
+    report = checker.check("I want a refund", "refund policy REF-0001", {"turn": 3})
+    data = report.to_dict()
+    assert data["verdict"] == "pass"
+    assert data["counts"]["pass"] == 4
+    assert data["rules"][0]["checks"][0]["check_id"] == "policy"
+    assert data["audit"] is None
+    with pytest.raises(InvalidInputError):
+        checker.check("I want a refund", "x", {"turn": -1})
+
+
+def test_the_audit_joins_when_asked(checker: TurnChecker) -> None:
+    report = checker.check("I want a refund for my order", "Our refund policy applies: form REF-1234.", audit=True)
+    assert report.audit is not None
+    assert report.audit.result.value in ("PASS", "FAIL", "SKIP")
+    assert report.to_dict()["audit"]["result"] == report.audit.result.value
