@@ -267,3 +267,19 @@ def test_concurrent_writers_on_one_file_lose_nothing(tmp_path: Path) -> None:
         assert reader.get("m", "3-41") == Vote(False, 0.41, "r41")
     for cache in caches:
         cache.close()
+
+
+def test_the_prompt_documented_in_check_md_is_the_prompt_sent() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "check.md").read_text(encoding="utf-8")
+    found = re.search(r"```\n(The criterion:\n.*?)\n```", page, flags=re.DOTALL)
+    assert found is not None
+    documented = found.group(1)
+    judge = Judge(OllamaClient("http://127.0.0.1:9", "m"))
+    sent = judge.messages(
+        "I cannot share a PIN; you can reset it in the app.",
+        "the answer refuses to give a PIN",
+        message="what is my PIN?",
+    )[1]["content"]
+    tag = re.search(r"<criterion-([0-9a-f]{8})>", sent)
+    assert tag is not None
+    assert sent == documented.replace("1f0c9a2e", tag.group(1))
