@@ -4,9 +4,12 @@
   ``fail`` / ``skip`` (:class:`CheckStatus`), a one-line message, and the :class:`Span` values of the output that
   violated it (offsets, 1-based line and column, text; at most :data:`MAX_EVIDENCE`).
 
+``judge`` checks ask the :class:`norma.llm.Judge` given to :func:`evaluate_checks` (majority of the check's votes,
+cached); without one, or when the model fails or its reply is not a verdict, they are ``skip``, never ``pass``.
+
 The checks themselves are data on the rule (``Rule.checks``, :mod:`norma.rules`), validated when the rule is built.
-This package imports ``rules``, ``errors`` and ``_safety``; python-stdnum and jsonschema load on first use. See
-docs/check.md.
+This package imports ``rules``, ``errors`` and ``_safety`` (and ``llm`` for the judge's type only); python-stdnum and
+jsonschema load on first use. See docs/check.md.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Evaluating a rule's checks on one output: one small function per kind, found by kind in a plain registry.
 
 Each evaluator takes the check, the rule and an :class:`_Output` (the text with what several checks share: its
-folded form, its line index) and returns ``(status, message, spans)``. Evaluation is pure; nothing but a ``judge``
-check would need a backend, and those are skipped until norma calls an LLM for checks (the next step of #38).
+folded form, its line index, the user's message and the judge) and returns ``(status, message, spans)``.
+Evaluation is pure but for ``judge`` checks, which ask the :class:`norma.llm.Judge` they are given (and are
+skipped without one).
 """
 
 from __future__ import annotations
@@ -10,13 +11,13 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from norma._safety import Pattern, compile_pattern, is_unicode
 from norma.checks._pii import PII_LABELS, find_pii, mask
 from norma.checks._results import MAX_EVIDENCE, CheckResult, CheckStatus, Span
 from norma.checks._text import FoldedText, Locator
-from norma.errors import InvalidInputError
+from norma.errors import BackendError, InvalidInputError
 from norma.rules import (
     Check,
     ContainsCheck,
@@ -29,10 +30,15 @@ from norma.rules import (
     When,
 )
 
+if TYPE_CHECKING:
+    from norma.llm import Judge
+
 __all__ = ["NO_LLM", "evaluate_checks"]
 
 NO_LLM = "no LLM configured: a judge check is skipped, never passed"
-"""The message of every ``judge`` result until checks can call an LLM."""
+"""The message of a ``judge`` result when :func:`evaluate_checks` is given no judge."""
+JUDGE_FAILED = "the judge could not decide, so the check is skipped, never passed"
+"""The start of a ``judge`` result's message when the model failed or its reply was not a verdict."""
 
 _Outcome = tuple[CheckStatus, str, list[tuple[int, int]]]
 """Status, message, and ``(start, end)`` of each violation, in text order."""
@@ -41,9 +47,11 @@ _Outcome = tuple[CheckStatus, str, list[tuple[int, int]]]
 class _Output:
     """The output under test, with what several checks share, computed on first use."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, message: str | None = None, judge: Judge | None = None) -> None:
         self.text = text
         self.locate = Locator(text)
+        self.message = message
+        self.judge = judge
 
     @functools.cached_property
     def folded(self) -> FoldedText:
@@ -220,7 +228,16 @@ def _no_pii(check: NoPiiCheck, rule: Rule, output: _Output) -> _Outcome:
 
 
 def _judge(check: JudgeCheck, rule: Rule, output: _Output) -> _Outcome:
-    return CheckStatus.SKIP, NO_LLM, []
+    if output.judge is None:
+        return CheckStatus.SKIP, NO_LLM, []
+    criterion = check.criterion or rule.action_text
+    try:
+        verdict = output.judge.judge(output.text, criterion, message=output.message, votes=check.votes)
+    except BackendError as exc:  # a reply that is not a verdict (JudgeError), or an LLM that did not answer
+        return CheckStatus.SKIP, f"{JUDGE_FAILED}: {exc}", []
+    said = "pass" if verdict.passed else "fail"
+    message = f"judge {verdict.model} says {said}, score {verdict.score:.2f} ({verdict.spread()}): {verdict.reason}"
+    return (CheckStatus.PASS if verdict.passed else CheckStatus.FAIL), message, []
 
 
 _EVALUATORS: dict[str, Callable[[Any, Rule, _Output], _Outcome]] = {
@@ -258,15 +275,20 @@ def _result(rule: Rule, check: Check, outcome: _Outcome, output: _Output) -> Che
     )
 
 
-def evaluate_checks(rule: Rule, output: str, *, matched: bool) -> list[CheckResult]:
+def evaluate_checks(
+    rule: Rule, output: str, *, matched: bool, message: str | None = None, judge: Judge | None = None
+) -> list[CheckResult]:
     """The results of ``rule``'s checks that apply to ``output``, in the rule's order.
 
     A check applies when ``matched`` (the rule matched the message the output answers) or when its ``when`` is
-    ``always``; checks that do not apply are left out (``skip`` means a check applied but could not be decided, as
-    a ``judge`` check without an LLM). Pure and linear in the length of the output.
+    ``always``; checks that do not apply are left out (``skip`` means a check applied but could not be decided).
+    Pure and linear in the length of the output, but for ``judge`` checks: with a ``judge``, each asks it whether
+    the output follows the check's ``criterion`` (else the rule's ``action_text``), given the user's ``message``,
+    with the check's ``votes`` (each vote not cached is one model call); without one, or when the model fails or
+    its reply is not a verdict, the check is ``skip`` with the reason, never ``pass``.
 
     Raises:
-        InvalidInputError: ``output`` is not text, or not valid Unicode (a lone surrogate).
+        InvalidInputError: ``output`` or ``message`` is not text, or not valid Unicode (a lone surrogate).
     """
     if not isinstance(output, str):
         raise InvalidInputError(
@@ -278,7 +300,11 @@ def evaluate_checks(rule: Rule, output: str, *, matched: bool) -> list[CheckResu
             source=f"rule {rule.id!r}",
             hint="decode the output as UTF-8 before checking it",
         )
-    text = _Output(output)
+    if message is not None and (not isinstance(message, str) or not is_unicode(message)):
+        raise InvalidInputError(
+            "the user's message must be valid Unicode text", source=f"rule {rule.id!r}", location="message"
+        )
+    text = _Output(output, message, judge)
     return [
         _result(rule, check, _EVALUATORS[check.kind](check, rule, text), text)
         for check in rule.checks

@@ -12,6 +12,8 @@ from rich.table import Table
 from norma.cli._demo import SECTIONS
 from norma.cli._engine import EngineOptions, batch_output_options, engine_options
 from norma.cli._lazy import SuggestingGroup
+from norma.cli._llm import _client as llm_client
+from norma.cli._llm import llm_options
 from norma.cli._output import emit, format_option, print_table, resolve_format, wide_option
 
 if TYPE_CHECKING:
@@ -185,6 +187,79 @@ def eval_(
         on_issue=warn,
     )
     emit(fmt, result, _render_result(result))
+    return 1 if result.get("passed") is False else 0
+
+
+def _render_judged(result: dict[str, Any]) -> Any:
+    def table(con: Console) -> None:
+        _render_result(result)(con)
+        calls = result["model_calls"]
+        con.print(
+            f"judged by {result['model']}: {len(result['judged'])} criteria, {calls} model call{'s' * (calls != 1)}"
+        )
+        for cid, verdict in result["judged"].items():
+            said = "pass" if verdict["pass"] else "fail"
+            spread = "" if len(verdict["votes"]) == 1 else f", votes {verdict['votes_for']}-{verdict['votes_against']}"
+            con.print(f"  {cid}: {said}, score {verdict['score']:.2f}{spread}: {verdict['reason']}", markup=False)
+
+    return table
+
+
+@rubric.command("judge")
+@click.argument("rubric_file", type=_FILE, metavar="RUBRIC")
+@click.option("--events", "events_file", type=_FILE, metavar="FILE", help="Events: JSON list, JSON Lines or YAML list.")
+@click.option("--outcome", "outcome_file", type=_FILE, metavar="FILE", help="Outcome: JSON or YAML mapping.")
+@click.option("--votes", type=click.IntRange(min=1, max=9), default=1, help="Votes per judged criterion (odd).")
+@click.option("--enforce-required", is_flag=True, help="Fail when a required criterion is below the threshold.")
+@click.option(
+    "--pass-threshold", type=float, default=None, metavar="X", help="Give a PASS/FAIL verdict at this reward."
+)
+@click.option("--aggregator", default=None, metavar="NAME", help="Aggregator for 'custom' rubrics.")
+@click.option("--no-cache", is_flag=True, help="Ask the model again instead of reading cached votes.")
+@llm_options
+@format_option
+@click.pass_context
+def judge(
+    ctx: click.Context,
+    rubric_file: Path,
+    events_file: Path | None,
+    outcome_file: Path | None,
+    votes: int,
+    enforce_required: bool,
+    pass_threshold: float | None,
+    aggregator: str | None,
+    no_cache: bool,
+    url: str | None,
+    model: str | None,
+    kind: str | None,
+    output_format: str | None,
+) -> int:
+    """Score the criteria the events or outcome give no reward with an LLM judge, then print the reward.
+
+    RUBRIC is a task rubric or synth-ai's backend judge format (its 'event' criteria with --events, its 'outcome'
+    criteria with --outcome). Each criterion without a reward is judged from its description on the whole input
+    file; votes are cached in the user's cache folder. Exit 0, 1 when a verdict was asked for and it fails, 2 for
+    unreadable input, no LLM configured ($NORMA_LLM_URL) or a reply that is not a verdict.
+    """
+    from norma.llm import Judge, JudgeCache
+    from norma.rubrics import judge_rubric_file
+
+    if (events_file is None) == (outcome_file is None):
+        raise click.UsageError("give exactly one of --events FILE and --outcome FILE")
+    fmt = resolve_format(ctx, output_format)
+    client = llm_client(url, model, kind)
+    cache = None if no_cache else JudgeCache.in_user_cache()
+    result = judge_rubric_file(
+        rubric_file,
+        Judge(client, cache=cache),
+        events_path=events_file,
+        outcome_path=outcome_file,
+        votes=votes,
+        enforce_required=enforce_required,
+        pass_threshold=pass_threshold,
+        aggregator=aggregator,
+    )
+    emit(fmt, result, _render_judged(result))
     return 1 if result.get("passed") is False else 0
 
 

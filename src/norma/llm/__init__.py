@@ -7,6 +7,10 @@
   jitter, fallback models); :class:`ChatReply` is what their ``chat``/``achat`` return.
 * :class:`LLMBackendError` — a :class:`norma.errors.BackendError` naming the endpoint and the last status.
 * :func:`check_llm` — send a tiny prompt and time the reply (``norma llm check``).
+* :class:`Judge` — an LLM as a judge: does a text satisfy a criterion? A strict JSON :class:`Verdict` over one or
+  more :class:`Vote` objects (majority, mean score, spread), the data between tags it is told never to obey, votes
+  cached in a :class:`JudgeCache` (in memory or a SQLite file); a reply that is not a verdict is a
+  :class:`JudgeError`, never a pass.
 
 Replies are not streamed. See docs/llm.md.
 """
@@ -28,16 +32,23 @@ from norma.llm._config import (
 )
 from norma.llm._factory import client_from_settings, get_llm
 from norma.llm._http import ChatClient, ChatReply, LLMBackendError
+from norma.llm._judge import JUDGE_PROMPT_VERSION, Judge, neutralise
+from norma.llm._judge_cache import JudgeCache, judge_cache_path
 from norma.llm._messages import to_messages
 from norma.llm._ollama import OllamaClient
 from norma.llm._openai import OpenAIClient
 from norma.llm._protocol import LLMClient, Messages, Prompt
+from norma.llm._verdict import JudgeError, Verdict, Vote, parse_vote
 
 __all__ = [
     "API_KEY_ENV",
     "BackendKind",
     "ChatClient",
     "ChatReply",
+    "JUDGE_PROMPT_VERSION",
+    "Judge",
+    "JudgeCache",
+    "JudgeError",
     "KIND_ENV",
     "LLMBackendError",
     "LLMCheck",
@@ -51,10 +62,15 @@ __all__ = [
     "RetryPolicy",
     "TIMEOUT_ENV",
     "URL_ENV",
+    "Verdict",
+    "Vote",
     "check_llm",
     "client_from_settings",
     "detect_kind",
     "get_llm",
+    "judge_cache_path",
+    "neutralise",
+    "parse_vote",
     "redact_url",
     "to_messages",
 ]

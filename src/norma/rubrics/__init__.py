@@ -14,7 +14,9 @@ export (:func:`rubric_json_schema`), one check of a rubric file or mapping (:fun
 every problem's field path) and one evaluation of events or an outcome (:func:`evaluate_rubric`), which the CLI and
 the HTTP service both call, a list of what an evaluation would silently skip or take as is
 (:func:`check_rubric_inputs`: ids matching no criterion, rewards not numbers or outside [0, 1]; the CLI warns about
-them), and file-level helpers for CI (:func:`check_rubric_file`, :func:`evaluate_rubric_file`).
+them), and file-level helpers for CI (:func:`check_rubric_file`, :func:`evaluate_rubric_file`). Criteria without a
+reward can be scored by an LLM judge (:func:`judge_rubric`, :func:`judge_rubric_file`, ``norma rubric judge``),
+with synth-ai's backend judge format read by :func:`backend_judge_rubric`.
 Errors are :class:`~norma.errors.RubricError`\\ s that are also the builtin the compatible loaders let through
 (:class:`RubricFileError` and its subclasses, :class:`RubricJSONError`, :class:`RubricYAMLError`,
 :class:`BackendJudgeFormatError`). See docs/rubrics.md.
@@ -54,6 +56,7 @@ from norma.rubrics._evaluation import (
 from norma.rubrics._fetch import fetch_rubric_text
 from norma.rubrics._files import blend_rubric_files, evaluate_rubric_file, load_rubric_file
 from norma.rubrics._inputs import check_rubric_inputs
+from norma.rubrics._judge import BACKEND_JUDGE_SCALES, backend_judge_rubric, judge_rubric, judge_rubric_file
 from norma.rubrics._loaders import RubricSource, load_rubric, parse_rubric_text, read_rubric_file
 from norma.rubrics._models import AGGREGATIONS, Criterion, CriterionExample, Rubric
 from norma.rubrics._schema import rubric_json_schema
@@ -76,6 +79,7 @@ __all__ = [
     "AGGREGATIONS",
     "Aggregator",
     "AggregatorChoice",
+    "BACKEND_JUDGE_SCALES",
     "BackendJudgeFormatError",
     "Criterion",
     "CriterionExample",
@@ -96,6 +100,7 @@ __all__ = [
     "StrictRubric",
     "ValidationError",
     "aggregator_names",
+    "backend_judge_rubric",
     "blend_rubric_files",
     "blend_rubrics",
     "blend_weights",
@@ -110,6 +115,8 @@ __all__ = [
     "fetch_rubric_text",
     "field_path",
     "get_aggregator",
+    "judge_rubric",
+    "judge_rubric_file",
     "load_rubric",
     "load_rubric_file",
     "parse_rubric_text",
