@@ -13,8 +13,9 @@ from collections.abc import Callable
 from typing import Any
 
 from norma._safety import Pattern, compile_pattern, is_unicode
+from norma._trace import span as trace_span
 from norma.checks._pii import PII_LABELS, find_pii, mask
-from norma.checks._results import MAX_EVIDENCE, CheckResult, CheckStatus, Span
+from norma.checks._results import MAX_EVIDENCE, CheckResult, CheckStatus, Span, span_attributes
 from norma.checks._text import FoldedText, Locator
 from norma.errors import InvalidInputError
 from norma.rules import (
@@ -279,8 +280,13 @@ def evaluate_checks(rule: Rule, output: str, *, matched: bool) -> list[CheckResu
             hint="decode the output as UTF-8 before checking it",
         )
     text = _Output(output)
-    return [
-        _result(rule, check, _EVALUATORS[check.kind](check, rule, text), text)
-        for check in rule.checks
-        if matched or check.when is When.ALWAYS
-    ]
+    with trace_span("norma.checks", {"norma.rule.id": rule.id}) as traced:
+        results = [
+            _result(rule, check, _EVALUATORS[check.kind](check, rule, text), text)
+            for check in rule.checks
+            if matched or check.when is When.ALWAYS
+        ]
+        if traced.recording:
+            traced.set(span_attributes(results))
+            traced.content("norma.output", output)
+    return results

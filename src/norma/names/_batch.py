@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from norma._safety import bounded_lines, check_unicode
+from norma._trace import span
 from norma.errors import InvalidInputError, LimitExceededError, NormaError
 from norma.names._compat import check_compat
 from norma.names._from_labels import quality_from_labels
@@ -79,6 +80,16 @@ def score_record(
         InvalidInputError: the record is not a mapping, lacks a key, or holds a bad value (a non-string name, a
             NaN percentage, an unknown similarity level...).
     """
+    with span("norma.names.score", {"norma.names.compat": compat}) as traced:
+        result = _score(record, compat, transliterate, metrics, hash_seed)
+        if traced.recording:
+            traced.set({"norma.names.variations.count": result["variations"], "norma.names.final": result["final"]})
+    return result
+
+
+def _score(
+    record: Mapping[str, Any], compat: str, transliterate: bool, metrics: bool, hash_seed: int | None
+) -> dict[str, Any]:
     _check_record(record)
     try:
         final, base, details = quality_from_labels(
