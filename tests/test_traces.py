@@ -20,7 +20,7 @@ from norma.audit import BUILTIN_RULES, analyze
 from norma.checks import evaluate_checks
 from norma.errors import LimitExceededError
 from norma.matching import RuleMatcher, file_matcher
-from norma.names import score_record
+from norma.names import score_over_seeds, score_record
 from norma.rubrics import evaluate_rubric
 from norma.rules import Rule
 from tests._otel import finished, listening
@@ -209,6 +209,15 @@ def test_names_scoring_is_one_span_without_the_names(spans: InMemorySpanExporter
     assert attributes["norma.names.variations.count"] == 10
     assert attributes["norma.names.final"] == pytest.approx(result["final"])
     assert not any("Smith" in text for text in _texts(spans))
+
+
+def test_scoring_over_seeds_is_one_span_not_one_per_seed(spans: InMemorySpanExporter) -> None:
+    record = json.loads((EXAMPLES / "names" / "records.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    result = score_over_seeds(record, [0, 1, 2])
+    [span] = finished(spans, "norma.names.score")
+    attributes = dict(span.attributes or {})
+    assert attributes["norma.names.seeds.count"] == 3
+    assert attributes["norma.names.final"] == pytest.approx(sum(result["finals"]) / 3)
 
 
 # -- without OpenTelemetry --------------------------------------------------------------------------------------------

@@ -162,10 +162,12 @@ def score_over_seeds(
         LimitExceededError: more than :data:`MAX_HASH_SEEDS` seeds.
     """
     seeds = _check_hash_seeds(hash_seeds)
-    finals = [
-        score_record(record, compat=compat, transliterate=transliterate, hash_seed=seed)["final"] for seed in seeds
-    ]
-    return {"name": record["name"], "hash_seeds": seeds, "finals": finals, **seed_summary(finals)}
+    with span("norma.names.score", {"norma.names.compat": compat, "norma.names.seeds.count": len(seeds)}) as traced:
+        results = [_score(record, compat, transliterate, False, seed) for seed in seeds]  # one span, not one a seed
+        finals = [result["final"] for result in results]
+        summary = seed_summary(finals)
+        traced.set({"norma.names.variations.count": results[0]["variations"], "norma.names.final": summary["mean"]})
+    return {"name": record["name"], "hash_seeds": seeds, "finals": finals, **summary}
 
 
 def _check_record(record: object) -> None:

@@ -134,10 +134,10 @@ def _keyed_patterns(routes: Sequence[BaseRoute]) -> dict[str, re.Pattern[str]]:
     return {method: re.compile("|".join(parts)) for method, parts in by_method.items()}
 
 
-def _end_span(traced: Traced, scope: Scope, status: int) -> None:
+def _annotate_span(traced: Traced, scope: Scope, status: int) -> None:
     """Record the tenant on the request's span; when norma made the span (not FastAPI), also name it after the
     route template (``POST /v1/tenants/{tenant}/match``; the method alone when no route took the request) and record
-    the route and the status (5xx: an error)."""
+    the route and the status (5xx: an error). Called when the answer starts (or, without one, at the end)."""
     if not traced.recording:
         return
     principal = (scope.get("state") or {}).get(PRINCIPAL_STATE)
@@ -184,10 +184,14 @@ class EdgeMiddleware:
         request_id = incoming if _REQUEST_ID.fullmatch(incoming) else uuid.uuid4().hex
         path: str = scope.get("path", "")
         outcome: dict[str, Any] = {"status": 0, "bytes_out": 0, "bytes_in": 0}
+        method: str = scope.get("method", "")
+        attributes = {"http.request.method": method, "url.path": path, "norma.request_id": request_id}
+        traced = request_span(method or "HTTP", headers, attributes)  # the caller's traceparent continued
 
         async def send_wrapped(message: Message) -> None:
             if message["type"] == "http.response.start":
                 outcome["status"] = message["status"]
+                _annotate_span(traced, scope, message["status"])  # now: FastAPI ends its span with the response
                 message["headers"] = self._headers(path, list(message.get("headers", [])), request_id)
                 stale = (scope.get("state") or {}).get(STALE_STATE)
                 if stale is not None and message["status"] < 400:  # answered from memory: say since when
@@ -196,9 +200,7 @@ class EdgeMiddleware:
                 outcome["bytes_out"] += len(message.get("body", b""))
             await send(message)
 
-        method: str = scope.get("method", "")
-        attributes = {"http.request.method": method, "url.path": path, "norma.request_id": request_id}
-        with request_span(method or "HTTP", headers, attributes) as traced:  # the caller's traceparent continued
+        with traced:
             try:
                 await self._handle(scope, receive, send_wrapped, headers, request_id, outcome)
             except Exception:
@@ -206,7 +208,8 @@ class EdgeMiddleware:
                 if outcome["status"] == 0:  # answer 500 ourselves, once; the traceback stays in the log
                     await _send_problem(send_wrapped, 500, "internal error (logged on the server)", request_id)
             finally:
-                _end_span(traced, scope, outcome["status"])
+                if outcome["status"] in (0, 499):  # no answer was sent (the client left)
+                    _annotate_span(traced, scope, outcome["status"])
                 self._log(scope, request_id, outcome, started, traced.ids())
 
     async def _handle(
