@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from norma._trace import span
 from norma.audit._classify import classify_context
 from norma.audit._config import AuditConfig
 from norma.audit._context import AuditContext
@@ -186,7 +187,30 @@ def analyze(
         LimitExceededError: a text, list or document over ``config.limits`` (checked before any work starts).
         ConfigError: a bad configuration (an invalid reference pattern, an unknown key).
     """
-    parsed_request = AuditRequest.parse(request)
+    with span("norma.audit") as traced:
+        parsed = AuditRequest.parse(request)
+        report = _analyze(parsed, documents, config, llm, embedder, rules)
+        if traced.recording:
+            traced.set(
+                {
+                    "norma.verdict": report.result.value,
+                    "norma.violations.count": len(report.violations),
+                    "norma.rules.count": len(report.rules),
+                    "norma.audit.context": report.context_type_applied.value,
+                }
+            )
+            traced.content("norma.output", parsed.output)
+    return report
+
+
+def _analyze(
+    parsed_request: AuditRequest,
+    documents: DocumentSet | str | Path | None,
+    config: AuditConfig | Mapping[str, Any] | None,
+    llm: LLMClient | None,
+    embedder: Embedder | None,
+    rules: Sequence[AuditRule] | None,
+) -> AuditReport:
     cfg = AuditConfig.parse(config)
     check_request_limits(parsed_request, cfg.limits)
     docs, declared = _documents(documents, parsed_request, cfg)

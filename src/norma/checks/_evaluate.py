@@ -14,8 +14,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from norma._safety import Pattern, compile_pattern, is_unicode
+from norma._trace import span as trace_span
 from norma.checks._pii import PII_LABELS, find_pii, mask
-from norma.checks._results import MAX_EVIDENCE, CheckResult, CheckStatus, Span
+from norma.checks._results import MAX_EVIDENCE, CheckResult, CheckStatus, Span, span_attributes
 from norma.checks._text import FoldedText, Locator
 from norma.errors import BackendError, InvalidInputError
 from norma.rules import (
@@ -305,8 +306,13 @@ def evaluate_checks(
             "the user's message must be valid Unicode text", source=f"rule {rule.id!r}", location="message"
         )
     text = _Output(output, message, judge)
-    return [
-        _result(rule, check, _EVALUATORS[check.kind](check, rule, text), text)
-        for check in rule.checks
-        if matched or check.when is When.ALWAYS
-    ]
+    with trace_span("norma.checks", {"norma.rule.id": rule.id}) as traced:
+        results = [
+            _result(rule, check, _EVALUATORS[check.kind](check, rule, text), text)
+            for check in rule.checks
+            if matched or check.when is When.ALWAYS
+        ]
+        if traced.recording:
+            traced.set(span_attributes(results))
+            traced.content("norma.output", output)
+    return results

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from norma.rules import Severity
 
-__all__ = ["CheckResult", "CheckStatus", "MAX_EVIDENCE", "Span"]
+__all__ = ["CheckResult", "CheckStatus", "MAX_EVIDENCE", "Span", "span_attributes"]
 
 MAX_EVIDENCE = 100
 """Most spans one result carries (the first ones in the output); its message gives the full count."""
@@ -70,3 +71,12 @@ class CheckResult(BaseModel):
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready mapping."""
         return self.model_dump(mode="json")
+
+
+def span_attributes(results: Sequence[CheckResult]) -> dict[str, int]:
+    """What a trace span of one rule's checks records (docs/traces.md): how many ran, failed and were skipped."""
+    return {
+        "norma.checks.count": len(results),
+        "norma.checks.failed": sum(r.status is CheckStatus.FAIL for r in results),
+        "norma.checks.skipped": sum(r.status is CheckStatus.SKIP for r in results),
+    }

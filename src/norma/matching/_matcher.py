@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from norma._trace import span
 from norma.embeddings import Embedder, get_embedder
 from norma.errors import InvalidInputError, NotFoundError
 from norma.matching._buffers import ScoreBuffers
@@ -309,6 +310,33 @@ class RuleMatcher:
         embedder: Embedder | None = None,
     ) -> list[MatchResult]:
         """:meth:`match` for many messages with one embedding call; result ``i`` equals ``match(messages[i])``."""
+        with span("norma.match", {"norma.tenant": self.tenant_id, "norma.rules.count": len(self)}) as traced:
+            results = self._match_many(messages, sessions, explain, tags, config, query_vectors, embedder)
+            if traced.recording:
+                top = results[0][0].rule.id if len(results) == 1 and results[0] else None
+                gate = results[0].gate if results else None
+                traced.set(
+                    {
+                        "norma.messages.count": len(results),
+                        "norma.matches.count": sum(map(len, results)),
+                        "norma.match.top_rule_id": top,
+                        "norma.match.threshold": None if gate is None else gate.threshold,
+                    }
+                )
+                if len(results) == 1:
+                    traced.content("norma.message", messages[0])
+        return results
+
+    def _match_many(
+        self,
+        messages: Sequence[str],
+        sessions: Sequence[SessionState | None] | None,
+        explain: bool,
+        tags: Iterable[str] | None,
+        config: MatchConfig | None,
+        query_vectors: Sequence[np.ndarray] | None,
+        embedder: Embedder | None,
+    ) -> list[MatchResult]:
         items = check_messages(messages)
         if sessions is not None and len(sessions) != len(items):
             raise InvalidInputError(f"{len(items)} messages but {len(sessions)} sessions", location="sessions")

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from norma._safety import bounded_lines, check_unicode
+from norma._trace import span
 from norma.errors import InvalidInputError, LimitExceededError, NormaError
 from norma.names._compat import check_compat
 from norma.names._from_labels import quality_from_labels
@@ -79,6 +80,16 @@ def score_record(
         InvalidInputError: the record is not a mapping, lacks a key, or holds a bad value (a non-string name, a
             NaN percentage, an unknown similarity level...).
     """
+    with span("norma.names.score", {"norma.names.compat": compat}) as traced:
+        result = _score(record, compat, transliterate, metrics, hash_seed)
+        if traced.recording:
+            traced.set({"norma.names.variations.count": result["variations"], "norma.names.final": result["final"]})
+    return result
+
+
+def _score(
+    record: Mapping[str, Any], compat: str, transliterate: bool, metrics: bool, hash_seed: int | None
+) -> dict[str, Any]:
     _check_record(record)
     try:
         final, base, details = quality_from_labels(
@@ -151,10 +162,12 @@ def score_over_seeds(
         LimitExceededError: more than :data:`MAX_HASH_SEEDS` seeds.
     """
     seeds = _check_hash_seeds(hash_seeds)
-    finals = [
-        score_record(record, compat=compat, transliterate=transliterate, hash_seed=seed)["final"] for seed in seeds
-    ]
-    return {"name": record["name"], "hash_seeds": seeds, "finals": finals, **seed_summary(finals)}
+    with span("norma.names.score", {"norma.names.compat": compat, "norma.names.seeds.count": len(seeds)}) as traced:
+        results = [_score(record, compat, transliterate, False, seed) for seed in seeds]  # one span, not one a seed
+        finals = [result["final"] for result in results]
+        summary = seed_summary(finals)
+        traced.set({"norma.names.variations.count": results[0]["variations"], "norma.names.final": summary["mean"]})
+    return {"name": record["name"], "hash_seeds": seeds, "finals": finals, **summary}
 
 
 def _check_record(record: object) -> None:

@@ -24,6 +24,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from norma._trace import span
 from norma.errors import RubricError
 from norma.rubrics._aggregators import Aggregator, get_aggregator
 from norma.rubrics._loaders import load_rubric
@@ -87,6 +88,33 @@ def evaluate_values(
     Raises:
         RubricError: an unknown aggregator name, or a threshold that is not a finite number.
     """
+    with span("norma.rubric") as traced:
+        result = _combine(
+            criteria, values, aggregation, key, enforce_required, pass_threshold, required_threshold, aggregator
+        )
+        if traced.recording:
+            reward = result[key]
+            traced.set(
+                {
+                    "norma.rubric.aggregation": result["aggregation"],
+                    "norma.rubric.criteria.count": len(result["per_criterion"]),
+                    "norma.rubric.reward": float(reward) if isinstance(reward, int | float) else None,
+                    "norma.rubric.passed": result.get("passed"),
+                }
+            )
+    return result
+
+
+def _combine(
+    criteria: Iterable[Criterion],
+    values: Mapping[str, float],
+    aggregation: str,
+    key: str,
+    enforce_required: bool,
+    pass_threshold: float | None,
+    required_threshold: float | None,
+    aggregator: AggregatorChoice,
+) -> dict[str, Any]:
     _check_threshold("pass_threshold", pass_threshold)
     _check_threshold("required_threshold", required_threshold)
     chosen = _resolve(aggregator)

@@ -1,8 +1,9 @@
 """Structured logs: one JSON object per line, the access log's fields as keys; never a secret.
 
 The access log (logger ``norma.access``) is written by the edge middleware once per request with the request id,
-method, path (no query string), status, duration, body sizes, the caller's public ``key_id`` and the client
-address. API keys, headers and bodies are never logged.
+method, path (no query string), status, duration, body sizes, the caller's public ``key_id``, the client
+address, and the request span's ``trace_id`` and ``span_id`` when it is traced (docs/traces.md). API keys, headers
+and bodies are never logged.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ import anyio
 from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from norma._trace import Traced, request_span
 from norma.errors import NormaError
 from norma.service._errors import norma_error_response
 from norma.service._logging import ACCESS_LOGGER
@@ -133,6 +134,25 @@ def _keyed_patterns(routes: Sequence[BaseRoute]) -> dict[str, re.Pattern[str]]:
     return {method: re.compile("|".join(parts)) for method, parts in by_method.items()}
 
 
+def _annotate_span(traced: Traced, scope: Scope, status: int) -> None:
+    """Record the tenant on the request's span; when norma made the span (not FastAPI), also name it after the
+    route template (``POST /v1/tenants/{tenant}/match``; the method alone when no route took the request) and record
+    the route and the status (5xx: an error). Called when the answer starts (or, without one, at the end)."""
+    if not traced.recording:
+        return
+    principal = (scope.get("state") or {}).get(PRINCIPAL_STATE)
+    tenant = (scope.get("path_params") or {}).get("tenant") or getattr(principal, "tenant_id", None)
+    traced.set({"norma.tenant": tenant})
+    if traced.upstream:
+        return
+    template: str | None = getattr(scope.get("route"), "path", None)
+    if template is not None:
+        traced.rename(f"{scope.get('method', '')} {template}")
+    traced.set({"http.route": template, "http.response.status_code": status})
+    if status >= 500:
+        traced.fail(str(status))
+
+
 class EdgeMiddleware:
     """Wraps the app: authenticates requests to ``keyed_routes`` from their headers (through ``state``), caps the
     body at ``max_body_bytes`` (413) and its arrival at ``body_timeout`` seconds (408), adds headers, logs one line
@@ -164,10 +184,14 @@ class EdgeMiddleware:
         request_id = incoming if _REQUEST_ID.fullmatch(incoming) else uuid.uuid4().hex
         path: str = scope.get("path", "")
         outcome: dict[str, Any] = {"status": 0, "bytes_out": 0, "bytes_in": 0}
+        method: str = scope.get("method", "")
+        attributes = {"http.request.method": method, "url.path": path, "norma.request_id": request_id}
+        traced = request_span(method or "HTTP", headers, attributes)  # the caller's traceparent continued
 
         async def send_wrapped(message: Message) -> None:
             if message["type"] == "http.response.start":
                 outcome["status"] = message["status"]
+                _annotate_span(traced, scope, message["status"])  # now: FastAPI ends its span with the response
                 message["headers"] = self._headers(path, list(message.get("headers", [])), request_id)
                 stale = (scope.get("state") or {}).get(STALE_STATE)
                 if stale is not None and message["status"] < 400:  # answered from memory: say since when
@@ -176,14 +200,17 @@ class EdgeMiddleware:
                 outcome["bytes_out"] += len(message.get("body", b""))
             await send(message)
 
-        try:
-            await self._handle(scope, receive, send_wrapped, headers, request_id, outcome)
-        except Exception:
-            _errors_log.exception("unhandled error on %s %s", scope.get("method", ""), path)
-            if outcome["status"] == 0:  # answer 500 ourselves, once; the traceback stays in the log
-                await _send_problem(send_wrapped, 500, "internal error (logged on the server)", request_id)
-        finally:
-            self._log(scope, request_id, outcome, started)
+        with traced:
+            try:
+                await self._handle(scope, receive, send_wrapped, headers, request_id, outcome)
+            except Exception:
+                _errors_log.exception("unhandled error on %s %s", method, path)
+                if outcome["status"] == 0:  # answer 500 ourselves, once; the traceback stays in the log
+                    await _send_problem(send_wrapped, 500, "internal error (logged on the server)", request_id)
+            finally:
+                if outcome["status"] in (0, 499):  # no answer was sent (the client left)
+                    _annotate_span(traced, scope, outcome["status"])
+                self._log(scope, request_id, outcome, started, traced.ids())
 
     async def _handle(
         self,
@@ -310,7 +337,9 @@ class EdgeMiddleware:
         return headers
 
     @staticmethod
-    def _log(scope: Scope, request_id: str, outcome: dict[str, Any], started: float) -> None:
+    def _log(
+        scope: Scope, request_id: str, outcome: dict[str, Any], started: float, trace_ids: tuple[str, str] | None
+    ) -> None:
         if not _log.isEnabledFor(logging.INFO):
             return
         state: MutableMapping[str, Any] = scope.get("state") or {}
@@ -332,6 +361,7 @@ class EdgeMiddleware:
                     "key_id": state.get("key_id"),
                     **({"stale": True} if state.get(STALE_STATE) is not None else {}),
                     "client": client[0] if client else None,
+                    **({"trace_id": trace_ids[0], "span_id": trace_ids[1]} if trace_ids is not None else {}),
                 }
             },
         )
