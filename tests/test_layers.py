@@ -40,7 +40,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("capabilities", ("rubrics", "names", "matching", "audit", "checks")),
     ("renderers", ("reports",)),
     ("batch engines", ("batch",)),
-    ("service", ("service",)),
+    ("service", ("service", "mcp_server")),
     ("command line", ("cli",)),
     ("entry points", ("norma", "__main__")),
 )
