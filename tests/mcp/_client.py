@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from anyio.from_thread import BlockingPortal, start_blocking_portal
-from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent, Tool
 
+from mcp import ClientSession, StdioServerParameters, stdio_client
 from tests.conftest import REPO
 
 
@@ -65,8 +65,11 @@ def stdio_session(*args: str) -> Iterator[Session]:
     )
     with tempfile.TemporaryDirectory() as folder:
         stderr = Path(folder) / "stderr.txt"
-        with stderr.open("w", encoding="utf-8") as errlog, start_blocking_portal() as portal:
-            with portal.wrap_async_context_manager(stdio_client(params, errlog=errlog)) as (read, write):
-                with portal.wrap_async_context_manager(ClientSession(read, write)) as session:
-                    portal.call(session.initialize)
-                    yield Session(portal, session, stderr)
+        with (
+            stderr.open("w", encoding="utf-8") as errlog,
+            start_blocking_portal() as portal,
+            portal.wrap_async_context_manager(stdio_client(params, errlog=errlog)) as (read, write),
+            portal.wrap_async_context_manager(ClientSession(read, write)) as session,
+        ):
+            portal.call(session.initialize)
+            yield Session(portal, session, stderr)

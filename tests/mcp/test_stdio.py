@@ -40,8 +40,10 @@ def test_list_tools_shows_every_tool_with_its_schemas(server: Session) -> None:
     assert set(tools) == TOOLS
     for tool in tools.values():
         assert tool.description, tool.name
-        assert tool.output_schema is not None and tool.output_schema["type"] == "object", tool.name
-        assert tool.annotations is not None and tool.annotations.read_only_hint is True, tool.name
+        assert tool.output_schema is not None, tool.name
+        assert tool.output_schema["type"] == "object", tool.name
+        assert tool.annotations is not None, tool.name
+        assert tool.annotations.read_only_hint is True, tool.name
         for name, prop in tool.input_schema["properties"].items():
             assert prop.get("description"), (tool.name, name)
     match = tools["match_rules"].input_schema
@@ -76,7 +78,8 @@ def test_match_rules_finds_the_labelled_rule(server: Session) -> None:
     finals = [m["final_score"] for m in found["matches"]]
     assert finals == sorted(finals, reverse=True)
     assert found["gate"]["kind"] == "rulebook"
-    assert "tenant" not in found and "dropped" not in found
+    assert "tenant" not in found
+    assert "dropped" not in found
     one = server.ok("match_rules", message=LOST_CARD, top_k=1, explain=True)
     assert [m["rule_id"] for m in one["matches"]] == ["lost-or-stolen-card"]
     assert {d["reason"] for d in one["dropped"]} >= {"max_matched"}
@@ -146,9 +149,10 @@ def test_score_name_variations_gives_the_validator_s_golden_score(server: Sessio
     assert (scored["final"].hex(), scored["base"].hex()) == (final, base)
     assert (scored["compat"], scored["hash_seed"], scored["name"], scored["variations"]) == ("miid", 0, name, 10)
     assert "metrics" not in scored
-    assert "rule_compliance" in server.ok(
-        "score_name_variations", name=name, variations=variations, labels=labels, metrics=True
-    )["metrics"]
+    assert (
+        "rule_compliance"
+        in server.ok("score_name_variations", name=name, variations=variations, labels=labels, metrics=True)["metrics"]
+    )
 
 
 def test_list_rules_of_the_rulebook(server: Session) -> None:
@@ -157,7 +161,12 @@ def test_list_rules_of_the_rulebook(server: Session) -> None:
     assert listed["count"] == len(_rulebook_ids())
     assert [rule["id"] for rule in listed["rules"]] == sorted(_rulebook_ids())
     fraud = next(rule for rule in listed["rules"] if rule["id"] == "fraud-suspected")
-    assert (fraud["priority"], fraud["scope"], fraud["enabled"], fraud["tags"]) == (100, "global", True, ["fraud", "urgent"])
+    assert (fraud["priority"], fraud["scope"], fraud["enabled"], fraud["tags"]) == (
+        100,
+        "global",
+        True,
+        ["fraud", "urgent"],
+    )
 
 
 def _error(result: Any) -> tuple[list[str], dict[str, Any]]:
@@ -211,7 +220,11 @@ def test_a_bad_call_is_a_tool_error_with_what_where_hint_and_the_session_goes_on
         ),
         (
             "score_name_variations",
-            {"name": "Ana", "variations": ["Anna"], "labels": {"variation_count": 1, "phonetic_similarity": {"Huge": 1.0}}},
+            {
+                "name": "Ana",
+                "variations": ["Anna"],
+                "labels": {"variation_count": 1, "phonetic_similarity": {"Huge": 1.0}},
+            },
             "InvalidInputError: labels.phonetic_similarity has an unknown similarity level 'Huge'",
             "where: labels.phonetic_similarity.Huge",
             "hint: levels are Light, Medium and Far",
@@ -234,6 +247,7 @@ def test_norma_errors_come_back_as_tool_errors(
 def test_arguments_that_break_the_input_schema_are_refused_by_the_sdk(server: Session) -> None:
     result = server.call("match_rules", message="hello", top_k=0)
     assert result.is_error
-    assert "top_k" in text(result) and "greater than or equal to 1" in text(result)
+    assert "top_k" in text(result)
+    assert "greater than or equal to 1" in text(result)
     assert server.call("no_such_tool").is_error
     assert server.ok("list_rules")["count"] == len(_rulebook_ids())

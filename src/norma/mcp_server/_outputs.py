@@ -13,10 +13,10 @@ __all__ = [
     "MatchRulesOutput",
     "MatchedRuleOutput",
     "NameScoreOutput",
-    "RuleListOutput",
-    "RuleSummary",
     "RubricCriterionOutput",
     "RubricScoreOutput",
+    "RuleListOutput",
+    "RuleSummary",
     "ToolFailure",
 ]
 

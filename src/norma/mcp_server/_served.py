@@ -126,7 +126,7 @@ class Served:
     def _rulebook(self) -> Path:
         if self.rules_file is None:
             hint = (
-                "name a tenant of the served store (list_rules with a tenant)"
+                "give the tenant argument: a tenant of the served store"
                 if self._store is not None
                 else "start the server with --rules FILE or --store URL"
             )
@@ -174,7 +174,9 @@ class Served:
 
     # --- audit_output -------------------------------------------------------------------------------------------
 
-    def audit_output(self, request: Mapping[str, Any], *, lang: str = "auto", embeddings: bool = True) -> dict[str, Any]:
+    def audit_output(
+        self, request: Mapping[str, Any], *, lang: str = "auto", embeddings: bool = True
+    ) -> dict[str, Any]:
         """``norma audit REQUEST.json --format json`` for one request (the report, as the service answers it)."""
         from norma.audit import analyze
         from norma.llm import get_llm

@@ -22,8 +22,8 @@ from norma.audit import AuditReport
 from norma.mcp_server._outputs import (
     MatchRulesOutput,
     NameScoreOutput,
-    RuleListOutput,
     RubricScoreOutput,
+    RuleListOutput,
     ToolFailure,
 )
 from norma.mcp_server._served import Served, failure
@@ -45,7 +45,8 @@ _INSTRUCTIONS = (
 Tenant = Annotated[
     str | None,
     Field(
-        description="A tenant of the rule store the server serves (--store); omit it for the served rulebook (--rules).",
+        description="A tenant of the rule store the server serves (--store); omit it for the served rulebook "
+        "(--rules).",
         max_length=200,
     ),
 ]
