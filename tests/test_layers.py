@@ -42,7 +42,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("turn check", ("turns",)),
     ("renderers", ("reports",)),
     ("batch engines", ("batch",)),
-    ("service", ("service",)),
+    ("service", ("service", "mcp_server")),
     ("command line", ("cli",)),
     ("entry points", ("norma", "__main__")),
 )

@@ -31,6 +31,8 @@ HEAVY = (
     "norma.matching",
     "norma.store",
     "norma.names",
+    "norma.mcp_server",
+    "mcp",
 )
 
 _PROBE = """

@@ -49,6 +49,10 @@ _COMMANDS = {
         "norma.cli._match:match",
         "Match MESSAGE (or every message of --batch FILE) against a rulebook and print the scored matches.",
     ),
+    "mcp": LazyCommand(
+        "norma.cli._mcp:mcp",
+        "Serve norma's tools over the Model Context Protocol until the client disconnects (or SIGINT).",
+    ),
     "merge": LazyCommand(
         "norma.cli._merge:merge",
         "Merge the outputs of shard runs (FILE... in shard order, 1/N first) into what one run would have written.",

@@ -1,0 +1,259 @@
+"""What the server serves (a rulebook file, a rule store, audit documents) and one library call per tool.
+
+Nothing here knows MCP: each method takes plain arguments, makes the library call the CLI makes, and returns the
+JSON-ready payload the CLI's ``--format json`` prints; a problem is a :class:`~norma.errors.NormaError`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from norma.errors import ConfigError, InvalidInputError, NormaError, NotFoundError
+from norma.mcp_server._outputs import ToolFailure
+
+if TYPE_CHECKING:
+    from norma.audit import DocumentSet
+    from norma.matching import MatchConfig, RuleMatcher
+    from norma.store import Store
+
+__all__ = ["Served", "failure"]
+
+_log = logging.getLogger("norma.mcp")
+
+
+class Served:
+    """The sources one server answers from, opened (and checked) once at start.
+
+    Args:
+        rules_file: a rulebook (YAML or JSON) the match and list tools use when no tenant is named.
+        store_url: a rule store whose tenants the match and list tools take (``tenant`` argument); never created.
+        audit_docs: the folder of normative documents ``audit_output`` audits against (None: the rules that need
+            documents are reported as not evaluated).
+
+    Raises:
+        RulebookError, NotFoundError, InvalidInputError, StoreError: a rulebook, store or folder that cannot be read
+        (the server does not start).
+    """
+
+    def __init__(
+        self, rules_file: Path | None = None, store_url: str | None = None, audit_docs: Path | None = None
+    ) -> None:
+        from norma.rules import load_rulebook
+
+        self.rules_file = rules_file
+        self.store_url = store_url
+        if rules_file is not None:
+            load_rulebook(rules_file)  # a bad file stops the server now, not at the first call
+        self._documents: DocumentSet | None = None
+        if audit_docs is not None:
+            from norma.audit import load_documents
+
+            self._documents = load_documents(audit_docs)
+        self._store: Store | None = None
+        if store_url is not None:
+            from norma.store import open_store
+
+            self._store = open_store(store_url, create=False)
+        self._matcher: RuleMatcher | None = None
+        self._stamp: tuple[int, int] | None = None
+        self._matcher_lock = threading.Lock()
+
+    def close(self) -> None:
+        """Close the store (if one is served)."""
+        if self._store is not None:
+            self._store.close()
+
+    # --- match_rules and list_rules ---------------------------------------------------------------------------
+
+    def match_rules(
+        self,
+        message: str,
+        *,
+        tenant: str | None = None,
+        top_k: int | None = None,
+        scenario: str | None = None,
+        step: str | None = None,
+        tags: Sequence[str] | None = None,
+        explain: bool = False,
+    ) -> dict[str, Any]:
+        """``norma match MESSAGE --format json`` against the rulebook, or ``--tenant TENANT``."""
+        from norma.embeddings import get_embedder
+        from norma.matching import MatchConfig, SessionState
+
+        if not message.strip():
+            raise InvalidInputError("the message is empty", location="message", hint="give the text to match")
+        config: MatchConfig = MatchConfig() if top_k is None else MatchConfig().with_(max_matched=top_k)
+        matcher = self._tenant_matcher(tenant) if tenant is not None else self._file_matcher()
+        session = SessionState(active_scenario_id=scenario, active_step_id=step)
+        result = matcher.match(
+            message, session, explain=explain, tags=list(tags) if tags else None, config=config, embedder=get_embedder()
+        )
+        payload: dict[str, Any] = {"message": message, "rules": len(matcher), **result.to_dict()}
+        if tenant is not None:
+            payload["tenant"] = tenant
+        if not explain:
+            payload.pop("dropped")
+        return payload
+
+    def list_rules(self, tenant: str | None = None) -> dict[str, Any]:
+        """The rules of the rulebook (read again, so an edited file shows) or of a stored tenant, sorted by id."""
+        if tenant is not None:
+            rules = self._tenant_store(tenant).list_rules(tenant)
+        else:
+            from norma.rules import load_rulebook
+
+            rules = sorted(load_rulebook(self._rulebook()).rules, key=lambda rule: rule.id)
+        summaries = [
+            {
+                "id": rule.id,
+                "condition_text": rule.condition_text,
+                "action_text": rule.action_text,
+                "priority": rule.priority,
+                "scope": rule.scope.value,
+                "scenario_id": rule.scenario_id,
+                "step_id": rule.step_id,
+                "enabled": rule.enabled,
+                "tags": list(rule.tags),
+            }
+            for rule in rules
+        ]
+        return {"tenant": tenant, "count": len(summaries), "rules": summaries}
+
+    def _rulebook(self) -> Path:
+        if self.rules_file is None:
+            hint = (
+                "give the tenant argument: a tenant of the served store"
+                if self._store is not None
+                else "start the server with --rules FILE or --store URL"
+            )
+            raise ConfigError("this server serves no rulebook", location="tenant", hint=hint)
+        return self.rules_file
+
+    def _file_matcher(self) -> RuleMatcher:
+        """The rulebook's matcher: compiled by the library (kept in the user's cache folder), held here until the
+        file's size or modification time changes."""
+        from norma.matching import file_matcher
+
+        path = self._rulebook()
+        try:
+            stat = path.stat()
+            stamp: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
+        except OSError:
+            stamp = None  # file_matcher reports the file that cannot be read
+        with self._matcher_lock:
+            if self._matcher is None or stamp is None or stamp != self._stamp:
+                self._matcher, self._stamp = file_matcher(path), stamp
+            return self._matcher
+
+    def _tenant_store(self, tenant: str) -> Store:
+        if self._store is None:
+            raise ConfigError(
+                f"this server serves no rule store, so no tenant {tenant!r}",
+                location="tenant",
+                hint="leave out the tenant to use the served rulebook, or start the server with --store URL",
+            )
+        if tenant not in self._store.tenants():
+            from norma.store import redact_url
+
+            known = ", ".join(self._store.tenants()) or "none"
+            raise NotFoundError(
+                f"tenant {tenant!r} has no rules in {redact_url(self._store.url)}",
+                location="tenant",
+                hint=f"the store's tenants: {known}",
+            )
+        return self._store
+
+    def _tenant_matcher(self, tenant: str) -> RuleMatcher:
+        from norma.matching import tenant_matcher
+
+        return tenant_matcher(self._tenant_store(tenant), tenant)
+
+    # --- audit_output -------------------------------------------------------------------------------------------
+
+    def audit_output(
+        self, request: Mapping[str, Any], *, lang: str = "auto", embeddings: bool = True
+    ) -> dict[str, Any]:
+        """``norma audit REQUEST.json --format json`` for one request (the report, as the service answers it)."""
+        from norma.audit import analyze
+        from norma.llm import get_llm
+
+        config = {"embeddings": embeddings, "lang": None if lang == "auto" else lang}
+        report = analyze(request, self._documents, config, llm=get_llm())
+        result: dict[str, Any] = report.model_dump(mode="json")
+        return result
+
+    # --- score_rubric -------------------------------------------------------------------------------------------
+
+    def score_rubric(
+        self,
+        rubric: Mapping[str, Any] | str,
+        *,
+        events: Sequence[Any] | None = None,
+        outcome: Mapping[str, Any] | None = None,
+        enforce_required: bool = False,
+        pass_threshold: float | None = None,
+        aggregator: str | None = None,
+    ) -> dict[str, Any]:
+        """``norma rubric eval``: a rubric (a JSON object, or the path of a JSON / YAML file) and events or an outcome
+        turned into a reward."""
+        import pydantic
+
+        from norma.rubrics import RubricError, evaluate_rubric, load_rubric_file, validation_issues
+
+        try:
+            loaded = load_rubric_file(rubric) if isinstance(rubric, str) else rubric
+            return evaluate_rubric(
+                loaded,
+                events=events,
+                outcome=outcome,
+                enforce_required=enforce_required,
+                pass_threshold=pass_threshold,
+                aggregator=aggregator,
+            )
+        except pydantic.ValidationError as exc:  # a rubric object that does not fit the format
+            first = validation_issues(exc)[0]
+            raise RubricError(
+                first.message,
+                source="rubric",
+                location=first.path or None,
+                hint="see `norma rubric schema` for the format",
+            ) from None
+
+    # --- score_name_variations ----------------------------------------------------------------------------------
+
+    def score_name_variations(
+        self,
+        name: str,
+        variations: Sequence[str],
+        labels: Mapping[str, Any],
+        *,
+        compat: str = "miid",
+        hash_seed: int = 0,
+        metrics: bool = False,
+    ) -> dict[str, Any]:
+        """One row of ``norma names score --format json``: the validator's score of ``variations`` for ``name``."""
+        from norma.names import score_record
+
+        record = {"name": name, "variations": list(variations), "labels": dict(labels)}
+        scored = score_record(record, compat=compat, metrics=metrics, hash_seed=hash_seed)
+        return {"compat": compat, "hash_seed": hash_seed, **scored}
+
+
+def failure(tool: str, exc: BaseException) -> ToolFailure:
+    """The what / where / hint of a failed call; an exception norma did not raise on purpose is an InternalError
+    (logged with its traceback)."""
+    if isinstance(exc, NormaError):
+        return ToolFailure(
+            error=type(exc).__name__, message=exc.message, source=exc.source, location=exc.location, hint=exc.hint
+        )
+    _log.error("tool %s failed unexpectedly", tool, exc_info=exc)
+    return ToolFailure(
+        error="InternalError",
+        message=f"{type(exc).__name__}: {exc}",
+        source=tool,
+        hint="a bug in norma: the server's log (stderr) has the traceback; please report it",
+    )
