@@ -40,9 +40,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("capabilities", ("rubrics", "names", "matching", "audit", "checks")),
     ("renderers", ("reports",)),
     ("batch engines", ("batch",)),
+    ("test helpers", ("testing",)),
     ("service", ("service",)),
     ("command line", ("cli",)),
-    ("entry points", ("norma", "__main__")),
+    ("entry points", ("norma", "__main__", "pytest_plugin")),
 )
 """norma's top-level packages (and root modules), bottom first. A package may import only from lower layers:
 never from its own layer (the four capabilities do not know one another) and never from above. ``norma`` is the
