@@ -9,8 +9,10 @@ the plugin the way an installed norma does, through its ``pytest11`` entry point
 
 from __future__ import annotations
 
+import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -354,3 +356,26 @@ def test_match_helper_refuses_an_unknown_rule_id() -> None:
     with pytest.raises(MatchAssertionError) as failed:
         assert_matches("hello there", "lost-card", rules=SUPPORT_RULES)
     assert [m.rule.id for m in failed.value.result] == ["greeting"]
+
+
+# -- docs/pytest.md ----------------------------------------------------------------------------------------------
+
+
+def _blocks(text: str, language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", text, flags=re.DOTALL)
+
+
+def test_the_documented_example_fails_as_the_page_shows(pytester: pytest.Pytester) -> None:
+    page = (REPO / "docs" / "pytest.md").read_text(encoding="utf-8")
+    (ini,) = _blocks(page, "ini")
+    (example,) = _blocks(page, "python")
+    shown = _blocks(page, "text")[0].splitlines()
+    (pytester.path / "examples").symlink_to(EXAMPLES)
+    pytester.makeini(ini)
+    pytester.makepyfile(test_agent=example)
+    result = pytester.runpytest_inprocess(*PLUGIN)
+    result.assert_outcomes(passed=3, failed=2)
+    assert "(3 passed, 2 failed;" in page
+    checked = [line for line in shown if line.startswith(("E ", ">", "test_agent.py:"))]
+    assert len(checked) == 13  # 2 failing lines, 9 error lines, 2 locations
+    result.stdout.fnmatch_lines([glob.escape(line) for line in checked])

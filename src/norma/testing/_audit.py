@@ -38,6 +38,10 @@ class Auditor:
         self._documents = documents
         self._config = config
         self.embedder = embedder
+        self._shown = f"Auditor(documents={_describe(documents)}, config={_describe(config)})"
+
+    def __repr__(self) -> str:
+        return self._shown
 
     @property
     def config(self) -> AuditConfig:
@@ -140,6 +144,13 @@ def _check(report: AuditReport, *, rules: Iterable[str] | None = None, fail_on: 
     skipped = [o for o in report.rules if o.status is RuleStatus.NOT_EVALUATED and (wanted is None or o.rule in wanted)]
     details += [f"{o.rule} not evaluated: {o.reason}" for o in skipped]
     raise AuditAssertionError(summary, details, report)
+
+
+def _describe(value: object) -> str:
+    """A path as its text, nothing as None, anything else by its type (a loaded document set is long)."""
+    if value is None or isinstance(value, str | Path):
+        return repr(None if value is None else str(value))
+    return f"<{type(value).__name__}>"
 
 
 def _violation_line(violation: Violation) -> str:
