@@ -42,9 +42,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("turn check", ("turns",)),
     ("renderers", ("reports",)),
     ("batch engines", ("batch",)),
+    ("test helpers", ("testing",)),
     ("service", ("service", "mcp_server")),
     ("command line", ("cli",)),
-    ("entry points", ("norma", "__main__")),
+    ("entry points", ("norma", "__main__", "pytest_plugin")),
 )
 """norma's top-level packages (and root modules), bottom first. A package may import only from lower layers:
 never from its own layer (the four capabilities do not know one another) and never from above. ``norma`` is the
