@@ -50,7 +50,7 @@ def checker() -> TurnChecker:
 def test_a_good_answer_passes_every_check_with_reward_one(checker: TurnChecker) -> None:
     report = checker.check("I want a refund for my order", "Our refund policy applies: fill in form REF-1234.")
     assert report.verdict is TurnVerdict.PASS
-    assert [m.rule_id for m in report.matches][0] == "refund"
+    assert next(m.rule_id for m in report.matches) == "refund"
     assert [(r.rule_id, r.matched, r.verdict) for r in report.rules] == [
         ("refund", True, CheckStatus.PASS),
         ("card-safety", False, CheckStatus.PASS),
@@ -149,3 +149,50 @@ def test_the_audit_joins_when_asked(checker: TurnChecker) -> None:
     assert report.audit is not None
     assert report.audit.result.value in ("PASS", "FAIL", "SKIP")
     assert report.to_dict()["audit"]["result"] == report.audit.result.value
+
+
+def test_an_undecided_error_check_makes_the_turn_skip_never_pass() -> None:
+    rule = Rule(
+        id="tone",
+        condition_text="customer asks for a refund of an order",
+        action_text="be polite",
+        examples=("I want my money back",),
+        checks=({"id": "polite", "kind": "judge"}, {"id": "short", "kind": "max_chars", "limit": 500}),
+    )
+    report = check_turn("I want my money back", "Fine.", rules=[rule])
+    assert [r.status for r in report.checks] == [CheckStatus.SKIP, CheckStatus.PASS]
+    assert report.verdict is TurnVerdict.SKIP
+    assert report.reward == 1.0  # the decided checks all passed
+
+
+def test_judge_checks_in_a_turn_call_the_model_once_per_vote_and_never_on_a_cached_rerun(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from norma.llm import Judge, JudgeCache, OllamaClient, RetryPolicy
+    from tests._llm_server import FakeLLMServer
+
+    rule = Rule(
+        id="tone",
+        condition_text="customer asks for a refund of an order",
+        action_text="be polite",
+        examples=("I want my money back",),
+        checks=({"id": "polite", "kind": "judge", "votes": 3},),
+    )
+    verdicts = [(True, 0.9), (False, 0.2), (True, 0.7)]
+    with FakeLLMServer() as server:
+        for passed, score in verdicts:
+            server.reply(json.dumps({"pass": passed, "score": score, "reason": "r"}))
+        fast = RetryPolicy(max_retries=1, backoff_base=0.01, backoff_max=0.02)
+        client = OllamaClient(server.url, "m", retry=fast)
+        with JudgeCache(tmp_path / "judge.sqlite3") as cache:
+            checker = TurnChecker([rule], judge=Judge(client, cache=cache))
+            first = checker.check("I want my money back", "Here you go, with pleasure.")
+            assert len(server.requests) == 3  # one call per vote
+            again = TurnChecker([rule], judge=Judge(client, cache=cache)).check(
+                "I want my money back", "Here you go, with pleasure."
+            )
+            assert len(server.requests) == 3  # the re-run is free
+    assert first.verdict is TurnVerdict.PASS  # 2 votes of 3
+    assert first.reward == 1.0
+    assert again.to_dict() == first.to_dict()
+    assert "2 for, 1 against" in first.checks[0].message or "2-1" in first.checks[0].message, first.checks[0].message

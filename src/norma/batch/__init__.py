@@ -1,9 +1,9 @@
 """Batch work on one machine or many: one record-level job per batch command, run in this process, in a local
 process pool or on Ray, with the same results; shards for CI and the merge of their outputs.
 
-* Jobs (:class:`NamesJob`, :class:`AuditJob`, :class:`MatchJob`, :class:`RubricJob`, :class:`EmbedJob`): frozen,
-  picklable options whose ``start()`` loads what is heavy once per worker and returns a function over a list of
-  records (:class:`Job`).
+* Jobs (:class:`NamesJob`, :class:`AuditJob`, :class:`MatchJob`, :class:`CheckJob` (turns), :class:`RubricJob`,
+  :class:`EmbedJob`): frozen, picklable options whose ``start()`` loads what is heavy once per worker and returns a
+  function over a list of records (:class:`Job`).
 * Engines: :func:`run_job` (``engine="local" | "pool" | "ray"``), :func:`plan_engine` (``workers="auto"``),
   :func:`map_dataset` for a Ray Dataset already on a cluster; Ray is optional (``pip install 'norma-rules[ray]'``).
 * Shards and merge: :class:`Shard` (``--shard i/N``), :func:`merge_outputs` (``norma merge``).
@@ -15,6 +15,7 @@ See docs/scale.md.
 from __future__ import annotations
 
 from norma.batch._audit import AuditJob
+from norma.batch._check import CheckJob, turn_payload
 from norma.batch._embed import EmbedJob, rule_text_payloads, rule_vectors
 from norma.batch._engine import ENGINES, Engine, check_engine, run_job
 from norma.batch._io import (
@@ -48,6 +49,7 @@ __all__ = [
     "AuditJob",
     "BatchRecord",
     "BatchResult",
+    "CheckJob",
     "ENGINES",
     "EmbedJob",
     "Engine",
@@ -90,5 +92,6 @@ __all__ = [
     "seed_spread_document",
     "start_ray",
     "text_lines",
+    "turn_payload",
     "write_rows",
 ]

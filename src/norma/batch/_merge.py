@@ -4,10 +4,11 @@ Shards are contiguous runs of records (:class:`~norma.batch.Shard`), so the merg
 records one after the other, in shard order; totals, means and verdicts are recomputed from the merged records
 with the same code a single run uses, and the exit code is what that run would have returned for them. Formats:
 
-* JSON of ``norma names score``, ``norma match --batch``, ``norma rubric eval --batch`` (``results`` + totals);
+* JSON of ``norma names score``, ``norma match --batch``, ``norma check --batch``, ``norma rubric eval --batch``
+  (``results`` + totals);
 * JSON of ``norma audit --batch`` (``reports`` + ``summary``; a single run of one record writes the bare report);
 * JSON Lines (any of them with ``--format jsonl``: the lines one after the other);
-* SARIF 2.1.0 and JUnit XML of ``norma audit --batch``.
+* SARIF 2.1.0 and JUnit XML of ``norma audit --batch`` and ``norma check --batch``.
 
 A shard's errors (bad records, exit 2) are not in its output: the shard's own job reports them.
 """
@@ -25,13 +26,14 @@ from xml.etree import ElementTree as ET
 from norma.audit import AuditReport
 from norma.batch._summaries import match_document, names_document, rubric_document, seed_spread_document
 from norma.errors import InvalidInputError
-from norma.reports import exit_code, render
+from norma.reports import exit_code, render, turn_document
 
 __all__ = ["MERGE_FORMATS", "MergeFormat", "MergedOutput", "audit_shard_json", "detect_format", "merge_outputs"]
 
-MergeFormat = Literal["names", "match", "rubric", "audit", "jsonl", "sarif", "junit"]
-MERGE_FORMATS: tuple[MergeFormat, ...] = ("names", "match", "rubric", "audit", "jsonl", "sarif", "junit")
-"""What :func:`merge_outputs` merges (``names`` / ``match`` / ``rubric`` / ``audit``: those commands' JSON)."""
+MergeFormat = Literal["names", "match", "check", "rubric", "audit", "jsonl", "sarif", "junit"]
+MERGE_FORMATS: tuple[MergeFormat, ...] = ("names", "match", "check", "rubric", "audit", "jsonl", "sarif", "junit")
+"""What :func:`merge_outputs` merges (``names`` / ``match`` / ``check`` / ``rubric`` / ``audit``: those commands'
+JSON)."""
 
 _LINE_END = re.compile(r":(\d+)$")
 
@@ -96,6 +98,8 @@ def detect_format(name: str, text: str) -> MergeFormat:
             return "names"
         if "messages" in document and "results" in document:
             return "match"
+        if "turns" in document and "results" in document:
+            return "check"
         if "rubric" in document and "results" in document:
             return "rubric"
         if len(lines) == 1:
@@ -147,6 +151,10 @@ def _merge_results(kind: MergeFormat, shards: list[tuple[str, str]]) -> MergedOu
         _same("match --batch", documents, ("rules",))
         document = match_document(merged_rows, documents[0][1]["rules"])
         code = 0 if document["matched"] or not merged_rows else 1
+    elif kind == "check":
+        _same("check --batch", documents, ("rules",))
+        document = turn_document(merged_rows, documents[0][1]["rules"])
+        code = 1 if any(row.get("failing", row.get("verdict") == "fail") for row in merged_rows) else 0
     else:
         _same("rubric eval --batch", documents, ("rubric",))
         document = rubric_document(merged_rows, documents[0][1]["rubric"])
@@ -196,7 +204,7 @@ def _merge_jsonl(shards: list[tuple[str, str]]) -> MergedOutput:
             rows.append(row if isinstance(row, dict) else {})
             lines.append(line)
     _check_order([("", row["line"]) for row in rows if isinstance(row.get("line"), int)])
-    failed = any(row.get("passed") is False for row in rows)
+    failed = any(row.get("passed") is False or row.get("failing", row.get("verdict") == "fail") for row in rows)
     unmatched = bool(rows) and all("matches" in row for row in rows) and not any(row["matches"] for row in rows)
     code = 1 if failed or unmatched else 0
     return MergedOutput("jsonl", "".join(line + "\n" for line in lines), code, len(rows))
@@ -280,7 +288,7 @@ def merge_outputs(shards: Sequence[tuple[str, str]], *, fail_on: str = "error") 
             raise InvalidInputError(
                 f"a {other} output among {kind} outputs", source=name, hint="merge the outputs of one command"
             )
-    if kind in ("names", "match", "rubric"):
+    if kind in ("names", "match", "check", "rubric"):
         return _merge_results(kind, list(shards))
     if kind == "audit":
         return _merge_audit(list(shards), fail_on)

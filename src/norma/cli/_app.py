@@ -31,6 +31,10 @@ _COMMANDS = {
     "audit": LazyCommand(
         "norma.cli._audit:audit", "Audit AI outputs against executable rules IR.x.y: PASS, FAIL or SKIP."
     ),
+    "check": LazyCommand(
+        "norma.cli._check:check",
+        "Check a turn: the rules that apply to --message, the --output checked against each, a verdict and a reward.",
+    ),
     "demo": LazyCommand(
         "norma.cli._demo:demo", "Walk the examples through every capability and print what each one does."
     ),

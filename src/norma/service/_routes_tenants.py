@@ -18,6 +18,8 @@ from norma.service._bodies import StrictJsonRoute
 from norma.service._schemas import (
     PROBLEM_RESPONSES,
     CalibrateRequest,
+    CheckRequest,
+    CheckResponse,
     GateResponse,
     MatchRequest,
     MatchResponse,
@@ -157,6 +159,36 @@ async def match(tenant: TenantId, body: MatchRequest, request: Request, state: S
             "gate": None if matches.gate is None else matches.gate.to_dict(),
         }
         return JSONResponse(content)  # the per-turn hot path: no second validation of what the library returned
+
+    return await state.run(work)
+
+
+@router.post(
+    "/check",
+    response_model=CheckResponse,
+    summary="A turn checked: the rules that apply to the message, the output checked against each, a reward",
+)
+async def check(tenant: TenantId, body: CheckRequest, request: Request, state: State, caller: Caller) -> JSONResponse:
+    """The tenant's matched rules' checks (and its ``when: always`` checks) on the output; ``judge`` checks ask the
+    service's LLM (``$NORMA_LLM_URL``) and are skipped without one. Served from memory while the store is
+    unreachable, as ``/match`` is."""
+
+    def work() -> JSONResponse:
+        from norma.turns import TurnChecker
+
+        try:
+            matcher = state.matchers.get(tenant)
+            cached = state.matchers.cached(tenant)
+            version = cached[1] if cached is not None else state.store.version(tenant)
+        except StoreUnavailableError as exc:
+            matcher, version, confirmed = state.cached_matcher(tenant, exc)
+            known = getattr(request.state, STALE_STATE, None)
+            setattr(request.state, STALE_STATE, confirmed if known is None else min(known, confirmed))
+        documents = state.documents() if body.audit else None
+        checker = TurnChecker(matcher, judge=state.judge(), documents=documents, rules_version=version)
+        found = matcher.match(body.message, body.session, embedder=state.batching(matcher.embedder))
+        report = checker.report(body.message, body.output, found, audit=body.audit)
+        return JSONResponse({"tenant_id": tenant, **report.to_dict()})
 
     return await state.run(work)
 

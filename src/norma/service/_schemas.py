@@ -80,6 +80,45 @@ class MatchResponse(BaseModel):
     and a one-line ``description``."""
 
 
+MAX_OUTPUT_CHARS = 200_000
+"""Longest AI output ``POST /v1/tenants/{tenant}/check`` takes."""
+
+
+class CheckRequest(BaseModel):
+    """One turn to check: the user's message, the AI's output, and where the conversation is."""
+
+    model_config = _STRICT
+    message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
+    """The user's message (matched against the tenant's rules)."""
+    output: str = Field(max_length=MAX_OUTPUT_CHARS)
+    """The AI's answer, checked against the checks of the rules that apply (may be empty)."""
+    session: SessionState | None = None
+    """Where the conversation is (active scenario and step, turn, fire counts); None: a fresh session."""
+    audit: bool = False
+    """Also run the IR.x.y audit on the output (its FAIL fails the turn)."""
+
+
+class CheckResponse(BaseModel):
+    """The turn checked (docs/check.md): ``TurnReport.to_dict()`` with the tenant's rules version."""
+
+    model_config = _STRICT
+    tenant_id: str
+    rules_version: int | None
+    """The tenant's rule-set version the answer reflects (as for ``/match``)."""
+    verdict: str
+    """``pass``, ``fail`` (an ``error`` check failed, or the audit) or ``skip`` (nothing decided)."""
+    reward: float | None
+    """The weighted mean of the checked rules' scores (norma.rubrics arithmetic); None when nothing was decided."""
+    matches: list[dict[str, Any]]
+    """The rules the message matched, best first, with the final score and the explanation."""
+    rules: list[dict[str, Any]]
+    """Each rule whose checks applied: verdict, score, weight, required, and every check's result with evidence."""
+    counts: dict[str, int]
+    """How many checks passed, failed and were skipped."""
+    audit: dict[str, Any] | None = None
+    """The audit report, when asked."""
+
+
 class LabelledMessage(BaseModel):
     """A message and the ids of the rules that should match it (``[]``: none)."""
 

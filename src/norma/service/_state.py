@@ -53,6 +53,7 @@ class ServiceState:
         self._lock = threading.Lock()
         self._documents: Any = None
         self._llm: tuple[Any] | None = None
+        self._judge: tuple[Any] | None = None
         self.limiter = RateLimiter(settings.rate_limit, settings.rate_burst)
         self.failures = FailedAuthLimiter(settings.auth_failure_rate, settings.auth_failure_burst)
         self._batching: dict[str, Any] = {}
@@ -138,6 +139,21 @@ class ServiceState:
 
                     self._llm = (get_llm(),)
         return self._llm[0]
+
+    def judge(self) -> Any:
+        """The judge of ``judge`` checks over :meth:`llm` (verdicts cached in memory), made once; None without an
+        LLM (those checks are then skipped)."""
+        if self._judge is None:
+            llm = self.llm()  # takes the lock itself
+            with self._lock:
+                if self._judge is None:
+                    if llm is None:
+                        self._judge = (None,)
+                    else:
+                        from norma.llm import Judge
+
+                        self._judge = (Judge(llm),)
+        return self._judge[0]
 
     async def run(self, func: Callable[..., T], /, *args: Any, timeout: bool = True, **kwargs: Any) -> T:
         """Run ``func`` in a worker thread; past ``request_timeout`` answer 503 (the thread finishes on its own).

@@ -16,7 +16,7 @@ from norma.turns._report import CheckedRule, MatchedRuleSummary, TurnReport, Tur
 
 if TYPE_CHECKING:
     from norma.audit import AuditConfig, AuditReport, DocumentSet
-    Judge = Any  # norma.llm.Judge (the judge of #38), typed once it lands
+    from norma.llm import Judge
 
 __all__ = ["TurnChecker", "check_turn", "rule_verdict", "turn_reward"]
 
@@ -32,7 +32,7 @@ def _matcher(rules: RulesSource) -> RuleMatcher:
 
         return file_matcher(Path(rules))
     if isinstance(rules, Sequence) and all(isinstance(r, Rule) for r in rules):
-        return RuleMatcher(list(rules))
+        return RuleMatcher([r for r in rules if isinstance(r, Rule)])
     raise InvalidInputError(
         f"rules must be a RuleMatcher, a sequence of Rule or a rulebook path, not {type(rules).__name__}",
         location="rules",
@@ -121,9 +121,7 @@ class TurnChecker:
         if cached is not None and cached[0] == version:
             return cached[1]
         with self._lock:
-            found = tuple(
-                r for r in self.matcher.rules if r.enabled and any(c.when is When.ALWAYS for c in r.checks)
-            )
+            found = tuple(r for r in self.matcher.rules if r.enabled and any(c.when is When.ALWAYS for c in r.checks))
             self._always = (version, found)
         return found
 
@@ -200,9 +198,7 @@ class TurnChecker:
             tenant_id=self.matcher.tenant_id,
             rules_version=self.rules_version,
             matches=tuple(
-                MatchedRuleSummary(
-                    rule_id=m.rule.id, final_score=m.final_score, explanation=m.explanation.to_dict()
-                )
+                MatchedRuleSummary(rule_id=m.rule.id, final_score=m.final_score, explanation=m.explanation.to_dict())
                 for m in result
             ),
             rules=tuple(checked),
@@ -228,6 +224,8 @@ def _verdict(checked: Sequence[CheckedRule], audit_report: AuditReport | None) -
         return TurnVerdict.FAIL
     if audit_report is not None and audit_report.result is Verdict.FAIL:
         return TurnVerdict.FAIL
+    if any(r.status is CheckStatus.SKIP and r.severity is Severity.ERROR for r in results):
+        return TurnVerdict.SKIP  # an error check could not be decided (a judge without an LLM): never a pass
     if any(r.status is not CheckStatus.SKIP for r in results):
         return TurnVerdict.PASS
     if audit_report is not None and audit_report.result is Verdict.PASS:

@@ -19,8 +19,9 @@ __all__ = ["CheckedRule", "MatchedRuleSummary", "TurnReport", "TurnVerdict"]
 
 
 class TurnVerdict(enum.StrEnum):
-    """``fail``: an ``error`` check failed (or the audit, when asked, said FAIL); ``pass``: at least one check was
-    decided and no ``error`` check failed; ``skip``: no check applied, or none could be decided."""
+    """``fail``: an ``error`` check failed (or the audit, when asked, said FAIL); ``skip``: no check applied, none
+    could be decided, or an ``error`` check could not be decided (a ``judge`` check without an LLM); ``pass``: every
+    ``error`` check that applied passed, and at least one check was decided."""
 
     PASS = "pass"
     FAIL = "fail"

@@ -1,0 +1,97 @@
+"""Checking many turns against a rulebook as a batch job (:class:`CheckJob`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from norma.batch._job import Outcome, Worker
+from norma.batch._match import MatchJob, _vectors
+from norma.embeddings import get_embedder
+from norma.errors import InvalidInputError, NormaError
+from norma.matching import SessionState
+from norma.turns import TurnChecker
+
+__all__ = ["CheckJob", "turn_payload"]
+
+
+def turn_payload(record: Any) -> dict[str, Any]:
+    """A turn record as the job takes it: ``{"message": str, "output": str, "session": {...} | None}`` (and
+    ``id`` when the record has one).
+
+    Raises:
+        InvalidInputError: not a JSON object with ``message`` and ``output`` strings, or an unknown field.
+    """
+    if not isinstance(record, dict) or not isinstance(record.get("message"), str):
+        raise InvalidInputError(
+            'a turn record is a JSON object with "message" and "output" strings',
+            hint='write {"message": "...", "output": "...", "session": {}}',
+        )
+    if not isinstance(record.get("output"), str):
+        raise InvalidInputError('a turn record needs an "output" string (the AI\'s answer)', location="output")
+    unknown = sorted(set(record) - {"id", "message", "output", "session"})
+    if unknown:
+        raise InvalidInputError(f"unknown field {unknown[0]!r}", hint="a turn record has id, message, output, session")
+    out = {"message": record["message"], "output": record["output"], "session": record.get("session")}
+    if "id" in record:
+        out["id"] = record["id"]
+    return out
+
+
+@dataclass(frozen=True)
+class CheckJob:
+    """Check turns against the rules of a file or a stored tenant (``match``: the :class:`MatchJob` that builds
+    the matcher, once per worker); judge checks use the LLM configured in the worker's environment when
+    ``judge``. A result is ``{"id"?, "message", **TurnReport.to_dict()}``."""
+
+    match: MatchJob
+    """Where the rules come from (a file, or a stored tenant pinned to its version)."""
+    audit: bool = False
+    """Also run the IR.x.y audit on each output."""
+    documents: str | None = None
+    """The audit's normative documents folder."""
+
+    fork_safe = False
+    uses_all_cores = True
+    batch_size = 64
+    record_seconds = 0.01
+
+    @property
+    def tenant_id(self) -> str | None:
+        """The stored tenant, when the rules are one's."""
+        return self.match.tenant_id
+
+    def check(self) -> None:
+        """Read the rulebook once here (a bad file is one error, not one per worker)."""
+        self.match.check()
+
+    def rule_count(self) -> int:
+        """How many rules the turns are checked against."""
+        return self.match.rule_count()
+
+    def start(self) -> Worker:
+        """Build the matcher once, then per batch embed the messages in one call and check each turn."""
+        embedder = get_embedder()
+        matcher = self.match._matcher(embedder)
+        version = self.match.tenant_version if self.match.tenant_id is not None else None
+        checker = TurnChecker(matcher, audit=self.audit, documents=self.documents, rules_version=version)
+
+        def one(payload: dict[str, Any], vector: np.ndarray) -> Outcome:
+            try:
+                session = None if payload["session"] is None else SessionState.from_mapping(payload["session"])
+                found = matcher.match_many([payload["message"]], [session], query_vectors=[vector])[0]
+                report = checker.report(payload["message"], payload["output"], found)
+            except NormaError as exc:
+                return None, str(exc)
+            row: dict[str, Any] = {"id": payload["id"]} if "id" in payload else {}
+            row.update(message=payload["message"], **report.to_dict())
+            return row, None
+
+        def work(payloads: Sequence[Any]) -> list[Outcome]:
+            vectors = _vectors(embedder, [payload["message"] for payload in payloads])
+            return [one(payload, vector) for payload, vector in zip(payloads, vectors, strict=True)]
+
+        return work

@@ -1,0 +1,393 @@
+"""``norma check``: one turn (or every turn of ``--batch FILE``) checked end to end: the rules of a file or a stored
+tenant that apply to the message, the output checked against each, the verdict and the reward (norma.turns)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from norma.cli._engine import EngineOptions, engine_options
+from norma.cli._output import console, fail_on_option, print_table
+
+if TYPE_CHECKING:
+    from norma.turns import TurnReport
+
+__all__ = ["check"]
+
+FORMATS = ("table", "json", "jsonl", "sarif", "junit", "markdown")
+REPORT_FORMATS = ("json", "sarif", "junit", "markdown")
+MAX_TURN_LINE_BYTES = 4 * 1024 * 1024
+"""Longest line read from a turns file (a message and an output)."""
+
+
+def _report_spec(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> list[tuple[str, Path]]:
+    specs = []
+    for spec in value:
+        fmt, sep, file = spec.partition("=")
+        if not sep or fmt not in REPORT_FORMATS or not file:
+            raise click.BadParameter(
+                f"{spec!r} is not FORMAT=FILE with FORMAT one of {', '.join(REPORT_FORMATS)} "
+                "(e.g. --report sarif=check.sarif)",
+                ctx,
+                param,
+            )
+        specs.append((fmt, Path(file)))
+    return specs
+
+
+def _render(con: Console, name: str, report: TurnReport) -> None:
+    matched = ", ".join(f"{m.rule_id} ({m.final_score:.3f})" for m in report.matches) or "none"
+    con.print(f"{name}: matched {matched}")
+    if report.rules:
+        table = Table("rule", "check", "kind", "severity", "status", "where", "message")
+        for checked in report.rules:
+            for result in checked.checks:
+                first = result.evidence[0] if result.evidence else None
+                where = f"{first.line}:{first.column}" if first else ""
+                status = {"pass": "[green]pass[/]", "fail": "[red]fail[/]", "skip": "[yellow]skip[/]"}[result.status]
+                table.add_row(
+                    checked.rule_id if checked.matched else f"{checked.rule_id} (always)",
+                    result.check_id,
+                    result.kind,
+                    result.severity.value,
+                    status,
+                    where,
+                    result.message,
+                )
+        print_table(con, table)
+    if report.audit is not None:
+        con.print(f"audit: {report.audit.result.value} ({len(report.audit.violations)} violations)")
+        for v in report.audit.violations:
+            con.print(f"  {v.location}: [{v.severity.value}] {v.rule}: {v.description}")
+    reward = "none" if report.reward is None else f"{report.reward:.3f}"
+    counts = report.counts()
+    con.print(
+        f"verdict: {report.verdict.value.upper()}, reward {reward} "
+        f"({counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped)"
+    )
+
+
+def _write(fmt: str, items: list[tuple[str, TurnReport]], fail_on: str, path: Path | None) -> None:
+    from norma.errors import InvalidInputError
+    from norma.reports import render_turns
+
+    text = render_turns(fmt, items, fail_on)
+    if path is None:
+        sys.stdout.write(text)
+        return
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InvalidInputError(
+            f"cannot write the {fmt} report: {exc.strerror or exc}",
+            source=str(path),
+            hint="give a file in a folder that exists and is writable",
+        ) from None
+
+
+def _judge() -> Any:
+    """The judge of ``judge`` checks: the LLM of $NORMA_LLM_URL, else None (those checks are skipped)."""
+    from norma.llm import get_llm
+
+    llm = get_llm()
+    if llm is None:
+        return None
+    from norma.llm import Judge
+
+    return Judge(llm)
+
+
+@click.command()
+@click.option(
+    "--rules",
+    "rules_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="A rulebook file (YAML or JSON) whose rules carry checks.",
+)
+@click.option("--tenant", "tenant_id", default=None, metavar="TENANT", help="Check against a stored tenant's rules.")
+@click.option(
+    "--db",
+    "db_url",
+    envvar="NORMA_DB_URL",
+    default=None,
+    metavar="URL",
+    help="The store of --tenant (default $NORMA_DB_URL, else ./.norma/norma.db); never created here.",
+)
+@click.option("--message", "-m", default=None, help="The user's message.")
+@click.option("--output", "-o", "output_text", default=None, help="The AI's answer to check.")
+@click.option(
+    "--output-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Read the AI's answer from this file (UTF-8) instead of --output.",
+)
+@click.option("--session", "session_json", default=None, metavar="JSON", help="The session state as a JSON object.")
+@click.option(
+    "--batch",
+    "batch_file",
+    default=None,
+    metavar="FILE",
+    help='Check every turn of FILE (JSON Lines: {"message", "output", "session"?, "id"?}; "-": stdin).',
+)
+@click.option("--audit", "run_audit", is_flag=True, help="Also run the IR.x.y audit on the output(s).")
+@click.option(
+    "--documents",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="The audit's normative documents folder (with --audit).",
+)
+@fail_on_option("Which failed checks make the exit code 1: error (default) or warning too.")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(FORMATS),
+    default=None,
+    help="A human table (default), JSON, JSON Lines (with --batch), SARIF 2.1.0, JUnit XML or a Markdown summary.",
+)
+@click.option(
+    "--out",
+    "out_path",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    default=None,
+    help="Write the --format output here instead of stdout.",
+)
+@click.option(
+    "--report",
+    "reports_to_write",
+    multiple=True,
+    callback=_report_spec,
+    metavar="FORMAT=FILE",
+    help="Also write the reports in FORMAT (json, sarif, junit, markdown) to FILE; repeatable.",
+)
+@engine_options
+@click.pass_context
+def check(
+    ctx: click.Context,
+    /,
+    rules_file: Path | None,
+    tenant_id: str | None,
+    db_url: str | None,
+    message: str | None,
+    output_text: str | None,
+    output_file: Path | None,
+    session_json: str | None,
+    batch_file: str | None,
+    run_audit: bool,
+    documents: Path | None,
+    fail_on: str,
+    output_format: str | None,
+    out_path: Path | None,
+    reports_to_write: list[tuple[str, Path]],
+    **engine: Any,
+) -> int:
+    """Check a turn: the rules that apply to --message, the --output checked against each, a verdict and a reward.
+
+    The rules are those of --rules FILE or of the stored --tenant TENANT. Judge checks use the LLM of
+    $NORMA_LLM_URL (docs/llm.md); without one they are skipped. Exit 0 when every turn passes, 1 when one fails
+    (an error check failed; with --fail-on warning a warning one too), 2 on bad input.
+    """
+    from norma.cli._match import _check_source
+    from norma.reports import turns_exit_code
+
+    _check_source(rules_file, tenant_id, db_url)
+    fmt = output_format or ((ctx.find_root().obj or {}).get("format") or "table")
+    options = EngineOptions.pop(engine)
+    if batch_file is not None:
+        if message is not None or output_text is not None or output_file is not None or session_json is not None:
+            raise click.UsageError("with --batch, each turn's message, output and session are in its JSON Lines record")
+        return _batch(
+            batch_file,
+            rules_file,
+            tenant_id,
+            db_url,
+            run_audit,
+            documents,
+            fail_on,
+            fmt,
+            out_path,
+            reports_to_write,
+            options,
+        )
+    if fmt == "jsonl":
+        raise click.UsageError("--format jsonl goes with --batch")
+    if message is None:
+        raise click.UsageError("give the user's --message (or --batch FILE)")
+    if (output_text is None) == (output_file is None):
+        raise click.UsageError("give the AI's answer: --output TEXT or --output-file FILE (one of them)")
+    output, name = _read_output(output_text, output_file)
+    session = _parse_session(session_json)
+    checker = _checker(rules_file, tenant_id, db_url, run_audit, documents)
+    report = checker.check(message, output, session)
+    items = [(name, report)]
+    if fmt == "table":
+        _render(console(), name, report)
+    else:
+        _write(fmt, items, fail_on, out_path)
+    for report_fmt, path in reports_to_write:
+        _write(report_fmt, items, fail_on, path)
+    return turns_exit_code([report], fail_on)
+
+
+def _read_output(output_text: str | None, output_file: Path | None) -> tuple[str, str]:
+    from norma.errors import InvalidInputError
+
+    if output_file is None:
+        assert output_text is not None
+        return output_text, "output"
+    try:
+        return output_file.read_text(encoding="utf-8"), str(output_file)
+    except UnicodeDecodeError:
+        raise InvalidInputError("the output file is not UTF-8 text", source=str(output_file)) from None
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read it: {exc.strerror or exc}", source=str(output_file)) from None
+
+
+def _parse_session(session_json: str | None) -> dict[str, Any] | None:
+    from norma.errors import InvalidInputError
+
+    if session_json is None:
+        return None
+    try:
+        value = json.loads(session_json)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(f"--session is not valid JSON ({exc.msg})", location="--session") from None
+    if not isinstance(value, dict):
+        raise InvalidInputError("--session must be a JSON object", location="--session")
+    return value
+
+
+def _checker(
+    rules_file: Path | None, tenant_id: str | None, db_url: str | None, run_audit: bool, documents: Path | None
+) -> Any:
+    from norma.turns import TurnChecker
+
+    if tenant_id is not None:
+        from norma.matching import snapshot_matcher
+        from norma.store import open_tenant_store
+
+        with open_tenant_store(tenant_id, db_url) as store:
+            matcher = snapshot_matcher(store, tenant_id)
+            version = store.version(tenant_id)
+        return TurnChecker(matcher, judge=_judge(), audit=run_audit, documents=documents, rules_version=version)
+    assert rules_file is not None
+    return TurnChecker(rules_file, judge=_judge(), audit=run_audit, documents=documents)
+
+
+def _row_failing(row: dict[str, Any], fail_on: str) -> bool:
+    if row.get("verdict") == "fail":
+        return True
+    if fail_on != "warning":
+        return False
+    checks = [c for rule in row.get("rules", []) for c in rule.get("checks", [])]
+    audit = row.get("audit") or {}
+    return any(c["status"] == "fail" and c["severity"] == "warning" for c in checks) or any(
+        v.get("severity") == "WARNING" for v in audit.get("violations", [])
+    )
+
+
+def _batch(
+    source: str,
+    rules_file: Path | None,
+    tenant_id: str | None,
+    db_url: str | None,
+    run_audit: bool,
+    documents: Path | None,
+    fail_on: str,
+    fmt: str,
+    out_path: Path | None,
+    reports_to_write: list[tuple[str, Path]],
+    options: EngineOptions,
+) -> int:
+    from norma.batch import CheckJob, MatchJob
+    from norma.cli._engine import run_batch
+    from norma.reports import turn_document
+    from norma.turns import TurnReport
+
+    records = _read_turns(source)
+    match = MatchJob.for_tenant(tenant_id, db_url) if tenant_id is not None else MatchJob.make(str(rules_file))
+    job = CheckJob(match, audit=run_audit, documents=None if documents is None else str(documents))
+    job.check()
+    results = run_batch(job, records, options, "checking")
+    rows: list[dict[str, Any]] = []
+    items: list[tuple[str, TurnReport]] = []
+    errors = 0
+    for item in results:
+        if item.error is not None or item.result is None:
+            errors += 1
+            error = str(item.error)
+            click.echo(f"norma: error: {error if error.startswith(item.where) else f'{item.where}: {error}'}", err=True)
+            continue
+        row = {"line": int(item.where.rsplit(":", 1)[1]), **item.result}
+        row["failing"] = _row_failing(row, fail_on)
+        rows.append(row)
+        fields = {k: v for k, v in item.result.items() if k in TurnReport.model_fields}
+        items.append((item.where, TurnReport.model_validate(fields)))
+    document = turn_document(rows, job.rule_count())
+    if tenant_id is not None:
+        document["tenant"] = tenant_id
+    if fmt == "table":
+        con = console()
+        for name, report in items:
+            _render(con, name, report)
+        con.print(
+            f"{document['turns']} turns: {document['passed']} passed, {document['failed']} failed, "
+            f"{document['skipped']} skipped"
+        )
+    elif fmt == "json":
+        _emit_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", out_path)
+    elif fmt == "jsonl":
+        _emit_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), out_path)
+    else:
+        _write(fmt, items, fail_on, out_path)
+    for report_fmt, path in reports_to_write:
+        _write(report_fmt, items, fail_on, path)
+    if errors:
+        return 2
+    return 1 if any(row["failing"] for row in rows) else 0
+
+
+def _emit_text(text: str, path: Path | None) -> None:
+    from norma.errors import InvalidInputError
+
+    if path is None:
+        sys.stdout.write(text)
+        return
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InvalidInputError(f"cannot write it: {exc.strerror or exc}", source=str(path)) from None
+
+
+def _read_turns(source: str) -> list[Any]:
+    """The turn records of a JSON Lines file (``-``: stdin), each a :class:`~norma.batch.BatchRecord` holding its
+    payload or its error."""
+    from norma.batch import BatchRecord, text_lines, turn_payload
+    from norma.errors import InvalidInputError, NormaError
+
+    try:
+        if source == "-":
+            lines = list(text_lines(sys.stdin.buffer, "<stdin>", MAX_TURN_LINE_BYTES))
+        else:
+            with open(source, "rb") as handle:
+                lines = list(text_lines(handle, source, MAX_TURN_LINE_BYTES))
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read it: {exc.strerror or exc}", source=source) from None
+    name = "<stdin>" if source == "-" else source
+    records: list[Any] = []
+    for index, (number, text) in enumerate(lines):
+        where = f"{name}:{number}"
+        try:
+            records.append(BatchRecord(index, where, turn_payload(json.loads(text))))
+        except json.JSONDecodeError as exc:
+            records.append(BatchRecord(index, where, InvalidInputError(f"not valid JSON ({exc.msg})", source=where)))
+        except NormaError as exc:
+            exc.source = where
+            records.append(BatchRecord(index, where, exc))
+    return records

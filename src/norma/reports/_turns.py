@@ -1,0 +1,252 @@
+"""Reports of checked turns (``norma check``): JSON, SARIF 2.1.0, JUnit XML and a Markdown job summary.
+
+Every renderer takes ``(name, TurnReport)`` pairs: one for one turn (the name is the output file, or ``output``),
+many for a batch (each named ``file:line`` of its record). The shapes follow the audit's reports, so that
+``norma merge`` and code scanning read them the same way:
+
+* SARIF: one result per failed check (``ruleId`` ``rule-id/check-id``, level from its severity) and per violation
+  of the audit when it ran. A batch record is located at its line of the batch file and the output's line goes to
+  ``properties.outputLine``; an output file is located at the evidence's line and column. ``properties.reports``
+  lists every turn with its verdict (``PASS`` / ``FAIL`` / ``SKIP``) and reward.
+* JUnit: one ``<testsuite>`` per turn, one ``<testcase>`` per checked rule; a rule with a failed check at or above
+  ``fail_on`` is a ``<failure>`` listing the checks with their severity and line; a rule with nothing decided is
+  ``<skipped>``.
+* Markdown: the failures only, in one table, and a line of totals.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Sequence
+from typing import Any
+from xml.etree import ElementTree as ET
+
+from norma._version import __version__
+from norma.checks import CheckResult, CheckStatus
+from norma.errors import InvalidInputError
+from norma.reports._sarif import SARIF_SCHEMA, _artifact
+from norma.rules import Severity
+from norma.turns import TurnReport
+
+__all__ = ["TURN_FORMATS", "render_turns", "turn_document", "turns_exit_code"]
+
+TurnItem = tuple[str, TurnReport]
+
+_RECORD = re.compile(r"(?P<path>.+):(?P<line>[0-9]+)")
+_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+
+
+def _failing_checks(report: TurnReport, fail_on: str) -> list[CheckResult]:
+    levels = {Severity.ERROR} | ({Severity.WARNING} if fail_on == "warning" else set())
+    return [r for r in report.failures if r.severity in levels]
+
+
+def turns_exit_code(reports: Sequence[TurnReport], fail_on: str = "error") -> int:
+    """0 when every turn passes (or is skipped), 1 when one fails under ``fail_on`` (``error`` or ``warning``)."""
+    if fail_on not in ("error", "warning"):
+        raise InvalidInputError(f"fail_on must be 'error' or 'warning', not {fail_on!r}")
+    return 1 if any(r.failing(fail_on) for r in reports) else 0
+
+
+def turn_document(rows: Sequence[dict[str, Any]], rules: int) -> dict[str, Any]:
+    """``norma check --batch --format json``: one row per turn (``TurnReport.to_dict()`` and its ``line``), the
+    verdict counts and the mean reward; ``norma merge`` recomputes the totals from the rows with this function."""
+    rewards = [row["reward"] for row in rows if isinstance(row.get("reward"), int | float)]
+    return {
+        "rules": rules,
+        "turns": len(rows),
+        "passed": sum(1 for row in rows if row.get("verdict") == "pass"),
+        "failed": sum(1 for row in rows if row.get("verdict") == "fail"),
+        "skipped": sum(1 for row in rows if row.get("verdict") == "skip"),
+        "mean_reward": math.fsum(rewards) / len(rewards) if rewards else None,
+        "results": list(rows),
+    }
+
+
+def _json(items: Sequence[TurnItem], fail_on: str) -> str:
+    if len(items) == 1:
+        name, report = items[0]
+        return json.dumps({"name": name, **report.to_dict()}, indent=2, ensure_ascii=False) + "\n"
+    rows = [{"name": name, **report.to_dict()} for name, report in items]
+    rules = len({r.rule_id for _, report in items for r in report.rules})
+    return json.dumps(turn_document(rows, rules), indent=2, ensure_ascii=False) + "\n"
+
+
+def _location(name: str, line: int | None, column: int | None) -> list[dict[str, Any]]:
+    record = _RECORD.fullmatch(name)
+    physical: dict[str, Any] = {"artifactLocation": _artifact(record["path"] if record else name)}
+    if record:
+        physical["region"] = {"startLine": int(record["line"])}
+    elif line is not None:
+        physical["region"] = {"startLine": line, **({"startColumn": column} if column is not None else {})}
+    return [{"physicalLocation": physical}]
+
+
+def _sarif(items: Sequence[TurnItem], fail_on: str) -> str:
+    rules: dict[str, dict[str, Any]] = {}
+    results: list[dict[str, Any]] = []
+    for name, report in items:
+        common = {"verdict": report.verdict.value, "record": name}
+        for checked in report.rules:
+            for check in checked.checks:
+                rule_id = f"{check.rule_id}/{check.check_id}"
+                rules.setdefault(
+                    rule_id,
+                    {
+                        "id": rule_id,
+                        "name": rule_id,
+                        "shortDescription": {"text": f"{check.kind} check of rule {check.rule_id}"},
+                        "fullDescription": {"text": checked.description or check.rule_id},
+                        "defaultConfiguration": {"level": _LEVEL[check.severity]},
+                    },
+                )
+                if check.status is not CheckStatus.FAIL:
+                    continue
+                first = check.evidence[0] if check.evidence else None
+                properties: dict[str, Any] = {**common, "kind": check.kind, "weight": check.weight}
+                if first is not None:
+                    properties.update(outputLine=first.line, outputColumn=first.column, evidence=first.text)
+                results.append(
+                    {
+                        "ruleId": rule_id,
+                        "kind": "fail",
+                        "level": _LEVEL[check.severity],
+                        "message": {"text": check.message},
+                        "locations": _location(name, first.line if first else None, first.column if first else None),
+                        "properties": properties,
+                    }
+                )
+        if report.audit is not None:
+            for violation in report.audit.violations:
+                rules.setdefault(violation.rule, {"id": violation.rule, "name": violation.rule})
+                results.append(
+                    {
+                        "ruleId": violation.rule,
+                        "kind": "fail",
+                        "level": violation.severity.value.lower(),
+                        "message": {"text": violation.description},
+                        "locations": _location(name, violation.line, None),
+                        "properties": {**common, "evidence": violation.evidence, "location": violation.location},
+                    }
+                )
+    index = {rule_id: position for position, rule_id in enumerate(rules)}
+    for result in results:
+        result["ruleIndex"] = index[result["ruleId"]]
+    run = {
+        "tool": {
+            "driver": {
+                "name": "norma-check",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "informationUri": "https://github.com/norma-engineers/norma",
+                "rules": list(rules.values()),
+            }
+        },
+        "invocations": [{"executionSuccessful": True}],
+        "results": results,
+        "properties": {
+            "reports": [
+                {"name": name, "result": report.verdict.value.upper(), "reward": report.reward}
+                for name, report in items
+            ]
+        },
+    }
+    return json.dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2, ensure_ascii=False) + "\n"
+
+
+def _check_line(check: CheckResult) -> str:
+    where = f"line {check.evidence[0].line}, column {check.evidence[0].column}: " if check.evidence else ""
+    return f"{where}[{check.severity.value}] {check.rule_id}/{check.check_id} ({check.kind}): {check.message}"
+
+
+def _junit(items: Sequence[TurnItem], fail_on: str) -> str:
+    root = ET.Element("testsuites", name="norma check")
+    total = failures = skipped = 0
+    for name, report in items:
+        suite = ET.SubElement(root, "testsuite", name=name)
+        suite_failures = suite_skipped = 0
+        failing = {id(c) for c in _failing_checks(report, fail_on)}
+        for checked in report.rules:
+            case = ET.SubElement(suite, "testcase", classname=f"norma.check.{name}", name=checked.rule_id)
+            bad = [c for c in checked.checks if id(c) in failing]
+            if bad:
+                failure = ET.SubElement(case, "failure", message=bad[0].message, type=bad[0].severity.value)
+                failure.text = "\n".join(_check_line(c) for c in checked.checks if c.status is CheckStatus.FAIL)
+                suite_failures += 1
+            elif checked.verdict is CheckStatus.SKIP:
+                ET.SubElement(case, "skipped", message="; ".join(c.message for c in checked.checks))
+                suite_skipped += 1
+            elif any(c.status is CheckStatus.FAIL for c in checked.checks):
+                out = ET.SubElement(case, "system-out")
+                out.text = "\n".join(_check_line(c) for c in checked.checks if c.status is CheckStatus.FAIL)
+        tests = len(report.rules)
+        if report.audit is not None:
+            case = ET.SubElement(suite, "testcase", classname=f"norma.check.{name}", name="audit IR.x.y")
+            tests += 1
+            if report.audit.result.value == "FAIL":
+                failure = ET.SubElement(case, "failure", message="the audit failed", type="error")
+                failure.text = "\n".join(
+                    f"{v.location}: [{v.severity.value}] {v.rule}: {v.description}" for v in report.audit.violations
+                )
+                suite_failures += 1
+        suite.set("tests", str(tests))
+        suite.set("failures", str(suite_failures))
+        suite.set("errors", "0")
+        suite.set("skipped", str(suite_skipped))
+        props = ET.Element("properties")
+        ET.SubElement(props, "property", name="verdict", value=report.verdict.value)
+        ET.SubElement(props, "property", name="reward", value="" if report.reward is None else f"{report.reward:.6f}")
+        suite.insert(0, props)
+        total += tests
+        failures += suite_failures
+        skipped += suite_skipped
+    for key, value in (("tests", total), ("failures", failures), ("errors", 0), ("skipped", skipped)):
+        root.set(key, str(value))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def _markdown(items: Sequence[TurnItem], fail_on: str) -> str:
+    rows: list[str] = []
+    failed = 0
+    for name, report in items:
+        record = _RECORD.fullmatch(name)
+        bad = _failing_checks(report, fail_on)
+        audit_bad = [] if report.audit is None or report.audit.result.value != "FAIL" else report.audit.violations
+        if report.failing(fail_on):
+            failed += 1
+        for check in bad:
+            line = record["line"] if record else (str(check.evidence[0].line) if check.evidence else "")
+            where = _cell(record["path"] if record else name)
+            rows.append(
+                f"| {where} | {line} | {_cell(check.rule_id)}/{_cell(check.check_id)}"
+                f" | {check.severity.value} | {_cell(check.message)} |"
+            )
+        for violation in audit_bad:
+            line = record["line"] if record else ("" if violation.line is None else str(violation.line))
+            rows.append(
+                f"| {_cell(record['path'] if record else name)} | {line} | {violation.rule} |"
+                f" {violation.severity.value.lower()} | {_cell(violation.description)} |"
+            )
+    lines = ["## norma check", "", f"{len(items)} turns checked, {failed} failed."]
+    if rows:
+        lines += ["", "| file | line | rule/check | severity | message |", "|---|---|---|---|---|", *rows]
+    return "\n".join(lines) + "\n"
+
+
+TURN_FORMATS = {"json": _json, "sarif": _sarif, "junit": _junit, "markdown": _markdown}
+"""The report formats of checked turns."""
+
+
+def render_turns(fmt: str, items: Sequence[TurnItem], fail_on: str = "error") -> str:
+    """The checked turns in one report format (``json``, ``sarif``, ``junit`` or ``markdown``)."""
+    renderer = TURN_FORMATS.get(fmt)
+    if renderer is None:
+        raise InvalidInputError(f"unknown report format {fmt!r}", hint=f"one of {', '.join(sorted(TURN_FORMATS))}")
+    return renderer(items, fail_on)

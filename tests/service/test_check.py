@@ -1,0 +1,122 @@
+"""``POST /v1/tenants/{tenant}/check``: a turn checked against the tenant's rules, as the library checks it; tenants
+are isolated; bad bodies are 422 problems."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from norma.rules import Rule
+from norma.service import create_app
+from norma.store import RuleStore, open_store
+from norma.turns import TurnChecker
+from tests.service.conftest import bearer, make_settings
+
+pytestmark = [pytest.mark.anyio, pytest.mark.model]
+
+REFUND = {
+    "id": "refund",
+    "condition_text": "customer asks for a refund of an order",
+    "action_text": "explain the refund policy and give the form reference",
+    "examples": ["I want my money back", "can I get a refund for my order"],
+    "checks": [
+        {"id": "policy", "kind": "contains", "terms": ["refund policy"]},
+        {"id": "reference", "kind": "regex", "pattern": "REF-[0-9]{4}"},
+    ],
+}
+CARDS = {
+    "id": "card-safety",
+    "condition_text": "customer asks about branch opening hours",
+    "checks": [{"id": "no-card", "kind": "no_pii", "kinds": ["card"], "when": "always"}],
+}
+
+
+@pytest.fixture(scope="module")
+def check_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RuleStore]:
+    path: Path = tmp_path_factory.mktemp("check") / "norma.db"
+    store = open_store(f"sqlite:///{path}")
+    store.upsert_rules("acme", [Rule.from_mapping({**r, "tenant_id": "acme"}) for r in (REFUND, CARDS)])
+    # globex's refund rule demands something else: a check from the wrong tenant would show
+    other = {**REFUND, "checks": [{"id": "apology", "kind": "contains", "terms": ["we apologise"]}]}
+    store.upsert_rules("globex", [Rule.from_mapping({**other, "tenant_id": "globex"})])
+    yield store
+    store.close()
+
+
+@pytest.fixture
+async def http(check_store: RuleStore) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(make_settings(), store=check_store)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://norma.test") as client:
+        yield client
+
+
+async def test_check_equals_the_library(http: httpx.AsyncClient, check_store: RuleStore) -> None:
+    key = check_store.create_api_key("acme", name="check")
+    body = {"message": "can I get a refund for my order", "output": "See our refund policy. Card 4111111111111111."}
+    response = await http.post("/v1/tenants/acme/check", json=body, headers=bearer(key))
+    assert response.status_code == 200, response.text
+    got = response.json()
+    assert got["tenant_id"] == "acme"
+    assert got["verdict"] == "fail"
+    failed = sorted((c["rule_id"], c["check_id"]) for r in got["rules"] for c in r["checks"] if c["status"] == "fail")
+    assert failed == [("card-safety", "no-card"), ("refund", "reference")]
+    # refund: 1 of 2 (weight 2, score 0.5); card-safety: 0 of 1 (weight 1): (0.5 x 2 + 0) / 3
+    assert got["reward"] == pytest.approx(1 / 3)
+    expected = TurnChecker(_matcher(check_store, "acme")).check(body["message"], body["output"])
+    assert got["reward"] == pytest.approx(expected.reward)
+    assert got["counts"] == {"pass": 1, "fail": 2, "skip": 0}
+    [card] = [c for r in got["rules"] for c in r["checks"] if c["check_id"] == "no-card"]
+    assert card["evidence"][0]["text"] == "************1111"
+    assert got["rules_version"] == check_store.version("acme")
+
+
+def _matcher(store: RuleStore, tenant: str):  # type: ignore[no-untyped-def]
+    from norma.matching import tenant_matcher
+
+    return tenant_matcher(store, tenant)
+
+
+async def test_tenants_are_isolated(http: httpx.AsyncClient, check_store: RuleStore) -> None:
+    acme = check_store.create_api_key("acme", name="iso-a")
+    globex = check_store.create_api_key("globex", name="iso-g")
+    body = {"message": "I want my money back", "output": "Our refund policy: form REF-1234."}
+    mine = await http.post("/v1/tenants/acme/check", json=body, headers=bearer(acme))
+    theirs = await http.post("/v1/tenants/globex/check", json=body, headers=bearer(globex))
+    assert mine.json()["verdict"] == "pass"
+    assert theirs.json()["verdict"] == "fail"  # globex's own check (an apology), never acme's
+    assert [c["check_id"] for r in theirs.json()["rules"] for c in r["checks"]] == ["apology"]
+    crossed = await http.post("/v1/tenants/globex/check", json=body, headers=bearer(acme))
+    assert crossed.status_code in (403, 404)
+    assert crossed.headers["content-type"].startswith("application/problem+json")
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"message": "x"}, "body.output"),
+        ({"message": "", "output": "y"}, "body.message"),
+        ({"message": "x", "output": "y" * 200_001}, "body.output"),
+        ({"message": "x", "output": 3}, "body.output"),
+        ({"message": "x", "output": "y", "extra": 1}, "body.extra"),
+    ],
+)
+async def test_bad_bodies_are_422_problems(
+    http: httpx.AsyncClient, check_store: RuleStore, body: dict[str, object], field: str
+) -> None:
+    key = check_store.create_api_key("acme", name=f"bad-{field}")
+    response = await http.post("/v1/tenants/acme/check", json=body, headers=bearer(key))
+    assert response.status_code == 422, response.text
+    assert field in response.text
+
+
+async def test_a_long_output_is_checked(http: httpx.AsyncClient, check_store: RuleStore) -> None:
+    key = check_store.create_api_key("acme", name="long")
+    output = "Our refund policy REF-0042. " + "fine words " * 9_000  # about 100,000 characters
+    response = await http.post(
+        "/v1/tenants/acme/check", json={"message": "I want a refund", "output": output}, headers=bearer(key)
+    )
+    assert response.status_code == 200
+    assert response.json()["verdict"] == "pass"
