@@ -383,3 +383,29 @@ def test_the_checksum_libraries_load_only_when_used() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_word_counts_follow_isspace_and_isalnum_on_any_unicode() -> None:
+    """Words are runs of non-space characters (str.isspace) holding a letter or digit (str.isalnum): the checks
+    count them with two regular expressions, compared here with a plain character loop."""
+    import random
+
+    from norma.checks._evaluate import _Output
+
+    alphabet = [" ", "\t", "\n", "\u00a0", "\u2003", "\u3000", "\x1c", "a", "Z", "9", "_", "!", "é", "\u0301", "٣"]
+    draw = random.Random(38)
+    for _ in range(2_000):
+        text = "".join(draw.choice(alphabet) for _ in range(draw.randint(0, 30)))
+        runs: list[tuple[int, int]] = []
+        start = None
+        for index, char in enumerate(text):
+            if char.isspace():
+                if start is not None:
+                    runs.append((start, index))
+                    start = None
+            elif start is None:
+                start = index
+        if start is not None:
+            runs.append((start, len(text)))
+        expected = [(a, b) for a, b in runs if any(c.isalnum() for c in text[a:b])]
+        assert _Output(text).words == expected, repr(text)

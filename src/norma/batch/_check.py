@@ -12,6 +12,7 @@ from norma.batch._job import Outcome, Worker
 from norma.batch._match import MatchJob, _vectors
 from norma.embeddings import get_embedder
 from norma.errors import InvalidInputError, NormaError
+from norma.llm import Judge, JudgeCache, get_llm
 from norma.matching import SessionState
 from norma.turns import TurnChecker
 
@@ -53,6 +54,9 @@ class CheckJob:
     """Also run the IR.x.y audit on each output."""
     documents: str | None = None
     """The audit's normative documents folder."""
+    judge: bool = False
+    """Decide ``judge`` checks with the LLM of the worker's ``$NORMA_LLM_URL`` (votes cached in the user's cache
+    file, shared by the workers); without it, or without an LLM, they are skipped."""
 
     fork_safe = False
     uses_all_cores = True
@@ -72,12 +76,20 @@ class CheckJob:
         """How many rules the turns are checked against."""
         return self.match.rule_count()
 
+    def _judge(self) -> Judge | None:
+        if not self.judge:
+            return None
+        llm = get_llm()
+        return None if llm is None else Judge(llm, cache=JudgeCache.in_user_cache())
+
     def start(self) -> Worker:
         """Build the matcher once, then per batch embed the messages in one call and check each turn."""
         embedder = get_embedder()
         matcher = self.match._matcher(embedder)
         version = self.match.tenant_version if self.match.tenant_id is not None else None
-        checker = TurnChecker(matcher, audit=self.audit, documents=self.documents, rules_version=version)
+        checker = TurnChecker(
+            matcher, judge=self._judge(), audit=self.audit, documents=self.documents, rules_version=version
+        )
 
         def one(payload: dict[str, Any], vector: np.ndarray) -> Outcome:
             try:

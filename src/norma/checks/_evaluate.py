@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +46,10 @@ _Outcome = tuple[CheckStatus, str, list[tuple[int, int]]]
 """Status, message, and ``(start, end)`` of each violation, in text order."""
 
 
+_RUN = re.compile(r"\S+")
+_ALNUM = re.compile(r"[^\W_]")
+
+
 class _Output:
     """The output under test, with what several checks share, computed on first use."""
 
@@ -58,20 +63,28 @@ class _Output:
     def folded(self) -> FoldedText:
         return FoldedText(self.text)
 
+    @functools.cached_property
     def words(self) -> list[tuple[int, int]]:
-        """``(start, end)`` of each word: a run of non-space characters with a letter or digit in it."""
-        spans = []
-        start = None
-        for index, char in enumerate(self.text):
-            if char.isspace():
-                if start is not None:
-                    spans.append((start, index))
-                    start = None
-            elif start is None:
-                start = index
-        if start is not None:
-            spans.append((start, len(self.text)))
-        return [(a, b) for a, b in spans if any(c.isalnum() for c in self.text[a:b])]
+        """``(start, end)`` of each word: a run of non-space characters (``str.isspace``) with a letter or digit
+        (``str.isalnum``) in it. Both expressions are linear: ``\\S+`` takes whole runs, ``[^\\W_]`` is ``isalnum``."""
+        return [m.span() for m in _RUN.finditer(self.text) if _ALNUM.search(m.group())]
+
+
+_last: tuple[_Output, ...] = ()
+"""The last output evaluated: a turn evaluates one output against each of its rules, and what the checks share
+(its folded text, its words, its line index) is computed once for all of them."""
+
+
+def _shared(output: str, message: str | None, judge: Judge | None) -> _Output:
+    global _last
+    last = _last
+    if last and last[0].message == message and last[0].judge is judge:
+        seen = last[0].text
+        if seen is output or (len(seen) == len(output) and seen == output):
+            return last[0]
+    fresh = _Output(output, message, judge)
+    _last = (fresh,)  # one assignment: threads see the old or the new entry, both whole
+    return fresh
 
 
 def _where(span: Span) -> str:
@@ -129,7 +142,7 @@ def _length(check: LengthCheck, rule: Rule, output: _Output) -> _Outcome:
         if size <= limit:
             return CheckStatus.PASS, f"{size:,} characters, within the limit of {limit:,}", []
         return CheckStatus.FAIL, f"{size:,} characters, over the limit of {limit:,}", [(limit, size)]
-    words = output.words()
+    words = output.words
     if check.kind == "min_words":
         if len(words) >= limit:
             return CheckStatus.PASS, f"{len(words):,} words, at least {limit:,}", []
@@ -305,7 +318,7 @@ def evaluate_checks(
         raise InvalidInputError(
             "the user's message must be valid Unicode text", source=f"rule {rule.id!r}", location="message"
         )
-    text = _Output(output, message, judge)
+    text = _shared(output, message, judge)
     with trace_span("norma.checks", {"norma.rule.id": rule.id}) as traced:
         results = [
             _result(rule, check, _EVALUATORS[check.kind](check, rule, text), text)

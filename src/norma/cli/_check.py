@@ -98,9 +98,9 @@ def _judge() -> Any:
     llm = get_llm()
     if llm is None:
         return None
-    from norma.llm import Judge
+    from norma.llm import Judge, JudgeCache
 
-    return Judge(llm)
+    return Judge(llm, cache=JudgeCache.in_user_cache())  # a re-run asks the model nothing
 
 
 @click.command()
@@ -312,7 +312,7 @@ def _batch(
 
     records = _read_turns(source)
     match = MatchJob.for_tenant(tenant_id, db_url) if tenant_id is not None else MatchJob.make(str(rules_file))
-    job = CheckJob(match, audit=run_audit, documents=None if documents is None else str(documents))
+    job = CheckJob(match, audit=run_audit, documents=None if documents is None else str(documents), judge=True)
     job.check()
     results = run_batch(job, records, options, "checking")
     rows: list[dict[str, Any]] = []

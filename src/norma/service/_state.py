@@ -150,9 +150,9 @@ class ServiceState:
                     if llm is None:
                         self._judge = (None,)
                     else:
-                        from norma.llm import Judge
+                        from norma.llm import Judge, JudgeCache
 
-                        self._judge = (Judge(llm),)
+                        self._judge = (Judge(llm, cache=JudgeCache()),)  # in memory: verdicts stay per process
         return self._judge[0]
 
     async def run(self, func: Callable[..., T], /, *args: Any, timeout: bool = True, **kwargs: Any) -> T:
