@@ -347,7 +347,10 @@ def _batch(
     else:
         _write(fmt, items, fail_on, out_path)
     for report_fmt, path in reports_to_write:
-        _write(report_fmt, items, fail_on, path)
+        if report_fmt == "json":  # the same document as --format json (norma merge reads it)
+            _emit_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", path)
+        else:
+            _write(report_fmt, items, fail_on, path)
     if errors:
         return 2
     return 1 if any(row["failing"] for row in rows) else 0

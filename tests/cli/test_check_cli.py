@@ -1,0 +1,369 @@
+"""``norma check`` through the real CLI: one turn, its reports, usage errors, a stored tenant, ``--batch``, shards and
+``norma merge``, and awkward outputs (Unicode, empty, 100,000 characters).
+
+Verdicts are worked out from the checks of examples/rulebooks/banking-support.yaml: fraud-suspected (offers-freeze
+error, hands-over-to-fraud-team warning), never-ask-full-pin (warns-never-share warning, does-not-ask-for-secrets
+error, no-card-number error ``when: always``), vulnerable-customer (mentions-hardship-help, no-pressure) and
+complaint (gives-deadline, gives-reference warning). ``GOOD`` satisfies every one of them, whichever rules match.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import EXAMPLES, CliResult
+
+pytestmark = pytest.mark.model
+
+Run = Callable[..., CliResult]
+BANKING = str(EXAMPLES / "rulebooks" / "banking-support.yaml")
+TURNS = EXAMPLES / "turns" / "banking.jsonl"
+GOOD = (
+    "I have frozen your card and passed this to our fraud team. Never share your PIN with anyone. "
+    "If money is tight, our hardship team and free debt advice can help. "
+    "A complaint gets an answer within eight weeks, reference CMP-482913."
+)
+PIN_MESSAGE = "my pin is 1234 can you check it"
+CARD = "4111 1111 1111 1111"
+
+
+def check(run_cli: Run, *args: str) -> CliResult:
+    return run_cli("check", "--rules", BANKING, *args)
+
+
+def failed(payload: dict[str, Any]) -> set[str]:
+    return {f"{c['rule_id']}/{c['check_id']}" for r in payload["rules"] for c in r["checks"] if c["status"] == "fail"}
+
+
+# --- one turn -----------------------------------------------------------------------------------------------------
+
+
+def test_a_good_answer_passes_with_exit_0(run_cli: Run) -> None:
+    result = check(run_cli, "-m", PIN_MESSAGE, "-o", GOOD, "--format", "json")
+    assert result.code == 0, result.err
+    payload = json.loads(result.out)
+    assert payload["verdict"] == "pass"
+    assert payload["reward"] == 1.0
+    assert failed(payload) == set()
+    assert payload["counts"]["fail"] == 0
+    assert payload["counts"]["pass"] >= 3  # the three checks of never-ask-full-pin at least
+
+
+def test_asking_for_the_pin_fails_with_exit_1(run_cli: Run) -> None:
+    result = check(run_cli, "-m", PIN_MESSAGE, "-o", "Sure, please confirm your PIN so I can check it.")
+    assert result.code == 1
+    assert "verdict: FAIL" in result.out
+    payload = json.loads(check(run_cli, "-m", PIN_MESSAGE, "-o", "Please confirm your PIN.", "--format", "json").out)
+    assert payload["name"] == "output"
+    assert payload["verdict"] == "fail"
+    assert payload["matches"][0]["rule_id"] == "never-ask-full-pin"
+    assert failed(payload) == {"never-ask-full-pin/does-not-ask-for-secrets", "never-ask-full-pin/warns-never-share"}
+    pin = next(r for r in payload["rules"] if r["rule_id"] == "never-ask-full-pin")
+    assert pin["matched"] is True
+    assert pin["verdict"] == "fail"
+    assert pin["required"] is True
+    # weights 1 (warning, fail) + 1 (error, fail) + 3 (no-card-number, pass): the rule scores 3/5
+    assert pin["score"] == pytest.approx(0.6)
+    assert payload["reward"] == pytest.approx(0.6)
+    assert payload["counts"] == {"pass": 1, "fail": 2, "skip": 0}
+
+
+def test_fail_on_warning(run_cli: Run) -> None:
+    # only the warning check of never-ask-full-pin fails: nothing asks for the PIN, nothing warns never to share it
+    answer = "I cannot look at PINs in the chat. A complaint gets an answer within eight weeks."
+    plain = check(run_cli, "-m", PIN_MESSAGE, "-o", answer, "--format", "json")
+    assert plain.code == 0, plain.out
+    assert failed(json.loads(plain.out)) == {"never-ask-full-pin/warns-never-share"}
+    assert json.loads(plain.out)["verdict"] == "pass"
+    strict = check(run_cli, "-m", PIN_MESSAGE, "-o", answer, "--format", "json", "--fail-on", "warning")
+    assert strict.code == 1
+    assert json.loads(strict.out)["verdict"] == "pass"  # the verdict stays the error checks'
+
+
+def test_output_file_and_sarif_region_at_the_evidence(run_cli: Run, tmp_path: Path) -> None:
+    answer = tmp_path / "answer.txt"
+    answer.write_text(f"Hello.\n\nThe card {CARD} has a balance of 12 GBP.\n", encoding="utf-8")
+    result = check(
+        run_cli, "-m", "what is the balance on my account", "--output-file", str(answer), "--format", "sarif"
+    )
+    assert result.code == 1
+    log = json.loads(result.out)
+    card = next(r for r in log["runs"][0]["results"] if r["ruleId"] == "never-ask-full-pin/no-card-number")
+    physical = card["locations"][0]["physicalLocation"]
+    assert physical["region"] == {"startLine": 3, "startColumn": 10}
+    assert physical["artifactLocation"]["uri"].endswith("answer.txt")
+    assert card["properties"]["evidence"].endswith("1111")  # masked: the report never repeats the number
+    assert CARD not in result.out
+    assert CARD.replace(" ", "") not in result.out
+    assert card["level"] == "error"
+    assert log["runs"][0]["properties"]["reports"][0]["name"] == str(answer)
+
+
+def test_reports_are_written_alongside(run_cli: Run, tmp_path: Path) -> None:
+    sarif, junit, markdown, js = (tmp_path / n for n in ("c.sarif", "c.xml", "c.md", "c.json"))
+    result = check(
+        run_cli,
+        *("-m", PIN_MESSAGE, "-o", "Please confirm your PIN."),
+        *("--report", f"sarif={sarif}", "--report", f"junit={junit}", "--report", f"markdown={markdown}"),
+        *("--report", f"json={js}", "--format", "json"),
+    )
+    assert result.code == 1
+    assert json.loads(js.read_text("utf-8")) == json.loads(result.out)
+    assert {r["ruleId"] for r in json.loads(sarif.read_text("utf-8"))["runs"][0]["results"]} == {
+        "never-ask-full-pin/does-not-ask-for-secrets",
+        "never-ask-full-pin/warns-never-share",
+    }
+    root = ET.fromstring(junit.read_text("utf-8"))
+    (suite,) = root.findall("testsuite")
+    (failure,) = suite.iter("failure")
+    assert "[error] never-ask-full-pin/does-not-ask-for-secrets" in (failure.text or "")
+    assert "line 1, column 8: [error] never-ask-full-pin/does-not-ask-for-secrets" in (failure.text or "")
+    text = markdown.read_text("utf-8")
+    assert "never-ask-full-pin/does-not-ask-for-secrets | error" in text
+    assert "warns-never-share" not in text  # a warning does not fail the turn under --fail-on error
+
+
+def test_a_bad_report_spec_is_a_usage_error(run_cli: Run) -> None:
+    result = check(run_cli, "-m", "x", "-o", "y", "--report", "pdf=out.pdf")
+    assert result.code == 2
+    assert "FORMAT=FILE" in result.err
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--rules", BANKING, "--tenant", "t", "-m", "x", "-o", "y"], "--rules"),
+        (["-m", "x", "-o", "y"], "--rules"),
+        (["--rules", BANKING, "-o", "y"], "--message"),
+        (["--rules", BANKING, "-m", "x"], "--output"),
+        (["--rules", BANKING, "-m", "x", "-o", "y", "--output-file", BANKING], "--output"),
+        (["--rules", BANKING, "-m", "x", "-o", "y", "--session", "{not json"], "--session"),
+        (["--rules", BANKING, "-m", "x", "-o", "y", "--session", "[1]"], "--session"),
+        (["--rules", BANKING, "-m", "x", "-o", "y", "--format", "jsonl"], "--batch"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(run_cli: Run, args: list[str], says: str) -> None:
+    result = run_cli("check", *args)
+    assert result.code == 2
+    assert result.out == ""
+    lines = [line for line in result.err.splitlines() if line.strip()]
+    assert len(lines) == 1, result.err
+    assert says in lines[0]
+
+
+def test_a_session_is_taken(run_cli: Run) -> None:
+    session = json.dumps({"turn": 3, "fire_counts": {}})
+    result = check(run_cli, "-m", PIN_MESSAGE, "-o", GOOD, "--session", session, "--format", "json")
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["verdict"] == "pass"
+
+
+def test_a_stored_tenant(run_cli: Run, tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/bank.db"
+    assert run_cli("rules", "import", BANKING, "--db", url).code == 0
+    args = ("-m", PIN_MESSAGE, "-o", "Please confirm your PIN.", "--format", "json")
+    stored = run_cli("check", "--tenant", "northwind-bank", "--db", url, *args)
+    from_file = check(run_cli, *args)
+    assert stored.code == from_file.code == 1
+    one, two = json.loads(stored.out), json.loads(from_file.out)
+    assert one["tenant_id"] == "northwind-bank"
+    assert one["rules_version"] == 1
+    assert two["rules_version"] is None
+    assert one["verdict"] == two["verdict"] == "fail"
+    assert failed(one) == failed(two)
+    assert one["reward"] == pytest.approx(two["reward"])
+    missing = run_cli("check", "--tenant", "nobody", "--db", url, *args)
+    assert missing.code == 2
+    assert "nobody" in missing.err
+
+
+# --- --batch ------------------------------------------------------------------------------------------------------
+
+
+def _records() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in TURNS.read_text("utf-8").splitlines()]
+
+
+@pytest.fixture(scope="module")
+def single_verdicts() -> dict[str, tuple[str, set[str]]]:
+    """Each example turn checked on its own with the one-turn command (the CLI in-process)."""
+    from norma.cli import main
+
+    found: dict[str, tuple[str, set[str]]] = {}
+    for record in _records():
+        buffer = io.StringIO()
+        with contextlib.redirect_stdout(buffer):
+            main(["check", "--rules", BANKING, "-m", record["message"], "-o", record["output"], "--format", "json"])
+        payload = json.loads(buffer.getvalue())
+        found[record["id"]] = (payload["verdict"], failed(payload))
+    return found
+
+
+def test_batch_json_equals_the_one_turn_command(run_cli: Run, single_verdicts: dict[str, Any]) -> None:
+    result = check(run_cli, "--batch", str(TURNS), "--format", "json", "--engine", "local")
+    assert result.code == 1, result.err
+    document = json.loads(result.out)
+    assert document["turns"] == 8
+    assert document["rules"] == 28
+    assert [row["line"] for row in document["results"]] == list(range(1, 9))
+    assert {row["id"]: (row["verdict"], failed(row)) for row in document["results"]} == single_verdicts
+    assert document["passed"] == sum(v == "pass" for v, _ in single_verdicts.values())
+    assert document["failed"] == sum(v == "fail" for v, _ in single_verdicts.values())
+    # the turns whose verdicts do not depend on which secondary rules match
+    assert single_verdicts["bad-asks-for-pin"][0] == "fail"
+    assert "never-ask-full-pin/no-card-number" in single_verdicts["bad-prints-card"][1]
+    assert single_verdicts["good-complaint"] == ("pass", set())
+
+
+def test_batch_jsonl(run_cli: Run, single_verdicts: dict[str, Any]) -> None:
+    result = check(run_cli, "--batch", str(TURNS), "--format", "jsonl", "--engine", "local")
+    assert result.code == 1
+    rows = [json.loads(line) for line in result.out.splitlines()]
+    assert [row["line"] for row in rows] == list(range(1, 9))
+    assert {row["id"]: (row["verdict"], failed(row)) for row in rows} == single_verdicts
+    assert all(row["failing"] == (row["verdict"] == "fail") for row in rows)
+
+
+def test_batch_report_json_is_the_format_json_document(run_cli: Run, tmp_path: Path) -> None:
+    report = tmp_path / "r.json"
+    result = check(
+        run_cli, "--batch", str(TURNS), "--format", "json", "--engine", "local", "--report", f"json={report}"
+    )
+    assert json.loads(report.read_text("utf-8")) == json.loads(result.out)
+
+
+def test_batch_with_bad_lines_exits_2_and_keeps_the_others(run_cli: Run, tmp_path: Path) -> None:
+    batch = tmp_path / "turns.jsonl"
+    batch.write_text(
+        "\n".join(
+            [
+                json.dumps({"message": PIN_MESSAGE, "output": GOOD}),
+                "{not json",
+                json.dumps({"message": PIN_MESSAGE}),
+                json.dumps({"message": PIN_MESSAGE, "output": "x", "colour": "red"}),
+                json.dumps({"message": PIN_MESSAGE, "output": "Please confirm your PIN."}),
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    result = check(run_cli, "--batch", str(batch), "--format", "jsonl", "--engine", "local")
+    assert result.code == 2
+    rows = [json.loads(line) for line in result.out.splitlines()]
+    assert [(row["line"], row["verdict"]) for row in rows] == [(1, "pass"), (5, "fail")]
+    errors = [line for line in result.err.splitlines() if line.startswith("norma: error:")]
+    assert len(errors) == 3
+    for error, number in zip(errors, (2, 3, 4), strict=True):
+        assert error.startswith(f"norma: error: {batch}:{number}"), error
+    assert "not valid JSON" in errors[0]
+    assert "output" in errors[1]
+    assert "colour" in errors[2]
+
+
+def test_batch_takes_no_single_turn_options(run_cli: Run) -> None:
+    result = check(run_cli, "--batch", str(TURNS), "-m", "x")
+    assert result.code == 2
+    assert "--batch" in result.err
+
+
+def _sharded(run_cli: Run, tmp_path: Path, fmt: str, ext: str) -> tuple[CliResult, CliResult, str]:
+    whole = check(run_cli, "--batch", str(TURNS), "--format", fmt, "--engine", "local")
+    parts = []
+    for i in (1, 2):
+        out = tmp_path / f"part{i}.{ext}"
+        shard = check(run_cli, "--batch", str(TURNS), "--format", fmt, "--engine", "local", "--shard", f"{i}/2")
+        assert shard.code in (0, 1), shard.err
+        out.write_text(shard.out, encoding="utf-8")
+        parts.append(str(out))
+    merged = run_cli("merge", *parts)
+    return whole, merged, parts[0]
+
+
+def test_shards_merge_to_the_json_of_one_run(run_cli: Run, tmp_path: Path) -> None:
+    whole, merged, _ = _sharded(run_cli, tmp_path, "json", "json")
+    assert json.loads(merged.out) == json.loads(whole.out)
+    assert merged.code == whole.code == 1
+
+
+def test_shards_merge_to_the_sarif_of_one_run(run_cli: Run, tmp_path: Path) -> None:
+    whole, merged, _ = _sharded(run_cli, tmp_path, "sarif", "sarif")
+    assert json.loads(merged.out) == json.loads(whole.out)
+    assert merged.code == whole.code == 1
+
+
+def test_shards_merge_to_the_junit_of_one_run(run_cli: Run, tmp_path: Path) -> None:
+    whole, merged, _ = _sharded(run_cli, tmp_path, "junit", "xml")
+    assert merged.out == whole.out
+    assert merged.code == whole.code == 1
+
+
+def test_junit_has_a_suite_per_turn_naming_rule_check_severity_and_line(run_cli: Run) -> None:
+    result = check(run_cli, "--batch", str(TURNS), "--format", "junit", "--engine", "local")
+    root = ET.fromstring(result.out)
+    suites = root.findall("testsuite")
+    assert [s.get("name") for s in suites] == [f"{TURNS}:{n}" for n in range(1, 9)]
+    card = suites[4]  # bad-prints-card: the card number is on line 1, column 43 of the output
+    texts = [f.text or "" for f in card.iter("failure")]
+    assert any("line 1, column 43: [error] never-ask-full-pin/no-card-number (no_pii)" in t for t in texts), texts
+    assert card.get("failures") == str(len(texts))
+    good = suites[7]
+    assert good.get("failures") == "0"
+    assert {p.get("name"): p.get("value") for p in good.iter("property")} == {"verdict": "pass", "reward": "1.000000"}
+
+
+def test_markdown_lists_failures_only(run_cli: Run, single_verdicts: dict[str, Any]) -> None:
+    result = check(run_cli, "--batch", str(TURNS), "--format", "markdown", "--engine", "local")
+    rows = [line for line in result.out.splitlines() if line.startswith(f"| {TURNS} |")]
+    failing_lines = {int(row.split(" | ")[1]) for row in rows}
+    ids = [r["id"] for r in _records()]
+    assert failing_lines == {ids.index(i) + 1 for i, (v, _) in single_verdicts.items() if v == "fail"}
+    assert all(" | error | " in row for row in rows)
+    fails = sum(v == "fail" for v, _ in single_verdicts.values())
+    assert f"8 turns checked, {fails} failed." in result.out
+
+
+# --- awkward outputs ----------------------------------------------------------------------------------------------
+
+
+def test_unicode_output_and_columns(run_cli: Run, tmp_path: Path) -> None:
+    answer = tmp_path / "réponse.txt"
+    answer.write_text(f"Ça va ? 🙂 Numéro : {CARD}\n", encoding="utf-8")
+    result = check(run_cli, "-m", "quel est mon solde", "--output-file", str(answer), "--format", "json")
+    assert result.code == 1
+    payload = json.loads(result.out)
+    card = next(c for r in payload["rules"] for c in r["checks"] if c["check_id"] == "no-card-number")
+    assert card["status"] == "fail"
+    (evidence,) = card["evidence"][:1]
+    assert evidence["line"] == 1
+    assert evidence["column"] == len("Ça va ? 🙂 Numéro : ") + 1  # characters, not bytes
+    assert payload["name"] == str(answer)
+
+
+def test_an_empty_output(run_cli: Run) -> None:
+    result = check(run_cli, "-m", PIN_MESSAGE, "--output", "", "--format", "json")
+    payload = json.loads(result.out)
+    # nothing warns never to share the PIN (warning), nothing asks for it, no card number: the verdict passes
+    assert failed(payload) == {"never-ask-full-pin/warns-never-share"}
+    assert payload["verdict"] == "pass"
+    assert result.code == 0
+
+
+def test_a_100000_character_output_file(run_cli: Run, tmp_path: Path) -> None:
+    answer = tmp_path / "long.txt"
+    line = "Never share your PIN with anyone, our fraud team will never ask for it.\n"
+    text = (line * (100_000 // len(line) + 1))[: 100_000 - len(CARD) - 1] + "\n" + CARD
+    assert len(text) == 100_000
+    answer.write_text(text, encoding="utf-8")
+    result = check(run_cli, "-m", PIN_MESSAGE, "--output-file", str(answer), "--format", "sarif")
+    assert result.code == 1
+    log = json.loads(result.out)
+    card = next(r for r in log["runs"][0]["results"] if r["ruleId"].endswith("/no-card-number"))
+    assert card["locations"][0]["physicalLocation"]["region"] == {"startLine": text.count("\n") + 1, "startColumn": 1}
