@@ -206,8 +206,8 @@ def test_the_examples_are_the_banking_turns(page: Any, examples: Path) -> None:
     )
     assert len(shown) >= 3
     for example in shown:
-        turn = turns[example["id"]]
-        assert (example["message"], example["output"]) == (turn["message"], turn["output"])
+        source = turns[example["id"]]
+        assert (example["message"], example["output"]) == (source["message"], source["output"])
     # the form starts with the first, and a chip fills the form and checks its turn
     assert _by_id(page, "check-message").get_attribute("value") == shown[0]["message"]
     assert _by_id(page, "check-output").get_attribute("value") == shown[0]["output"]
