@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from norma.service import DemoTenant, seed_demo_tenant
 from norma.store import RuleStore
 from tests.service._browser import (
     Pixels,
@@ -36,6 +37,12 @@ WIDTH, HEIGHT = 1280, 900
 def browser() -> Iterator[Any]:
     with start_browser(WIDTH, HEIGHT) as driver:
         yield driver
+
+
+@pytest.fixture(scope="module")
+def demo(store: RuleStore, examples: Path) -> DemoTenant:
+    """The example rulebooks in tenant ``demo``: the Check tab's example turn is checked against their checks."""
+    return seed_demo_tenant(store.url, examples)
 
 
 @pytest.fixture(scope="module")
@@ -138,6 +145,10 @@ def _run_tab(driver: Any, tab: str) -> str:
         wait_for(driver, lambda d: "matched" in d.find_element("id", "match-status").text)
         driver.find_element("css selector", "#match-dropped summary").click()
         return "match-gate"
+    if tab == "check":
+        driver.find_element("id", "check-run").click()
+        wait_for(driver, lambda d: d.find_element("id", "check-verdict").text == "FAIL")
+        return "check-lines"
     if tab == "audit":
         driver.find_element("id", "audit-run").click()
         wait_for(driver, lambda d: d.find_element("id", "audit-verdict").text == "FAIL")
@@ -182,10 +193,15 @@ def test_the_theme_toggle_is_remembered(browser: Any, site: str, acme_key: str, 
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
-@pytest.mark.parametrize("tab", ["match", "audit", "names"])
-def test_each_tab_is_drawn(browser: Any, site: str, acme_key: str, system_theme: Any, tab: str, theme: str) -> None:
+@pytest.mark.parametrize("tab", ["match", "check", "audit", "names"])
+def test_each_tab_is_drawn(
+    browser: Any, site: str, acme_key: str, demo: DemoTenant, system_theme: Any, tab: str, theme: str
+) -> None:
     system_theme(theme)
-    open_playground(browser, site, acme_key)
+    if tab == "check":  # its example turn, on the rulebook whose rules carry checks
+        open_playground(browser, site, demo.key, tenant="demo")
+    else:
+        open_playground(browser, site, acme_key)
     _assert_rendered(screenshot(browser), theme)  # the empty state too
     result = _run_tab(browser, tab)
     browser.execute_script("window.scrollTo(0, 0)")

@@ -2,11 +2,13 @@
 // in this browser tab (sessionStorage); a key passed as #key=... is moved there and removed from the address bar.
 import { $, buildHistoryCards, clearHistory, renderHistory } from "./core.js";
 import { AUDIT_EXAMPLE, auditForm, runAudit, setAuditForm, setupAudit } from "./audit.js";
+import { checkForm, runCheck, setCheckForm, setupCheck } from "./check.js";
 import { matchForm, runMatch, setMatchForm, setupMatch } from "./match.js";
 import { namesForm, runNames, setNamesForm, setupNames } from "./names.js";
 
 const TABS = {
   match: { form: matchForm, restore: setMatchForm, run: runMatch },
+  check: { form: checkForm, restore: setCheckForm, run: runCheck },
   audit: { form: auditForm, restore: setAuditForm, run: runAudit },
   names: { form: namesForm, restore: setNamesForm, run: runNames },
 };
@@ -68,6 +70,7 @@ document.addEventListener("DOMContentLoaded", () => {
   for (const tab of document.querySelectorAll(".tab")) tab.addEventListener("click", () => showTab(tab.dataset.tab));
   setAuditForm(AUDIT_EXAMPLE);
   setupMatch(() => refreshHistory("match"));
+  setupCheck(() => refreshHistory("check"));
   setupAudit(() => refreshHistory("audit"));
   setupNames(() => refreshHistory("names"));
   for (const tab of Object.keys(TABS)) {
