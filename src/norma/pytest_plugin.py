@@ -14,6 +14,8 @@ relative to the current folder, in the ini file relative to the ini file's folde
 Fixtures (session-scoped, so the rulebook and the documents are loaded once):
 
 * ``norma_rules``: a :class:`norma.matching.RuleMatcher` for :func:`norma.testing.assert_matches`;
+* ``norma_check``: a :class:`norma.turns.TurnChecker` over ``norma_rules`` for
+  :func:`norma.testing.assert_turn_passes` (``judge`` checks ask ``$NORMA_LLM_URL``, skipped without it);
 * ``norma_audit``: a :class:`norma.testing.Auditor`: ``norma_audit(output, input=...)`` is the report,
   ``norma_audit.assert_passes(output, input=...)`` the assertion.
 
@@ -33,9 +35,11 @@ import pytest
 if TYPE_CHECKING:
     from norma.matching import RuleMatcher
     from norma.testing import Auditor
+    from norma.turns import TurnChecker
 
 __all__ = [
     "norma_audit",
+    "norma_check",
     "norma_rules",
     "pytest_addoption",
     "pytest_report_header",
@@ -92,6 +96,16 @@ def norma_rules(pytestconfig: pytest.Config) -> RuleMatcher:
         return rulebook_matcher(path)
     except NormaError as exc:
         pytest.fail(f"norma_rules: {exc}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def norma_check(norma_rules: RuleMatcher) -> TurnChecker:
+    """A :class:`~norma.turns.TurnChecker` over the ``norma_rules`` rulebook, built once: ``norma_check.check(message,
+    output)`` is the :class:`~norma.turns.TurnReport`, ``assert_turn_passes(message, output, rules=norma_check)`` the
+    assertion. Its ``judge`` checks ask the LLM of ``$NORMA_LLM_URL`` (skipped without one)."""
+    from norma.testing import turn_checker
+
+    return turn_checker(norma_rules)
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ from tests.mcp._client import Session, stdio_session, text
 
 BANKING = EXAMPLES / "rulebooks" / "banking-support.yaml"
 AUDIT = EXAMPLES / "audit"
-TOOLS = {"match_rules", "audit_output", "score_rubric", "score_name_variations", "list_rules"}
+TOOLS = {"match_rules", "check_turn", "audit_output", "score_rubric", "score_name_variations", "list_rules"}
 # a labelled message of the example rulebook and the rule it must match (examples/rulebooks/*.labelled.jsonl)
 LOST_CARD = "my card has gone missing, I had it at the supermarket this morning"
 

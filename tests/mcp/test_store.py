@@ -64,3 +64,16 @@ def test_without_a_tenant_the_store_server_asks_for_one(server: Session) -> None
         "hint: give the tenant argument: a tenant of the served store",
     ]
     assert server.ok("list_rules", tenant=TENANT)["count"] == len(_ids())
+
+
+@pytest.mark.model
+def test_check_turn_against_a_tenant(server: Session) -> None:
+    output = "The balance of the account linked to card 4111 1111 1111 1111 is 1,204.50 GBP."
+    report = server.ok("check_turn", message="what is the balance on my account", output=output, tenant=TENANT)
+    assert (report["tenant"], report["tenant_id"], report["verdict"]) == (TENANT, TENANT, "fail")
+    assert report["rules_version"] == 1  # the store's first version of the imported tenant
+    failed = [(c["rule_id"], c["check_id"]) for r in report["rules"] for c in r["checks"] if c["status"] == "fail"]
+    assert ("never-ask-full-pin", "no-card-number") in failed
+    ghost = server.call("check_turn", message="hello", output="hi", tenant="ghost")
+    assert ghost.is_error
+    assert text(ghost).splitlines()[0].startswith("NotFoundError: tenant 'ghost' has no rules in sqlite:///")

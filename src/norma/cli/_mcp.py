@@ -21,21 +21,21 @@ __all__ = ["mcp"]
     "rules_file",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     default=None,
-    help="A rulebook (YAML or JSON) for match_rules and list_rules.",
+    help="A rulebook (YAML or JSON) for match_rules, check_turn and list_rules.",
 )
 @click.option(
     "--store",
     "store_url",
     default=None,
     metavar="URL",
-    help="A rule store (sqlite:///... or postgresql://...) whose tenants match_rules and list_rules take; never "
-    "created here.",
+    help="A rule store (sqlite:///... or postgresql://...) whose tenants match_rules, check_turn and list_rules "
+    "take; never created here.",
 )
 @click.option(
     "--audit-docs",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=None,
-    help="Normative documents for audit_output.",
+    help="Normative documents for audit_output (and check_turn with audit).",
 )
 @click.option(
     "--transport",
@@ -70,9 +70,10 @@ def mcp(
 ) -> int:
     """Serve norma's tools over the Model Context Protocol until the client disconnects (or SIGINT).
 
-    Tools: match_rules and list_rules (on --rules FILE, or on a tenant of --store URL), audit_output (on
-    --audit-docs DIR), score_rubric and score_name_variations. With stdio, stdout carries the protocol: the start
-    line goes to stderr. Needs the mcp extra: pip install 'norma-rules[mcp]'.
+    Tools: match_rules, check_turn and list_rules (on --rules FILE, or on a tenant of --store URL), audit_output
+    (on --audit-docs DIR), score_rubric and score_name_variations; judge checks ask the LLM of $NORMA_LLM_URL.
+    With stdio, stdout carries the protocol: the start line goes to stderr. Needs the mcp extra: pip install
+    'norma-rules[mcp]'.
     """
     from norma.mcp_server import Served, build_server
 

@@ -8,7 +8,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from norma.audit import AuditReport
+from norma.turns import CheckedRule, MatchedRuleSummary, TurnVerdict
+
 __all__ = [
+    "CheckTurnOutput",
     "DroppedRuleOutput",
     "MatchRulesOutput",
     "MatchedRuleOutput",
@@ -67,6 +71,32 @@ class MatchRulesOutput(BaseModel):
     """With ``explain``: the rules left out and why."""
     gate: dict[str, Any] | None
     """The gate applied: kind, score, threshold, terms and a one-line description."""
+
+
+class CheckTurnOutput(BaseModel):
+    """One turn checked (``TurnReport.to_dict()``, what ``norma check --format json`` prints without its ``name``)."""
+
+    model_config = _OUT
+    verdict: TurnVerdict
+    """fail: an error check failed (or the audit, when asked); skip: nothing decided, or an error check could not
+    be (a judge check without an LLM); pass: otherwise."""
+    reward: float | None
+    """The weighted mean of the checked rules' scores, in [0, 1] (None: no check was decided)."""
+    tenant_id: str
+    """The tenant of the rules (the rulebook's own tenant for the served rulebook)."""
+    rules_version: int | None
+    """The version of a stored tenant's rules."""
+    matches: list[MatchedRuleSummary]
+    """The rules the message matched, best first."""
+    rules: list[CheckedRule]
+    """The rules whose checks applied (matched, or with a check that applies always), each with its verdict, score
+    and check results (status, severity, message, evidence with line and column)."""
+    counts: dict[str, int]
+    """How many checks passed, failed and were skipped (pass, fail, skip)."""
+    audit: AuditReport | None
+    """The IR.x.y audit of the output, with ``audit``."""
+    tenant: str | None = None
+    """The tenant named in the call (absent for the served rulebook)."""
 
 
 class RubricCriterionOutput(BaseModel):

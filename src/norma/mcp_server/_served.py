@@ -17,8 +17,10 @@ from norma.mcp_server._outputs import ToolFailure
 
 if TYPE_CHECKING:
     from norma.audit import DocumentSet
+    from norma.llm import Judge
     from norma.matching import MatchConfig, RuleMatcher
     from norma.store import Store
+    from norma.turns import TurnChecker
 
 __all__ = ["Served", "failure"]
 
@@ -31,8 +33,11 @@ class Served:
     Args:
         rules_file: a rulebook (YAML or JSON) the match and list tools use when no tenant is named.
         store_url: a rule store whose tenants the match and list tools take (``tenant`` argument); never created.
-        audit_docs: the folder of normative documents ``audit_output`` audits against (None: the rules that need
-            documents are reported as not evaluated).
+        audit_docs: the folder of normative documents ``audit_output`` (and ``check_turn`` with ``audit``) audits
+            against (None: the rules that need documents are reported as not evaluated).
+
+    ``judge`` checks of ``check_turn`` ask the LLM of ``$NORMA_LLM_URL`` (one judge per server, its verdicts cached in
+    memory); without one they are skipped.
 
     Raises:
         RulebookError, NotFoundError, InvalidInputError, StoreError: a rulebook, store or folder that cannot be read
@@ -61,6 +66,8 @@ class Served:
         self._matcher: RuleMatcher | None = None
         self._stamp: tuple[int, int] | None = None
         self._matcher_lock = threading.Lock()
+        self._checker: TurnChecker | None = None
+        self._judge: tuple[Judge | None] | None = None
 
     def close(self) -> None:
         """Close the store (if one is served)."""
@@ -171,6 +178,58 @@ class Served:
         from norma.matching import tenant_matcher
 
         return tenant_matcher(self._tenant_store(tenant), tenant)
+
+    # --- check_turn ---------------------------------------------------------------------------------------------
+
+    def check_turn(
+        self,
+        message: str,
+        output: str,
+        *,
+        tenant: str | None = None,
+        session: Mapping[str, Any] | None = None,
+        audit: bool = False,
+    ) -> dict[str, Any]:
+        """``norma check -m MESSAGE -o OUTPUT --format json`` against the rulebook, or ``--tenant TENANT``: the
+        turn's :meth:`~norma.turns.TurnReport.to_dict` (with ``tenant`` when one was named)."""
+        from norma.turns import TurnChecker
+
+        if not message.strip():
+            raise InvalidInputError("the message is empty", location="message", hint="give the user's message")
+        if tenant is not None:
+            store = self._tenant_store(tenant)
+            matcher = self._tenant_matcher(tenant)
+            checker = TurnChecker(
+                matcher, judge=self.judge(), documents=self._documents, rules_version=store.version(tenant)
+            )
+        else:
+            checker = self._file_checker()
+        payload = checker.check(message, output, session, audit=audit).to_dict()
+        if tenant is not None:
+            payload["tenant"] = tenant
+        return payload
+
+    def judge(self) -> Judge | None:
+        """The judge of ``judge`` checks: the LLM of ``$NORMA_LLM_URL`` with an in-memory verdict cache, made once;
+        None without an LLM (those checks are then skipped)."""
+        with self._matcher_lock:
+            if self._judge is None:
+                from norma.llm import Judge, JudgeCache, get_llm
+
+                llm = get_llm()
+                self._judge = (None if llm is None else Judge(llm, cache=JudgeCache()),)
+            return self._judge[0]
+
+    def _file_checker(self) -> TurnChecker:
+        """The rulebook's checker, rebuilt when the rulebook's matcher is (the file changed)."""
+        from norma.turns import TurnChecker
+
+        matcher = self._file_matcher()
+        judge = self.judge()
+        with self._matcher_lock:
+            if self._checker is None or self._checker.matcher is not matcher:
+                self._checker = TurnChecker(matcher, judge=judge, documents=self._documents)
+            return self._checker
 
     # --- audit_output -------------------------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from pydantic import Field
 from norma._version import __version__
 from norma.audit import AuditReport
 from norma.mcp_server._outputs import (
+    CheckTurnOutput,
     MatchRulesOutput,
     NameScoreOutput,
     RubricScoreOutput,
@@ -30,16 +31,19 @@ from norma.mcp_server._served import Served, failure
 
 __all__ = ["TOOLS", "make_server"]
 
-TOOLS = ("match_rules", "audit_output", "score_rubric", "score_name_variations", "list_rules")
-"""The tools :func:`make_server` registers, in order (``check_turn`` joins them when the turn check lands)."""
+TOOLS = ("match_rules", "check_turn", "audit_output", "score_rubric", "score_name_variations", "list_rules")
+"""The tools :func:`make_server` registers, in order."""
 
 _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 _INSTRUCTIONS = (
     "norma is a rules engine for AI behaviour. match_rules finds the rules of a rulebook (or a tenant) that apply to "
-    "a user message; list_rules lists them; audit_output audits an AI answer against executable rules (PASS, FAIL "
-    "or SKIP with violations by line); score_rubric turns judgements into a reward; score_name_variations scores "
-    "MIID name variations. A failed call returns isError with what went wrong, where and a hint."
+    "a user message; list_rules lists them; check_turn checks an AI answer against the rules that apply to the "
+    "user's message (and those that always apply): a verdict (pass, fail, skip), a reward in [0, 1] and each "
+    "failed check with the line and column of the output that broke it; audit_output audits an AI answer against "
+    "executable rules (PASS, FAIL or SKIP with violations by line); score_rubric turns judgements into a reward; "
+    "score_name_variations scores MIID name variations. A failed call returns isError with what went wrong, where "
+    "and a hint."
 )
 
 Tenant = Annotated[
@@ -109,6 +113,34 @@ def make_server(served: Served, *, log_level: Literal["DEBUG", "INFO", "WARNING"
             lambda: served.match_rules(
                 message, tenant=tenant, top_k=top_k, scenario=scenario, step=step, tags=tags, explain=explain
             ),
+        )
+
+    @server.tool(title="Check a turn", annotations=_READ_ONLY)
+    def check_turn(
+        message: Annotated[str, Field(description="The user's message.", min_length=1, max_length=20_000)],
+        output: Annotated[
+            str,
+            Field(description="The AI's answer to check, complete; evidence lines and columns are 1-based in it."),
+        ],
+        tenant: Tenant = None,
+        session: Annotated[
+            dict[str, Any] | None,
+            Field(
+                description="The conversation's state: active_scenario_id, active_step_id, turn, fire_counts "
+                "({rule id: count}), last_fired_turn ({rule id: turn}); scoped rules and cooldowns use it."
+            ),
+        ] = None,
+        audit: Annotated[
+            bool, Field(description="Also run the IR.x.y audit on the output (its FAIL fails the turn).")
+        ] = False,
+    ) -> Annotated[CallToolResult, CheckTurnOutput]:
+        """Check one turn: the rules that apply to the user's message (and the rules whose checks always apply),
+        the AI's output checked against each rule's checks, the verdict (fail when an error check fails) and a
+        reward in [0, 1]; each check's status, severity, message and evidence (line, column, text). Judge checks ask
+        the server's LLM ($NORMA_LLM_URL) and are skipped without one. The same JSON as `norma check --format
+        json`."""
+        return _call(
+            "check_turn", lambda: served.check_turn(message, output, tenant=tenant, session=session, audit=audit)
         )
 
     @server.tool(title="Audit an AI output", annotations=_READ_ONLY)
@@ -228,8 +260,5 @@ def make_server(served: Served, *, log_level: Literal["DEBUG", "INFO", "WARNING"
         """The rules of the served rulebook, or of a tenant of the served store, sorted by id: id, condition_text
         (when the rule applies), action_text, priority, scope, scenario and step, enabled, tags."""
         return _call("list_rules", lambda: served.list_rules(tenant))
-
-    # check_turn: registered here when the turn check lands (norma.checks), in the same form: typed arguments,
-    # Annotated[CallToolResult, <its output model in _outputs.py>], one Served method called through _call.
 
     return server

@@ -9,8 +9,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from norma.audit import AuditReport
     from norma.matching import MatchResult
+    from norma.turns import TurnReport
 
-__all__ = ["AuditAssertionError", "MatchAssertionError", "NormaAssertionError", "RubricAssertionError"]
+__all__ = [
+    "AuditAssertionError",
+    "MatchAssertionError",
+    "NormaAssertionError",
+    "RubricAssertionError",
+    "TurnAssertionError",
+]
 
 
 class NormaAssertionError(AssertionError):
@@ -50,6 +57,14 @@ class MatchAssertionError(NormaAssertionError):
         self.result = result
 
 
+class TurnAssertionError(NormaAssertionError):
+    """A turn that did not pass the turn check; ``report`` is the full :class:`~norma.turns.TurnReport`."""
+
+    def __init__(self, summary: str, details: Sequence[str], report: TurnReport) -> None:
+        super().__init__(summary, details)
+        self.report = report
+
+
 # Shown as norma.testing.AuditAssertionError in tracebacks and JUnit files, where users import them from.
-for _cls in (NormaAssertionError, AuditAssertionError, RubricAssertionError, MatchAssertionError):
+for _cls in (NormaAssertionError, AuditAssertionError, RubricAssertionError, MatchAssertionError, TurnAssertionError):
     _cls.__module__ = "norma.testing"

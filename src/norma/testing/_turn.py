@@ -1,0 +1,126 @@
+"""Asserting that a turn passes the turn check (:class:`norma.turns.TurnChecker`): the rules that apply to the
+message, the output checked against each."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+from norma.testing._audit import _violation_line
+from norma.testing._failures import TurnAssertionError
+from norma.testing._match import rulebook_matcher
+
+if TYPE_CHECKING:
+    from norma.checks import CheckResult
+    from norma.llm import Judge
+    from norma.matching import RuleMatcher, SessionState
+    from norma.turns import TurnChecker, TurnReport
+
+__all__ = ["assert_turn_passes", "turn_checker"]
+
+FailOn = Literal["error", "warning"]
+"""What fails an assertion: a failed ``error`` check (``"error"``, the turn's own FAIL), or also a ``warning`` one."""
+
+
+def _env_judge() -> Judge | None:
+    """The judge of ``judge`` checks, as ``norma check`` has it: the LLM of ``$NORMA_LLM_URL``, else None."""
+    from norma.llm import Judge, get_llm
+
+    llm = get_llm()
+    return None if llm is None else Judge(llm)
+
+
+def turn_checker(rules: RuleMatcher | str | os.PathLike[str]) -> TurnChecker:
+    """A :class:`~norma.turns.TurnChecker` over a matcher or a rulebook file (compiled once per file and session,
+    :func:`rulebook_matcher`), whose ``judge`` checks ask the LLM of ``$NORMA_LLM_URL`` (skipped without one), as
+    ``norma check`` does (the ``norma_check`` fixture)."""
+    from norma.matching import RuleMatcher
+    from norma.turns import TurnChecker
+
+    matcher = rules if isinstance(rules, RuleMatcher) else rulebook_matcher(rules)
+    return TurnChecker(matcher, judge=_env_judge())
+
+
+def assert_turn_passes(
+    message: str,
+    output: str,
+    *,
+    rules: RuleMatcher | str | os.PathLike[str] | TurnChecker,
+    session: SessionState | Mapping[str, Any] | None = None,
+    fail_on: FailOn = "error",
+    audit: bool = False,
+) -> TurnReport:
+    """Assert that ``output``, the AI's answer to ``message``, passes the turn check, and return the report.
+
+    A turn passes when no ``error`` check of the rules that apply failed (nor the audit, with ``audit``), as
+    ``norma check`` exits 0: a turn whose checks could not be decided (``skip``: a ``judge`` check without an LLM)
+    passes too; assert ``report.verdict`` to want a decided one.
+
+    Args:
+        message: the user's message.
+        output: the AI's answer; evidence lines and columns are its 1-based lines and columns.
+        rules: a :class:`~norma.turns.TurnChecker` (the ``norma_check`` fixture: its judge, audit documents and
+            configuration), a :class:`~norma.matching.RuleMatcher` (the ``norma_rules`` fixture), or a rulebook
+            file, compiled once per file and session; ``judge`` checks then ask the LLM of ``$NORMA_LLM_URL``.
+        session: the conversation (:class:`~norma.matching.SessionState` or a mapping of its fields).
+        fail_on: ``"error"`` (default): a failed ``error`` check fails, as the turn's FAIL; ``"warning"``: a failed
+            ``warning`` check too.
+        audit: also run the IR.x.y audit on the output; its FAIL (a WARNING too, with ``fail_on="warning"``) fails.
+
+    Raises:
+        TurnAssertionError: the turn fails; the message lists each failed check with its rule id / check id,
+            severity, output line:column and message.
+        InvalidInputError: a message or output that is not text, a bad session.
+        RulebookError: a rulebook file that cannot be read.
+    """
+    __tracebackhide__ = True
+    from norma.turns import TurnChecker
+
+    if fail_on not in ("error", "warning"):
+        raise ValueError(f"fail_on must be 'error' or 'warning', not {fail_on!r}")
+    checker = rules if isinstance(rules, TurnChecker) else turn_checker(rules)
+    report = checker.check(message, output, session, audit=audit)
+    _check(report, fail_on)
+    return report
+
+
+def _check(report: TurnReport, fail_on: FailOn) -> None:
+    """Raise :class:`TurnAssertionError` when ``report`` fails under ``fail_on`` (:func:`assert_turn_passes`)."""
+    __tracebackhide__ = True
+    from norma.audit import Severity as AuditSeverity
+    from norma.checks import CheckStatus
+    from norma.rules import Severity
+
+    if not report.failing(fail_on):
+        return
+    levels = (Severity.ERROR, Severity.WARNING) if fail_on == "warning" else (Severity.ERROR,)
+    counted = [r for r in report.failures if r.severity in levels]
+    counts = {s: sum(r.severity is s for r in counted) for s in levels}
+    severities = ", ".join(f"{n} {s.value}" for s, n in counts.items() if n)
+    ids = ", ".join(dict.fromkeys(f"{r.rule_id}/{r.check_id}" for r in counted))
+    reward = "none" if report.reward is None else f"{report.reward:.3g}"
+    parts = [f"{len(counted)} failed check(s) ({severities}): {ids}"] if counted else []
+    audit_levels = (AuditSeverity.ERROR, AuditSeverity.WARNING) if fail_on == "warning" else (AuditSeverity.ERROR,)
+    violations = [] if report.audit is None else report.audit.violations
+    if report.audit is not None and any(v.severity in audit_levels for v in violations):
+        rules = ", ".join(dict.fromkeys(v.rule for v in violations if v.severity in audit_levels))
+        parts.append(f"audit {report.audit.result.value}: {rules}")
+    summary = f"turn {report.verdict.value.upper()}, reward {reward}: {'; '.join(parts)}"
+    # the failures that count first: a report that keeps the first lines (a JUnit message) keeps them
+    details = [_check_line(r) for r in counted] + [_check_line(r) for r in report.failures if r not in counted]
+    details += [
+        f"{r.rule_id}/{r.check_id} {r.severity.value} skipped: {r.message}"
+        for r in report.checks
+        if r.status is CheckStatus.SKIP and r.severity is Severity.ERROR
+    ]
+    details += [f"audit {_violation_line(v)}" for v in violations]
+    raise TurnAssertionError(summary, details, report)
+
+
+def _check_line(result: CheckResult) -> str:
+    """``rule/check error output 1:43: message (evidence: 'text')``; ``output`` alone when no span is at fault."""
+    first = result.evidence[0] if result.evidence else None
+    where = "output" if first is None else f"output {first.line}:{first.column}"
+    evidence = f" (evidence: {first.text!r})" if first is not None and first.text else ""
+    return f"{result.rule_id}/{result.check_id} {result.severity.value} {where}: {result.message}{evidence}"
