@@ -241,6 +241,39 @@ def test_norma_demo_runs_outside_the_repository(installed: Installed, run_cli: C
 
 
 @pytest.mark.slow
+def test_norma_check_runs_outside_the_repository_on_the_shipped_rulebook(installed: Installed) -> None:
+    code = "from norma._package_data import examples_folder; print(examples_folder())"
+    folder = subprocess.run(
+        [str(installed.venv / "bin" / "python"), "-c", code],
+        cwd=installed.elsewhere,
+        env=installed.env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    rulebook = str(Path(folder) / "rulebooks" / "banking-support.yaml")
+    proc = installed.norma("check", "--rules", rulebook, "-m", "what is my balance", "-o", "Card 4111 1111 1111 1111")
+    assert proc.returncode == 1, proc.stderr  # the always-on no-card-number check fails
+    proc = installed.norma("check", "--rules", rulebook, "-m", "hello", "-o", "Hello!", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["verdict"] == "pass"
+
+
+@pytest.mark.slow
+def test_the_pytest_plugin_is_registered_by_the_wheel(installed: Installed) -> None:
+    code = "import importlib.metadata as m; print([e.value for e in m.entry_points(group='pytest11', name='norma')])"
+    proc = subprocess.run(
+        [str(installed.venv / "bin" / "python"), "-c", code],
+        cwd=installed.elsewhere,
+        env=installed.env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert proc.stdout.strip() == "['norma.pytest_plugin']"
+
+
+@pytest.mark.slow
 def test_norma_match_runs_outside_the_repository(installed: Installed) -> None:
     proc = installed.norma("match", "--rules", "rules.yaml", "someone stole my card", "--format", "json")
     assert proc.returncode == 0, proc.stderr

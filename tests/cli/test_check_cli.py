@@ -62,7 +62,7 @@ def test_asking_for_the_pin_fails_with_exit_1(run_cli: Run) -> None:
     assert result.code == 1
     assert "verdict: FAIL" in result.out
     payload = json.loads(check(run_cli, "-m", PIN_MESSAGE, "-o", "Please confirm your PIN.", "--format", "json").out)
-    assert payload["name"] == "output"
+    assert payload["name"] == "<output>"  # no file holds an inline output
     assert payload["verdict"] == "fail"
     assert payload["matches"][0]["rule_id"] == "never-ask-full-pin"
     assert failed(payload) == {"never-ask-full-pin/does-not-ask-for-secrets", "never-ask-full-pin/warns-never-share"}

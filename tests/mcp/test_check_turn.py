@@ -87,7 +87,7 @@ def test_check_turn_answers_what_norma_check_prints(server: Session, run_cli: Ca
     printed = run_cli("check", "--rules", str(BANKING), "-m", message, "-o", output, "--format", "json")
     assert printed.code == 1, printed.err
     expected = json.loads(printed.out)
-    assert expected.pop("name") == "output"
+    assert expected.pop("name") == "<output>"
     assert server.ok("check_turn", message=message, output=output) == expected
 
 

@@ -181,3 +181,13 @@ def test_turn_sarif_with_no_failure_validates(validator: Draft7Validator, checke
     log = json.loads(render_turns("sarif", [("output", report)]))
     assert log["runs"][0]["results"] == []
     assert errors(validator, log) == []
+
+
+@pytest.mark.model
+def test_an_inline_output_has_no_file_location(validator: Draft7Validator, checker: TurnChecker) -> None:
+    report = checker.check("what is my balance", "Your card 4111 1111 1111 1111 is fine.")
+    log = json.loads(render_turns("sarif", [("<output>", report)]))
+    (result,) = log["runs"][0]["results"]
+    assert result["locations"] == []
+    assert (result["properties"]["outputLine"], result["properties"]["outputColumn"]) == (1, 11)
+    assert errors(validator, log) == []

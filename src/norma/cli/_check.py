@@ -240,7 +240,7 @@ def _read_output(output_text: str | None, output_file: Path | None) -> tuple[str
 
     if output_file is None:
         assert output_text is not None
-        return output_text, "output"
+        return output_text, "<output>"  # no file holds it: reports give no location
     try:
         return output_file.read_text(encoding="utf-8"), str(output_file)
     except UnicodeDecodeError:

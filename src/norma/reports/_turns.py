@@ -75,6 +75,10 @@ def _json(items: Sequence[TurnItem], fail_on: str) -> str:
 
 
 def _location(name: str, line: int | None, column: int | None) -> list[dict[str, Any]]:
+    """The record's line of its batch file, or the evidence's place in the output file; none for an output no file
+    holds (named in angle brackets, as ``<output>`` or ``<stdin>``: ``properties.outputLine`` still says where)."""
+    if name.startswith("<") and name.endswith(">"):
+        return []
     record = _RECORD.fullmatch(name)
     physical: dict[str, Any] = {"artifactLocation": _artifact(record["path"] if record else name)}
     if record:
