@@ -14,7 +14,7 @@ import pytest
 
 from norma.batch import BatchRecord, NamesJob, map_dataset, run_job
 from tests.batch.conftest import AUDIT, AUDIT_DOCS, NAMES, RUBRIC, RULES
-from tests.conftest import EXAMPLES, CliResult
+from tests.conftest import EXAMPLES, REPO, CliResult
 
 ray = pytest.importorskip("ray")
 
@@ -60,6 +60,26 @@ def test_match_batch(run_cli: Run, messages_file: Path) -> None:
     args = ["match", "--rules", str(RULES), "--batch", str(messages_file), "--format", "jsonl"]
     result = _same_on_both(run_cli, *args, workers="2")
     assert result.out.count("\n") == 7
+
+
+@pytest.mark.model
+def test_check_batch(run_cli: Run) -> None:
+    turns = REPO / "examples" / "turns" / "banking.jsonl"
+    book = REPO / "examples" / "rulebooks" / "banking-support.yaml"
+    args = ["check", "--rules", str(book), "--batch", str(turns), "--format", "jsonl"]
+    result = _same_on_both(run_cli, *args, workers="2")
+    assert result.code == 1
+    assert result.out.count("\n") == 8
+
+
+@pytest.mark.model
+def test_check_batch_on_a_process_pool(run_cli: Run) -> None:
+    turns = REPO / "examples" / "turns" / "banking.jsonl"
+    book = REPO / "examples" / "rulebooks" / "banking-support.yaml"
+    args = ["check", "--rules", str(book), "--batch", str(turns), "--format", "json"]
+    local = run_cli(*args, "--engine", "local")
+    pool = run_cli(*args, "--engine", "pool", "--workers", "2")
+    assert (pool.out, pool.code) == (local.out, local.code)
 
 
 def test_rubric_eval_batch(run_cli: Run, outcomes_file: Path) -> None:
