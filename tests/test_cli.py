@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import click
+import pytest
 
 from norma import __version__
 from norma.cli import cli
@@ -69,10 +70,25 @@ def test_an_unknown_command_names_the_nearest_ones(run_cli: Run) -> None:
         ("rules", "evl"): "norma: error: No such command 'evl'. Did you mean 'eval'?\n",
         ("frobnicate",): "norma: error: No such command 'frobnicate'. 'norma --help' lists the commands.\n",
         ("rules", "zzz"): "norma: error: No such command 'zzz'. 'norma rules --help' lists the commands.\n",
+        # `norma audit X` audits the request file X, unless X is no file and close to one of its commands
+        ("audit", "shema"): "norma: error: No such command 'shema'. Did you mean 'schema'?\n",
+        ("audit", "rulse"): "norma: error: No such command 'rulse'. Did you mean 'rules'?\n",
     }
     for args, expected in cases.items():
         result = run_cli(*args)
         assert (result.code, result.out, result.err) == (2, "", expected), args
+
+
+def test_a_request_file_named_like_an_audit_command_is_audited(
+    run_cli: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "shema").write_text('{"input": "hi", "output": "hello"}', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    result = run_cli("audit", "shema", "--no-embeddings", "--format", "json")
+    assert result.code in (0, 1), result.err
+    assert "result" in result.out
+    missing = run_cli("audit", str(tmp_path / "nowhere.json"))
+    assert (missing.code, "nowhere.json" in missing.err, "Did you mean" in missing.err) == (2, True, False)
 
 
 def test_every_group_suggests_its_subcommands(run_cli: Run) -> None:

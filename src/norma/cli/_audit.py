@@ -35,10 +35,23 @@ class _DefaultGroup(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            self._refuse_a_mistyped_command(ctx, args[0])
             args = [self.default_command, *args]
         elif not args:
             args = [self.default_command]
         return super().parse_args(ctx, args)
+
+    def _refuse_a_mistyped_command(self, ctx: click.Context, word: str) -> None:
+        """``norma audit shema``: a word that is no file but close to a command is a typo, not a request file."""
+        import difflib
+        import os
+
+        from norma.cli._lazy import unknown_command
+
+        if word == "-" or word.startswith("-") or os.path.exists(word):
+            return
+        if difflib.get_close_matches(word, list(self.commands), n=1, cutoff=0.6):
+            raise click.UsageError(unknown_command(word, sorted(self.commands), ctx.command_path), ctx)
 
 
 @click.group("audit", cls=_DefaultGroup)
