@@ -14,6 +14,7 @@ write answered 200 and to the first match answered fresh; the log lines about th
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import platform
 import signal
@@ -21,7 +22,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,6 +35,7 @@ sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(REPO))
 
 from tests._pgserver import ControlledServer, controlled_postgres, fresh_database  # noqa: E402
+from tests.service._outage_load import OutageLoad  # noqa: E402
 
 DOC = REPO / "docs" / "benchmarks.md"
 SECTION = "## service: store outage"
@@ -48,44 +49,7 @@ RULES = [
 ]
 
 
-class Load:
-    def __init__(self, base: str, auth: dict[str, str]) -> None:
-        self.base, self.auth = base, auth
-        self.matches: list[tuple[float, float, int, bool, bool]] = []  # sent, took, status, stale, retry-after
-        self.writes: list[tuple[float, str, int, bool]] = []  # answered, rule id, status, retry-after
-        self.stop = threading.Event()
-        self.threads = [threading.Thread(target=self._match) for _ in range(4)] + [threading.Thread(target=self._write)]
-
-    def _match(self) -> None:
-        with httpx.Client(timeout=60) as http:
-            while not self.stop.is_set():
-                sent = time.monotonic()
-                r = http.post(f"{self.base}/v1/tenants/shop/match", json=MESSAGE, headers=self.auth)
-                took = time.monotonic() - sent
-                self.matches.append((sent, took, r.status_code, "norma-stale-since" in r.headers,
-                                     "retry-after" in r.headers))  # fmt: skip
-
-    def _write(self) -> None:
-        with httpx.Client(timeout=60) as http:
-            n = 0
-            while not self.stop.is_set():
-                n += 1
-                body = {"condition_text": f"customer mentions order number {n}"}
-                r = http.put(f"{self.base}/v1/tenants/shop/rules/w-{n:05d}", json=body, headers=self.auth)
-                self.writes.append((time.monotonic(), f"w-{n:05d}", r.status_code, "retry-after" in r.headers))
-
-    def __enter__(self) -> Load:
-        for thread in self.threads:
-            thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        for thread in self.threads:
-            thread.join()
-
-
-def outage(kind: str, server: ControlledServer, load: Load, seconds: float) -> dict[str, Any]:
+def outage(kind: str, server: ControlledServer, load: OutageLoad, seconds: float) -> dict[str, Any]:
     down = time.monotonic()
     {"stop": server.stop, "SIGKILL": server.kill, "SIGSTOP": server.freeze}[kind]()
     time.sleep(seconds)
@@ -96,24 +60,25 @@ def outage(kind: str, server: ControlledServer, load: Load, seconds: float) -> d
     up = time.monotonic()
     deadline = up + 60
     while time.monotonic() < deadline:
-        if any(t > up and s == 200 for t, _, s, _ in load.writes) and any(
-            t > up and s == 200 and not stale for t, _, s, stale, _ in load.matches
+        if any(w.answered > up and w.status == 200 for w in load.writes) and any(
+            m.answered > up and m.status == 200 and not m.stale for m in load.matches
         ):
             break
         time.sleep(0.05)
     time.sleep(2.0)
-    during = [m for m in load.matches if down <= m[0] <= up]
-    answered = [m for m in during if m[2] == 200]
+    during = [m for m in load.matches if down <= m.sent <= up]
+    answered = [m for m in during if m.status == 200]
     return {
         "kind": kind,
         "seconds": up - down,
         "matches": len(during),
         "answered": len(answered) / max(1, len(during)),
-        "p50_ms": 1000 * statistics.median(m[1] for m in answered) if answered else float("nan"),
-        "max_s": max((m[1] for m in during), default=0.0),
-        "write_back": min((t for t, _, s, _ in load.writes if t > up and s == 200), default=float("nan")) - up,
+        "p50_ms": 1000 * statistics.median(m.took for m in answered) if answered else float("nan"),
+        "max_s": max((m.took for m in during), default=0.0),
+        "write_back": min((w.answered for w in load.writes if w.answered > up and w.status == 200), default=math.nan)
+        - up,
         "match_back": min(
-            (m[0] + m[1] for m in load.matches if m[0] > up and m[2] == 200 and not m[3]), default=float("nan")
+            (m.answered for m in load.matches if m.sent > up and m.status == 200 and not m.stale), default=math.nan
         )
         - up,
     }
@@ -152,7 +117,7 @@ def main() -> None:
                 http.post(f"{base}/v1/tenants/shop/rules", json={"rules": RULES}, headers=auth).raise_for_status()
                 http.post(f"{base}/v1/tenants/shop/match", json=MESSAGE, headers=auth).raise_for_status()
             rows = []
-            with Load(base, auth) as load:
+            with OutageLoad(base, auth, MESSAGE) as load:
                 time.sleep(2.0)
                 for kind in ("stop", "SIGKILL", "SIGSTOP"):
                     rows.append(outage(kind, server, load, args.seconds))
@@ -164,9 +129,9 @@ def main() -> None:
             stored = {r[0] for r in conn.execute("SELECT rule_id FROM rules WHERE tenant_id = 'shop'").fetchall()}
         lines = [line for line in log.read_text().splitlines() if "rule store" in line]
         served = len(load.matches) + len(load.writes)
-    acked = {rule for _, rule, s, _ in load.writes if s == 200}
-    refused = {rule for _, rule, s, _ in load.writes if s != 200}
-    answers = [(m[2], m[4]) for m in load.matches] + [(w[2], w[3]) for w in load.writes]
+    acked = {w.rule_id for w in load.writes if w.status == 200}
+    refused = {w.rule_id for w in load.writes if w.status != 200}
+    answers = [(a.status, a.retry_after) for a in (*load.matches, *load.writes)]
     unavailable = [retry for status, retry in answers if status == 503]
     other = sorted({status for status, _ in answers} - {200, 503})
     stamp = (

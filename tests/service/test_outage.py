@@ -6,10 +6,8 @@ fails a write within its deadline without committing it later."""
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -20,6 +18,7 @@ from norma.service import ServiceSettings, create_app
 from norma.service._auth import Principal
 from norma.service._outage import KeyCache
 from tests._pgserver import ControlledServer, controlled_postgres, fresh_database
+from tests.service._outage_load import OutageLoad
 from tests.service._server import serve_app
 from tests.service.conftest import ADMIN_KEY, RULES, bearer
 
@@ -47,48 +46,9 @@ def _settings(url: str, **extra: Any) -> ServiceSettings:
     )
 
 
-@dataclass
-class _Load:
-    """Four clients matching and one writing, each answer recorded with the time it came."""
-
-    base: str
-    auth: dict[str, str]
-    matches: list[tuple[float, int, httpx.Headers]] = field(default_factory=list)
-    writes: list[tuple[float, str, int, httpx.Headers]] = field(default_factory=list)
-    stop: threading.Event = field(default_factory=threading.Event)
-
-    def matcher(self) -> None:
-        with httpx.Client(timeout=30) as http:
-            while not self.stop.is_set():
-                r = http.post(f"{self.base}/v1/tenants/shop/match", json=MESSAGE, headers=self.auth)
-                self.matches.append((time.monotonic(), r.status_code, r.headers))
-                time.sleep(0.01)
-
-    def writer(self) -> None:
-        with httpx.Client(timeout=30) as http:
-            n = 0
-            while not self.stop.is_set():
-                n += 1
-                rule_id = f"w-{n:04d}"
-                body = {"condition_text": f"customer mentions order number {n}", "examples": [f"order {n}"]}
-                r = http.put(f"{self.base}/v1/tenants/shop/rules/{rule_id}", json=body, headers=self.auth)
-                self.writes.append((time.monotonic(), rule_id, r.status_code, r.headers))
-                time.sleep(0.05)
-
-    def __enter__(self) -> _Load:
-        self.threads = [threading.Thread(target=self.matcher) for _ in range(4)]
-        self.threads.append(threading.Thread(target=self.writer))
-        for thread in self.threads:
-            thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        for thread in self.threads:
-            thread.join(timeout=60)
-
-    def between(self, start: float, end: float) -> list[tuple[float, int, httpx.Headers]]:
-        return [m for m in self.matches if start <= m[0] <= end]
+def _written_since(load: OutageLoad, moment: float) -> list[float]:
+    """When the writes acknowledged after ``moment`` were answered."""
+    return [w.answered for w in load.writes if w.answered > moment and w.status == 200]
 
 
 def _stored_rule_ids(url: str) -> set[str]:
@@ -117,7 +77,7 @@ def test_matches_answer_from_memory_through_a_stop_and_a_kill(
         assert http.post(f"{base}/v1/tenants/shop/match", json=MESSAGE, headers=auth).status_code == 200
         outages: list[tuple[float, float]] = []
         recoveries: list[float] = []
-        with _Load(base, auth) as load:
+        with OutageLoad(base, auth, MESSAGE, match_pause=0.01, write_pause=0.05, timeout=30) as load:
             time.sleep(1.5)
             for breaker in (server.stop, server.kill):
                 down = time.monotonic()
@@ -134,34 +94,36 @@ def test_matches_answer_from_memory_through_a_stop_and_a_kill(
                 server.start()
                 up = time.monotonic()
                 outages.append((down, up))
-                while time.monotonic() - up < 10 and not any(t > up and s == 200 for t, _, s, _ in load.writes):
+                while time.monotonic() - up < 10 and not any(w.answered > up and w.status == 200 for w in load.writes):
                     time.sleep(0.05)
-                recoveries.append(min((t for t, _, s, _ in load.writes if t > up and s == 200), default=999) - up)
+                recoveries.append(
+                    min((w.answered for w in load.writes if w.answered > up and w.status == 200), default=999) - up
+                )
                 time.sleep(2.0)
         assert http.get(f"{base}/v1/ready").status_code == 200
 
     for down, up in outages:
-        during = load.between(down + 0.2, up)  # the answers in flight when it went down aside
-        answered = [m for m in during if m[1] == 200]
+        during = load.matches_answered_between(down + 0.2, up)  # the answers in flight when it went down aside
+        answered = [m for m in during if m.status == 200]
         assert len(during) > 20
         assert len(answered) / len(during) >= 0.95, f"{len(answered)} of {len(during)} matches answered"
-        assert all("norma-stale-since" in h for _, _, h in answered[5:])
-    assert all(s in (200, 503) for _, s, _ in load.matches)
-    every_503 = [h for _, s, h in load.matches if s == 503] + [h for _, _, s, h in load.writes if s == 503]
-    assert all("retry-after" in h for h in every_503)
+        assert all(m.stale for m in answered[5:])
+    assert all(m.status in (200, 503) for m in load.matches)
+    every_503 = [a for a in (*load.matches, *load.writes) if a.status == 503]
+    assert all(a.retry_after for a in every_503)
     assert max(recoveries) < 3.0, f"writes came back {recoveries} s after PostgreSQL did"
-    fresh = [m for m in load.matches if m[0] > outages[-1][1] + recoveries[-1] + 0.5]
+    fresh = [m for m in load.matches if m.answered > outages[-1][1] + recoveries[-1] + 0.5]
     assert fresh
-    assert all(s == 200 and "norma-stale-since" not in h for _, s, h in fresh)
+    assert all(m.status == 200 and not m.stale for m in fresh)
 
     stored = _stored_rule_ids(url)
-    acknowledged = {rule for _, rule, s, _ in load.writes if s == 200}
-    failed = {rule for _, rule, s, _ in load.writes if s != 200}
+    acknowledged = {w.rule_id for w in load.writes if w.status == 200}
+    failed = {w.rule_id for w in load.writes if w.status != 200}
     assert acknowledged
     assert failed
     assert acknowledged <= stored, f"acknowledged and lost: {sorted(acknowledged - stored)}"
     assert not failed & stored, f"failed and committed: {sorted(failed & stored)}"
-    assert all(s in (200, 503) for _, _, s, _ in load.writes)
+    assert all(w.status in (200, 503) for w in load.writes)
 
     store_lines = [r.getMessage() for r in caplog.records if r.name == "norma.service"]
     assert sum("rule store unreachable" in line for line in store_lines) == 2
