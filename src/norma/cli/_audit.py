@@ -18,7 +18,15 @@ from rich.table import Table
 
 from norma.cli._demo import SECTIONS
 from norma.cli._engine import EngineOptions, engine_options, run_batch
-from norma.cli._output import console, emit, fail_on_option, format_option, print_table, resolve_format
+from norma.cli._output import (
+    console,
+    emit,
+    fail_on_option,
+    format_option,
+    print_table,
+    report_option,
+    resolve_format,
+)
 
 if TYPE_CHECKING:
     from norma.audit import AuditConfig, AuditReport, Lang
@@ -124,21 +132,6 @@ class _RunCommand(click.Command):
         return super().get_params(ctx)
 
 
-def _report_spec(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> list[tuple[str, Path]]:
-    specs = []
-    for spec in value:
-        fmt, sep, file = spec.partition("=")
-        if not sep or fmt not in REPORT_FORMATS[1:] or not file:
-            raise click.BadParameter(
-                f"{spec!r} is not FORMAT=FILE with FORMAT one of {', '.join(REPORT_FORMATS[1:])} "
-                "(e.g. --report sarif=audit.sarif)",
-                ctx,
-                param,
-            )
-        specs.append((fmt, Path(file)))
-    return specs
-
-
 def _batch_sources(batch_file: str | None, requests: tuple[str, ...]) -> list[str] | None:
     """The files of a batch: --batch's and every positional file, or None for one plain request (the single form)."""
     if batch_file is None and len(requests) == 1 and not requests[0].endswith(".jsonl"):
@@ -181,14 +174,7 @@ def _read_sources(sources: list[str], batch_file: str | None, config: AuditConfi
     default=None,
     help="table (default), json, sarif, junit or markdown.",
 )
-@click.option(
-    "--report",
-    "reports_to_write",
-    multiple=True,
-    callback=_report_spec,
-    metavar="FORMAT=FILE",
-    help="Also write the reports in FORMAT (json, sarif, junit, markdown) to FILE; repeatable.",
-)
+@report_option
 @fail_on_option("Exit 1 on FAIL (error) or also on any WARNING (warning).")
 @click.option(
     "--batch", "batch_file", type=str, default=None, metavar="FILE.jsonl", help="Audit every line ('-': stdin)."

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from norma.cli._engine import EngineOptions, engine_options
-from norma.cli._output import console, fail_on_option, print_table
+from norma.cli._output import console, fail_on_option, print_table, report_option
 
 if TYPE_CHECKING:
     from norma.turns import TurnReport
@@ -21,24 +21,8 @@ if TYPE_CHECKING:
 __all__ = ["check"]
 
 FORMATS = ("table", "json", "jsonl", "sarif", "junit", "markdown")
-REPORT_FORMATS = ("json", "sarif", "junit", "markdown")
 MAX_TURN_LINE_BYTES = 4 * 1024 * 1024
 """Longest line read from a turns file (a message and an output)."""
-
-
-def _report_spec(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> list[tuple[str, Path]]:
-    specs = []
-    for spec in value:
-        fmt, sep, file = spec.partition("=")
-        if not sep or fmt not in REPORT_FORMATS or not file:
-            raise click.BadParameter(
-                f"{spec!r} is not FORMAT=FILE with FORMAT one of {', '.join(REPORT_FORMATS)} "
-                "(e.g. --report sarif=check.sarif)",
-                ctx,
-                param,
-            )
-        specs.append((fmt, Path(file)))
-    return specs
 
 
 def _render(con: Console, name: str, report: TurnReport) -> None:
@@ -158,14 +142,7 @@ def _judge() -> Any:
     default=None,
     help="Write the --format output here instead of stdout.",
 )
-@click.option(
-    "--report",
-    "reports_to_write",
-    multiple=True,
-    callback=_report_spec,
-    metavar="FORMAT=FILE",
-    help="Also write the reports in FORMAT (json, sarif, junit, markdown) to FILE; repeatable.",
-)
+@report_option
 @engine_options
 @click.pass_context
 def check(

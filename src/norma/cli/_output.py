@@ -21,6 +21,7 @@ from rich.measure import Measurement
 from rich.table import Table
 
 __all__ = [
+    "REPORT_FILE_FORMATS",
     "FORMATS",
     "OutputFormat",
     "console",
@@ -29,6 +30,7 @@ __all__ = [
     "format_option",
     "model_dir_option",
     "print_table",
+    "report_option",
     "resolve_format",
     "wide_option",
     "write_document",
@@ -64,6 +66,37 @@ def wide_option(func: F) -> F:
         help="Print tables at their full width, even when wider than the terminal.",
     )
     return option(func)
+
+
+REPORT_FILE_FORMATS = ("json", "sarif", "junit", "markdown")
+"""What ``--report FORMAT=FILE`` writes (``norma audit``, ``norma check``)."""
+
+
+def _report_specs(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> list[tuple[str, Path]]:
+    specs = []
+    for spec in value:
+        fmt, sep, file = spec.partition("=")
+        if not sep or fmt not in REPORT_FILE_FORMATS or not file:
+            raise click.BadParameter(
+                f"{spec!r} is not FORMAT=FILE with FORMAT one of {', '.join(REPORT_FILE_FORMATS)} "
+                "(e.g. --report sarif=report.sarif)",
+                ctx,
+                param,
+            )
+        specs.append((fmt, Path(file)))
+    return specs
+
+
+def report_option(func: F) -> F:
+    """``--report FORMAT=FILE`` (repeatable), parsed into ``reports_to_write``: ``[(format, path), ...]``."""
+    return click.option(
+        "--report",
+        "reports_to_write",
+        multiple=True,
+        callback=_report_specs,
+        metavar="FORMAT=FILE",
+        help="Also write the reports in FORMAT (json, sarif, junit, markdown) to FILE; repeatable.",
+    )(func)
 
 
 def fail_on_option(help: str) -> Callable[[F], F]:

@@ -128,6 +128,20 @@ async def rule_history(tenant: TenantId, rule_id: RuleId, state: State, caller: 
     return {"tenant_id": tenant, "rule_id": rule_id, "history": [v.to_dict() for v in history]}
 
 
+def _matcher_of(state: ServiceState, tenant: str, request: Request) -> tuple[Any, int]:
+    """The tenant's matcher and its rules version; while the store is unreachable, the one this replica last had
+    (for ``stale_for`` seconds after the store last confirmed it), the request marked stale since then."""
+    try:
+        matcher = state.matchers.get(tenant)
+        cached = state.matchers.cached(tenant)
+        return matcher, cached[1] if cached is not None else state.store.version(tenant)
+    except StoreUnavailableError as exc:
+        matcher, version, confirmed = state.cached_matcher(tenant, exc)
+        known = getattr(request.state, STALE_STATE, None)
+        setattr(request.state, STALE_STATE, confirmed if known is None else min(known, confirmed))
+        return matcher, version
+
+
 @router.post(
     "/match",
     response_model=MatchResponse,
@@ -138,14 +152,7 @@ async def match(tenant: TenantId, body: MatchRequest, request: Request, state: S
     ``stale_for`` seconds after the store last confirmed it), with ``Norma-Stale-Since``."""
 
     def work() -> JSONResponse:
-        try:
-            matcher = state.matchers.get(tenant)
-            cached = state.matchers.cached(tenant)
-            version = cached[1] if cached is not None else state.store.version(tenant)
-        except StoreUnavailableError as exc:
-            matcher, version, confirmed = state.cached_matcher(tenant, exc)
-            known = getattr(request.state, STALE_STATE, None)
-            setattr(request.state, STALE_STATE, confirmed if known is None else min(known, confirmed))
+        matcher, version = _matcher_of(state, tenant, request)
         embedder = state.batching(matcher.embedder)  # shares model calls with the concurrent requests' messages
         config = None if body.gate_quantile is None else matcher.config.with_(gate_quantile=body.gate_quantile)
         matches = matcher.match(
@@ -176,14 +183,7 @@ async def check(tenant: TenantId, body: CheckRequest, request: Request, state: S
     def work() -> JSONResponse:
         from norma.turns import TurnChecker
 
-        try:
-            matcher = state.matchers.get(tenant)
-            cached = state.matchers.cached(tenant)
-            version = cached[1] if cached is not None else state.store.version(tenant)
-        except StoreUnavailableError as exc:
-            matcher, version, confirmed = state.cached_matcher(tenant, exc)
-            known = getattr(request.state, STALE_STATE, None)
-            setattr(request.state, STALE_STATE, confirmed if known is None else min(known, confirmed))
+        matcher, version = _matcher_of(state, tenant, request)
         documents = state.documents() if body.audit else None
         checker = TurnChecker(matcher, judge=state.judge(), documents=documents, rules_version=version)
         found = matcher.match(body.message, body.session, embedder=state.batching(matcher.embedder))
