@@ -33,11 +33,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests._llm_server import FakeLLMServer
 
+from _docs import write_section
 from norma.checks import CheckResult, evaluate_checks
 from norma.llm import Judge, JudgeCache, OllamaClient, RetryPolicy
 from norma.rules import Rule
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
 BEGIN, END = "<!-- check_judge.py:begin -->", "<!-- check_judge.py:end -->"
 BEFORE = "## audit\n"
 """The section goes right before this heading (after the llm section) the first time."""
@@ -145,19 +145,6 @@ def render(rows: list[dict[str, object]], votes: int, args: argparse.Namespace) 
     return "\n".join(lines) + "\n"
 
 
-def write_section(text: str) -> None:
-    doc = DOC.read_text(encoding="utf-8") if DOC.exists() else "# Benchmarks\n"
-    start, end = doc.find(BEGIN), doc.find(END)
-    if start != -1 and end != -1:
-        doc = doc[:start] + text + doc[end + len(END) + 1 :]
-    elif BEFORE in doc:
-        at = doc.find(BEFORE)
-        doc = doc[:at] + text + "\n" + doc[at:]
-    else:
-        doc = doc.rstrip("\n") + "\n\n" + text
-    DOC.write_text(doc, encoding="utf-8")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rules", type=int, default=40, help="rules, each with one judge check (default 40)")
@@ -167,7 +154,7 @@ def main() -> None:
     text = render(rows, votes, args)
     print(text)
     if not args.no_write:
-        write_section(text)
+        write_section(text, BEGIN, END, BEFORE)
     if any(r["calls"] != r["expected"] or r["same"] == "NO" for r in rows):
         sys.exit(1)
 

@@ -31,10 +31,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from _docs import write_section  # noqa: E402
 from norma.rules import Rule  # noqa: E402
 from norma.turns import TurnChecker  # noqa: E402
 
-DOC = ROOT / "docs" / "benchmarks.md"
 BEGIN, END = "<!-- check_turns.py:begin -->", "<!-- check_turns.py:end -->"
 BEFORE = "## audit\n"
 RULEBOOK = ROOT / "examples" / "rulebooks" / "banking-support.yaml"
@@ -152,19 +152,6 @@ def render(rows: list[dict[str, object]], batch_row: dict[str, object], args: ar
     return "\n".join(lines) + "\n"
 
 
-def write_section(text: str) -> None:
-    doc = DOC.read_text(encoding="utf-8") if DOC.exists() else "# Benchmarks\n"
-    start, end = doc.find(BEGIN), doc.find(END)
-    if start != -1 and end != -1:
-        doc = doc[:start] + text + doc[end + len(END) + 1 :]
-    elif BEFORE in doc:
-        at = doc.find(BEFORE)
-        doc = doc[:at] + text + "\n" + doc[at:]
-    else:
-        doc = doc.rstrip("\n") + "\n\n" + text
-    DOC.write_text(doc, encoding="utf-8")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--turns", type=int, default=10_000, help="turns in the batch (default 10,000)")
@@ -176,7 +163,7 @@ def main() -> None:
     text = render(rows, batch_row, args)
     print(text)
     if not args.no_write:
-        write_section(text)
+        write_section(text, BEGIN, END, BEFORE)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,22 @@
+"""Writing a benchmark's own section of docs/benchmarks.md, and nothing else of it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
+
+
+def write_section(text: str, begin: str, end: str, before: str, doc: Path = DOC) -> None:
+    """Replace what lies between the ``begin`` and ``end`` markers (both included) with ``text``, which holds them;
+    the first time, put ``text`` right before the heading ``before`` (else at the end)."""
+    current = doc.read_text(encoding="utf-8") if doc.exists() else "# Benchmarks\n"
+    start, stop = current.find(begin), current.find(end)
+    if start != -1 and stop != -1:
+        current = current[:start] + text + current[stop + len(end) + 1 :]
+    elif before in current:
+        at = current.find(before)
+        current = current[:at] + text + "\n" + current[at:]
+    else:
+        current = current.rstrip("\n") + "\n\n" + text
+    doc.write_text(current, encoding="utf-8")
