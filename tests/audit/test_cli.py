@@ -98,7 +98,10 @@ def test_sarif_output(run_cli: Run, tmp_path: Path) -> None:
     failures = [r for r in run["results"] if r["kind"] == "fail"]
     first = next(r for r in failures if r["ruleId"] == "IR.0.01")
     assert first["level"] == "error"
-    assert first["locations"][0]["physicalLocation"]["region"]["startLine"] == 1
+    physical = first["locations"][0]["physicalLocation"]
+    assert physical["artifactLocation"]["uri"].endswith(".json")
+    assert "region" not in physical  # the request file's lines are JSON, not the output's
+    assert first["properties"]["outputLine"] == 1
     skip = run_cli("audit", _request(tmp_path, "skip_greeting"), "--docs", DOCS, "--format", "sarif")
     kinds = {r["ruleId"]: r["kind"] for r in json.loads(skip.out)["runs"][0]["results"]}
     assert kinds["IR.0.01"] == "notApplicable"

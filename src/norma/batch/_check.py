@@ -32,7 +32,7 @@ def turn_payload(record: Any) -> dict[str, Any]:
             hint='write {"message": "...", "output": "...", "session": {}}',
         )
     if not isinstance(record.get("output"), str):
-        raise InvalidInputError('a turn record needs an "output" string (the AI\'s answer)', location="output")
+        raise InvalidInputError('a turn record needs an "output" string (the AI\'s answer)')
     unknown = sorted(set(record) - {"id", "message", "output", "session"})
     if unknown:
         raise InvalidInputError(f"unknown field {unknown[0]!r}", hint="a turn record has id, message, output, session")

@@ -9,8 +9,8 @@ verdict and the metrics.
 Locations point into the repository, so that code scanning can place them: the artifact is the audited file, as a
 URI relative to the current directory (the repository root in CI) with ``uriBaseId: %SRCROOT%`` (a file outside it:
 an absolute ``file://`` URI). A batch record, named ``file:line``, is located at that line of its file
-(``region.startLine``), and the line of the output a violation points at is ``properties.outputLine``; a single
-request's violation is located at its output line.
+(``region.startLine``); a request file is located as a whole (its lines are JSON, not the output's). The line of
+the output a violation points at is always ``properties.outputLine``.
 """
 
 from __future__ import annotations
@@ -47,24 +47,24 @@ def _artifact(path: str) -> dict[str, Any]:
 
 
 def _location(name: str, line: int | None) -> list[dict[str, Any]]:
-    """Where a result of the item ``name`` is: its record's line in a batch file, else ``line`` (the output's)."""
+    """Where a result of the item ``name`` is: its record's line in a batch file, else the request file as a whole
+    (``line``, the output's, is no line of that file)."""
     record = _RECORD.fullmatch(name)
     physical: dict[str, Any] = {"artifactLocation": _artifact(record["path"] if record else name)}
-    start = int(record["line"]) if record else line
-    if start is not None:
-        physical["region"] = {"startLine": start}
+    if record:
+        physical["region"] = {"startLine": int(record["line"])}
     return [{"physicalLocation": physical}]
 
 
 def _message(name: str, violation: Violation) -> str:
-    if _RECORD.fullmatch(name) and violation.line is not None:
+    if violation.line is not None:
         return f"{violation.description} (output line {violation.line})"
     return violation.description
 
 
 def _properties(name: str, violation: Violation) -> dict[str, Any]:
     properties: dict[str, Any] = {"evidence": violation.evidence, "location": violation.location}
-    if _RECORD.fullmatch(name) and violation.line is not None:
+    if violation.line is not None:
         properties["outputLine"] = violation.line
     return properties
 
