@@ -27,7 +27,7 @@ MAX_TURN_LINE_BYTES = 4 * 1024 * 1024
 
 def _render(con: Console, name: str, report: TurnReport) -> None:
     matched = ", ".join(f"{m.rule_id} ({m.final_score:.3f})" for m in report.matches) or "none"
-    con.print(f"{name}: matched {matched}")
+    con.print(f"{'' if name.startswith('<') else f'{name}: '}matched {matched}")
     if report.rules:
         table = Table("rule", "check", "kind", "severity", "status", "where", "message")
         for checked in report.rules:
