@@ -249,6 +249,19 @@ def test_clear_forgets_every_vote_and_a_closed_cache_raises(tmp_path: Path) -> N
         cache.get("m", "a")
 
 
+def test_an_in_memory_cache_keeps_the_most_recently_used_votes_only() -> None:
+    cache = JudgeCache(max_votes=2)
+    cache.put("m", "a", Vote(True, 1.0, "a"))
+    cache.put("m", "b", Vote(True, 0.9, "b"))
+    assert cache.get("m", "a") == Vote(True, 1.0, "a")  # a is now the most recently used
+    cache.put("m", "c", Vote(False, 0.1, "c"))  # b goes
+    assert (len(cache), cache.get("m", "b")) == (2, None)
+    assert cache.get("m", "a") is not None
+    assert cache.get("m", "c") is not None
+    with pytest.raises(InvalidInputError, match="max_votes"):
+        JudgeCache(max_votes=0)
+
+
 def test_concurrent_writers_on_one_file_lose_nothing(tmp_path: Path) -> None:
     path = tmp_path / "shared.sqlite3"
     caches = [JudgeCache(path) for _ in range(4)]

@@ -14,12 +14,13 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+from collections import OrderedDict
 from pathlib import Path
 
-from norma.errors import StoreError
+from norma.errors import InvalidInputError, StoreError
 from norma.llm._verdict import Vote
 
-__all__ = ["CACHE_DIR_ENV", "USER_CACHE_FILE", "JudgeCache", "judge_cache_path"]
+__all__ = ["CACHE_DIR_ENV", "MAX_MEMORY_VOTES", "USER_CACHE_FILE", "JudgeCache", "judge_cache_path"]
 
 CACHE_DIR_ENV = "NORMA_CACHE_DIR"
 """The variable naming norma's cache folder (the same one :func:`norma.embeddings.user_cache_dir` reads)."""
@@ -52,16 +53,25 @@ def judge_cache_path() -> Path:
     return folder / "llm" / USER_CACHE_FILE
 
 
+MAX_MEMORY_VOTES = 100_000
+"""Most votes an in-memory cache keeps (the least recently used go first): a long-running service stays bounded,
+about 30 MB at most."""
+
+
 class JudgeCache:
-    """Votes by (model, key). ``path``: a SQLite file (created if missing); None: in memory, for this process only.
+    """Votes by (model, key). ``path``: a SQLite file (created if missing); None: in memory, for this process only,
+    at most ``max_votes`` of them (the least recently used are forgotten first).
 
     Thread-safe. Raises :class:`norma.errors.StoreError` when the file cannot be opened, read or written.
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, max_votes: int = MAX_MEMORY_VOTES) -> None:
+        if max_votes < 1:
+            raise InvalidInputError(f"max_votes must be at least 1, not {max_votes}", location="max_votes")
         self.path = Path(path) if path is not None else None
+        self.max_votes = max_votes
         self._lock = threading.Lock()
-        self._memory: dict[tuple[str, str], Vote] = {}
+        self._memory: OrderedDict[tuple[str, str], Vote] = OrderedDict()
         self._db: sqlite3.Connection | None = None
         if self.path is not None:
             self._db = self._open(self.path)
@@ -99,7 +109,10 @@ class JudgeCache:
         """The vote stored for ``model`` and ``key``, or None."""
         with self._lock:
             if self._db is None:
-                return self._memory.get((model, key))
+                found = self._memory.get((model, key))
+                if found is not None:
+                    self._memory.move_to_end((model, key))
+                return found
             try:
                 row = self._db.execute(
                     "SELECT passed, score, reason FROM votes WHERE model = ? AND key = ?", (model, key)
@@ -113,6 +126,9 @@ class JudgeCache:
         with self._lock:
             if self._db is None:
                 self._memory[(model, key)] = vote
+                self._memory.move_to_end((model, key))
+                while len(self._memory) > self.max_votes:
+                    self._memory.popitem(last=False)
                 return
             try:
                 self._db.execute(
