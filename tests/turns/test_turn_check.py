@@ -196,3 +196,16 @@ def test_judge_checks_in_a_turn_call_the_model_once_per_vote_and_never_on_a_cach
     assert first.reward == 1.0
     assert again.to_dict() == first.to_dict()
     assert "2 for, 1 against" in first.checks[0].message or "2-1" in first.checks[0].message, first.checks[0].message
+
+
+def test_always_checks_follow_the_matchers_rules_as_they_change() -> None:
+    from norma.matching import RuleMatcher
+
+    matcher = RuleMatcher([WEATHER])
+    first, second = TurnChecker(matcher), TurnChecker(matcher)  # a service builds one per request
+    assert first.check("will it rain", "Card 4111 1111 1111 1111.").rules == ()
+    matcher.upsert([CARDS])
+    report = second.check("will it rain", "Card 4111 1111 1111 1111.")
+    assert [(r.rule_id, r.verdict) for r in report.rules] == [("card-safety", CheckStatus.FAIL)]
+    matcher.remove(["card-safety"])
+    assert first.check("will it rain", "Card 4111 1111 1111 1111.").rules == ()

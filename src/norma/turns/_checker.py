@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -111,19 +112,11 @@ class TurnChecker:
         self.documents = documents
         self.audit_config = audit_config
         self.rules_version = rules_version
-        self._lock = threading.Lock()
-        self._always: tuple[int, tuple[Rule, ...]] | None = None
 
     def always_rules(self) -> tuple[Rule, ...]:
-        """The enabled rules that carry a ``when: always`` check, by id (found once per rules version)."""
-        version = self.matcher.version
-        cached = self._always
-        if cached is not None and cached[0] == version:
-            return cached[1]
-        with self._lock:
-            found = tuple(r for r in self.matcher.rules if r.enabled and any(c.when is When.ALWAYS for c in r.checks))
-            self._always = (version, found)
-        return found
+        """The enabled rules that carry a ``when: always`` check, by id (found once per matcher and rules version,
+        for every checker on that matcher: a service builds a checker per request)."""
+        return _always_rules(self.matcher)
 
     def check(
         self,
@@ -214,6 +207,23 @@ class TurnChecker:
             self.audit_config,
             embedder=self.matcher.embedder,
         )
+
+
+_ALWAYS: weakref.WeakKeyDictionary[RuleMatcher, tuple[int, tuple[Rule, ...]]] = weakref.WeakKeyDictionary()
+_ALWAYS_LOCK = threading.Lock()
+
+
+def _always_rules(matcher: RuleMatcher) -> tuple[Rule, ...]:
+    """The enabled rules of ``matcher`` with a ``when: always`` check, kept per matcher and rules version."""
+    version = matcher.version
+    with _ALWAYS_LOCK:
+        cached = _ALWAYS.get(matcher)
+    if cached is not None and cached[0] == version:
+        return cached[1]
+    found = tuple(r for r in matcher.rules if r.enabled and any(c.when is When.ALWAYS for c in r.checks))
+    with _ALWAYS_LOCK:
+        _ALWAYS[matcher] = (version, found)
+    return found
 
 
 def _verdict(checked: Sequence[CheckedRule], audit_report: AuditReport | None) -> TurnVerdict:
