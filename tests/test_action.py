@@ -270,7 +270,7 @@ def test_check_of_passing_turns_exits_0(turns_workspace: Path, tmp_path: Path) -
         ),
         (
             {"files": "turns/banking.jsonl"},
-            "norma: error: give the rules to match: --rules FILE or --tenant TENANT (one of them)",
+            "norma: error: give the rules: --rules FILE or --tenant TENANT (one of them)",
         ),
     ],
 )

@@ -140,6 +140,11 @@ class Installed:
     def norma(self, *args: str) -> subprocess.CompletedProcess[str]:
         return _norma(self.venv, self.elsewhere, self.env, *args)
 
+    def python(self, code: str) -> subprocess.CompletedProcess[str]:
+        """``python -c code`` in the venv, outside the repository (a failure raises, with its stderr)."""
+        command = [str(self.venv / "bin" / "python"), "-c", code]
+        return subprocess.run(command, cwd=self.elsewhere, env=self.env, capture_output=True, text=True, check=True)
+
 
 def _norma(venv: Path, cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     command = [str(venv / "bin" / "norma"), *args]
@@ -203,14 +208,7 @@ def test_the_wheel_carries_every_example(installed: Installed) -> None:
 @pytest.mark.slow
 def test_norma_comes_from_the_wheel(installed: Installed) -> None:
     code = "import importlib.metadata as m, norma; print(norma.__file__); print(m.version('norma-rules'))"
-    proc = subprocess.run(
-        [str(installed.venv / "bin" / "python"), "-c", code],
-        cwd=installed.elsewhere,
-        env=installed.env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    proc = installed.python(code)
     location, version = proc.stdout.split()
     assert Path(location).is_relative_to(installed.venv)
     assert version == __version__
@@ -243,14 +241,7 @@ def test_norma_demo_runs_outside_the_repository(installed: Installed, run_cli: C
 @pytest.mark.slow
 def test_norma_check_runs_outside_the_repository_on_the_shipped_rulebook(installed: Installed) -> None:
     code = "from norma._package_data import examples_folder; print(examples_folder())"
-    folder = subprocess.run(
-        [str(installed.venv / "bin" / "python"), "-c", code],
-        cwd=installed.elsewhere,
-        env=installed.env,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+    folder = installed.python(code).stdout.strip()
     rulebook = str(Path(folder) / "rulebooks" / "banking-support.yaml")
     proc = installed.norma("check", "--rules", rulebook, "-m", "what is my balance", "-o", "Card 4111 1111 1111 1111")
     assert proc.returncode == 1, proc.stderr  # the always-on no-card-number check fails
@@ -262,14 +253,7 @@ def test_norma_check_runs_outside_the_repository_on_the_shipped_rulebook(install
 @pytest.mark.slow
 def test_the_pytest_plugin_is_registered_by_the_wheel(installed: Installed) -> None:
     code = "import importlib.metadata as m; print([e.value for e in m.entry_points(group='pytest11', name='norma')])"
-    proc = subprocess.run(
-        [str(installed.venv / "bin" / "python"), "-c", code],
-        cwd=installed.elsewhere,
-        env=installed.env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    proc = installed.python(code)
     assert proc.stdout.strip() == "['norma.pytest_plugin']"
 
 

@@ -168,7 +168,7 @@ def inspect_help(command: click.Command) -> str:
 
 def test_spelt_out_constants_equal_the_library_ones() -> None:
     from norma import llm, names, store
-    from norma.cli import _llm, _names, _rules
+    from norma.cli import _llm, _names, _output
 
     assert (_llm.KIND_ENV, _llm.MODEL_ENV, _llm.URL_ENV) == (llm.KIND_ENV, llm.MODEL_ENV, llm.URL_ENV)
     assert (_names.MAX_HASH_SEED, _names.MAX_HASH_SEEDS, _names.DEFAULT_RULE_PERCENTAGE) == (
@@ -176,4 +176,4 @@ def test_spelt_out_constants_equal_the_library_ones() -> None:
         names.MAX_HASH_SEEDS,
         names.DEFAULT_RULE_PERCENTAGE,
     )
-    assert _rules.DB_URL_ENV == store.DB_URL_ENV
+    assert _output.DB_URL_ENV == store.DB_URL_ENV

@@ -133,11 +133,11 @@ def test_match_a_stored_tenant(run_cli: Callable[..., CliResult], tmp_path: Path
         ),
         (
             ("match", "hi"),
-            "norma: error: give the rules to match: --rules FILE or --tenant TENANT (one of them)\n",
+            "norma: error: give the rules: --rules FILE or --tenant TENANT (one of them)\n",
         ),
         (
             ("match", "--rules", RULES, "--tenant", "t", "hi"),
-            "norma: error: give the rules to match: --rules FILE or --tenant TENANT (one of them)\n",
+            "norma: error: give the rules: --rules FILE or --tenant TENANT (one of them)\n",
         ),
         (
             ("match", "--rules", RULES, "--db", "sqlite:////tmp/x.db", "hi"),

@@ -163,8 +163,11 @@ def test_a_missing_store_is_an_error_and_is_not_created(run_cli: Run, tmp_path: 
 @pytest.mark.parametrize(
     ("args", "problem"),
     [
-        (("--messages", LABELLED), "pass --rules FILE or --tenant TENANT (one of them)"),
-        (("--rules", RULEBOOK, "--tenant", "t", "--messages", LABELLED), "pass --rules FILE or --tenant TENANT"),
+        (("--messages", LABELLED), "give the rules: --rules FILE or --tenant TENANT (one of them)"),
+        (
+            ("--rules", RULEBOOK, "--tenant", "t", "--messages", LABELLED),
+            "give the rules: --rules FILE or --tenant TENANT",
+        ),
         (("--rules", RULEBOOK, "--db", "sqlite:///x.db", "--messages", LABELLED), "--db goes with --tenant"),
         (("--rules", RULEBOOK, "--messages", LABELLED, "-k", "1,x"), "'1,x' is not a comma-separated list"),
         (("--rules", RULEBOOK, "--messages", LABELLED, "-k", "0"), "every k must be 1 or more"),

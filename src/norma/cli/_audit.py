@@ -26,6 +26,7 @@ from norma.cli._output import (
     print_table,
     report_option,
     resolve_format,
+    write_text,
 )
 
 if TYPE_CHECKING:
@@ -250,18 +251,10 @@ def run(
 
 
 def _write_reports(targets: list[tuple[str, Path]], items: list[tuple[str, AuditReport]], fail_on: str) -> None:
-    from norma.errors import InvalidInputError
     from norma.reports import render
 
     for fmt, path in targets:
-        try:
-            path.write_text(render(fmt, items, fail_on), encoding="utf-8")
-        except OSError as exc:
-            raise InvalidInputError(
-                f"cannot write the {fmt} report: {exc.strerror or exc}",
-                source=str(path),
-                hint="give a --report FILE in a folder that exists and is writable",
-            ) from None
+        write_text(render(fmt, items, fail_on), path, f"the {fmt} report")
 
 
 @audit.command("schema")

@@ -13,7 +13,15 @@ from rich.console import Console
 from rich.table import Table
 
 from norma.cli._engine import EngineOptions, engine_options
-from norma.cli._output import console, fail_on_option, print_table, report_option
+from norma.cli._output import (
+    check_rules_source,
+    console,
+    fail_on_option,
+    print_table,
+    report_option,
+    rules_source_options,
+    write_text,
+)
 
 if TYPE_CHECKING:
     from norma.turns import TurnReport
@@ -58,21 +66,9 @@ def _render(con: Console, name: str, report: TurnReport) -> None:
 
 
 def _write(fmt: str, items: list[tuple[str, TurnReport]], fail_on: str, path: Path | None) -> None:
-    from norma.errors import InvalidInputError
     from norma.reports import render_turns
 
-    text = render_turns(fmt, items, fail_on)
-    if path is None:
-        sys.stdout.write(text)
-        return
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise InvalidInputError(
-            f"cannot write the {fmt} report: {exc.strerror or exc}",
-            source=str(path),
-            hint="give a file in a folder that exists and is writable",
-        ) from None
+    write_text(render_turns(fmt, items, fail_on), path, f"the {fmt} report")
 
 
 def _judge() -> Any:
@@ -88,21 +84,9 @@ def _judge() -> Any:
 
 
 @click.command()
-@click.option(
-    "--rules",
-    "rules_file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="A rulebook file (YAML or JSON) whose rules carry checks.",
-)
-@click.option("--tenant", "tenant_id", default=None, metavar="TENANT", help="Check against a stored tenant's rules.")
-@click.option(
-    "--db",
-    "db_url",
-    envvar="NORMA_DB_URL",
-    default=None,
-    metavar="URL",
-    help="The store of --tenant (default $NORMA_DB_URL, else ./.norma/norma.db); never created here.",
+@rules_source_options(
+    rules_help="A rulebook file (YAML or JSON) whose rules carry checks.",
+    tenant_help="Check against a stored tenant's rules.",
 )
 @click.option("--message", "-m", default=None, help="The user's message.")
 @click.option("--output", "-o", "output_text", default=None, help="The AI's answer to check.")
@@ -170,10 +154,9 @@ def check(
     $NORMA_LLM_URL (docs/llm.md); without one they are skipped. Exit 0 when every turn passes, 1 when one fails
     (an error check failed; with --fail-on warning a warning one too), 2 on bad input.
     """
-    from norma.cli._match import _check_source
     from norma.reports import turns_exit_code
 
-    _check_source(rules_file, tenant_id, db_url)
+    check_rules_source(rules_file, tenant_id, db_url)
     fmt = output_format or ((ctx.find_root().obj or {}).get("format") or "table")
     options = EngineOptions.pop(engine)
     if batch_file is not None:
@@ -283,7 +266,7 @@ def _batch(
     options: EngineOptions,
 ) -> int:
     from norma.batch import CheckJob, MatchJob
-    from norma.cli._engine import run_batch
+    from norma.cli._engine import run_batch, succeeded
     from norma.reports import turn_document
     from norma.turns import TurnReport
 
@@ -291,21 +274,16 @@ def _batch(
     match = MatchJob.for_tenant(tenant_id, db_url) if tenant_id is not None else MatchJob.make(str(rules_file))
     job = CheckJob(match, audit=run_audit, documents=None if documents is None else str(documents), judge=True)
     job.check()
-    results = run_batch(job, records, options, "checking")
+    good, errors = succeeded(run_batch(job, records, options, "checking"))
+    name = "<stdin>" if source == "-" else source
     rows: list[dict[str, Any]] = []
     items: list[tuple[str, TurnReport]] = []
-    errors = 0
-    for item in results:
-        if item.error is not None or item.result is None:
-            errors += 1
-            error = str(item.error)
-            click.echo(f"norma: error: {error if error.startswith(item.where) else f'{item.where}: {error}'}", err=True)
-            continue
-        row = {"line": int(item.where.rsplit(":", 1)[1]), **item.result}
+    for line, result in good:
+        row = {"line": line, **result}
         row["failing"] = _row_failing(row, fail_on)
         rows.append(row)
-        fields = {k: v for k, v in item.result.items() if k in TurnReport.model_fields}
-        items.append((item.where, TurnReport.model_validate(fields)))
+        fields = {k: v for k, v in result.items() if k in TurnReport.model_fields}
+        items.append((f"{name}:{line}", TurnReport.model_validate(fields)))
     document = turn_document(rows, job.rule_count())
     if tenant_id is not None:
         document["tenant"] = tenant_id
@@ -318,31 +296,19 @@ def _batch(
             f"{document['skipped']} skipped"
         )
     elif fmt == "json":
-        _emit_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", out_path)
+        write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", out_path)
     elif fmt == "jsonl":
-        _emit_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), out_path)
+        write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), out_path)
     else:
         _write(fmt, items, fail_on, out_path)
     for report_fmt, path in reports_to_write:
         if report_fmt == "json":  # the same document as --format json (norma merge reads it)
-            _emit_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", path)
+            write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", path)
         else:
             _write(report_fmt, items, fail_on, path)
     if errors:
         return 2
     return 1 if any(row["failing"] for row in rows) else 0
-
-
-def _emit_text(text: str, path: Path | None) -> None:
-    from norma.errors import InvalidInputError
-
-    if path is None:
-        sys.stdout.write(text)
-        return
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise InvalidInputError(f"cannot write it: {exc.strerror or exc}", source=str(path)) from None
 
 
 def _read_turns(source: str) -> list[Any]:

@@ -114,6 +114,26 @@ def engine_options(func: F) -> F:
     return func
 
 
+def record_line(where: str) -> int:
+    """The line (or Parquet row) of a batch record named ``file:N`` or ``file:row N``."""
+    return int(where.rsplit(":", 1)[1].removeprefix("row "))
+
+
+def succeeded(results: Sequence[BatchResult]) -> tuple[list[tuple[int, dict[str, Any]]], int]:
+    """The results of the records that worked, as ``(line, result)``, and how many did not: each of those is
+    reported on stderr, one line naming its record (the others are still written; the command exits 2)."""
+    good: list[tuple[int, dict[str, Any]]] = []
+    errors = 0
+    for item in results:
+        if item.error is not None or item.result is None:
+            errors += 1
+            error = str(item.error)
+            click.echo(f"norma: error: {error if error.startswith(item.where) else f'{item.where}: {error}'}", err=True)
+            continue
+        good.append((record_line(item.where), item.result))
+    return good, errors
+
+
 def run_batch(job: Job, records: Sequence[BatchRecord], options: EngineOptions, label: str) -> list[BatchResult]:
     """Apply ``--shard``, plan the engine, run ``job`` with a progress bar on stderr and return the results."""
     from norma.batch import plan_engine, run_job

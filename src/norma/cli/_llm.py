@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from norma.cli._lazy import SuggestingGroup
-from norma.cli._output import emit, format_option, print_table, resolve_format
+from norma.cli._output import db_option, emit, format_option, print_table, resolve_format
 from norma.errors import BackendError, ConfigError
 
 if TYPE_CHECKING:
@@ -44,18 +44,6 @@ def llm_options(func: F) -> F:
         "--model", default=None, metavar="NAME[,FALLBACK...]", help=f"Model and fallbacks (default ${MODEL_ENV})."
     )(func)
     return click.option("--url", default=None, metavar="URL", help=f"LLM server (default ${URL_ENV}).")(func)
-
-
-def db_option(func: F) -> F:
-    """``--db URL`` (also ``$NORMA_DB_URL``), as in ``norma rules``."""
-    return click.option(
-        "--db",
-        "db_url",
-        envvar="NORMA_DB_URL",
-        default=None,
-        metavar="URL",
-        help="The rule store: sqlite:///path.db or postgresql://… (default $NORMA_DB_URL, else ./.norma/norma.db).",
-    )(func)
 
 
 def _client(url: str | None, model: str | None, kind: str | None, timeout: float | None = None) -> ChatClient:

@@ -20,11 +20,13 @@ from rich.table import Table
 from norma.cli._demo import SECTIONS
 from norma.cli._engine import EngineOptions, batch_output_options, engine_options
 from norma.cli._output import (
+    check_rules_source,
     emit,
     gate_quantile_option,
     model_dir_option,
     print_table,
     resolve_format,
+    rules_source_options,
     wide_option,
 )
 
@@ -73,21 +75,9 @@ def _render(con: Console, message: str, result: MatchResult, explain: bool) -> N
 
 @click.command()
 @click.argument("message", required=False)
-@click.option(
-    "--rules",
-    "rules_file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="A YAML or JSON file: a list of rules, or a mapping with a 'rules' list.",
-)
-@click.option("--tenant", "tenant_id", default=None, metavar="TENANT", help="Match a stored tenant's rules instead.")
-@click.option(
-    "--db",
-    "db_url",
-    envvar="NORMA_DB_URL",
-    default=None,
-    metavar="URL",
-    help="The store of --tenant (default $NORMA_DB_URL, else ./.norma/norma.db); never created here.",
+@rules_source_options(
+    rules_help="A YAML or JSON file: a list of rules, or a mapping with a 'rules' list.",
+    tenant_help="Match a stored tenant's rules instead.",
 )
 @click.option("--scenario", default=None, help="The active scenario (SCENARIO rules of it become candidates).")
 @click.option("--step", default=None, help="The active step (STEP rules of it become candidates).")
@@ -141,7 +131,7 @@ def match(
     """
     from norma.matching import MatchConfig, SessionState
 
-    _check_source(rules_file, tenant_id, db_url)
+    check_rules_source(rules_file, tenant_id, db_url)
     fmt = output_format if output_format == "jsonl" else resolve_format(ctx, output_format)
     config = MatchConfig.adr() if adr else MatchConfig()
     if threshold is not None:
@@ -200,18 +190,6 @@ def _check_message(message: str) -> None:
     """A usage error for a message with nothing to match."""
     if not message.strip():
         raise click.UsageError("MESSAGE is empty: give the text to match, such as norma match --rules FILE 'hello'")
-
-
-def _check_source(rules_file: Path | None, tenant_id: str | None, db_url: str | None) -> None:
-    """Exactly one of --rules and --tenant; --db only with --tenant."""
-    if (rules_file is None) == (tenant_id is None):
-        raise click.UsageError("give the rules to match: --rules FILE or --tenant TENANT (one of them)")
-    if (
-        db_url is not None
-        and tenant_id is None
-        and click.get_current_context().get_parameter_source("db_url") == click.core.ParameterSource.COMMANDLINE
-    ):
-        raise click.UsageError("--db goes with --tenant (a --rules file needs no store)")
 
 
 def _file_matcher(rules_file: Path, config: MatchConfig) -> RuleMatcher:

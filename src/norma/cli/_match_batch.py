@@ -12,12 +12,11 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
-import click
 from rich.console import Console
 from rich.table import Table
 
 from norma.batch import BatchRecord, MatchJob, is_parquet, match_document, match_payload, parquet_rows, write_rows
-from norma.cli._engine import EngineOptions, run_batch
+from norma.cli._engine import EngineOptions, run_batch, succeeded
 from norma.cli._output import write_document
 from norma.errors import InvalidInputError, NormaError
 
@@ -97,16 +96,8 @@ def match_batch(
     matched a rule, 1 when none did, 2 on a bad record (the others are still written)."""
     records = read_messages(source)
     job.check()
-    results = run_batch(job, records, options, "matching")
-    rows: list[dict[str, Any]] = []
-    errors = 0
-    for item in results:
-        if item.error is not None or item.result is None:
-            errors += 1
-            error = str(item.error)
-            click.echo(f"norma: error: {error if error.startswith(item.where) else f'{item.where}: {error}'}", err=True)
-            continue
-        rows.append({"line": int(item.where.rsplit(":", 1)[1].removeprefix("row ")), **item.result})
+    good, errors = succeeded(run_batch(job, records, options, "matching"))
+    rows = [{"line": line, **result} for line, result in good]
     document = match_document(rows, job.rule_count())
     if job.tenant_id is not None:
         document["tenant"] = job.tenant_id

@@ -21,10 +21,13 @@ from rich.measure import Measurement
 from rich.table import Table
 
 __all__ = [
+    "DB_URL_ENV",
     "REPORT_FILE_FORMATS",
     "FORMATS",
     "OutputFormat",
+    "check_rules_source",
     "console",
+    "db_option",
     "emit",
     "fail_on_option",
     "format_option",
@@ -32,8 +35,10 @@ __all__ = [
     "print_table",
     "report_option",
     "resolve_format",
+    "rules_source_options",
     "wide_option",
     "write_document",
+    "write_text",
 ]
 
 OutputFormat = Literal["table", "json"]
@@ -97,6 +102,83 @@ def report_option(func: F) -> F:
         metavar="FORMAT=FILE",
         help="Also write the reports in FORMAT (json, sarif, junit, markdown) to FILE; repeatable.",
     )(func)
+
+
+DB_URL_ENV = "NORMA_DB_URL"
+"""norma.store.DB_URL_ENV, spelt out so that `--help` need not import the store (tests/cli/test_startup.py keeps
+it equal)."""
+
+
+def write_text(text: str, path: Path | None, what: str = "the output") -> None:
+    """``text`` to ``path``, or to stdout when ``path`` is None.
+
+    Raises:
+        InvalidInputError: the file cannot be written (``what`` names it in the message).
+    """
+    if path is None:
+        sys.stdout.write(text)
+        return
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        from norma.errors import InvalidInputError
+
+        raise InvalidInputError(
+            f"cannot write {what}: {exc.strerror or exc}",
+            source=str(path),
+            hint="give a file in a folder that exists and is writable",
+        ) from None
+
+
+def db_option(func: F) -> F:
+    """``--db URL`` (also ``$NORMA_DB_URL``): the rule store."""
+    return click.option(
+        "--db",
+        "db_url",
+        envvar=DB_URL_ENV,
+        default=None,
+        metavar="URL",
+        help="The rule store: sqlite:////abs/path.db, sqlite:///./rel/path.db or postgresql://… "
+        f"(default ${DB_URL_ENV}, else ./.norma/norma.db).",
+    )(func)
+
+
+def rules_source_options(*, rules_help: str, tenant_help: str) -> Callable[[F], F]:
+    """``--rules FILE`` or ``--tenant TENANT`` with ``--db URL`` (the store of the tenant, never created): where a
+    command's rules come from. :func:`check_rules_source` checks that exactly one was given."""
+
+    def decorate(func: F) -> F:
+        func = click.option(
+            "--db",
+            "db_url",
+            envvar=DB_URL_ENV,
+            default=None,
+            metavar="URL",
+            help=f"The store of --tenant (default ${DB_URL_ENV}, else ./.norma/norma.db); never created here.",
+        )(func)
+        func = click.option("--tenant", "tenant_id", default=None, metavar="TENANT", help=tenant_help)(func)
+        return click.option(
+            "--rules",
+            "rules_file",
+            type=click.Path(exists=True, dir_okay=False, path_type=Path),
+            default=None,
+            help=rules_help,
+        )(func)
+
+    return decorate
+
+
+def check_rules_source(rules_file: Path | None, tenant_id: str | None, db_url: str | None) -> None:
+    """Exactly one of ``--rules`` and ``--tenant``; ``--db`` on the command line only with ``--tenant`` (from
+    ``$NORMA_DB_URL`` it is simply unused by a ``--rules`` file)."""
+    if (rules_file is None) == (tenant_id is None):
+        raise click.UsageError("give the rules: --rules FILE or --tenant TENANT (one of them)")
+    if (
+        db_url is not None
+        and tenant_id is None
+        and click.get_current_context().get_parameter_source("db_url") == click.core.ParameterSource.COMMANDLINE
+    ):
+        raise click.UsageError("--db goes with --tenant (a --rules file needs no store)")
 
 
 def fail_on_option(help: str) -> Callable[[F], F]:

@@ -6,12 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-import click
 from rich.console import Console
 from rich.table import Table
 
 from norma.batch import RubricJob, is_parquet, json_records, rubric_document, write_rows
-from norma.cli._engine import EngineOptions, run_batch
+from norma.cli._engine import EngineOptions, run_batch, succeeded
 from norma.cli._output import write_document
 
 __all__ = ["rubric_batch"]
@@ -40,16 +39,8 @@ def rubric_batch(
 ) -> int:
     """Evaluate every record; exit 1 when a verdict fails, 2 when a record is bad (the others are written)."""
     job.check()
-    rows: list[dict[str, Any]] = []
-    errors = 0
-    for item in run_batch(job, json_records(source), options, "evaluating"):
-        if item.error is not None or item.result is None:
-            errors += 1
-            error = str(item.error)
-            click.echo(f"norma: error: {error if error.startswith(item.where) else f'{item.where}: {error}'}", err=True)
-            continue
-        line = int(item.where.rsplit(":", 1)[1].removeprefix("row "))
-        rows.append({"line": line, **item.result})
+    good, errors = succeeded(run_batch(job, json_records(source), options, "evaluating"))
+    rows = [{"line": line, **result} for line, result in good]
     document = rubric_document(rows, str(rubric_file))
     if output_path is not None and is_parquet(output_path):
         write_rows(output_path, [{**row, "per_criterion": json.dumps(row.get("per_criterion"))} for row in rows])

@@ -15,8 +15,15 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from norma.cli._output import emit, format_option, gate_quantile_option, model_dir_option, resolve_format
-from norma.cli._rules import db_option
+from norma.cli._output import (
+    check_rules_source,
+    emit,
+    format_option,
+    gate_quantile_option,
+    model_dir_option,
+    resolve_format,
+    rules_source_options,
+)
 from norma.errors import NotFoundError
 from norma.matching import (
     Diagnosis,
@@ -39,22 +46,8 @@ _TOP = 10  # rows of the confusion and worst-rule tables
 
 def source_options(func: F) -> F:
     """``--rules FILE`` or ``--tenant T`` (with ``--db URL``), and ``--model-dir DIR``."""
-    func = model_dir_option(db_option(func))
-    func = click.option("--tenant", "tenant_id", default=None, metavar="TENANT", help="A tenant of the store.")(func)
-    return click.option(
-        "--rules",
-        "rules_file",
-        type=click.Path(exists=True, dir_okay=False, path_type=Path),
-        default=None,
-        help="A rulebook file (YAML or JSON).",
-    )(func)
-
-
-def _check_source(rules_file: Path | None, tenant_id: str | None, db_url: str | None) -> None:
-    if (rules_file is None) == (tenant_id is None):
-        raise click.UsageError("pass --rules FILE or --tenant TENANT (one of them)")
-    if rules_file is not None and db_url is not None:
-        raise click.UsageError("--db goes with --tenant, not with --rules")
+    source = rules_source_options(rules_help="A rulebook file (YAML or JSON).", tenant_help="A tenant of the store.")
+    return source(model_dir_option(func))
 
 
 @contextmanager
@@ -72,7 +65,7 @@ def _tenant_store(tenant_id: str, db_url: str | None) -> Iterator[Any]:
 @contextmanager
 def _matcher(rules_file: Path | None, tenant_id: str | None, db_url: str | None) -> Iterator[tuple[RuleMatcher, str]]:
     """The rulebook's matcher and a name for it (the file, or ``tenant T``)."""
-    _check_source(rules_file, tenant_id, db_url)
+    check_rules_source(rules_file, tenant_id, db_url)
     if rules_file is not None:
         yield file_matcher(rules_file), str(rules_file)
         return
@@ -83,7 +76,7 @@ def _matcher(rules_file: Path | None, tenant_id: str | None, db_url: str | None)
 
 def source_rules(rules_file: Path | None, tenant_id: str | None, db_url: str | None) -> tuple[list[Any], str]:
     """The rules of ``--rules FILE`` or ``--tenant T`` and a name for them (no matcher built)."""
-    _check_source(rules_file, tenant_id, db_url)
+    check_rules_source(rules_file, tenant_id, db_url)
     if rules_file is not None:
         return load_rules(rules_file), str(rules_file)
     assert tenant_id is not None

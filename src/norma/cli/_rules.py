@@ -22,7 +22,7 @@ from rich.table import Table
 from norma.cli._demo import SECTIONS
 from norma.cli._engine import EngineOptions, engine_options, run_batch
 from norma.cli._lazy import LazyCommand, LazyGroup, SuggestingGroup
-from norma.cli._output import emit, format_option, print_table, resolve_format
+from norma.cli._output import db_option, emit, format_option, print_table, resolve_format
 
 if TYPE_CHECKING:
     from norma.matching import Rule
@@ -31,23 +31,6 @@ if TYPE_CHECKING:
 __all__ = ["keys", "rules"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-DB_URL_ENV = "NORMA_DB_URL"
-"""norma.store.DB_URL_ENV, spelt out so that `--help` need not import the store (tests/test_cli.py keeps it equal)."""
-
-
-def db_option(func: F) -> F:
-    """``--db URL`` (also ``$NORMA_DB_URL``)."""
-    option = click.option(
-        "--db",
-        "db_url",
-        envvar=DB_URL_ENV,
-        default=None,
-        metavar="URL",
-        help="The rule store: sqlite:////abs/path.db, sqlite:///./rel/path.db or postgresql://… "
-        f"(default ${DB_URL_ENV}, else ./.norma/norma.db).",
-    )
-    return option(func)
 
 
 def tenant_option(required: bool = True) -> Callable[[F], F]:

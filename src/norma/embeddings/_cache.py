@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from norma._cache import cache_dir, make_cache_folder, open_sqlite_cache
 from norma.embeddings._protocol import Embedder, EmbedderWrapper
-from norma.embeddings._quantize import CACHE_DIR_ENV, cache_dir
 from norma.embeddings._tokenize import check_texts
 from norma.errors import InvalidInputError, StoreError
 
@@ -76,27 +76,11 @@ class EmbeddingCache:
     def in_user_cache(cls, *, max_entries: int = DEFAULT_MAX_ENTRIES) -> EmbeddingCache:
         """The cache persisted in the user's cache folder: ``<folder>/embeddings/vectors.sqlite3``, the folder being
         ``$NORMA_CACHE_DIR``, else ``$XDG_CACHE_HOME/norma``, else ``~/.cache/norma`` (created when missing)."""
-        folder = cache_dir() / "embeddings"
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(
-                f"cannot create the cache folder: {exc.strerror}", source=str(folder), hint=f"set {CACHE_DIR_ENV}"
-            ) from exc
-        return cls(folder / USER_CACHE_FILE, max_entries=max_entries)
+        return cls(make_cache_folder(cache_dir() / "embeddings") / USER_CACHE_FILE, max_entries=max_entries)
 
     @staticmethod
     def _open(path: Path) -> sqlite3.Connection:
-        try:
-            db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.execute(_SCHEMA)
-        except sqlite3.Error as exc:
-            raise StoreError(
-                f"cannot open the embedding cache: {exc}", source=str(path), hint="delete the file or choose another"
-            ) from exc
-        return db
+        return open_sqlite_cache(path, _SCHEMA, "embedding cache")
 
     def __len__(self) -> int:
         """How many vectors are in memory."""

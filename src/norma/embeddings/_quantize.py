@@ -21,6 +21,7 @@ from norma._version import __version__
 if TYPE_CHECKING:
     from norma.embeddings._graph import EncoderGraph
     from norma.embeddings._model_files import ModelFiles
+from norma._cache import CACHE_DIR_ENV, cache_dir
 from norma.errors import BackendError, ConfigError
 
 __all__ = [
@@ -34,7 +35,6 @@ __all__ = [
     "save_fp32_model",
 ]
 
-CACHE_DIR_ENV = "NORMA_CACHE_DIR"
 INT8_ENV = "NORMA_EMBEDDINGS_INT8"
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"", "0", "false", "no", "off"}
@@ -48,16 +48,6 @@ def int8_from_env() -> bool:
     if raw in _FALSE:
         return False
     raise ConfigError(f"{INT8_ENV} must be 1/0, true/false, yes/no or on/off, not {raw!r}", source=INT8_ENV)
-
-
-def cache_dir() -> Path:
-    """The folder derived artefacts (quantised models) are cached in."""
-    explicit = os.environ.get(CACHE_DIR_ENV, "").strip()
-    if explicit:
-        return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "norma"
 
 
 def _cache_path(files: ModelFiles, variant: str = "int8") -> Path:

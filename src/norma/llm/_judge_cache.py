@@ -17,13 +17,12 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 
+from norma._cache import CACHE_DIR_ENV, cache_dir, make_cache_folder, open_sqlite_cache
 from norma.errors import InvalidInputError, StoreError
 from norma.llm._verdict import Vote
 
 __all__ = ["CACHE_DIR_ENV", "MAX_MEMORY_VOTES", "USER_CACHE_FILE", "JudgeCache", "judge_cache_path"]
 
-CACHE_DIR_ENV = "NORMA_CACHE_DIR"
-"""The variable naming norma's cache folder (the same one :func:`norma.embeddings.user_cache_dir` reads)."""
 USER_CACHE_FILE = "judge.sqlite3"
 """Name of the persisted judge cache, in ``<cache folder>/llm/``."""
 _BUSY_MS = 10_000
@@ -42,15 +41,8 @@ CREATE TABLE IF NOT EXISTS votes (
 
 def judge_cache_path() -> Path:
     """Where :meth:`JudgeCache.in_user_cache` keeps its file: ``<folder>/llm/judge.sqlite3``, the folder being
-    ``$NORMA_CACHE_DIR``, else ``$XDG_CACHE_HOME/norma``, else ``~/.cache/norma`` (norma's one cache folder
-    convention; ``norma.llm`` sits beside ``norma.embeddings``, so it reads the variables itself)."""
-    explicit = os.environ.get(CACHE_DIR_ENV, "").strip()
-    if explicit:
-        folder = Path(explicit).expanduser()
-    else:
-        xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
-        folder = (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "norma"
-    return folder / "llm" / USER_CACHE_FILE
+    ``$NORMA_CACHE_DIR``, else ``$XDG_CACHE_HOME/norma``, else ``~/.cache/norma`` (norma's one cache folder)."""
+    return cache_dir() / "llm" / USER_CACHE_FILE
 
 
 MAX_MEMORY_VOTES = 100_000
@@ -80,27 +72,12 @@ class JudgeCache:
     def in_user_cache(cls) -> JudgeCache:
         """The cache persisted at :func:`judge_cache_path` (its folder is created when missing)."""
         path = judge_cache_path()
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(
-                f"cannot create the cache folder: {exc.strerror}", source=str(path.parent), hint=f"set {CACHE_DIR_ENV}"
-            ) from exc
+        make_cache_folder(path.parent)
         return cls(path)
 
     @staticmethod
     def _open(path: Path) -> sqlite3.Connection:
-        try:
-            db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=_BUSY_MS / 1000)
-            db.execute(f"PRAGMA busy_timeout={_BUSY_MS}")
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.execute(_SCHEMA)
-        except sqlite3.Error as exc:
-            raise StoreError(
-                f"cannot open the judge cache: {exc}", source=str(path), hint="delete the file or choose another"
-            ) from exc
-        return db
+        return open_sqlite_cache(path, _SCHEMA, "judge cache", busy_ms=_BUSY_MS)
 
     def __repr__(self) -> str:
         return f"JudgeCache({str(self.path) if self.path is not None else None!r})"
