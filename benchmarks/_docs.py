@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import os
+import platform
 from pathlib import Path
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
@@ -20,3 +23,23 @@ def write_section(text: str, begin: str, end: str, before: str, doc: Path = DOC)
     else:
         current = current.rstrip("\n") + "\n\n" + text
     doc.write_text(current, encoding="utf-8")
+
+
+def machine_line() -> str:
+    """The machine a benchmark ran on: date, CPU model and the features that pick integer kernels, cores, Python,
+    onnxruntime, and the kernel of the int8 scan."""
+    from importlib.metadata import version
+
+    from norma.matching._packed import SCAN_KERNEL, cpu_flags
+
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            model = next((line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")), model)
+    except OSError:
+        pass
+    flags = " ".join(cpu_flags()) or "unknown"
+    return (
+        f"machine: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC, {model}, CPU flags {flags}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}, onnxruntime {version('onnxruntime')}; int8 scan: {SCAN_KERNEL}"
+    )

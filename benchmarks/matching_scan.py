@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 import norma.matching._pipeline as pipeline
+from _docs import machine_line
 from norma.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
 from norma.matching import MatchConfig, Rule, RuleMatcher
 
@@ -92,6 +93,7 @@ def main() -> None:
     def pct(values: list[float] | list[int], q: float, scale: float = 1.0) -> float:
         return float(np.percentile(np.asarray(values, dtype=np.float64) * scale, q))
 
+    print(machine_line())
     print(f"rules: {len(rules):,} (BANKING77 train.csv), messages: {MESSAGES} (test.csv), dim {vectors.shape[1]}")
     print("| scan | retrieval p50 ms | p95 ms |")
     print("|---|---:|---:|")

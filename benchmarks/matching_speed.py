@@ -36,6 +36,7 @@ import time
 import numpy as np
 from rank_bm25 import BM25Okapi
 
+from _docs import machine_line
 from norma.embeddings import get_embedder
 from norma.matching import MatchConfig, Rule, RuleMatcher
 from norma.matching import _pipeline as pipeline
@@ -191,6 +192,7 @@ def main() -> None:
     sizes = [1_000, 10_000] if args.quick else [1_000, 10_000, 100_000]
     rng = np.random.default_rng(SEED)
     get_embedder().embed(["warm up"])
+    print(machine_line())
     print(f"BLAS threads: {os.environ.get('OPENBLAS_NUM_THREADS', 'default')}; cores: {os.cpu_count()}")
     print(
         "| rules | path | build s | first match s | retrieval p50 ms | p95 ms | float32 scan p50 ms "

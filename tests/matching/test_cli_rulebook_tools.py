@@ -197,7 +197,11 @@ def test_doctor_table_exits_1_on_errors(run_cli: Run) -> None:
     result = run_cli("rules", "doctor", "--rules", RULEBOOK)
     assert result.code == 1, result.err
     lines = [line.rstrip() for line in result.out.splitlines()]
-    assert lines[:2] == [f"{RULEBOOK}: 9 enabled rules", "3 error(s), 4 warning(s)"]
+    assert lines[:3] == [
+        f"{RULEBOOK}: 9 enabled rules",
+        "3 error(s), 4 warning(s)",
+        "vector scan: exact float32 scan: 29 vectors, below 2,048",  # 10 rule texts (one disabled) + 19 examples
+    ]
     assert any(line.startswith("│ warning  │ refund-request has no example: add a few messages users write")
                for line in lines)  # fmt: skip
     assert lines[-6:] == [
@@ -216,7 +220,10 @@ def test_doctor_json_and_exit_0_without_errors(run_cli: Run) -> None:
                      "json")  # fmt: skip
     assert result.code == 0, result.err
     data = json.loads(result.out)
-    assert sorted(data) == ["counts", "errors", "findings", "near_duplicate", "rulebook", "rules", "warnings"]
+    assert sorted(data) == [
+        "counts", "errors", "findings", "near_duplicate", "rulebook", "rules", "vector_scan", "warnings"
+    ]  # fmt: skip
+    assert data["vector_scan"].startswith("exact float32 scan: ")
     assert (data["errors"], data["near_duplicate"]) == (0, 0.95)
     strict = run_cli("rules", "doctor", "--rules", RULEBOOK, "--near-duplicate", "0.5", "--format", "json")
     assert strict.code == 1

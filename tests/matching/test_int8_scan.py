@@ -4,6 +4,9 @@ scopes, filters and updates."""
 
 from __future__ import annotations
 
+import platform
+import shutil
+import subprocess
 import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -351,12 +354,12 @@ def test_the_packed_model_is_the_one_onnx_writes(dim: int, count: int) -> None:
 
     from norma.matching._packed import model_bytes
 
-    matrix = TensorProto(name="R", data_type=TensorProto.INT8, dims=[dim, count])
+    matrix = TensorProto(name="R", data_type=TensorProto.UINT8, dims=[dim, count])
     matrix.data_location = TensorProto.EXTERNAL
     entry = matrix.external_data.add()
     entry.key, entry.value = "location", "norma-packed-rows"
     graph = helper.make_graph(
-        [helper.make_node("MatMulInteger", ["Q", "R", "Z"], ["S"])],
+        [helper.make_node("MatMulInteger", ["Q", "R", "Z", "Z"], ["S"])],
         "norma-int8-scan",
         [helper.make_tensor_value_info("Q", TensorProto.UINT8, ["windows", dim])],
         [helper.make_tensor_value_info("S", TensorProto.INT32, ["windows", count])],
@@ -365,3 +368,91 @@ def test_the_packed_model_is_the_one_onnx_writes(dim: int, count: int) -> None:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 9
     assert model_bytes(dim, count) == model.SerializeToString()
+
+
+def _extremes(rng: np.random.Generator, count: int, dim: int) -> np.ndarray:
+    """Unit rows of +-1/sqrt(dim) (both signs, every level at +-127), with runs of one sign: ``uint8 x int8`` pair sums
+    of 255 x 127 + 255 x 127 leave 16 bits, which a saturating kernel (x86 without VNNI) would clip."""
+    rows = rng.choice([-1.0, 1.0], (count, dim))
+    rows[: count // 4] = 1.0
+    rows[count // 4 : count // 2] = -1.0
+    rows[count // 2 :, : dim // 2] = 1.0  # a half of each sign: the pair sums saturate at both ends
+    rows[count // 2 :, dim // 2 :] *= -1.0
+    return (rows / np.sqrt(dim)).astype(np.float32)
+
+
+def test_bounds_hold_on_the_packed_path_for_vectors_that_saturate_16_bit_pair_sums() -> None:
+    # issue #46: on CPUs without VNNI an unsigned x signed kernel saturated here; the packed product must be exact
+    rng = np.random.default_rng(18)
+    dim, size = 64, vectors_module._PACKED_MIN_ROWS + 64
+    rows = _extremes(rng, size, dim)
+    index = VectorIndex(dim)
+    index.set_many(list(range(size)), [rows[i : i + 1] for i in range(size)])
+    queries = np.concatenate([_extremes(rng, 4, dim), -rows[:2], rows[size // 2 : size // 2 + 2]])
+    for query in queries:
+        lower, upper = index.similarity_bounds(query[None, :], size)
+        exact = rows.astype(np.float64) @ query.astype(np.float64)
+        assert (lower <= exact).all()
+        assert (exact <= upper).all()
+    assert index._packed is not None  # the packed product answered
+    assert index._packed.rows == size
+    q8, _, _ = quantize_rows(queries)
+    r8, _, _ = quantize_rows(rows)
+    assert np.array_equal(index._packed.dots(q8), q8.astype(np.int64) @ r8.astype(np.int64).T)
+    assert {int(v) for v in np.unique(q8)} == {-127, 127}  # the extremes, both signs
+
+
+_EMULATED = """
+import numpy as np
+from norma.matching._packed import PackedRows, _ZERO_POINT, _bytes, _int, _str, _varint, _value_info
+rng = np.random.default_rng(19)
+rows = rng.choice(np.array([-127, 127], dtype=np.int8), (2048, 64))
+rows[:512] = 127
+rows[512:1024] = -127
+queries = np.concatenate([np.full((1, 64), 127), np.full((1, 64), -127), rows[:1], rows[1500:1502]]).astype(np.int8)
+exact = queries.astype(np.int64) @ rows.astype(np.int64).T
+got = PackedRows(rows).dots(queries)
+print("norma", int((got != exact).sum()))
+# control: the unsigned x signed product (rows as int8) that issue #46 found saturating on such CPUs
+import onnxruntime as ort
+node = _str(1, "Q") + _str(1, "R") + _str(1, "Z") + _str(2, "S") + _str(4, "MatMulInteger")
+matrix = _int(1, 64) + _int(1, 2048) + _int(2, 3) + _str(8, "R") + _bytes(9, rows.T.copy().tobytes())
+zero = _int(2, 2) + _bytes(5, _varint(_ZERO_POINT)) + _str(8, "Z")
+graph = _bytes(1, node) + _str(2, "control") + _bytes(5, matrix) + _bytes(5, zero)
+graph += _bytes(11, _value_info("Q", 2, ["w", 64])) + _bytes(12, _value_info("S", 6, ["w", 2048]))
+model = _int(1, 9) + _bytes(7, graph) + _bytes(8, _str(1, "") + _int(2, 13))
+session = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+signed = session.run(None, {"Q": (queries.astype(np.int16) + _ZERO_POINT).astype(np.uint8)})[0]
+print("signed", int((signed != exact).sum()))
+"""
+
+
+@pytest.mark.skipif(
+    platform.machine() != "x86_64" or sys.platform != "linux", reason="emulates an x86-64 CPU with qemu-user"
+)
+def test_the_packed_product_is_exact_on_a_cpu_without_vnni() -> None:
+    # qemu-x86_64 -cpu Haswell: AVX2, no AVX-512, no VNNI (the CPUs of issue #46), whatever CPU runs the suite;
+    # the Makefile installs qemu-user. The control shows the emulation does reach the saturating kernel.
+    qemu = shutil.which("qemu-x86_64")
+    assert qemu is not None, "qemu-x86_64 is missing: `make install` installs qemu-user (apt)"
+    done = subprocess.run(
+        [qemu, "-cpu", "Haswell", sys.executable, "-c", _EMULATED],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    counts = dict(line.split() for line in done.stdout.splitlines())
+    assert counts["norma"] == "0"
+    assert int(counts["signed"]) > 0
+
+
+def test_the_doctor_and_the_benchmarks_say_which_scan_and_kernel_run() -> None:
+    from norma.matching._pipeline import describe_scan
+
+    config = MatchConfig()
+    assert describe_scan(100, config) == "exact float32 scan: 100 vectors, below 2,048"
+    int8 = describe_scan(5000, config)
+    assert int8.startswith("int8 bounds + exact rescoring: 5,000 vectors, from 2,048 on; onnxruntime MatMulInteger")
+    assert "uint8 x uint8 (exact on every CPU); CPU: " in int8
+    if platform.machine() == "x86_64" and sys.platform == "linux":
+        assert "avx2" in int8.split("CPU: ")[1].split()  # every x86-64 CPU norma's wheels meet here has AVX2
+    assert describe_scan(config.hnsw_min_rows, config).startswith("HNSW (usearch, int8) + exact rescoring")

@@ -223,6 +223,7 @@ def _render_doctor(name: str, diagnosis: Diagnosis) -> Callable[[Console], None]
     def render(con: Console) -> None:
         con.print(escape(f"{name}: {diagnosis.rules} enabled rules"), soft_wrap=False)
         con.print(f"{diagnosis.errors} error(s), {diagnosis.warnings} warning(s)")
+        con.print(escape(f"vector scan: {diagnosis.vector_scan}"), soft_wrap=True)
         if diagnosis.findings:
             table = Table()
             table.add_column("severity", no_wrap=True)

@@ -21,6 +21,7 @@ from norma.errors import InvalidInputError
 from norma.matching._gate import AdaptedGate
 from norma.matching._lexical import tokenize
 from norma.matching._matcher import RuleMatcher
+from norma.matching._pipeline import describe_scan
 from norma.matching._records import record_dict
 from norma.rules import Rule
 
@@ -93,6 +94,8 @@ class Diagnosis:
     findings: tuple[Finding, ...]
     near_duplicate: float
     """The near-duplicate bound used."""
+    vector_scan: str = ""
+    """How a match finds its vector candidates in this rulebook, and the CPU kernel that computes them."""
 
     @property
     def errors(self) -> int:
@@ -255,6 +258,7 @@ def diagnose_rulebook(matcher: RuleMatcher, *, near_duplicate: float = DEFAULT_N
                                 location="near_duplicate")  # fmt: skip
     rules = [r for r in matcher.rules if r.enabled]
     findings: list[Finding] = []
+    vector_rows = sum(len(matcher.vectors_for(r.id)) for r in matcher.rules)
     if rules:
         vectors = [np.asarray(matcher.vectors_for(r.id), dtype=np.float32) for r in rules]
         text = np.stack([v[0] for v in vectors])
@@ -276,4 +280,5 @@ def diagnose_rulebook(matcher: RuleMatcher, *, near_duplicate: float = DEFAULT_N
         findings += _stale_encoder(matcher)
     order = {kind: n for n, kind in enumerate(_KINDS)}
     findings.sort(key=lambda f: (f.severity != "error", order[f.kind], f.rule_ids, f.numbers.get("example", -1.0)))
-    return Diagnosis(rules=len(rules), findings=tuple(findings), near_duplicate=float(near_duplicate))
+    scan = describe_scan(vector_rows, matcher.config)
+    return Diagnosis(rules=len(rules), findings=tuple(findings), near_duplicate=float(near_duplicate), vector_scan=scan)

@@ -27,6 +27,7 @@ from norma.matching._config import MatchConfig
 from norma.matching._explain import explain_dropped, explain_matches
 from norma.matching._index import SCOPES, MatchIndex
 from norma.matching._models import SessionState
+from norma.matching._packed import scan_kernel
 from norma.matching._results import DroppedRule, MatchResult
 from norma.matching._scoring import (
     final_scores,
@@ -43,6 +44,7 @@ from norma.matching._vectors import VectorIndex, int8_scan_available
 
 __all__ = [
     "candidates",
+    "describe_scan",
     "dropped",
     "fuse",
     "gate",
@@ -150,6 +152,15 @@ def vector_candidates(index: MatchIndex, query: np.ndarray, mask: np.ndarray, cf
     if len(near) > 2 * cfg.max_candidates:  # many rules with (nearly) the same vector: cut the tie by id
         near = near[np.lexsort((index.id_rank[near], -approx[near]))[: 2 * cfg.max_candidates]]
     return VectorCandidates(near, None, approx)
+
+
+def describe_scan(rows: int, cfg: MatchConfig) -> str:
+    """How a match finds its vector candidates among ``rows`` rule vectors, in one line (doctor, benchmarks)."""
+    if rows >= cfg.hnsw_min_rows:
+        return f"HNSW (usearch, int8) + exact rescoring: {rows:,} vectors, from {cfg.hnsw_min_rows:,} on"
+    if rows >= _INT8_MIN_ROWS and int8_scan_available():
+        return f"int8 bounds + exact rescoring: {rows:,} vectors, from {_INT8_MIN_ROWS:,} on; {scan_kernel()}"
+    return f"exact float32 scan: {rows:,} vectors, below {_INT8_MIN_ROWS:,}"
 
 
 def _vectors(index: MatchIndex) -> VectorIndex:
