@@ -102,7 +102,8 @@ def test_import_norma_loads_no_capability() -> None:
 
 
 MATCHING = {
-    "AdaptedGate", "CalibratedGate", "Diagnosis", "DroppedRule", "FixedGate", "Gate", "HeldOut", "LabelledMessage",
+    "AdaptedGate", "CalibratedGate", "Diagnosis", "DroppedRule", "Enforcement", "EnforcementReason", "FixedGate",
+    "Gate", "HeldOut", "LabelledMessage",
     "LabelledMessagesError", "MatchConfig", "MatchExplanation", "MatchResult", "MatchedRule", "NoGate", "Rule",
     "RuleMatcher", "RulebookEvaluation", "RulebookGate", "Scope", "SessionState", "TenantMatchers", "calibrate_gate",
     "candidate_matcher", "diagnose_rulebook", "evaluate_rulebook", "file_matcher", "fill_examples",

@@ -318,8 +318,43 @@ def test_checks_apply_when_the_rule_matched_or_always() -> None:
         "status": "fail",
         "message": "personal data found: card number (once)",
         "evidence": [{"start": 10, "end": 29, "line": 1, "column": 11, "text": "**** **** **** 1111"}],
+        "enforced": True,
     }
     assert evaluate_checks(Rule(id="plain", condition_text="x"), output, matched=True) == []
+
+
+def test_a_neighbours_requirements_are_skipped_with_the_reason_and_its_prohibitions_apply() -> None:
+    rule = Rule(
+        id="fraud",
+        condition_text="customer reports a payment they did not make",
+        checks=[
+            {"id": "offers-freeze", "kind": "contains", "terms": ["freeze"]},
+            {"id": "fraud-team", "kind": "regex", "pattern": "fraud team", "when": "matched"},  # the author's override
+            {"id": "no-blame", "kind": "not_contains", "terms": ["your fault"]},
+            {"id": "long-enough", "kind": "min_words", "limit": 3, "when": "enforced"},
+            {"id": "no-card", "kind": "no_pii", "kinds": ["card"], "when": "always"},
+        ],
+    )
+    output = "It was your fault, the fraud team says."
+    why = "only a neighbour: similarity 0.400, 0.300 below the top match's 0.700"
+    got = evaluate_checks(rule, output, matched=True, neighbour=why)
+    assert [(r.check_id, r.status.value, r.enforced) for r in got] == [
+        ("offers-freeze", "skip", False),
+        ("fraud-team", "pass", True),
+        ("no-blame", "fail", True),
+        ("long-enough", "skip", False),
+        ("no-card", "pass", True),
+    ]
+    assert got[0].message == (
+        "the rule matched only as a neighbour (only a neighbour: similarity 0.400, 0.300 below the top match's 0.700): "
+        "a requirement applies when the rule governs the turn"
+    )
+    governing = evaluate_checks(rule, output, matched=True)
+    assert [(r.check_id, r.status.value) for r in governing] == [
+        ("offers-freeze", "fail"), ("fraud-team", "pass"), ("no-blame", "fail"), ("long-enough", "pass"),
+        ("no-card", "pass"),
+    ]  # fmt: skip
+    assert [r.check_id for r in evaluate_checks(rule, output, matched=False, neighbour=why)] == ["no-card"]
 
 
 def test_an_output_that_is_not_text_or_not_unicode_is_refused() -> None:

@@ -57,8 +57,15 @@ def test_each_kind_is_its_own_model_with_documented_defaults() -> None:
         JudgeCheck,
     ]
     short = rule.checks[4]
-    assert (short.severity, short.weight, short.when) == (Severity.ERROR, 1.0, When.MATCHED)
+    assert (short.severity, short.weight, short.when, short.applies) == (Severity.ERROR, 1.0, None, When.MATCHED)
     assert rule.checks[8].when is When.ALWAYS
+    # unset, a requirement applies when its rule governs the turn, a prohibition whenever its rule matched (#47)
+    applies = {c.kind: c.applies for c in rule.checks if c.when is None}
+    assert applies == {
+        "contains": When.ENFORCED, "not_contains": When.MATCHED, "regex": When.ENFORCED, "not_regex": When.MATCHED,
+        "max_chars": When.MATCHED, "max_words": When.MATCHED, "min_words": When.ENFORCED, "json": When.ENFORCED,
+        "judge": When.ENFORCED,
+    }  # fmt: skip
     assert NoPiiCheck(id="x", kind="no_pii").kinds == ("card", "iban", "email", "phone")
     assert ContainsCheck(id="x", kind="contains", terms=("a",)).mode == "any"
     judge = JudgeCheck(id="x", kind="judge")
@@ -74,7 +81,7 @@ def test_checks_round_trip_through_to_dict_and_a_rulebook() -> None:
         "kind": "json",
         "severity": "error",
         "weight": 1.0,
-        "when": "matched",
+        "when": None,
         "schema": {"type": "object", "required": ["status"]},
     }
     assert Rule.from_mapping(data) == rule
@@ -205,7 +212,7 @@ def _refused(check: dict[str, Any], *, action_text: str = "explain the refund po
         (
             {"id": "bad", "kind": "max_chars", "limit": 3, "when": "never"},
             "checks[1].when",
-            "Input should be 'matched' or 'always'",
+            "Input should be 'enforced', 'matched' or 'always'",
         ),
         (
             {"id": "bad", "kind": "max_chars", "limit": 3, "pattern": "x"},

@@ -290,16 +290,25 @@ def _result(rule: Rule, check: Check, outcome: _Outcome, output: _Output) -> Che
 
 
 def evaluate_checks(
-    rule: Rule, output: str, *, matched: bool, message: str | None = None, judge: Judge | None = None
+    rule: Rule,
+    output: str,
+    *,
+    matched: bool,
+    message: str | None = None,
+    judge: Judge | None = None,
+    neighbour: str | None = None,
 ) -> list[CheckResult]:
     """The results of ``rule``'s checks that apply to ``output``, in the rule's order.
 
-    A check applies when ``matched`` (the rule matched the message the output answers) or when its ``when`` is
-    ``always``; checks that do not apply are left out (``skip`` means a check applied but could not be decided).
-    Pure and linear in the length of the output, but for ``judge`` checks: with a ``judge``, each asks it whether
-    the output follows the check's ``criterion`` (else the rule's ``action_text``), given the user's ``message``,
-    with the check's ``votes`` (each vote not cached is one model call); without one, or when the model fails or
-    its reply is not a verdict, the check is ``skip`` with the reason, never ``pass``.
+    Which checks apply (:attr:`~norma.rules.Check.applies`): when the rule is not ``matched``, the ``always`` ones;
+    when it matched and governs the turn, all of them; when it matched only as a neighbour (``neighbour``: why, in
+    words, as :class:`~norma.matching.Enforcement` gives it), the ``matched`` and ``always`` ones, and each
+    ``enforced`` one is reported ``skip`` ("the rule matched only as a neighbour: ...", ``enforced`` False), never
+    dropped. Checks that do not apply otherwise are left out (``skip`` means a check applied but could not be
+    decided). Pure and linear in the length of the output, but for ``judge`` checks: with a ``judge``, each asks it
+    whether the output follows the check's ``criterion`` (else the rule's ``action_text``), given the user's
+    ``message``, with the check's ``votes`` (each vote not cached is one model call); without one, or when the model
+    fails or its reply is not a verdict, the check is ``skip`` with the reason, never ``pass``.
 
     Raises:
         InvalidInputError: ``output`` or ``message`` is not text, or not valid Unicode (a lone surrogate).
@@ -320,12 +329,29 @@ def evaluate_checks(
         )
     text = _shared(output, message, judge)
     with trace_span("norma.checks", {"norma.rule.id": rule.id}) as traced:
-        results = [
-            _result(rule, check, _EVALUATORS[check.kind](check, rule, text), text)
-            for check in rule.checks
-            if matched or check.when is When.ALWAYS
-        ]
+        results = []
+        for check in rule.checks:
+            applies = check.applies
+            if not matched and applies is not When.ALWAYS:
+                continue
+            if matched and neighbour is not None and applies is When.ENFORCED:
+                results.append(_not_enforced(rule, check, neighbour))
+            else:
+                results.append(_result(rule, check, _EVALUATORS[check.kind](check, rule, text), text))
         if traced.recording:
             traced.set(span_attributes(results))
             traced.content("norma.output", output)
     return results
+
+
+def _not_enforced(rule: Rule, check: Check, why: str) -> CheckResult:
+    return CheckResult(
+        rule_id=rule.id,
+        check_id=check.id,
+        kind=check.kind,
+        severity=check.severity,
+        weight=check.weight,
+        status=CheckStatus.SKIP,
+        message=f"the rule matched only as a neighbour ({why}): a requirement applies when the rule governs the turn",
+        enforced=False,
+    )

@@ -67,6 +67,9 @@ class CheckResult(BaseModel):
     evidence: tuple[Span, ...] = ()
     """The spans of the output that violated the check (at most :data:`MAX_EVIDENCE`); none on a pass, a skip, or
     a failure that no part of the output is to blame for (a term that is missing)."""
+    enforced: bool = True
+    """False for a requirement of a rule that matched only as a neighbour: reported ``skip`` with the reason, and
+    unlike a check that could not be decided, it does not make the turn ``skip``."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready mapping."""

@@ -3,7 +3,8 @@
 * :class:`Rule`, :class:`Scope` (from :mod:`norma.rules`), :class:`SessionState` — the rule and the conversation.
 * :class:`RuleMatcher` — a tenant's rules compiled into in-memory indexes; ``match`` / ``match_many`` / ``amatch``
   return a :class:`MatchResult` of :class:`MatchedRule` with a :class:`MatchExplanation` each (``explain=True``:
-  the :class:`DroppedRule` list too). :func:`load_rules` reads a YAML / JSON rulebook; :func:`file_matcher` is a
+  the :class:`DroppedRule` list too) and an :class:`Enforcement` (whether the rule governs the turn, and why).
+  :func:`load_rules` reads a YAML / JSON rulebook; :func:`file_matcher` is a
   rulebook file's matcher, compiled once and cached.
 * :class:`MatchConfig` — every weight and threshold; ``MatchConfig.adr()`` is ADR-002 exactly.
 * The gate, one typed value per kind (:class:`Gate`: :class:`NoGate`, :class:`FixedGate`, :class:`RulebookGate`,
@@ -28,6 +29,7 @@ if typing.TYPE_CHECKING:
     from norma.matching._calibrate import calibrate_gate
     from norma.matching._config import MatchConfig
     from norma.matching._doctor import Diagnosis, diagnose_rulebook
+    from norma.matching._enforce import Enforcement, EnforcementReason
     from norma.matching._evaluate import RulebookEvaluation, evaluate_rulebook
     from norma.matching._examples import fill_examples, generate_examples
     from norma.matching._files import load_rules
@@ -62,6 +64,8 @@ _WHERE = {
     "CalibratedGate": "_gate",
     "Diagnosis": "_doctor",
     "DroppedRule": "_results",
+    "Enforcement": "_enforce",
+    "EnforcementReason": "_enforce",
     "FixedGate": "_gate",
     "Gate": "_gate",
     "HeldOut": "_gate",
@@ -101,6 +105,8 @@ __all__ = [
     "CalibratedGate",
     "Diagnosis",
     "DroppedRule",
+    "Enforcement",
+    "EnforcementReason",
     "FixedGate",
     "Gate",
     "HeldOut",

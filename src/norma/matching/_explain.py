@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from norma.matching._config import MatchConfig
+from norma.matching._enforce import enforcements
 from norma.matching._index import MatchIndex
 from norma.matching._models import SessionState
 from norma.matching._results import DroppedRule, MatchedRule, MatchExplanation
@@ -44,7 +45,8 @@ def explain_matches(
         scores.centroid[picked].tolist(),
         strict=True,
     )
-    matches = []
+    matches: list[MatchedRule] = []
+    decided = enforcements(chosen.similarity, scores.hybrid[picked].tolist())
     terms_of, terms = lexical.bm25_index.terms_of, lexical.terms
     for slot, rule, texts, sim, row, vector_score, raw, bm25, hybrid_score, prio, scope_w, final, mean in columns:
         assert rule is not None
@@ -66,7 +68,7 @@ def explain_matches(
             bm25_normalization=cfg.bm25_normalization,
             example_centroid=None if math.isnan(mean) else mean,
         )
-        matches.append(MatchedRule(rule, sim, bm25, final, explanation))
+        matches.append(MatchedRule(rule, sim, bm25, final, explanation, decided[len(matches)]))
     return matches
 
 

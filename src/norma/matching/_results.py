@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from norma.matching._enforce import Enforcement
 from norma.matching._gate import Gate
 from norma.rules import Rule
 
@@ -89,14 +90,22 @@ class MatchedRule:
     final_score: float
     """The ADR final score the results are sorted by."""
     explanation: MatchExplanation
+    enforcement: Enforcement
+    """Whether the rule governs the turn (a turn check applies its requirements), and why (``_enforce.py``)."""
+
+    @property
+    def enforced(self) -> bool:
+        """Whether the rule governs the turn: the top match, or as close to the message as it."""
+        return self.enforcement.enforced
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready mapping: the rule id, its scores, the explanation and the rule itself."""
+        """A JSON-ready mapping: the rule id, its scores, whether it is enforced, the explanation and the rule."""
         return {
             "rule_id": self.rule.id,
             "similarity_score": self.similarity_score,
             "bm25_score": self.bm25_score,
             "final_score": self.final_score,
+            "enforcement": self.enforcement.to_dict(),
             "explanation": self.explanation.to_dict(),
             "rule": self.rule.to_dict(),
         }

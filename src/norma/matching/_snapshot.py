@@ -46,7 +46,7 @@ from norma.rules import Rule, rule_texts
 
 __all__ = ["MAX_SNAPSHOTS", "file_matcher", "snapshot_dir"]
 
-_FORMAT = 1
+_FORMAT = 2  # 2: a check's unset `when` is stored as null (format 1 stored "matched" for every check)
 _FOLDER = "rulebooks"
 _RULES = "rules.json"
 _VECTORS = "vectors.npy"

@@ -22,6 +22,7 @@ __all__ = [
     "MAX_CHECK_TERM_CHARS",
     "MAX_JUDGE_VOTES",
     "PII_KINDS",
+    "REQUIREMENT_KINDS",
     "Check",
     "ContainsCheck",
     "JsonCheck",
@@ -46,6 +47,10 @@ CHECK_KINDS = (
     "judge",
 )
 """Every ``kind`` a check may have."""
+REQUIREMENT_KINDS = frozenset({"contains", "regex", "min_words", "json", "judge"})
+"""Kinds that state what the output must do: by default they apply only when their rule governs the turn
+(``when: enforced``). The others are prohibitions (what the output must not do): by default they apply whenever
+their rule matched (``when: matched``)."""
 PiiKind = Literal["card", "iban", "email", "phone"]
 PII_KINDS: tuple[PiiKind, ...] = ("card", "iban", "email", "phone")
 """What a ``no_pii`` check looks for: card numbers (Luhn), IBANs (mod 97), e-mail addresses, phone numbers."""
@@ -67,8 +72,11 @@ class Severity(enum.StrEnum):
 
 
 class When(enum.StrEnum):
-    """When a check applies: only when its rule matched the message (the default), or to every output."""
+    """When a check applies, from the narrowest to the widest: when its rule governs the turn (``enforced``: the
+    top match, or as close to the message as it), whenever its rule matched (``matched``: as a neighbour too), or to
+    every output (``always``)."""
 
+    ENFORCED = "enforced"
     MATCHED = "matched"
     ALWAYS = "always"
 
@@ -93,8 +101,17 @@ class _Check(BaseModel):
     """How much a failure matters: ``error`` (default), ``warning`` or ``info``."""
     weight: float = Field(default=1.0, gt=0, allow_inf_nan=False)
     """The check's weight in a score over several checks (finite, > 0)."""
-    when: When = When.MATCHED
-    """``matched`` (default): only when the rule matched the message; ``always``: on every output."""
+    when: When | None = None
+    """``enforced``: only when the rule governs the turn; ``matched``: whenever the rule matched the message, as a
+    neighbour too; ``always``: on every output. Unset (None): ``enforced`` for requirements
+    (:data:`REQUIREMENT_KINDS`), ``matched`` for prohibitions; :attr:`applies` is the level in force."""
+
+    @property
+    def applies(self) -> When:
+        """The level in force: ``when``, else the kind's default."""
+        if self.when is not None:
+            return self.when
+        return When.ENFORCED if self.kind in REQUIREMENT_KINDS else When.MATCHED
 
     @field_validator("id")
     @classmethod

@@ -40,10 +40,12 @@ def _matcher(rules: RulesSource) -> RuleMatcher:
     )
 
 
-def rule_verdict(rule: Rule, results: Sequence[CheckResult], *, matched: bool) -> CheckedRule:
+def rule_verdict(rule: Rule, results: Sequence[CheckResult], *, matched: bool, enforced: bool = True) -> CheckedRule:
     """One rule's verdict from its check results: ``fail`` if one failed, ``pass`` if one passed, else ``skip``;
-    its score is the weighted share of its decided checks that passed."""
-    decided = [r for r in results if r.status is not CheckStatus.SKIP]
+    its score is the weighted share of its decided checks that passed; a neighbour's requirements (``skip``, not
+    enforced) count in neither its weight nor ``required``."""
+    applied = [r for r in results if r.enforced]
+    decided = [r for r in applied if r.status is not CheckStatus.SKIP]
     decided_weight = sum(r.weight for r in decided)
     score = sum(r.weight for r in decided if r.status is CheckStatus.PASS) / decided_weight if decided else None
     if any(r.status is CheckStatus.FAIL for r in results):
@@ -54,10 +56,11 @@ def rule_verdict(rule: Rule, results: Sequence[CheckResult], *, matched: bool) -
         rule_id=rule.id,
         description=rule.action_text or rule.condition_text,
         matched=matched,
+        enforced=matched and enforced,
         verdict=verdict,
         score=score,
-        weight=sum(r.weight for r in results),
-        required=any(r.severity is Severity.ERROR for r in results),
+        weight=sum(r.weight for r in applied),
+        required=any(r.severity is Severity.ERROR for r in applied),
         checks=tuple(results),
     )
 
@@ -157,10 +160,12 @@ class TurnChecker:
             for (message, output, _), result in zip(turns, results, strict=True)
         ]
 
-    def _evaluate(self, rule: Rule, message: str, output: str, *, matched: bool) -> list[CheckResult]:
+    def _evaluate(
+        self, rule: Rule, message: str, output: str, *, matched: bool, neighbour: str | None = None
+    ) -> list[CheckResult]:
         if self.judge is None:
-            return evaluate_checks(rule, output, matched=matched)
-        return evaluate_checks(rule, output, matched=matched, message=message, judge=self.judge)
+            return evaluate_checks(rule, output, matched=matched, neighbour=neighbour)
+        return evaluate_checks(rule, output, matched=matched, message=message, judge=self.judge, neighbour=neighbour)
 
     def report(self, message: str, output: str, result: MatchResult, *, audit: bool | None = None) -> TurnReport:
         """The report of a turn whose message this checker's matcher already matched (``result``): for callers
@@ -178,7 +183,9 @@ class TurnChecker:
             rule = match.rule
             seen.add(rule.id)
             if rule.checks:
-                checked.append(rule_verdict(rule, self._evaluate(rule, message, output, matched=True), matched=True))
+                neighbour = None if match.enforced else match.enforcement.detail
+                results = self._evaluate(rule, message, output, matched=True, neighbour=neighbour)
+                checked.append(rule_verdict(rule, results, matched=True, enforced=match.enforced))
         for rule in self.always_rules():
             if rule.id not in seen:
                 results = self._evaluate(rule, message, output, matched=False)
@@ -191,7 +198,13 @@ class TurnChecker:
             tenant_id=self.matcher.tenant_id,
             rules_version=self.rules_version,
             matches=tuple(
-                MatchedRuleSummary(rule_id=m.rule.id, final_score=m.final_score, explanation=m.explanation.to_dict())
+                MatchedRuleSummary(
+                    rule_id=m.rule.id,
+                    final_score=m.final_score,
+                    enforced=m.enforced,
+                    enforcement=m.enforcement.to_dict(),
+                    explanation=m.explanation.to_dict(),
+                )
                 for m in result
             ),
             rules=tuple(checked),
@@ -220,7 +233,7 @@ def _always_rules(matcher: RuleMatcher) -> tuple[Rule, ...]:
         cached = _ALWAYS.get(matcher)
     if cached is not None and cached[0] == version:
         return cached[1]
-    found = tuple(r for r in matcher.rules if r.enabled and any(c.when is When.ALWAYS for c in r.checks))
+    found = tuple(r for r in matcher.rules if r.enabled and any(c.applies is When.ALWAYS for c in r.checks))
     with _ALWAYS_LOCK:
         _ALWAYS[matcher] = (version, found)
     return found
@@ -234,7 +247,7 @@ def _verdict(checked: Sequence[CheckedRule], audit_report: AuditReport | None) -
         return TurnVerdict.FAIL
     if audit_report is not None and audit_report.result is Verdict.FAIL:
         return TurnVerdict.FAIL
-    if any(r.status is CheckStatus.SKIP and r.severity is Severity.ERROR for r in results):
+    if any(r.status is CheckStatus.SKIP and r.severity is Severity.ERROR and r.enforced for r in results):
         return TurnVerdict.SKIP  # an error check could not be decided (a judge without an LLM): never a pass
     if any(r.status is not CheckStatus.SKIP for r in results):
         return TurnVerdict.PASS

@@ -37,6 +37,10 @@ class MatchedRuleSummary(BaseModel):
     """The rule."""
     final_score: float
     """The matcher's final score (results are sorted by it)."""
+    enforced: bool = True
+    """Whether the rule governs the turn (its requirements apply): the top match, or as close to the message."""
+    enforcement: dict[str, Any] = {}
+    """Why (``Enforcement.to_dict()``: ``enforced``, ``reason`` and ``detail``)."""
     explanation: dict[str, Any]
     """The matcher's explanation (``MatchExplanation.to_dict()``)."""
 
@@ -52,16 +56,20 @@ class CheckedRule(BaseModel):
     """What the rule asks of the output: its ``action_text`` (its ``condition_text`` when it has none)."""
     matched: bool
     """Whether the message matched the rule (False: only its ``when: always`` checks ran)."""
+    enforced: bool = False
+    """Whether the rule governs the turn (False: it matched only as a neighbour, and its requirements are
+    ``skip``; or it did not match)."""
     verdict: CheckStatus
     """``fail`` if one of its checks failed, ``pass`` if one passed and none failed, else ``skip``."""
     score: float | None
     """The weighted share of its decided checks that passed (None: none was decided): its criterion's value."""
     weight: float
-    """The sum of the weights of its checks that applied: its criterion's weight."""
+    """The sum of the weights of its checks that applied (a neighbour's requirements do not): its criterion's
+    weight."""
     required: bool
     """Whether one of its checks that applied is an ``error`` check: its criterion is then required."""
     checks: tuple[CheckResult, ...]
-    """Each check that applied, in the rule's order."""
+    """Each check that applied, in the rule's order, and a neighbour's requirements (``skip``, not enforced)."""
 
 
 class TurnReport(BaseModel):
