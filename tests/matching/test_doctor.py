@@ -38,7 +38,7 @@ def test_every_known_problem_is_found_in_order(matcher: RuleMatcher) -> None:
     assert (diagnosis.rules, diagnosis.errors, diagnosis.warnings) == (9, 3, 4)  # legacy-refund is disabled
     assert diagnosis.counts() == {
         "near_duplicate": 1, "example_closer_to_other_rule": 2, "condition_unrelated": 2, "no_examples": 1,
-        "one_example": 1, "encoder_stale": 0,
+        "one_example": 1, "encoder_stale": 0, "requirement_on_neighbours": 0,
     }  # fmt: skip
 
 
@@ -94,3 +94,27 @@ def test_bad_arguments_are_typed_errors(matcher: RuleMatcher) -> None:
         diagnose_rulebook(matcher, near_duplicate=1.5)
     with pytest.raises(InvalidInputError, match="matcher must be a RuleMatcher"):
         diagnose_rulebook([])  # type: ignore[arg-type]
+
+
+def test_a_requirement_with_when_matched_is_a_warning(matcher: RuleMatcher) -> None:
+    # issue #47: a requirement that reaches neighbours fails good answers to other rules' messages; a store written
+    # before it holds when: matched on every check
+    rules = [
+        Rule(
+            id="fraud",
+            condition_text="customer reports a payment they did not make",
+            checks=[
+                {"id": "offers-freeze", "kind": "contains", "terms": ["freeze"], "when": "matched"},
+                {"id": "no-blame", "kind": "not_contains", "terms": ["your fault"], "when": "matched"},
+                {"id": "team", "kind": "regex", "pattern": "fraud team"},
+                {"id": "card", "kind": "no_pii", "when": "always"},
+            ],
+        )
+    ]
+    found = diagnose_rulebook(RuleMatcher(rules, embedder=matcher.embedder)).findings
+    flagged = [f for f in found if f.kind == "requirement_on_neighbours"]
+    assert [(f.severity, f.rule_ids) for f in flagged] == [("warning", ("fraud",))]
+    assert flagged[0].message.startswith(
+        "fraud: check 'offers-freeze' (contains) is a requirement with when: matched, so it also applies where the "
+        "rule matched only as a neighbour"
+    )

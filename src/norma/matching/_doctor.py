@@ -23,7 +23,7 @@ from norma.matching._lexical import tokenize
 from norma.matching._matcher import RuleMatcher
 from norma.matching._pipeline import describe_scan
 from norma.matching._records import record_dict
-from norma.rules import Rule
+from norma.rules import Rule, When
 
 __all__ = [
     "DEFAULT_NEAR_DUPLICATE",
@@ -37,7 +37,7 @@ __all__ = [
 
 FindingKind = Literal[
     "near_duplicate", "example_closer_to_other_rule", "condition_unrelated", "no_examples", "one_example",
-    "encoder_stale",
+    "encoder_stale", "requirement_on_neighbours",
 ]  # fmt: skip
 """What a finding is about (in the order findings are listed)."""
 Severity = Literal["error", "warning"]
@@ -60,6 +60,7 @@ _KINDS: tuple[FindingKind, ...] = (
     "no_examples",
     "one_example",
     "encoder_stale",
+    "requirement_on_neighbours",
 )
 _BLOCK = 1024  # rows of a similarity block (memory: _BLOCK x rules float32)
 
@@ -235,6 +236,21 @@ def _stale_encoder(matcher: RuleMatcher) -> list[Finding]:
     return [Finding("encoder_stale", "warning", (), message, {"trained_share": share})]
 
 
+def _requirements_on_neighbours(rules: list[Rule]) -> list[Finding]:
+    found = []
+    for rule in rules:
+        for check in rule.checks:
+            if check.when is When.MATCHED and check.requirement:
+                message = (
+                    f"{rule.id}: check {check.id!r} ({check.kind}) is a requirement with when: matched, so it also "
+                    "applies where the rule matched only as a neighbour and fails good answers to other rules' "
+                    "messages; remove `when` to apply it when the rule governs the turn (a store written by an earlier "
+                    "norma holds when: matched on every check: import the rulebook again)"
+                )
+                found.append(Finding("requirement_on_neighbours", "warning", (rule.id,), message))
+    return found
+
+
 def diagnose_rulebook(matcher: RuleMatcher, *, near_duplicate: float = DEFAULT_NEAR_DUPLICATE) -> Diagnosis:
     """Find the problems of the matcher's rulebook (see the module docstring and :data:`FindingKind`).
 
@@ -248,6 +264,8 @@ def diagnose_rulebook(matcher: RuleMatcher, *, near_duplicate: float = DEFAULT_N
     * ``no_examples`` / ``one_example`` (warning): rules matched on their own text alone, or on one example.
     * ``encoder_stale`` (warning, no rule id): the matcher's gate is an adapted encoder's, and some of the rule
       texts were not in its training (the rulebook changed since ``norma rules adapt``).
+    * ``requirement_on_neighbours`` (warning): a requirement check (``contains``, ``regex``, ``min_words``,
+      ``json``, ``judge``) with ``when: matched``: it applies where its rule matched only as a neighbour.
 
     Deterministic: findings are sorted errors first, then by kind, rule ids and example.
     """
@@ -278,6 +296,7 @@ def diagnose_rulebook(matcher: RuleMatcher, *, near_duplicate: float = DEFAULT_N
                 advice = f"{rule.id} has {words}: add a few messages users write"
                 findings.append(Finding(kind, "warning", (rule.id,), advice, {"examples": float(len(rule.examples))}))
         findings += _stale_encoder(matcher)
+        findings += _requirements_on_neighbours(rules)
     order = {kind: n for n, kind in enumerate(_KINDS)}
     findings.sort(key=lambda f: (f.severity != "error", order[f.kind], f.rule_ids, f.numbers.get("example", -1.0)))
     scan = describe_scan(vector_rows, matcher.config)

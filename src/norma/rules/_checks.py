@@ -107,11 +107,16 @@ class _Check(BaseModel):
     (:data:`REQUIREMENT_KINDS`), ``matched`` for prohibitions; :attr:`applies` is the level in force."""
 
     @property
+    def requirement(self) -> bool:
+        """Whether the check states what the output must do (:data:`REQUIREMENT_KINDS`), not what it must not."""
+        return self.kind in REQUIREMENT_KINDS
+
+    @property
     def applies(self) -> When:
         """The level in force: ``when``, else the kind's default."""
         if self.when is not None:
             return self.when
-        return When.ENFORCED if self.kind in REQUIREMENT_KINDS else When.MATCHED
+        return When.ENFORCED if self.requirement else When.MATCHED
 
     @field_validator("id")
     @classmethod
