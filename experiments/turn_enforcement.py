@@ -19,7 +19,9 @@ both kinds of out-of-scope traffic) of min(good not failed, bad caught, multi-la
 messages); the simpler rule wins when two are within 0.02 (ALL < TOP < MARGIN, CONF < RESIDUAL, GROUP < the combinations). Out-of-scope turns are reported, not in the
 criterion: no rule here enforces on a turn without matches, so they are the gate's rejection (CONF aside).
 ABOVE_GATE(delta) (the top, and matches delta above the gate) and LEXICAL(beta) (the top, and matches whose
-normalised BM25 reaches beta) came in the third run. Added after the first run (which had only the first five families and showed the top match itself wrong on
+normalised BM25 reaches beta) came in the third run; CLAUSE(margin) (the top, and each clause's best match:
+the message cut at punctuation and conjunctions, each clause embedded, an embedding call more per turn) in the
+fourth. Added after the first run (which had only the first five families and showed the top match itself wrong on
 10-17% of in-scope NLU++ messages): CONF(m) (the top only when it stands m above any other rule), GROUP(d) (the top and
 the matches within d form an OR group: the answer must satisfy one of them), GROUP+RESIDUAL.
 
@@ -28,6 +30,7 @@ Usage: .venv/bin/python experiments/turn_enforcement.py
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -60,6 +63,7 @@ class Turn:
         self.expected, self.ids, self.sims, self.rows, self.q = expected, ids, sims, rows, q
         self.runner_up = runner_up  # the best similarity of any other rule than the top match (matched or not)
         self.gate = 0.0  # the similarity threshold in force (the band's when it applied)
+        self.clause_sims: np.ndarray | None = None  # (clauses, matches): each clause's similarity to each match
         self.bm25 = np.zeros(len(ids))
 
 
@@ -92,8 +96,40 @@ def turns_of(dev: DevSet, embedder: CachedEmbedder) -> list[Turn]:
             threshold = result[0].explanation.threshold
             turn.gate = float(threshold) if isinstance(threshold, float) else 0.0
             turn.bm25 = np.array([m.bm25_score for m in result])
+        clauses = _clauses(labelled.text)
+        if len(clauses) > 1 and len(result):
+            vectors = np.asarray(embedder.embed(clauses), dtype=np.float64)
+            turn.clause_sims = vectors @ turn.rows.T
         out.append(turn)
     return out
+
+
+_SPLIT = re.compile(r"[,.;!?]+|\b(?:and|also|but|then|plus)\b", re.I)
+
+
+def _clauses(text: str) -> list[str]:
+    """The message cut at punctuation and conjunctions (clauses of 2+ words)."""
+    return [c.strip() for c in _SPLIT.split(text) if len(c.split()) >= 2]
+
+
+def clause_rule(margin: float) -> Rule:
+    """The top, and each clause's best match when it reaches the gate and stands ``margin`` above the clause's
+    next match: a second intent stated in its own clause (costs an embedding of the clauses)."""
+
+    def decide(t: Turn) -> set[int]:
+        if not t.ids:
+            return set()
+        chosen = {0}
+        if t.clause_sims is not None:
+            for row in t.clause_sims:
+                order = np.argsort(-row)
+                best = int(order[0])
+                second = row[order[1]] if len(order) > 1 else -1.0
+                if row[best] >= t.gate and row[best] - second >= margin:
+                    chosen.add(best)
+        return chosen
+
+    return decide
 
 
 Rule = Callable[[Turn], set[int]]
@@ -248,6 +284,8 @@ def candidates() -> list[tuple[str, int, Rule]]:
     for beta in (0.3, 0.4, 0.5, 0.6, 0.7):
         out.append((f"LEXICAL({beta})", 2, lexical_rule(beta)))
         out.append((f"MARGIN(0.01)+LEXICAL({beta})", 4, lexical_rule(beta, 0.01)))
+    for margin in (0.0, 0.02, 0.05, 0.1):
+        out.append((f"CLAUSE({margin})", 3, clause_rule(margin)))
     for m in (0.01, 0.02, 0.03, 0.05):
         out.append((f"CONF({m})", 2, conf_rule(m, None)))
         for tau in (0.25, 0.3, 0.35, 0.4):
