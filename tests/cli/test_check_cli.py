@@ -185,6 +185,129 @@ def test_a_stored_tenant(run_cli: Run, tmp_path: Path) -> None:
     assert "nobody" in missing.err
 
 
+# --- a neighbour's requirements --------------------------------------------------------------------------------
+
+PASSWORD = "here is my online banking password"
+PASSWORD_ANSWER = (
+    "Please never share your password or PIN in the chat, not even with the bank. I have not stored it. "
+    "You can reset your password in the app."
+)
+"""examples/turns/banking.jsonl's good-pin turn: never-ask-full-pin governs it; fraud-suspected (two ``contains``
+requirements) matches only as a neighbour."""
+NEIGHBOUR = (
+    "the rule matched only as a neighbour (only a neighbour: similarity 0.571, 0.429 below the top match's 1.000): "
+    "a requirement applies when the rule governs the turn"
+)
+
+
+def _records_of(text: str) -> list[dict[str, str]]:
+    """The check table printed as records (a narrow terminal): one ``header: value`` per line, a blank between."""
+    records = []
+    for block in text.split("\n\n"):
+        record: dict[str, str] = {}
+        last = ""
+        for line in block.splitlines():
+            if line.startswith("  "):
+                record[last] += " " + line.strip()
+            elif ": " in line or line.endswith(":"):
+                last, _, value = line.partition(":")
+                record[last] = value.strip()
+        if "check" in record:
+            records.append(record)
+    return records
+
+
+def test_the_table_shows_a_neighbours_requirements_as_skipped_not_as_problems(
+    run_cli: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    result = check(run_cli, "-m", PASSWORD, "-o", PASSWORD_ANSWER)
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert lines[0].startswith("matched never-ask-full-pin (0.839), fraud-suspected (0.628, neighbour), ")
+    rows = {(r["rule"], r["check"]): (r["status"], r["message"]) for r in _records_of(result.out)}
+    assert rows[("fraud-suspected (neighbour)", "offers-freeze")] == ("skip", NEIGHBOUR)
+    assert rows[("fraud-suspected (neighbour)", "hands-over-to-fraud-team")] == ("skip", NEIGHBOUR)
+    assert rows[("never-ask-full-pin", "no-card-number")] == ("pass", "no card number found")
+    assert (
+        lines[-1] == "verdict: PASS, reward 1.000 (3 passed, 0 failed, 2 skipped, 2 of them a neighbour's requirements)"
+    )
+
+
+def test_json_says_which_rules_and_checks_are_enforced(run_cli: Run) -> None:
+    result = check(run_cli, "-m", PASSWORD, "-o", PASSWORD_ANSWER, "--format", "json")
+    payload = json.loads(result.out)
+    assert [(m["rule_id"], m["enforced"], m["enforcement"]["reason"]) for m in payload["matches"]] == [
+        ("never-ask-full-pin", True, "top"),
+        ("fraud-suspected", False, "neighbour"),
+        ("scam-warning", False, "neighbour"),
+        ("lost-or-stolen-card", False, "neighbour"),
+    ]
+    assert payload["matches"][1]["enforcement"]["detail"] == (
+        "only a neighbour: similarity 0.571, 0.429 below the top match's 1.000"
+    )
+    rules = {r["rule_id"]: r for r in payload["rules"]}
+    assert (rules["never-ask-full-pin"]["enforced"], rules["fraud-suspected"]["enforced"]) == (True, False)
+    assert [(c["check_id"], c["status"], c["enforced"]) for c in rules["fraud-suspected"]["checks"]] == [
+        ("offers-freeze", "skip", False),
+        ("hands-over-to-fraud-team", "skip", False),
+    ]
+    assert (payload["verdict"], payload["counts"]) == ("pass", {"pass": 3, "fail": 0, "skip": 2})
+
+
+def test_a_check_message_is_printed_as_written(run_cli: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    book = tmp_path / "ref.yaml"
+    rule = {
+        "id": "[bold]ref",
+        "condition_text": "customer asks for a reference number",
+        "examples": ["what is my reference number"],
+        "checks": [{"id": "gives-[a-z]-ref", "kind": "regex", "pattern": "REF-[a-z]+"}],
+    }
+    book.write_text(json.dumps({"rules": [rule]}), encoding="utf-8")
+    result = run_cli("check", "--rules", str(book), "-m", "what is my reference number", "-o", "no idea")
+    assert result.code == 1, result.err
+    assert "│ [bold]ref │ gives-[a-z]-ref │ regex │" in result.out  # not read as markup
+    assert "REF-[a-z]+" in result.out
+
+
+def test_reports_leave_a_neighbours_requirements_out_of_the_problems(run_cli: Run) -> None:
+    batch = ("--batch", str(TURNS), "--engine", "local")
+    document = json.loads(check(run_cli, *batch, "--format", "json").out)
+    neighbours = {
+        (row["line"], f"{c['rule_id']}/{c['check_id']}")
+        for row in document["results"]
+        for r in row["rules"]
+        for c in r["checks"]
+        if not c["enforced"]
+    }
+    assert (4, "fraud-suspected/offers-freeze") in neighbours  # good-pin
+    assert len({line for line, _ in neighbours}) == 5  # the five turns with a neighbour that has requirements
+    failed_checks = {(row["line"], check) for row in document["results"] for check in failed(row)}
+    sarif = json.loads(check(run_cli, *batch, "--format", "sarif").out)
+    results = {
+        (int(r["properties"]["record"].rsplit(":", 1)[1]), r["ruleId"])
+        for r in sarif["runs"][0]["results"]
+        if "record" in r["properties"]
+    }
+    assert results == failed_checks  # every failed check, and nothing skipped
+    assert not results & neighbours
+    markdown = check(run_cli, *batch, "--format", "markdown").out
+    lines = [line.split(" | ") for line in markdown.splitlines() if line.startswith(f"| {TURNS} |")]
+    rows = {(int(cells[1]), cells[2]) for cells in lines}
+    assert rows
+    assert rows <= failed_checks
+    assert not rows & neighbours
+    assert "neighbour" not in markdown
+    root = ET.fromstring(check(run_cli, *batch, "--format", "junit").out)
+    good_pin = root.findall("testsuite")[3]
+    case = next(c for c in good_pin.iter("testcase") if c.get("name") == "fraud-suspected")
+    assert case.find("failure") is None
+    (skipped,) = case.findall("skipped")
+    assert skipped.get("message") == NEIGHBOUR  # once, for its two requirements
+    assert (good_pin.get("failures"), good_pin.get("skipped")) == ("0", "1")
+
+
 # --- --batch ------------------------------------------------------------------------------------------------------
 
 

@@ -46,6 +46,89 @@ def test_explain_and_fired(run_cli: Callable[..., CliResult]) -> None:
     assert reasons["greeting"] == "max_fires_per_session"
 
 
+TWO_INTENTS = "my card was stolen and I want a refund"
+"""lost-card governs it (similarity 0.788); refund-request matches only as a neighbour (0.567)."""
+
+
+def _fits_80_columns(text: str) -> None:
+    assert max(len(line) for line in text.splitlines() if line[:1] in "┏┃┡│└") <= 80
+
+
+def test_the_table_says_which_matches_govern_the_turn(
+    run_cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    result = run_cli("match", "--rules", RULES, TWO_INTENTS, "--explain")
+    assert result.code == 0, result.err
+    lines = [line.rstrip() for line in result.out.splitlines()]
+    top = next(i for i, line in enumerate(lines) if line.startswith("│ lost-card "))
+    neighbour = next(i for i, line in enumerate(lines) if line.startswith("│ refund-request "))
+    assert lines[top + 1].startswith("│ enforced: top ")
+    assert lines[neighbour + 1].startswith("│ neighbour ")
+    at = lines.index("governs the turn (a turn check applies its requirements):")
+    assert lines[at + 1 : at + 3] == [
+        "  lost-card: enforced (top): the most relevant match",
+        "  refund-request: not enforced (neighbour): only a neighbour: similarity 0.567, 0.221 below the top "
+        "match's 0.788",
+    ]
+    _fits_80_columns(result.out)
+    plain = run_cli("match", "--rules", RULES, TWO_INTENTS)  # the label without --explain, the detail with it
+    assert "│ neighbour " in plain.out
+    assert "governs the turn" not in plain.out
+
+
+def test_json_carries_the_enforcement_of_each_match(run_cli: Callable[..., CliResult]) -> None:
+    result = run_cli("match", "--rules", RULES, TWO_INTENTS, "--format", "json")
+    assert result.code == 0, result.err
+    matches = json.loads(result.out)["matches"]
+    assert [list(m) for m in matches] == [
+        ["rule_id", "similarity_score", "bm25_score", "final_score", "enforcement", "explanation", "rule"]
+    ] * 2
+    assert [(m["rule_id"], m["enforcement"]) for m in matches] == [
+        ("lost-card", {"enforced": True, "reason": "top", "detail": "the most relevant match"}),
+        (
+            "refund-request",
+            {
+                "enforced": False,
+                "reason": "neighbour",
+                "detail": "only a neighbour: similarity 0.567, 0.221 below the top match's 0.788",
+            },
+        ),
+    ]
+    assert (round(matches[0]["similarity_score"], 3), round(matches[1]["similarity_score"], 3)) == (0.788, 0.567)
+
+
+def test_a_match_as_close_as_the_top_one_is_enforced_and_ids_are_shown_as_written(
+    run_cli: Callable[..., CliResult], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    book = tmp_path / "twins.yaml"
+    twin = {"condition_text": "customer reports a stolen card", "examples": ["my card was stolen"]}
+    book.write_text(json.dumps({"rules": [{"id": "card-stolen", **twin}, {"id": "[dim]twin", **twin}]}), "utf-8")
+    monkeypatch.setenv("COLUMNS", "80")
+    result = run_cli("match", "--rules", str(book), "my card was stolen", "--explain")
+    assert result.code == 0, result.err
+    lines = [line.rstrip() for line in result.out.splitlines()]
+    rows = [i for i, line in enumerate(lines) if line.startswith("│ ") and "│ ex.0:" in line]
+    labels = {lines[i].split("│")[1].strip(): lines[i + 1].split("│")[1].strip() for i in rows}
+    assert labels == {"[dim]twin": "enforced: top", "card-stolen": "enforced: as close"}
+    assert "  card-stolen: enforced (as_close_as_top): similarity 1.000, at or above the top match's 1.000" in lines
+
+
+def test_the_batch_table_marks_the_neighbours(
+    run_cli: Callable[..., CliResult], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    messages = tmp_path / "messages.txt"
+    messages.write_text(f"{TWO_INTENTS}\nI want my money back\n", encoding="utf-8")
+    monkeypatch.setenv("COLUMNS", "200")
+    result = run_cli("match", "--batch", str(messages), "--rules", RULES, "--engine", "local")
+    assert result.code == 0, result.err
+    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in result.out.splitlines() if line.startswith("│")]
+    assert rows == [
+        ["1", TWO_INTENTS, "lost-card (0.778), refund-request (0.555, neighbour)"],
+        ["2", "I want my money back", "refund-request (0.689)"],
+    ]
+
+
 def test_no_match_exits_1(run_cli: Callable[..., CliResult]) -> None:
     result = run_cli("match", "--rules", RULES, "what is the capital of France?")
     assert result.code == 1

@@ -19,6 +19,7 @@ TURNS = {
 }
 PRINTS_CARD = TURNS["bad-prints-card"]  # a balance question answered with the full card number
 COMPLAINT = TURNS["good-complaint"]  # the deadline and a reference number given
+PASSWORD = TURNS["good-pin"]  # never-ask-full-pin governs it; fraud-suspected matches only as a neighbour
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +35,7 @@ def _check(report: dict[str, Any], rule_id: str, check_id: str) -> dict[str, Any
 
 
 def test_the_turns_this_module_uses_are_the_expected_ones() -> None:
+    assert PASSWORD["message"] == "here is my online banking password"
     assert PRINTS_CARD["message"] == "what is the balance on my account"
     assert "4111 1111 1111 1111" in PRINTS_CARD["output"]
     assert "CMP-482913" in COMPLAINT["output"]
@@ -79,6 +81,27 @@ def test_a_good_complaint_answer_passes_with_a_full_reward(server: Session) -> N
     assert _check(report, "complaint", "gives-deadline")["status"] == "pass"
     assert _check(report, "never-ask-full-pin", "no-card-number")["status"] == "pass"
     assert report["counts"] == {"pass": 3, "fail": 0, "skip": 0}
+
+
+@pytest.mark.model
+def test_a_neighbours_requirements_are_skipped_and_the_turn_passes(server: Session) -> None:
+    schema = server.tools()["check_turn"].output_schema
+    assert schema is not None
+    assert {"enforced", "enforcement"} <= set(schema["$defs"]["MatchedRuleSummary"]["properties"])
+    assert "enforced" in schema["$defs"]["CheckedRule"]["properties"]
+    assert "enforced" in schema["$defs"]["CheckResult"]["properties"]
+    report = server.ok("check_turn", message=PASSWORD["message"], output=PASSWORD["output"])
+    matches = {m["rule_id"]: m for m in report["matches"]}
+    assert (matches["never-ask-full-pin"]["enforced"], matches["fraud-suspected"]["enforced"]) == (True, False)
+    assert matches["fraud-suspected"]["enforcement"]["reason"] == "neighbour"
+    (fraud,) = [r for r in report["rules"] if r["rule_id"] == "fraud-suspected"]
+    assert (fraud["matched"], fraud["enforced"], fraud["verdict"]) == (True, False, "skip")
+    assert [(c["check_id"], c["status"], c["enforced"]) for c in fraud["checks"]] == [
+        ("offers-freeze", "skip", False),
+        ("hands-over-to-fraud-team", "skip", False),
+    ]
+    assert fraud["checks"][0]["message"].startswith("the rule matched only as a neighbour (")
+    assert (report["verdict"], report["reward"], report["counts"]) == ("pass", 1.0, {"pass": 3, "fail": 0, "skip": 2})
 
 
 @pytest.mark.model

@@ -88,6 +88,23 @@ def test_match_rules_finds_the_labelled_rule(server: Session) -> None:
 
 
 @pytest.mark.model
+def test_match_rules_says_which_matches_govern_the_turn(server: Session) -> None:
+    schema = server.tools()["match_rules"].output_schema
+    assert schema is not None
+    assert "enforcement" in schema["$defs"]["MatchedRuleOutput"]["required"]
+    enforcement = schema["$defs"]["EnforcementOutput"]
+    assert enforcement["required"] == ["enforced", "reason", "detail"]
+    assert schema["$defs"]["EnforcementReason"]["enum"] == ["top", "as_close_as_top", "neighbour"]
+    # examples/turns/banking.jsonl's good-pin message: never-ask-full-pin governs it, fraud-suspected is a neighbour
+    found = server.ok("match_rules", message="here is my online banking password")
+    decided = {m["rule_id"]: m["enforcement"] for m in found["matches"]}
+    assert decided["never-ask-full-pin"] == {"enforced": True, "reason": "top", "detail": "the most relevant match"}
+    assert (decided["fraud-suspected"]["enforced"], decided["fraud-suspected"]["reason"]) == (False, "neighbour")
+    assert decided["fraud-suspected"]["detail"].startswith("only a neighbour: similarity ")
+    assert sum(e["reason"] == "top" for e in decided.values()) == 1
+
+
+@pytest.mark.model
 def test_match_rules_answers_what_norma_match_prints(server: Session, run_cli: Callable[..., CliResult]) -> None:
     printed = run_cli("match", "--rules", str(BANKING), LOST_CARD, "--format", "json")
     assert printed.code == 0, printed.err

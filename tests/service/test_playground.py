@@ -162,9 +162,55 @@ def test_match_shows_the_score_breakdown(browser: Any, site: str, acme_key: str)
     assert bm25 >= 0
     assert final > 0
     assert all(len(c.split(".")[1]) == 3 for c in rows[0][2:5])  # three decimals for scores
-    gate = next(part for part in rows[0][5].split("; ") if part.startswith("gate "))  # how the gate let it through
+    assert rows[0][5] == "enforced \u00b7 top"  # the only match governs the turn
+    gate = next(part for part in rows[0][6].split("; ") if part.startswith("gate "))  # how the gate let it through
     passed, _, needed = gate.removeprefix("gate ").partition(" \u2265 ")
     assert float(passed) >= float(needed) > 0
+
+
+LABELS = {"top": "enforced \u00b7 top", "as_close_as_top": "enforced \u00b7 as close", "neighbour": "neighbour"}
+"""The badge of each ``enforcement.reason`` in the match and check tabs."""
+BADGES = """return [...document.querySelectorAll(arguments[0])].map((row) => {
+  const badge = row.querySelector("td.governs .badge");
+  return [row.cells[0].textContent, badge ? badge.textContent : null, badge ? badge.title : null,
+          badge ? getComputedStyle(badge).color : null, row.classList.contains("neighbour")];
+});"""
+
+
+def test_match_shows_whether_each_match_governs_the_turn(browser: Any, site: str, demo: DemoTenant) -> None:
+    message = "here is my online banking password"  # never-ask-full-pin governs it; fraud-suspected is a neighbour
+    answer = _post(site, demo.key, "/v1/tenants/demo/match", {"message": message})
+    open_playground(browser, site, demo.key, tenant="demo")
+    _match(browser, message)
+    shown = browser.execute_script(BADGES, "#match-results tbody tr")
+    assert [row[:3] for row in shown] == [
+        [m["rule"]["id"], LABELS[m["enforcement"]["reason"]], m["enforcement"]["detail"]] for m in answer["matches"]
+    ]
+    assert [row[4] for row in shown] == [not m["enforcement"]["enforced"] for m in answer["matches"]]
+    reasons = {m["rule_id"]: m["enforcement"]["reason"] for m in answer["matches"]}
+    assert (reasons["never-ask-full-pin"], reasons["fraud-suspected"]) == ("top", "neighbour")
+    colours = {row[1]: row[3] for row in shown}
+    assert colours["enforced \u00b7 top"] != colours["neighbour"]  # told apart by colour too, not by text alone
+
+
+def test_an_enforcement_is_shown_as_text_and_an_answer_without_one_is_shown(
+    browser: Any, site: str, acme_key: str
+) -> None:
+    injection = "<img src=x onerror=alert(1)>"
+    plain = {"rule_id": "plain", "similarity_score": 0.5, "bm25_score": 0.1, "final_score": 0.4, "explanation": {}}
+    odd = {
+        **plain,
+        "rule_id": "odd",
+        "rule": {"id": "odd", "action_text": injection},
+        "enforcement": {"enforced": False, "reason": injection, "detail": injection},
+    }
+    open_playground(browser, site, acme_key)
+    browser.execute_script(SPY, {"matches": [odd, {**plain, "rule": {"id": "plain"}}]})
+    _match(browser, "help, my wallet with my card in it was stolen")
+    shown = browser.execute_script(BADGES, "#match-results tbody tr")
+    assert [row[:3] for row in shown] == [["odd", "not enforced", injection], ["plain", None, None]]
+    assert browser.execute_script("return document.querySelectorAll('#tab-match img').length") == 0
+    assert _rows(browser, "#match-results tbody tr")[0][1] == injection
 
 
 def test_match_error_is_shown_not_thrown(browser: Any, site: str, globex_key: str) -> None:

@@ -124,7 +124,9 @@ def test_a_failing_turn_shows_fail_the_failing_check_and_its_span(page: Any) -> 
     lines = _rows(page, "#check-lines tbody tr")
     assert lines == [["1", ASKS_FOR_PIN, PIN_CHECK]]  # the text unchanged
     rules = _rows(page, "#check-rules tbody tr")
-    assert [(r[0], r[2], r[3], r[4], r[5]) for r in rules] == [("never-ask-full-pin", "fail", "0.600", "5.000", "yes")]
+    assert [(r[0], r[2], r[3], r[4], r[5], r[6]) for r in rules] == [
+        ("never-ask-full-pin", "enforced \u00b7 top", "fail", "0.600", "5.000", "yes")
+    ]
 
 
 def test_the_span_is_on_its_line_after_a_wide_character(page: Any) -> None:
@@ -157,12 +159,54 @@ def test_a_passing_turn_shows_pass_and_reward_one(page: Any) -> None:
     assert _marks(page) == []
     assert _rows(page, "#check-lines tr.flagged") == []
     rules = _rows(page, "#check-rules tbody tr")
-    assert [(r[0], r[2], r[3]) for r in rules] == [
-        ("complaint", "pass", "1.000"),
-        ("never-ask-full-pin", "pass", "1.000"),
+    assert [(r[0], r[2], r[3], r[4]) for r in rules] == [
+        ("complaint", "enforced \u00b7 top", "pass", "1.000"),
+        ("never-ask-full-pin", "\u2014", "pass", "1.000"),  # not matched: it governs nothing
     ]
     assert float(rules[0][1]) > 0  # matched: its final score
     assert rules[1][1] == "always"  # applied through its when: always check only
+
+
+def test_a_neighbours_requirements_are_shown_skipped_as_a_neighbours(page: Any, site: str, demo: DemoTenant) -> None:
+    """examples/turns/banking.jsonl's good-pin turn: never-ask-full-pin governs it; fraud-suspected matches only as
+    a neighbour, and its two requirements are skipped for that, which is no problem: the turn passes."""
+    message = "here is my online banking password"
+    output = (
+        "Please never share your password or PIN in the chat, not even with the bank. I have not stored it. "
+        "You can reset your password in the app."
+    )
+    headers = {"Authorization": f"Bearer {demo.key}"}
+    answer = httpx.post(
+        f"{site}/v1/tenants/demo/check", json={"message": message, "output": output}, headers=headers, timeout=60
+    ).json()
+    status = _check(page, message, output)
+    assert status.startswith("PASS, reward 1.000"), status
+    assert _by_id(page, "check-counts").text == "3 passed \u00b7 0 failed \u00b7 2 skipped"
+    checks = _checks(page)
+    assert {check: row[4] for check, row in checks.items()} == {
+        "warns-never-share": "pass",
+        "does-not-ask-for-secrets": "pass",
+        "no-card-number": "pass",
+        "offers-freeze": "skip neighbour",
+        "hands-over-to-fraud-team": "skip neighbour",
+    }
+    assert checks["offers-freeze"][5].startswith("the rule matched only as a neighbour (only a neighbour: ")
+    marked = page.execute_script(
+        "return [...document.querySelectorAll('#check-checks tr.check-neighbour')].map((r) => r.cells[1].textContent)"
+    )
+    assert marked == ["offers-freeze", "hands-over-to-fraud-team"]
+    rules = page.execute_script(
+        """return [...document.querySelectorAll("#check-rules tbody tr")].map((row) => {
+          const badge = row.querySelector("td.governs .badge");
+          return [row.cells[0].textContent, row.cells[3].textContent, badge ? badge.textContent : null,
+                  badge ? badge.title : null];
+        });"""
+    )
+    details = {m["rule_id"]: m["enforcement"]["detail"] for m in answer["matches"]}
+    by_rule = {row[0]: row[1:] for row in rules}
+    assert by_rule["never-ask-full-pin"] == ["pass", "enforced \u00b7 top", details["never-ask-full-pin"]]
+    assert by_rule["fraud-suspected"] == ["skip", "neighbour", details["fraud-suspected"]]
+    assert details["fraud-suspected"].startswith("only a neighbour: similarity ")
 
 
 def test_html_in_the_output_is_shown_as_text(page: Any) -> None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from norma.cli._engine import EngineOptions, engine_options
@@ -24,33 +25,46 @@ from norma.cli._output import (
 )
 
 if TYPE_CHECKING:
-    from norma.turns import TurnReport
+    from norma.turns import CheckedRule, MatchedRuleSummary, TurnReport
 
 __all__ = ["check"]
 
 FORMATS = ("table", "json", "jsonl", "sarif", "junit", "markdown")
 MAX_TURN_LINE_BYTES = 4 * 1024 * 1024
 """Longest line read from a turns file (a message and an output)."""
+_STATUS = {"pass": "[green]pass[/]", "fail": "[red]fail[/]", "skip": "[yellow]skip[/]"}
+
+
+def _matched(match: MatchedRuleSummary) -> str:
+    """A matched rule on the ``matched`` line: its final score, and ``neighbour`` when it does not govern the turn."""
+    return f"{match.rule_id} ({match.final_score:.3f}{'' if match.enforced else ', neighbour'})"
+
+
+def _rule_cell(checked: CheckedRule) -> str:
+    if not checked.matched:
+        return f"{checked.rule_id} (always)"
+    return checked.rule_id if checked.enforced else f"{checked.rule_id} (neighbour)"
 
 
 def _render(con: Console, name: str, report: TurnReport) -> None:
-    matched = ", ".join(f"{m.rule_id} ({m.final_score:.3f})" for m in report.matches) or "none"
-    con.print(f"{'' if name.startswith('<') else f'{name}: '}matched {matched}")
+    matched = ", ".join(_matched(m) for m in report.matches) or "none"
+    con.print(f"{'' if name.startswith('<') else f'{name}: '}matched {matched}", markup=False)
     if report.rules:
         table = Table("rule", "check", "kind", "severity", "status", "where", "message")
         for checked in report.rules:
             for result in checked.checks:
                 first = result.evidence[0] if result.evidence else None
                 where = f"{first.line}:{first.column}" if first else ""
-                status = {"pass": "[green]pass[/]", "fail": "[red]fail[/]", "skip": "[yellow]skip[/]"}[result.status]
+                # a neighbour's requirement, not enforced, is no problem: dim, where a check not decided is yellow
+                status = "[dim]skip[/]" if not result.enforced else _STATUS[result.status]
                 table.add_row(
-                    checked.rule_id if checked.matched else f"{checked.rule_id} (always)",
-                    result.check_id,
+                    escape(_rule_cell(checked)),
+                    escape(result.check_id),
                     result.kind,
                     result.severity.value,
                     status,
                     where,
-                    result.message,
+                    escape(result.message),
                 )
         print_table(con, table)
     if report.audit is not None:
@@ -59,9 +73,11 @@ def _render(con: Console, name: str, report: TurnReport) -> None:
             con.print(f"  {v.location}: [{v.severity.value}] {v.rule}: {v.description}")
     reward = "none" if report.reward is None else f"{report.reward:.3f}"
     counts = report.counts()
+    neighbours = sum(1 for r in report.checks if not r.enforced)
+    of_neighbours = f", {neighbours} of them a neighbour's requirements" if neighbours else ""
     con.print(
         f"verdict: {report.verdict.value.upper()}, reward {reward} "
-        f"({counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped)"
+        f"({counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped{of_neighbours})"
     )
 
 

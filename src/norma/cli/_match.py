@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from norma.cli._demo import SECTIONS
@@ -35,6 +36,9 @@ if TYPE_CHECKING:
 
 __all__ = ["match"]
 
+_ENFORCEMENT_LABEL = {"top": "enforced: top", "as_close_as_top": "enforced: as close", "neighbour": "neighbour"}
+"""Under each match's id: whether it governs the turn (``Enforcement.reason``; ``--explain`` prints the detail)."""
+
 
 def _render(con: Console, message: str, result: MatchResult, explain: bool) -> None:
     if not result:
@@ -54,7 +58,7 @@ def _render(con: Console, message: str, result: MatchResult, explain: bool) -> N
             e = m.explanation
             label = e.matched_text if e.matched_example is None else f"ex.{e.matched_example}: {e.matched_text}"
             table.add_row(
-                m.rule.id,
+                f"{escape(m.rule.id)}\n[dim]{_ENFORCEMENT_LABEL[m.enforcement.reason]}[/]",
                 f"{m.final_score:.3f}",
                 f"{m.similarity_score:.3f}",
                 f"{m.bm25_score:.3f}",
@@ -64,6 +68,11 @@ def _render(con: Console, message: str, result: MatchResult, explain: bool) -> N
                 label,
             )
         print_table(con, table)
+        if explain:
+            con.print("governs the turn (a turn check applies its requirements):")
+            for m in result:
+                how = "enforced" if m.enforced else "not enforced"
+                con.print(f"  {m.rule.id}: {how} ({m.enforcement.reason.value}): {m.enforcement.detail}", markup=False)
     if result.gate is not None:
         con.print(f"gate ({result.gate.kind}): {result.gate.description}")
     if explain and result.dropped:

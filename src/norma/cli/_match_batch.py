@@ -73,10 +73,16 @@ def _record(index: int, where: str, value: Any) -> BatchRecord:
         return BatchRecord(index, where, exc)
 
 
+def _found(match: dict[str, Any]) -> str:
+    """A match in the table: its id and final score, and ``neighbour`` when it does not govern the turn."""
+    neighbour = not match.get("enforcement", {}).get("enforced", True)
+    return f"{match['rule_id']} ({match['final_score']:.3f}{', neighbour' if neighbour else ''})"
+
+
 def _table(con: Console, document: dict[str, Any]) -> None:
     table = Table("line", "message", "matched rules (final score)")
     for row in document["results"]:
-        found = ", ".join(f"{m['rule_id']} ({m['final_score']:.3f})" for m in row["matches"]) or "none"
+        found = ", ".join(_found(m) for m in row["matches"]) or "none"
         table.add_row(str(row["line"]), row["message"], found)
     con.print(table)
     con.print(

@@ -16,6 +16,7 @@ from norma.mcp_server._build import MCP_INSTALL, build_server
 from norma.mcp_server._outputs import (
     CheckTurnOutput,
     DroppedRuleOutput,
+    EnforcementOutput,
     MatchedRuleOutput,
     MatchRulesOutput,
     NameScoreOutput,
@@ -30,6 +31,7 @@ from norma.mcp_server._served import Served
 __all__ = [
     "CheckTurnOutput",
     "DroppedRuleOutput",
+    "EnforcementOutput",
     "MCP_INSTALL",
     "MatchRulesOutput",
     "MatchedRuleOutput",

@@ -9,11 +9,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from norma.audit import AuditReport
+from norma.matching import EnforcementReason
 from norma.turns import CheckedRule, MatchedRuleSummary, TurnVerdict
 
 __all__ = [
     "CheckTurnOutput",
     "DroppedRuleOutput",
+    "EnforcementOutput",
     "MatchRulesOutput",
     "MatchedRuleOutput",
     "NameScoreOutput",
@@ -27,6 +29,21 @@ __all__ = [
 _OUT = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
 
+class EnforcementOutput(BaseModel):
+    """Whether a match governs the turn, that is whether ``check_turn`` applies its requirements, and why
+    (``Enforcement.to_dict()``)."""
+
+    model_config = _OUT
+    enforced: bool
+    """True for the top match and a match as close to the message as it; False for a neighbour: its requirement
+    checks are reported ``skip``, its prohibitions still apply."""
+    reason: EnforcementReason
+    """top: the most relevant match; as_close_as_top: its similarity is within 0.01 of the top match's (or above
+    it); neighbour: every other match, relevant but not enforced."""
+    detail: str
+    """The reason in words, with the figures."""
+
+
 class MatchedRuleOutput(BaseModel):
     """One rule that applies to the message (``MatchedRule.to_dict()``)."""
 
@@ -38,6 +55,8 @@ class MatchedRuleOutput(BaseModel):
     """Normalised BM25 in [0, 1]."""
     final_score: float
     """The score the matches are sorted by (hybrid score, priority and scope; see docs/matching.md)."""
+    enforcement: EnforcementOutput
+    """Whether the rule governs the turn, and why."""
     explanation: dict[str, Any]
     """How the final score was made: similarity, matched_text, matched_example, bm25_raw, hybrid,
     priority_normalized, scope_weight, final, threshold, weights..."""

@@ -5,13 +5,14 @@ many for a batch (each named ``file:line`` of its record). The shapes follow the
 ``norma merge`` and code scanning read them the same way:
 
 * SARIF: one result per failed check (``ruleId`` ``rule-id/check-id``, level from its severity) and per violation
-  of the audit when it ran. A batch record is located at its line of the batch file and the output's line goes to
+  of the audit when it ran; a skipped check is no result (a neighbour's requirement, reported ``skip`` and not
+  enforced, included). A batch record is located at its line of the batch file and the output's line goes to
   ``properties.outputLine``; an output file is located at the evidence's line and column. ``properties.reports``
   lists every turn with its verdict (``PASS`` / ``FAIL`` / ``SKIP``) and reward.
 * JUnit: one ``<testsuite>`` per turn, one ``<testcase>`` per checked rule; a rule with a failed check at or above
   ``fail_on`` is a ``<failure>`` listing the checks with their severity and line; a rule with nothing decided is
-  ``<skipped>``.
-* Markdown: the failures only, in one table, and a line of totals.
+  ``<skipped>`` with the checks' messages (a rule that matched only as a neighbour: its reason, once).
+* Markdown: the failures only, in one table, and a line of totals (a neighbour's skipped requirement is neither).
 """
 
 from __future__ import annotations
@@ -165,6 +166,19 @@ def _check_line(check: CheckResult) -> str:
     return f"{where}[{check.severity.value}] {check.rule_id}/{check.check_id} ({check.kind}): {check.message}"
 
 
+def _skip_messages(checks: Sequence[CheckResult]) -> list[str]:
+    """The messages of a skipped rule's checks, a neighbour's reason once (its requirements all give the same)."""
+    said: set[str] = set()
+    messages = []
+    for check in checks:
+        if not check.enforced:
+            if check.message in said:
+                continue
+            said.add(check.message)
+        messages.append(check.message)
+    return messages
+
+
 def _junit(items: Sequence[TurnItem], fail_on: str) -> str:
     root = ET.Element("testsuites", name="norma check")
     total = failures = skipped = 0
@@ -180,7 +194,7 @@ def _junit(items: Sequence[TurnItem], fail_on: str) -> str:
                 failure.text = "\n".join(_check_line(c) for c in checked.checks if c.status is CheckStatus.FAIL)
                 suite_failures += 1
             elif checked.verdict is CheckStatus.SKIP:
-                ET.SubElement(case, "skipped", message="; ".join(c.message for c in checked.checks))
+                ET.SubElement(case, "skipped", message="; ".join(_skip_messages(checked.checks)))
                 suite_skipped += 1
             elif any(c.status is CheckStatus.FAIL for c in checked.checks):
                 out = ET.SubElement(case, "system-out")

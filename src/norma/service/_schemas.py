@@ -6,20 +6,24 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from norma.matching import SessionState
+from norma.matching import EnforcementReason, SessionState
 from norma.names import DEFAULT_RULE_PERCENTAGE
-from norma.rules import MAX_RULEBOOK_RULES
+from norma.rules import MAX_RULEBOOK_RULES, Severity
 
 __all__ = [
     "PROBLEM_RESPONSES",
     "ApiKeyCreated",
     "CalibrateRequest",
+    "CheckResultBody",
+    "CheckedRuleBody",
+    "EnforcementBody",
     "GateResponse",
     "Health",
     "KeyRequest",
     "LabelledMessage",
     "MatchRequest",
     "MatchResponse",
+    "MatchedRuleBody",
     "NamesGenerateRequest",
     "NamesQueryRequest",
     "NamesScoreRequest",
@@ -29,6 +33,8 @@ __all__ = [
     "RubricValidateRequest",
     "RulebookBody",
     "RulesWritten",
+    "SpanBody",
+    "TurnMatchBody",
 ]
 
 MAX_MESSAGE_CHARS = 20_000
@@ -64,6 +70,42 @@ class MatchRequest(BaseModel):
     A calibrated gate comes first."""
 
 
+class EnforcementBody(BaseModel):
+    """Whether a match governs the turn, that is whether a turn check applies its requirements, and why
+    (``Enforcement.to_dict()``; docs/check.md)."""
+
+    model_config = _STRICT
+    enforced: bool
+    """True for the top match and a match as close to the message as it; False for a neighbour: its requirement
+    checks are reported ``skip``, its prohibitions still apply."""
+    reason: EnforcementReason
+    """``top``: the most relevant match; ``as_close_as_top``: its similarity is within 0.01 of the top match's (or
+    above it); ``neighbour``: every other match, relevant but not enforced."""
+    detail: str
+    """The reason in words, with the figures ("only a neighbour: similarity 0.567, 0.221 below the top match's
+    0.788")."""
+
+
+class MatchedRuleBody(BaseModel):
+    """A rule that applies to the message (``MatchedRule.to_dict()``)."""
+
+    model_config = _STRICT
+    rule_id: str
+    similarity_score: float
+    """Cosine similarity of the message to the rule's text or its nearest example."""
+    bm25_score: float
+    """Normalised BM25 in [0, 1]."""
+    final_score: float
+    """The score the matches are sorted by (hybrid score, priority and scope; docs/matching.md)."""
+    enforcement: EnforcementBody
+    """Whether the rule governs the turn, and why."""
+    explanation: dict[str, Any]
+    """How the final score was made: similarity, matched_text, matched_example, bm25_raw, hybrid,
+    priority_normalized, scope_weight, final, threshold, weights..."""
+    rule: dict[str, Any]
+    """The rule itself (id, condition_text, action_text, scope, priority, tags, examples, checks...)."""
+
+
 class MatchResponse(BaseModel):
     model_config = _STRICT
     tenant_id: str
@@ -71,8 +113,8 @@ class MatchResponse(BaseModel):
     """The tenant's rule-set version the answer reflects (the store's, as ``GET /v1/tenants/{tenant}`` shows it):
     lower than the current one for at most 0.5 s after a write, or while the store is unreachable (then the answer
     carries ``Norma-Stale-Since``)."""
-    matches: list[dict[str, Any]]
-    """Best first: the rule, similarity_score, bm25_score, final_score and the explanation."""
+    matches: list[MatchedRuleBody]
+    """Best first: the rule, its scores, whether it governs the turn (``enforcement``) and the explanation."""
     dropped: list[dict[str, Any]] = Field(default_factory=list)
     """With ``explain``: the rules left out and why (scope, disabled, tags, fire limits, threshold...)."""
     gate: dict[str, Any] | None = None
@@ -98,6 +140,85 @@ class CheckRequest(BaseModel):
     """Also run the IR.x.y audit on the output (its FAIL fails the turn)."""
 
 
+class TurnMatchBody(BaseModel):
+    """A rule the message matched (``MatchedRuleSummary``)."""
+
+    model_config = _STRICT
+    rule_id: str
+    final_score: float
+    """The matcher's final score (the matches are sorted by it)."""
+    enforced: bool
+    """Whether the rule governs the turn: its requirements apply (False: a neighbour, its requirements ``skip``)."""
+    enforcement: EnforcementBody
+    """Why."""
+    explanation: dict[str, Any]
+    """The matcher's explanation (``MatchExplanation.to_dict()``)."""
+
+
+Status = Literal["pass", "fail", "skip"]
+"""A check's outcome, or a rule's verdict (``norma.checks.CheckStatus``)."""
+
+
+class SpanBody(BaseModel):
+    """A stretch of the output (``norma.checks.Span``): offsets in characters, and where it starts (1-based)."""
+
+    model_config = _STRICT
+    start: int
+    end: int
+    line: int
+    column: int
+    text: str
+    """The stretch, cut to its first 200 characters; masked for ``no_pii`` (all but the last four letters and
+    digits shown as ``*``)."""
+
+
+class CheckResultBody(BaseModel):
+    """One check of one rule, evaluated on the output (``norma.checks.CheckResult``)."""
+
+    model_config = _STRICT
+    rule_id: str
+    check_id: str
+    kind: str
+    """``contains``, ``regex``, ``no_pii``, ``judge``..."""
+    severity: Severity
+    weight: float
+    status: Status
+    """``pass``, ``fail``, or ``skip``: it applied but could not be decided, or it is a neighbour's requirement
+    (``enforced`` false)."""
+    message: str
+    """One line saying why."""
+    evidence: list[SpanBody]
+    """The spans of the output that violated the check (none on a pass or a skip)."""
+    enforced: bool
+    """False for a requirement of a rule that matched only as a neighbour: reported ``skip`` with the reason as
+    message, and unlike a check that could not be decided, it does not make the turn ``skip``."""
+
+
+class CheckedRuleBody(BaseModel):
+    """A rule whose checks applied to the output (``CheckedRule``)."""
+
+    model_config = _STRICT
+    rule_id: str
+    description: str
+    """What the rule asks of the output: its ``action_text`` (its ``condition_text`` when it has none)."""
+    matched: bool
+    """Whether the message matched the rule (False: only its ``when: always`` checks ran)."""
+    enforced: bool
+    """Whether the rule governs the turn (False: it matched only as a neighbour, and its requirements are
+    ``skip``; or it did not match)."""
+    verdict: Status
+    """``fail`` if one of its checks failed, ``pass`` if one passed and none failed, else ``skip``."""
+    score: float | None
+    """The weighted share of its decided checks that passed (None: none was decided)."""
+    weight: float
+    """The sum of the weights of its checks that applied (a neighbour's requirements do not)."""
+    required: bool
+    """Whether one of its checks that applied is an ``error`` check."""
+    checks: list[CheckResultBody]
+    """Each check that applied, in the rule's order, and a neighbour's requirements: ``skip`` with
+    ``enforced: false`` and the reason as message (they do not make the turn ``skip``)."""
+
+
 class CheckResponse(BaseModel):
     """The turn checked (docs/check.md): ``TurnReport.to_dict()`` with the tenant's rules version."""
 
@@ -109,10 +230,12 @@ class CheckResponse(BaseModel):
     """``pass``, ``fail`` (an ``error`` check failed, or the audit) or ``skip`` (nothing decided)."""
     reward: float | None
     """The weighted mean of the checked rules' scores (norma.rubrics arithmetic); None when nothing was decided."""
-    matches: list[dict[str, Any]]
-    """The rules the message matched, best first, with the final score and the explanation."""
-    rules: list[dict[str, Any]]
-    """Each rule whose checks applied: verdict, score, weight, required, and every check's result with evidence."""
+    matches: list[TurnMatchBody]
+    """The rules the message matched, best first, with the final score, whether each governs the turn
+    (``enforced``, ``enforcement``) and the explanation."""
+    rules: list[CheckedRuleBody]
+    """Each rule whose checks applied: verdict, score, weight, required, whether it governs the turn, and every
+    check's result with evidence."""
     counts: dict[str, int]
     """How many checks passed, failed and were skipped."""
     audit: dict[str, Any] | None = None

@@ -1,7 +1,7 @@
 // The check tab: one turn (the user's message and the AI's output) checked against the tenant's rules that apply.
 // The verdict and reward first, the output with the failing evidence marked on its lines, every check, the rules
 // that applied, and the audit when asked. Output text is only ever written with textContent.
-import { $, api, cell, el, fmtScore, parseJson, remember, setStatus, showError, showResults, shorten } from "./core.js";
+import { $, api, cell, el, enforcementBadge, fmtScore, parseJson, remember, setStatus, showError, showResults, shorten } from "./core.js";
 
 // Turns from examples/turns/banking.jsonl (the demo tenant's banking rulebook carries their checks).
 export const CHECK_EXAMPLES = [
@@ -109,12 +109,19 @@ function renderChecks(rules) {
   for (const rule of rules) {
     for (const check of rule.checks) {
       const row = document.createElement("tr");
-      row.className = "check-" + check.status;
+      // a neighbour's requirement (enforced false): skipped because the rule does not govern the turn, no problem
+      const neighbour = check.enforced === false;
+      row.className = "check-" + check.status + (neighbour ? " check-neighbour" : "");
       cell(row, rule.rule_id, "code");
       cell(row, check.check_id, "code");
       cell(row, check.kind);
       cell(row, check.severity, "sev-" + String(check.severity).toUpperCase());
-      cell(row, check.status, "status");
+      const status = cell(row, check.status, "status");
+      if (neighbour) {
+        const badge = el("span", "badge badge-neighbour", "neighbour");
+        badge.title = "the rule matched only as a neighbour: its requirements apply when it governs the turn";
+        status.append(" ", badge);
+      }
       cell(row, check.message, "message");
       cell(row, where(check), "num");
       tbody.appendChild(row);
@@ -128,13 +135,16 @@ function renderRules(matches, rules) {
   const checked = new Map(rules.map((rule) => [rule.rule_id, rule]));
   const tbody = $("check-rules").querySelector("tbody");
   tbody.replaceChildren();
-  const rows = matches.map((match) => [match.rule_id, fmtScore(match.final_score), checked.get(match.rule_id)]);
-  for (const rule of rules) if (!rule.matched) rows.push([rule.rule_id, "always", rule]);
-  for (const [ruleId, how, rule] of rows) {
+  const rows = matches.map((match) => [match.rule_id, fmtScore(match.final_score), checked.get(match.rule_id), match]);
+  for (const rule of rules) if (!rule.matched) rows.push([rule.rule_id, "always", rule, null]);
+  for (const [ruleId, how, rule, match] of rows) {
     const row = document.createElement("tr");
     row.className = "check-" + (rule ? rule.verdict : "none");
     cell(row, ruleId, "code");
     cell(row, how, "num");
+    const badge = match ? enforcementBadge(match.enforcement) : null;
+    const governs = cell(row, match ? "" : "\u2014", "governs");
+    if (badge) governs.appendChild(badge);
     cell(row, rule ? rule.verdict : "no checks", "status");
     cell(row, rule ? fmtScore(rule.score) || "\u2014" : "", "num");
     cell(row, rule ? fmtScore(rule.weight) : "", "num");

@@ -59,6 +59,20 @@ export function el(tag, className, text) {
   return node;
 }
 
+const ENFORCEMENT_LABELS = { top: "enforced \u00b7 top", as_close_as_top: "enforced \u00b7 as close", neighbour: "neighbour" };
+
+/**
+ * Whether a match governs the turn (its ``enforcement``: a check applies its requirements), as a badge whose title
+ * is the reason with its figures; null for an answer without one (an older server).
+ */
+export function enforcementBadge(enforcement) {
+  if (!enforcement || typeof enforcement !== "object") return null;
+  const label = ENFORCEMENT_LABELS[enforcement.reason] || (enforcement.enforced ? "enforced" : "not enforced");
+  const badge = el("span", "badge " + (enforcement.enforced ? "badge-enforced" : "badge-neighbour"), label);
+  badge.title = enforcement.detail || "";
+  return badge;
+}
+
 export function cell(row, text, className) {
   const td = el("td", className, text === undefined || text === null ? "" : text);
   row.appendChild(td);

@@ -1,6 +1,6 @@
 // The match tab: the matches first, the applied gate, then a collapsed "why not" list of the rules left out,
 // closest first.
-import { $, api, cell, fillPairs, fmtScore, parseJson, remember, setStatus, showError, showResults, shorten } from "./core.js";
+import { $, api, cell, enforcementBadge, fillPairs, fmtScore, parseJson, remember, setStatus, showError, showResults, shorten } from "./core.js";
 
 const SCORE_NAMES = {
   final: "the final score",
@@ -144,6 +144,10 @@ function renderMatches(matches) {
     cell(row, fmtScore(match.similarity_score), "num");
     cell(row, fmtScore(match.bm25_score), "num");
     cell(row, fmtScore(match.final_score), "num");
+    const badge = enforcementBadge(match.enforcement);
+    const governs = cell(row, "", "governs");
+    if (badge) governs.appendChild(badge);
+    if (match.enforcement && match.enforcement.enforced === false) row.classList.add("neighbour");
     cell(row, why(match), "why");
     tbody.appendChild(row);
   }
