@@ -336,7 +336,7 @@ def test_a_neighbours_requirements_are_skipped_with_the_reason_and_its_prohibiti
         ],
     )
     output = "It was your fault, the fraud team says."
-    why = "only a neighbour: similarity 0.400, 0.300 below the top match's 0.700"
+    why = "similarity 0.400, 0.300 below the top match's 0.700"
     got = evaluate_checks(rule, output, matched=True, neighbour=why)
     assert [(r.check_id, r.status.value, r.enforced) for r in got] == [
         ("offers-freeze", "skip", False),
@@ -346,7 +346,7 @@ def test_a_neighbours_requirements_are_skipped_with_the_reason_and_its_prohibiti
         ("no-card", "pass", True),
     ]
     assert got[0].message == (
-        "the rule matched only as a neighbour (only a neighbour: similarity 0.400, 0.300 below the top match's 0.700): "
+        "the rule matched only as a neighbour (similarity 0.400, 0.300 below the top match's 0.700): "
         "a requirement applies when the rule governs the turn"
     )
     governing = evaluate_checks(rule, output, matched=True)

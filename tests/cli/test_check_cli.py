@@ -195,7 +195,7 @@ PASSWORD_ANSWER = (
 """examples/turns/banking.jsonl's good-pin turn: never-ask-full-pin governs it; fraud-suspected (two ``contains``
 requirements) matches only as a neighbour."""
 NEIGHBOUR = (
-    "the rule matched only as a neighbour (only a neighbour: similarity 0.571, 0.429 below the top match's 1.000): "
+    "the rule matched only as a neighbour (similarity 0.571, 0.429 below the top match's 1.000): "
     "a requirement applies when the rule governs the turn"
 )
 
@@ -244,7 +244,7 @@ def test_json_says_which_rules_and_checks_are_enforced(run_cli: Run) -> None:
         ("lost-or-stolen-card", False, "neighbour"),
     ]
     assert payload["matches"][1]["enforcement"]["detail"] == (
-        "only a neighbour: similarity 0.571, 0.429 below the top match's 1.000"
+        "similarity 0.571, 0.429 below the top match's 1.000"
     )
     rules = {r["rule_id"]: r for r in payload["rules"]}
     assert (rules["never-ask-full-pin"]["enforced"], rules["fraud-suspected"]["enforced"]) == (True, False)

@@ -85,7 +85,7 @@ async def test_match_answers_which_matches_govern_the_turn(http: httpx.AsyncClie
     assert neighbour["enforcement"]["reason"] == "neighbour"
     below = top["similarity_score"] - neighbour["similarity_score"]
     assert neighbour["enforcement"]["detail"] == (
-        f"only a neighbour: similarity {neighbour['similarity_score']:.3f}, {below:.3f} below the top match's "
+        f"similarity {neighbour['similarity_score']:.3f}, {below:.3f} below the top match's "
         f"{top['similarity_score']:.3f}"
     )
 

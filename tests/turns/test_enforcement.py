@@ -58,7 +58,7 @@ def test_a_clear_single_intent_enforces_its_rule_and_leaves_the_neighbour(checke
     assert (neighbour.matched, neighbour.enforced, neighbour.verdict) == (True, False, CheckStatus.SKIP)
     (skipped,) = neighbour.checks
     assert (skipped.status, skipped.enforced) == (CheckStatus.SKIP, False)
-    assert skipped.message.startswith("the rule matched only as a neighbour (only a neighbour: similarity 0.")
+    assert skipped.message.startswith("the rule matched only as a neighbour (similarity 0.")
     assert skipped.message.endswith("): a requirement applies when the rule governs the turn")
     assert (neighbour.weight, neighbour.required, neighbour.score) == (0.0, False, None)  # not in the reward
     assert report.reward == 1.0
@@ -146,13 +146,13 @@ def test_the_decision_by_hand() -> None:
     assert [e.detail for e in got] == [
         "the most relevant match",
         "similarity 0.695, within 0.01 of the top match's 0.700",
-        "only a neighbour: similarity 0.600, 0.100 below the top match's 0.700",
+        "similarity 0.600, 0.100 below the top match's 0.700",
         "similarity 0.750, at or above the top match's 0.700",
     ]
     assert got[2].to_dict() == {
         "enforced": False,
         "reason": "neighbour",
-        "detail": "only a neighbour: similarity 0.600, 0.100 below the top match's 0.700",
+        "detail": "similarity 0.600, 0.100 below the top match's 0.700",
     }
     # the top is the first of equal hybrid scores; exactly 0.01 below is enforced, 0.011 is not
     assert [e.reason.value for e in enforcements([0.5, 0.6, 0.59, 0.589], [0.3, 0.3, 0.2, 0.1])] == [

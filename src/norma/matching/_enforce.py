@@ -70,6 +70,6 @@ def enforcements(similarities: Sequence[float], relevance: Sequence[float]) -> l
             )
             out.append(Enforcement(True, EnforcementReason.AS_CLOSE_AS_TOP, detail))
         else:
-            detail = f"only a neighbour: similarity {similarity:.3f}, {below:.3f} below the top match's {top:.3f}"
+            detail = f"similarity {similarity:.3f}, {below:.3f} below the top match's {top:.3f}"
             out.append(Enforcement(False, EnforcementReason.NEIGHBOUR, detail))
     return out

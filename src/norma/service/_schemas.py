@@ -82,7 +82,7 @@ class EnforcementBody(BaseModel):
     """``top``: the most relevant match; ``as_close_as_top``: its similarity is within 0.01 of the top match's (or
     above it); ``neighbour``: every other match, relevant but not enforced."""
     detail: str
-    """The reason in words, with the figures ("only a neighbour: similarity 0.567, 0.221 below the top match's
+    """The reason in words, with the figures ("similarity 0.567, 0.221 below the top match's
     0.788")."""
 
 
