@@ -21,7 +21,8 @@ criterion: no rule here enforces on a turn without matches, so they are the gate
 ABOVE_GATE(delta) (the top, and matches delta above the gate) and LEXICAL(beta) (the top, and matches whose
 normalised BM25 reaches beta) came in the third run; CLAUSE(margin) (the top, and each clause's best match:
 the message cut at punctuation and conjunctions, each clause embedded, an embedding call more per turn) in the
-fourth. Added after the first run (which had only the first five families and showed the top match itself wrong on
+fourth; SIMTOP(d) (the matches within d of the highest similarity, the hybrid top left out when it is not) in the
+fifth, after the shipped rulebook showed BM25 lifting a less similar rule to the top. Added after the first run (which had only the first five families and showed the top match itself wrong on
 10-17% of in-scope NLU++ messages): CONF(m) (the top only when it stands m above any other rule), GROUP(d) (the top and
 the matches within d form an OR group: the answer must satisfy one of them), GROUP+RESIDUAL.
 
@@ -154,6 +155,18 @@ def margin_rule(d: float) -> Rule:
     return decide
 
 
+def simtop_rule(d: float) -> Rule:
+    """The matches within ``d`` of the highest *similarity* among the matches (the hybrid top may be left out)."""
+
+    def decide(t: Turn) -> set[int]:
+        if not t.ids:
+            return set()
+        top = float(t.sims.max())
+        return {i for i in range(len(t.ids)) if top - t.sims[i] <= d}
+
+    return decide
+
+
 def residual_rule(tau: float, d: float | None = None) -> Rule:
     def decide(t: Turn) -> set[int]:
         if not t.ids:
@@ -273,6 +286,8 @@ def candidates() -> list[tuple[str, int, Rule]]:
     out: list[tuple[str, int, Rule]] = [("ALL", 0, all_rule), ("TOP", 1, top_rule)]
     for d in (0.01, 0.02, 0.03, 0.05, 0.07, 0.1):
         out.append((f"MARGIN({d})", 2, margin_rule(d)))
+    for d in (0.0, 0.01, 0.02, 0.03, 0.05):
+        out.append((f"SIMTOP({d})", 2, simtop_rule(d)))
     for tau in (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5):
         out.append((f"RESIDUAL({tau})", 3, residual_rule(tau)))
     for d in (0.01, 0.02, 0.03):

@@ -243,9 +243,7 @@ def test_json_says_which_rules_and_checks_are_enforced(run_cli: Run) -> None:
         ("scam-warning", False, "neighbour"),
         ("lost-or-stolen-card", False, "neighbour"),
     ]
-    assert payload["matches"][1]["enforcement"]["detail"] == (
-        "similarity 0.571, 0.429 below the top match's 1.000"
-    )
+    assert payload["matches"][1]["enforcement"]["detail"] == "similarity 0.571, 0.429 below the top match's 1.000"
     rules = {r["rule_id"]: r for r in payload["rules"]}
     assert (rules["never-ask-full-pin"]["enforced"], rules["fraud-suspected"]["enforced"]) == (True, False)
     assert [(c["check_id"], c["status"], c["enforced"]) for c in rules["fraud-suspected"]["checks"]] == [

@@ -68,8 +68,7 @@ def test_the_table_says_which_matches_govern_the_turn(
     at = lines.index("governs the turn (a turn check applies its requirements):")
     assert lines[at + 1 : at + 3] == [
         "  lost-card: enforced (top): the most relevant match",
-        "  refund-request: not enforced (neighbour): similarity 0.567, 0.221 below the top "
-        "match's 0.788",
+        "  refund-request: not enforced (neighbour): similarity 0.567, 0.221 below the top match's 0.788",
     ]
     _fits_80_columns(result.out)
     plain = run_cli("match", "--rules", RULES, TWO_INTENTS)  # the label without --explain, the detail with it
