@@ -405,11 +405,9 @@ def test_turn_failures_list_rule_and_check_ids_severities_and_line_columns(pytes
         [
             "*def test_the_card_number_printed():",
             ">*assert_turn_passes(*",
-            "E*norma.testing.TurnAssertionError: turn FAIL, reward 0: 2 failed check(s) (2 error): "
-            "fraud-suspected/offers-freeze, never-ask-full-pin/no-card-number",
-            "E*  fraud-suspected/offers-freeze error output: mentions none of 'freeze', 'block', 'frozen', 'blocked'",
+            "E*norma.testing.TurnAssertionError: turn FAIL, reward 0: 1 failed check(s) (1 error): "
+            "never-ask-full-pin/no-card-number",
             f"E*  {glob.escape(card)}",
-            "E*  fraud-suspected/hands-over-to-fraud-team warning output: mentions none of 'fraud team', *",
             "*def test_no_reference_fails_on_warning():",
             # (1 of 2 complaint checks passed: 0.5 at weight 2, the card check 1 at weight 3) / 5 = 0.8
             "E*norma.testing.TurnAssertionError: turn PASS, reward 0.8: 1 failed check(s) (1 warning): "
@@ -424,13 +422,13 @@ def test_turn_failures_list_rule_and_check_ids_severities_and_line_columns(pytes
     failures = _junit_failures(junit)
     assert set(failures) == {"test_the_card_number_printed", "test_no_reference_fails_on_warning"}
     summary = (
-        "norma.testing.TurnAssertionError: turn FAIL, reward 0: 2 failed check(s) (2 error): "
-        "fraud-suspected/offers-freeze, never-ask-full-pin/no-card-number"
+        "norma.testing.TurnAssertionError: turn FAIL, reward 0: 1 failed check(s) (1 error): "
+        "never-ask-full-pin/no-card-number"
     )
-    # the failures that count come first, so the message attribute (cut at 500 characters) keeps them
+    # the failures that count come first, so the message attribute (cut at 500 characters) keeps them; a
+    # neighbour's requirements (fraud-suspected matched the balance question as a neighbour) are not listed
     message = failures["test_the_card_number_printed"].get("message", "").splitlines()
-    assert message[:3] == [summary, "  fraud-suspected/offers-freeze error output: mentions none of 'freeze', "
-                           "'block', 'frozen', 'blocked'", f"  {card}"]  # fmt: skip
+    assert message == [summary, f"  {card}"]
     assert f"E       {summary}\n" in (failures["test_the_card_number_printed"].text or "")
 
 
@@ -465,9 +463,9 @@ def test_turn_helper_raises_an_assertion_error_with_the_report_and_refuses_bad_i
     assert isinstance(caught.value, AssertionError)
     assert caught.value.report.verdict.value == "fail"
     assert [(r.rule_id, r.check_id) for r in caught.value.report.failures if r.severity.value == "error"] == [
-        ("fraud-suspected", "offers-freeze"),
         ("never-ask-full-pin", "no-card-number"),
     ]
+    assert "fraud-suspected" not in str(caught.value)  # a neighbour: its skipped requirements are not listed
     with pytest.raises(InvalidInputError, match="invalid session"):
         assert_turn_passes("hello", "hi", rules=BANKING, session={"turn": "third"})
     with pytest.raises(ValueError, match="fail_on must be 'error' or 'warning'"):

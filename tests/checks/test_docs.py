@@ -32,5 +32,6 @@ def test_the_example_rulebook_loads_and_its_checks_give_the_documented_verdicts(
 
 
 def test_the_table_names_every_kind() -> None:
-    rows = re.findall(r"^\| `([a-z_]+)` \|", PAGE, flags=re.MULTILINE)
+    kinds = PAGE[PAGE.index("| kind | fields | fails when |") :]
+    rows = re.findall(r"^\| `([a-z_]+)` \|", kinds[: kinds.index("\n\n")], flags=re.MULTILINE)
     assert rows == list(CHECK_KINDS)
