@@ -61,10 +61,12 @@ def test_version_is_exported() -> None:
     assert "__version__" in norma.__all__
 
 
-def test_root_docstring_names_the_four_capabilities() -> None:
+def test_root_docstring_names_the_capabilities() -> None:
     doc = norma.__doc__ or ""
     for capability in ("rubrics", "matching", "audit", "names"):
         assert f"**{capability}** (``norma.{capability}``)" in doc
+    assert "**checks and the turn check** (``norma.turns``)" in doc
+    assert "Four capabilities" not in doc
 
 
 @pytest.mark.parametrize(
@@ -79,6 +81,9 @@ def test_root_docstring_names_the_four_capabilities() -> None:
         ("Rule", "norma.rules"),
         ("open_store", "norma.store"),
         ("get_embedder", "norma.embeddings"),
+        ("TurnChecker", "norma.turns"),
+        ("check_turn", "norma.turns"),
+        ("TurnReport", "norma.turns"),
     ],
 )
 def test_root_entry_points_are_the_capabilities_own(name: str, home: str) -> None:

@@ -1,21 +1,25 @@
 """norma: a rules engine for AI behaviour.
 
-Four capabilities share one idea of a *rule* (a named, versioned statement of expected behaviour, :class:`Rule`):
+One idea of a *rule* (a named, versioned statement of expected behaviour, :class:`Rule`) matched to a conversation,
+checked against an output, and scored into a number:
 
 * **rubrics** (``norma.rubrics``) — weighted criteria turned into a reward, synth-ai compatible:
   :class:`Rubric`, :class:`Criterion`, :func:`load_rubric`, :func:`evaluate_events_against_rubric`.
-* **matching** (``norma.matching``) — which of a tenant's rules apply to a user message: :class:`RuleMatcher`,
-  :class:`MatchConfig`, :class:`SessionState`, :func:`load_rules`, and :func:`tenant_matcher` over a store.
+* **matching** (``norma.matching``) — which of a tenant's rules apply to a user message, and which of them govern
+  the turn: :class:`RuleMatcher`, :class:`MatchConfig`, :class:`SessionState`, :func:`load_rules`, and
+  :func:`tenant_matcher` over a store.
+* **checks and the turn check** (``norma.turns``) — a turn (message, output) checked against the rules that govern
+  it, with a verdict, evidence and a reward: :class:`TurnChecker`, :func:`check_turn`, :class:`TurnReport`.
 * **audit** (``norma.audit``) — an AI output checked against executable rules IR.x.y: :func:`analyze`,
   :func:`load_documents`.
 * **names** (``norma.names``) — the MIID validator's name-variation scoring: :func:`build_query`,
   :func:`quality_from_labels`, :func:`generate_from_labels`, :func:`variation_quality`.
 
 Under them: the rule model and rulebooks (``norma.rules``: :class:`Rule`, :class:`Scope`, :func:`load_rulebook`),
-the rule store (``norma.store``: :func:`open_store`, :func:`import_rulebook`), offline embeddings
-(``norma.embeddings``: :func:`get_embedder`), LLM backends (``norma.llm``: :func:`get_llm`) and the errors
-(``norma.errors``: :class:`NormaError` and its tree). On top: the ``norma`` command and the HTTP service
-(``norma.service``).
+the checks a rule carries (``norma.checks``), the rule store (``norma.store``: :func:`open_store`,
+:func:`import_rulebook`), offline embeddings (``norma.embeddings``: :func:`get_embedder`), LLM backends
+(``norma.llm``: :func:`get_llm`) and the errors (``norma.errors``: :class:`NormaError` and its tree). On top: the
+``norma`` command, the batch engines, the HTTP service (``norma.service``), the MCP server and the pytest plugin.
 
 The entry points above are loaded on first use, so ``import norma`` stays cheap; each subpackage has the rest.
 """
@@ -52,6 +56,7 @@ if _typing.TYPE_CHECKING:
     from norma.rubrics import Criterion, Rubric, evaluate_events_against_rubric, load_rubric
     from norma.rules import Rule, Scope, load_rulebook
     from norma.store import import_rulebook, open_store
+    from norma.turns import TurnChecker, TurnReport, check_turn
 
 _ENTRY_POINTS: dict[str, str] = {
     "Criterion": "norma.rubrics",
@@ -61,8 +66,11 @@ _ENTRY_POINTS: dict[str, str] = {
     "RuleMatcher": "norma.matching",
     "Scope": "norma.rules",
     "SessionState": "norma.matching",
+    "TurnChecker": "norma.turns",
+    "TurnReport": "norma.turns",
     "analyze": "norma.audit",
     "build_query": "norma.names",
+    "check_turn": "norma.turns",
     "evaluate_events_against_rubric": "norma.rubrics",
     "generate_from_labels": "norma.names",
     "get_embedder": "norma.embeddings",
@@ -100,9 +108,12 @@ __all__ = [
     "SessionState",
     "StoreError",
     "StoreUnavailableError",
+    "TurnChecker",
+    "TurnReport",
     "__version__",
     "analyze",
     "build_query",
+    "check_turn",
     "evaluate_events_against_rubric",
     "generate_from_labels",
     "get_embedder",
