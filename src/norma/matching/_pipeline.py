@@ -39,7 +39,7 @@ from norma.matching._scoring import (
     top_k_by_id,
     top_with_ties,
 )
-from norma.matching._stages import Chosen, Gate, LexicalScores, Pool, Scores, VectorCandidates
+from norma.matching._stages import Chosen, Gated, LexicalScores, Pool, Scores, VectorCandidates
 from norma.matching._vectors import VectorIndex, int8_scan_available
 
 __all__ = [
@@ -398,7 +398,7 @@ def gate(
     session: SessionState | None,
     cfg: MatchConfig,
     band: tuple[float, float] | None = None,
-) -> Gate:
+) -> Gated:
     """The threshold on the score ``threshold_on`` names, and the session filters. With a ``band`` (lower
     threshold, margin) on a similarity gate: when no rule reaches the threshold but the best one reaches the lower
     threshold and stands ``margin`` above every other scored rule, the lower threshold is in force."""
@@ -414,7 +414,7 @@ def gate(
     allowed = passed
     if blocked:
         allowed = passed & ~np.isin(pooled.scored, np.fromiter(blocked, dtype=np.intp, count=len(blocked)))
-    return Gate(score, passed, blocked, allowed, threshold)
+    return Gated(score, passed, blocked, allowed, threshold)
 
 
 def threshold_scores(cfg: MatchConfig, final: np.ndarray, similarity: np.ndarray) -> np.ndarray:
@@ -455,7 +455,7 @@ def order(
     query: np.ndarray,
     pooled: Pool,
     scores: Scores,
-    gated: Gate,
+    gated: Gated,
     cfg: MatchConfig,
     exact: ExactScores,
 ) -> Chosen:
@@ -484,7 +484,7 @@ def dropped(
     vector: VectorCandidates,
     pooled: Pool,
     scores: Scores,
-    gated: Gate,
+    gated: Gated,
     chosen: Chosen,
     session: SessionState | None,
     tags: list[str] | None,
