@@ -28,7 +28,7 @@ import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal, TypeGuard
+from typing import Any, ClassVar, Literal, TypeGuard, overload
 
 import numpy as np
 
@@ -51,6 +51,7 @@ __all__ = [
     "RulebookGate",
     "gate_from_dict",
     "band_key",
+    "band_lowers",
     "default_held_out",
     "read_held_out",
     "resolve",
@@ -95,6 +96,19 @@ class Band:
     def terms(self) -> dict[str, float]:
         out = {"band_threshold": self.threshold, "margin": self.margin}
         return out if self.quantile is None else {"band_quantile": self.quantile, **out}
+
+
+@overload
+def band_lowers(best: float, second: float, threshold: float, band: tuple[float, float]) -> bool: ...
+@overload
+def band_lowers(best: np.ndarray, second: np.ndarray, threshold: float, band: tuple[float, float]) -> np.ndarray: ...
+def band_lowers(best: Any, second: Any, threshold: float, band: tuple[float, float]) -> Any:
+    """The margin band's rule, for one message (floats) or many (arrays, element-wise): the band's lower threshold
+    ``band[0]`` is in force when the best rule's similarity ``best`` is under ``threshold``, reaches ``band[0]`` and
+    stands at least the margin ``band[1]`` above the next rule's ``second`` (-inf when there is none). The matcher
+    applies it to each message (``_pipeline.gate``), a calibration to every labelled message at once."""
+    lower, margin = band
+    return (best >= lower) & (best < threshold) & (best - second >= margin)
 
 
 class Gate:
