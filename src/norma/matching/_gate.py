@@ -507,12 +507,13 @@ class HeldOut:
 
 def read_held_out(model_dir: str | os.PathLike[str]) -> HeldOut | None:
     """The held-out similarities an adapted encoder's folder stores for its gate; None when the folder is not an
-    adapted encoder or stores too few (fewer than 20); ConfigError when the record is malformed."""
+    adapted encoder or stores too few (fewer than 20); ConfigError when the record is malformed. Reads the record's
+    ``held_out`` (or ``gate``, the key of encoders adapted by an earlier norma)."""
     from norma.embeddings import ADAPTED_FILE, adapted_info
 
     record = adapted_info(model_dir)  # the adapting record, as data
     path = Path(model_dir) / ADAPTED_FILE
-    data = record.get("gate") if record is not None else None
+    data = None if record is None else record.get("held_out", record.get("gate"))
     if not isinstance(data, dict):
         return None
     values = data.get("similarities")
