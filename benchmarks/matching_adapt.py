@@ -6,7 +6,7 @@ judged with two kinds of messages that must match nothing: its held-out intents 
 messages (``_devsets.foreign``), as the base encoder's default gate is (``matching_gate.py``).
 
 1. **Choose** on the tune draws only, on the gated objective: for each candidate of fine-tuning options (epochs),
-   every tune draw adapts its own encoder with the cross-fitted gate (``AdaptOptions.gate_holdout``: a first run
+   every tune draw adapts its own encoder with the cross-fitted gate (``AdaptOptions.holdout``: a first run
    without a CRC-chosen 30 % of the examples stores their similarities); per candidate, the adapted gate's quantile
    with the smallest worst gap over both kinds (then the smallest mean), and the candidate whose gate gives the best
    mean min(acc@1, rejection) over draws and kinds. acc@1 without a gate is shown beside it.

@@ -85,7 +85,7 @@ def adapted(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def gated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("gated") / "encoder"
     report = adapt_encoder(GATE_GROUPS, out, options=GATED, label="eight rules")
-    assert report.gate_probes == 24
+    assert report.held_out_probes == 24
     return out
 
 
@@ -114,9 +114,9 @@ def test_held_out_examples_are_a_fixed_share_and_never_the_rule_text() -> None:
 def test_adapting_stores_a_cross_fitted_gate_and_matchers_apply_it(gated: Path) -> None:
     info = adapted_info(gated)
     assert info is not None
-    assert info["gate"]["held_out"] == 24
-    assert info["gate"]["holdout"] == 0.3
-    assert info["gate"]["rules"] == 8
+    assert info["held_out"]["examples"] == 24
+    assert info["held_out"]["share"] == 0.3
+    assert info["held_out"]["rules"] == 8
     held = _held(gated)
     similarities = list(held.similarities)
     assert len(similarities) == 24
@@ -153,8 +153,8 @@ def test_adapting_stores_a_cross_fitted_gate_and_matchers_apply_it(gated: Path) 
 def test_the_adapted_gate_says_when_the_rulebook_moved_on(gated: Path) -> None:
     info = adapted_info(gated)
     assert info is not None
-    assert info["gate"]["texts"] == 88  # 8 rules x (rule text + 10 examples), all distinct
-    assert len(info["gate"]["sketch"]) == 88
+    assert info["held_out"]["texts"] == 88  # 8 rules x (rule text + 10 examples), all distinct
+    assert len(info["held_out"]["sketch"]) == 88
     matcher = RuleMatcher(_gate_rules(), embedder=BertEmbedder(gated), gate=_held(gated))
     first = matcher.gate()
     assert isinstance(first, AdaptedGate)
@@ -230,10 +230,10 @@ def test_the_gate_run_leaves_the_final_encoder_as_without_it(
     gated: Path, tmp_path: Path, embedder: BertEmbedder
 ) -> None:
     plain = tmp_path / "plain"
-    report = adapt_encoder(GATE_GROUPS, plain, options=AdaptOptions(**{**GATED.__dict__, "gate_holdout": 0.0}))
-    assert report.gate_probes == 0
+    report = adapt_encoder(GATE_GROUPS, plain, options=AdaptOptions(**{**GATED.__dict__, "holdout": 0.0}))
+    assert report.held_out_probes == 0
     assert (plain / "model.safetensors").read_bytes() == (gated / "model.safetensors").read_bytes()
-    assert "gate" not in (adapted_info(plain) or {})
+    assert "held_out" not in (adapted_info(plain) or {})
     assert read_held_out(plain) is None
     # without a stored gate the matcher measures the rulebook, as with the base encoder
     assert RuleMatcher(_gate_rules(), embedder=BertEmbedder(plain), gate=read_held_out(plain)).gate().kind == "rulebook"
@@ -266,6 +266,13 @@ def test_the_stored_gate_is_read_from_the_folder_and_the_environment(
     record["gate"] = {"similarities": [0.9, 0.5] * 10, "rules": 4, "texts": 3, "sketch": [7, 1, 3]}
     (broken / ADAPTED_FILE).write_text(json.dumps(record), encoding="utf-8")
     assert read_held_out(broken) == HeldOut((0.5,) * 10 + (0.9,) * 10, 4, 3, frozenset({1, 3, 7}))  # sorted
+    # "gate" is the key an earlier norma wrote (read above); "held_out" today's, read first
+    record["held_out"] = {"similarities": [0.7] * 20, "rules": 5}
+    (broken / ADAPTED_FILE).write_text(json.dumps(record), encoding="utf-8")
+    assert read_held_out(broken) == HeldOut((0.7,) * 20, 5)
+    del record["gate"]
+    (broken / ADAPTED_FILE).write_text(json.dumps(record), encoding="utf-8")
+    assert read_held_out(broken) == HeldOut((0.7,) * 20, 5)
     assert read_held_out(tmp_path / "nowhere") is None
 
 
@@ -339,8 +346,8 @@ def test_bad_input_is_refused_before_any_work(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError, match="learning_rate"):
         adapt_encoder(GROUPS, tmp_path / "a", options=AdaptOptions(learning_rate=-1.0))
     for share in (1.0, -0.1, True, "0.3"):
-        with pytest.raises(InvalidInputError, match="gate_holdout"):
-            adapt_encoder(GROUPS, tmp_path / "a", options=AdaptOptions(gate_holdout=share))  # type: ignore[arg-type]
+        with pytest.raises(InvalidInputError, match="holdout"):
+            adapt_encoder(GROUPS, tmp_path / "a", options=AdaptOptions(holdout=share))  # type: ignore[arg-type]
     busy = tmp_path / "busy"
     busy.mkdir()
     (busy / "notes.txt").write_text("mine", encoding="utf-8")
@@ -381,7 +388,7 @@ def test_cli_adapt_then_match_and_eval_with_it(run_cli: Run, tmp_path: Path, mon
     assert payload["texts"] == 12
     assert payload["options"]["epochs"] == 2
     assert payload["options"]["learning_rate"] == 1e-4
-    assert payload["gate_probes"] == 0  # 3 examples a rule: none held out
+    assert payload["held_out_probes"] == 0  # 3 examples a rule: none held out
     assert (out / "model.safetensors").is_file()
 
     db = f"sqlite:///{tmp_path}/norma.db"
@@ -429,5 +436,5 @@ def test_cli_defaults_are_the_library_defaults() -> None:
         "epochs": defaults.epochs,
         "learning_rate": defaults.learning_rate,
         "seed": defaults.seed,
-        "gate_holdout": defaults.gate_holdout,
+        "holdout": defaults.holdout,
     } == _DEFAULTS

@@ -24,7 +24,7 @@ from norma.matching import (
     RuleMatcher,
     calibrate_gate,
 )
-from norma.matching._gate import FALLBACK_SIMILARITY, Band, gate_from_dict
+from norma.matching._gate import FALLBACK_SIMILARITY, Band, band_lowers, gate_from_dict
 from norma.matching._synthetic import NearMiss
 from tests.matching.conftest import AxisEmbedder
 
@@ -112,6 +112,26 @@ def test_the_band_matches_one_rule_that_stands_out_below_the_gate(axis: AxisEmbe
     assert matcher.match("refund card hello", config=MatchConfig(gate_band_quantile=None)) == []
     # a margin the best rule does not reach: no band
     assert matcher.match("refund card hello", config=MatchConfig(gate_margin=0.3)) == []
+
+
+def test_the_band_rule_is_one_rule_for_one_message_and_for_many() -> None:
+    """What the matcher applies to a message and a calibration to every labelled message at once: under the gate
+    0.875, at or above the band 0.75, at least the margin 0.125 above the next rule (-inf: there is none). Binary
+    fractions, so that the edges are exact."""
+    cases = [
+        (0.8125, 0.5, True),
+        (0.75, 0.625, True),  # on the band and exactly the margin above the next
+        (0.875, 0.125, False),  # reaches the gate itself: the gate is in force, not the band
+        (0.6875, 0.125, False),  # under the band
+        (0.8125, 0.75, False),  # not the margin above the next
+        (0.8125, -math.inf, True),  # the only rule scored
+        (-math.inf, -math.inf, False),  # no rule scored
+    ]
+    band = (0.75, 0.125)
+    assert [band_lowers(best, second, 0.875, band) for best, second, _ in cases] == [c[2] for c in cases]
+    best, second = np.array([c[0] for c in cases]), np.array([c[1] for c in cases])
+    with np.errstate(invalid="ignore"):  # -inf - -inf
+        assert band_lowers(best, second, 0.875, band).tolist() == [c[2] for c in cases]
 
 
 def test_a_larger_quantile_raises_the_gate(axis: AxisEmbedder) -> None:

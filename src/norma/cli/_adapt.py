@@ -20,7 +20,7 @@ from norma.errors import InvalidInputError
 __all__ = ["adapt_command"]
 
 # checked against AdaptOptions in tests
-_DEFAULTS: dict[str, Any] = {"epochs": 3, "learning_rate": 5e-5, "seed": 0, "gate_holdout": 0.3}
+_DEFAULTS: dict[str, Any] = {"epochs": 3, "learning_rate": 5e-5, "seed": 0, "holdout": 0.3}
 
 
 def _render(name: str, out: Path, report: dict[str, Any]) -> Any:
@@ -36,11 +36,11 @@ def _render(name: str, out: Path, report: dict[str, Any]) -> Any:
         options = report["options"]
         table.add_row("options", f"{options['epochs']} epoch(s), learning rate {options['learning_rate']:g}, "
                       f"seed {options['seed']}")  # fmt: skip
-        if report["gate_probes"]:
+        if report["held_out_probes"]:
             table.add_row(
                 "gate",
-                f"cross-fitted on {report['gate_probes']} held-out examples (median similarity "
-                f"{report['gate_median']:.3f}); handed to the matchers that embed with this encoder",
+                f"cross-fitted on {report['held_out_probes']} held-out examples (median similarity "
+                f"{report['held_out_median']:.3f}); handed to the matchers that embed with this encoder",
             )
         else:
             table.add_row("gate", "none stored (too few examples to hold out, or --gate-holdout 0): calibrate it")
@@ -70,7 +70,7 @@ def _render(name: str, out: Path, report: dict[str, Any]) -> Any:
               show_default=True, help="AdamW learning rate (10 % warm-up, then linear decay).")  # fmt: skip
 @click.option("--seed", type=int, default=_DEFAULTS["seed"], show_default=True,
               help="Seed of the pairs, batches and dropout: the same seed gives the same encoder.")  # fmt: skip
-@click.option("--gate-holdout", type=click.FloatRange(0.0, 0.9), default=_DEFAULTS["gate_holdout"],
+@click.option("--gate-holdout", "holdout", type=click.FloatRange(0.0, 0.9), default=_DEFAULTS["holdout"],
               show_default=True, help="Share of each rule's examples held out of a first run to measure the gate "
               "(0: no gate stored, half the time).")  # fmt: skip
 @format_option
@@ -84,7 +84,7 @@ def adapt_command(
     epochs: int,
     learning_rate: float,
     seed: int,
-    gate_holdout: float,
+    holdout: float,
     output_format: str | None,
 ) -> int:
     """Fine-tune the encoder on a rulebook's own texts (conditions and examples) and write it to --out.
@@ -106,7 +106,7 @@ def adapt_command(
     groups = [rule_texts(rule) for rule in rules if rule.enabled]
     if not groups:
         raise InvalidInputError(f"{name} has no enabled rule", hint="enable some rules first")
-    options = AdaptOptions(epochs=epochs, learning_rate=learning_rate, seed=seed, gate_holdout=gate_holdout)
+    options = AdaptOptions(epochs=epochs, learning_rate=learning_rate, seed=seed, holdout=holdout)
     with Progress(
         TextColumn("adapting the encoder"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         console=Console(stderr=True), transient=True, disable=not sys.stderr.isatty(),

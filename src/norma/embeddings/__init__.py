@@ -12,8 +12,11 @@
 * :class:`BatchingEmbedder` — joins concurrent ``embed`` calls from many threads into one model call.
 * :func:`adapt_encoder` — fine-tunes the encoder on a rulebook's own texts and writes a model directory the
   embedders load like any other (needs torch: ``pip install 'norma-rules[adapt]'``); :class:`AdaptOptions`,
-  :class:`AdaptReport`, :func:`adapted_info` (its record, with the held-out similarities the matcher's gate reads:
-  :func:`norma.matching.read_held_out`); :func:`find_model_dir` — the folder :func:`get_embedder` loads.
+  :class:`AdaptReport`, :func:`adapted_info` (its record, with the similarities of the examples it held out, which
+  :func:`norma.matching.read_held_out` reads); :func:`find_model_dir` — the folder :func:`get_embedder` loads.
+* :func:`probe_similarities` — each probe text's best cosine to every other text of a rulebook (identical texts left
+  out), at most :data:`MAX_PROBES` texts picked by :func:`pick_probes` (the smallest CRC-32 keys, :func:`text_key`):
+  the one measurement the matcher and adapting both take.
 
 See docs/embeddings.md.
 """
@@ -31,6 +34,7 @@ from norma.embeddings._batching import BatchingEmbedder
 from norma.embeddings._bert import BertEmbedder, get_embedder
 from norma.embeddings._cache import CachedEmbedder, EmbeddingCache, user_cache_dir
 from norma.embeddings._model_files import DEFAULT_MODEL_ID, MODEL_DIR_ENV, MODEL_INSTALL_COMMAND, find_model_dir
+from norma.embeddings._probes import MAX_PROBES, MIN_PROBES, pick_probes, probe_similarities, text_key
 from norma.embeddings._protocol import Embedder, EmbedderWrapper
 from norma.embeddings._quantize import CACHE_DIR_ENV, INT8_ENV
 from norma.embeddings._session import THREADS_ENV
@@ -48,6 +52,8 @@ __all__ = [
     "EmbedderWrapper",
     "EmbeddingCache",
     "INT8_ENV",
+    "MAX_PROBES",
+    "MIN_PROBES",
     "MODEL_DIR_ENV",
     "MODEL_INSTALL_COMMAND",
     "THREADS_ENV",
@@ -55,5 +61,8 @@ __all__ = [
     "adapted_info",
     "find_model_dir",
     "get_embedder",
+    "pick_probes",
+    "probe_similarities",
+    "text_key",
     "user_cache_dir",
 ]

@@ -12,14 +12,14 @@ Determinism: with the same texts, options, seed, torch build and thread count th
 and pairs come from a seeded ``random.Random``; torch's CPU kernels are deterministic for a fixed thread count).
 The defaults (``AdaptOptions``) were chosen on development draws only; see docs/design/040-matching.md.
 
-The gate (cross-fitted): the matcher's automatic gate measures a rulebook on its own examples, left out one at a
-time; an encoder trained on those very examples rates them too high, so that measurement would sit too high. With
-``gate_holdout`` > 0 (the default), adapting first trains on the rulebook without a fixed part of its examples
-(chosen by CRC-32 of the text, so any run holds out the same ones), measures how close each held-out example comes
-to its nearest other text of the rulebook with that encoder, then trains the final encoder on every text (with the
-same seed: the weights are those of a run without holdout). Those similarities are stored in ``norma_adapted.json``
-as data (with a sketch of the trained texts); the matcher reads them (:func:`norma.matching.read_held_out`) when
-it is handed them. Nothing here knows what a gate is.
+Held-out similarities (cross-fitting): how close an example the encoder never saw comes to the other texts of its
+rulebook can only be measured on examples left out of its training. With ``holdout`` > 0 (the default), adapting
+first trains on the rulebook without a fixed part of its examples (chosen by CRC-32 of the text, so any run holds
+out the same ones), measures each held-out example's best cosine to every other text of the rulebook with that
+encoder (:func:`~norma.embeddings.probe_similarities`, the measurement the matcher takes on a rulebook's own
+examples), then trains the final encoder on every text (with the same seed: the weights are those of a run without
+holdout). Those similarities are stored in ``norma_adapted.json`` (``held_out``, with a sketch of the trained
+texts) as data; what a reader makes of them is its own business (the matcher: :func:`norma.matching.read_held_out`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ import random
 import shutil
 import tempfile
 import time
-import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -41,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from norma.embeddings._model_files import ModelFiles, load_model_files, read_weights
+from norma.embeddings._probes import MAX_PROBES, MIN_PROBES, pick_probes, probe_similarities, text_key
 from norma.embeddings._tokenize import WordPieces
 from norma.errors import ConfigError, InvalidInputError, MissingDependencyError
 
@@ -83,10 +83,10 @@ class AdaptOptions:
     max_tokens: int = 64
     """Training truncation in word pieces (rule texts are short; the saved model keeps the base window)."""
     seed: int = 0
-    gate_holdout: float = 0.3
-    """Share of each rule's examples held out of a first training run to measure the gate (cross-fitting; at most
-    all but one example of a rule, at least :data:`ADAPTED_GATE_MIN_PROBES` held out in all, else no gate is
-    stored); 0 skips it and halves the time."""
+    holdout: float = 0.3
+    """Share of each rule's examples held out of a first training run, to measure how close examples the encoder
+    never saw come to the rest of the rulebook (cross-fitting; at most all but one example of a rule, and at least
+    :data:`~norma.embeddings.MIN_PROBES` held out in all, else nothing is stored); 0 skips it and halves the time."""
     threads: int | None = None
     """torch intra-op threads (default: ``$NORMA_EMBEDDINGS_THREADS`` or the usable cores, max 8)."""
 
@@ -100,11 +100,9 @@ class AdaptOptions:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1e3:
                 raise InvalidInputError(f"{name} must be a positive number, not {value!r}", location=name)
-        holdout = self.gate_holdout
+        holdout = self.holdout
         if isinstance(holdout, bool) or not isinstance(holdout, int | float) or not 0 <= holdout < 1:
-            raise InvalidInputError(
-                f"gate_holdout must be a number in [0, 1), not {holdout!r}", location="gate_holdout"
-            )
+            raise InvalidInputError(f"holdout must be a number in [0, 1), not {holdout!r}", location="holdout")
         if self.threads is not None and (not isinstance(self.threads, int) or self.threads < 1):
             raise InvalidInputError(f"threads must be a positive integer, not {self.threads!r}", location="threads")
 
@@ -123,10 +121,10 @@ class AdaptReport:
     first_loss: float
     last_loss: float
     options: AdaptOptions
-    gate_probes: int = 0
-    """Held-out examples whose similarities set the stored gate (0: no gate stored, see ``gate_holdout``)."""
-    gate_median: float | None = None
-    """Their median similarity (for a glance; the matcher takes its own quantile)."""
+    held_out_probes: int = 0
+    """Held-out examples whose similarities were stored (0: none, see ``holdout``)."""
+    held_out_median: float | None = None
+    """Their median similarity (for a glance; a reader takes its own quantile)."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -135,7 +133,7 @@ class AdaptReport:
         out["seconds"] = round(self.seconds, 2)
         out["first_loss"] = round(self.first_loss, 4)
         out["last_loss"] = round(self.last_loss, 4)
-        out["seconds_per_run"] = round(self.seconds / (2 if self.gate_probes else 1), 2)
+        out["seconds_per_run"] = round(self.seconds / (2 if self.held_out_probes else 1), 2)
         return out
 
 
@@ -151,27 +149,20 @@ def adapted_info(model_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-ADAPTED_GATE_MIN_PROBES = 20
-"""Fewest held-out examples a stored gate is measured on (the matcher's own measurement asks as many)."""
-_GATE_MAX_PROBES = 2048  # held-out examples measured at most (the smallest CRC-32 keys), as the matcher samples
-_SKETCH_SIZE = 4096  # the smallest CRC-32 keys of the trained texts kept with the gate (see trained_share)
+_SKETCH_SIZE = 4096  # the smallest CRC-32 keys of the trained texts kept with the held-out similarities
 
 
 def _held_out(groups: list[list[str]], share: float) -> list[tuple[int, str]]:
-    """(group, text) of the examples held out to measure the gate: per group, the ``share`` of its examples (its
-    texts after the first, which is the rule's own text) with the smallest CRC-32 keys, rounded down and leaving at
-    least one example in the group."""
+    """(group, text) of the examples held out of the first training run: per group, the ``share`` of its examples
+    (its texts after the first, which is the rule's own text) with the smallest CRC-32 keys (:func:`pick_probes`),
+    rounded down and leaving at least one example in the group."""
     held: list[tuple[int, str]] = []
     for index, group in enumerate(groups):
         examples = group[1:]
         count = min(int(share * len(examples) + 1e-9), len(examples) - 1)
         if count > 0:
-            held.extend((index, text) for text in sorted(examples, key=lambda t: (_text_key(t), t))[:count])
+            held.extend((index, text) for text in pick_probes(((t, t) for t in examples), count))
     return held
-
-
-def _text_key(text: str) -> int:
-    return zlib.crc32(text.encode("utf-8"))
 
 
 def _check_groups(groups: Sequence[Sequence[str]]) -> list[list[str]]:
@@ -375,8 +366,8 @@ def adapt_encoder(
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(options.threads or default_threads())
     pieces = WordPieces(files.tokenizer_path, min(options.max_tokens, files.max_seq_length))
-    held = _held_out(cleaned, options.gate_holdout) if options.gate_holdout > 0 else []
-    if len(held) < ADAPTED_GATE_MIN_PROBES:
+    held = _held_out(cleaned, options.holdout) if options.holdout > 0 else []
+    if len(held) < MIN_PROBES:
         held = []
     held_set = set(held)
     first = [[t for t in g if (i, t) not in held_set] for i, g in enumerate(cleaned)]
@@ -384,14 +375,14 @@ def adapt_encoder(
     plans.append(_plan(cleaned, options))
     total = sum(len(epoch) for plan in plans for epoch in plan)
     started = time.perf_counter()
-    gate: dict[str, Any] | None = None
+    measured: dict[str, Any] | None = None
     try:
         done = 0
         if held:
             crossfit = _TorchBert(files, torch)
             _train(crossfit, plans[0], first, options, pieces, torch, progress, done, total)
             done += sum(len(epoch) for epoch in plans[0])
-            gate = _probe_gate(crossfit, pieces, cleaned, held, options, torch)
+            measured = _measure_held_out(crossfit, pieces, cleaned, held, options, torch)
             del crossfit
         model = _TorchBert(files, torch)
         losses = _train(model, plans[-1], cleaned, options, pieces, torch, progress, done, total)
@@ -410,10 +401,10 @@ def adapt_encoder(
         first_loss=losses[0] if losses else math.nan,
         last_loss=float(np.mean(losses[-5:])) if losses else math.nan,
         options=options,
-        gate_probes=len(gate["similarities"]) if gate else 0,
-        gate_median=float(np.median(gate["similarities"])) if gate else None,
+        held_out_probes=len(measured["similarities"]) if measured else 0,
+        held_out_median=float(np.median(measured["similarities"])) if measured else None,
     )
-    _write_model(files, model.numpy_weights(), target, report, label, gate)
+    _write_model(files, model.numpy_weights(), target, report, label, measured)
     return report
 
 
@@ -466,7 +457,7 @@ def _train(
     return losses
 
 
-def _probe_gate(
+def _measure_held_out(
     model: _TorchBert,
     pieces: WordPieces,
     groups: list[list[str]],
@@ -474,8 +465,9 @@ def _probe_gate(
     options: AdaptOptions,
     torch: Any,
 ) -> dict[str, Any]:
-    """With the encoder trained without ``held``: each held-out example's best cosine to any other text of the
-    rulebook (identical texts left out), as the matcher measures its rulebook gate."""
+    """With the encoder trained without ``held``: each held-out example's best cosine to every other text of the
+    rulebook (:func:`probe_similarities`; at most :data:`MAX_PROBES` of them, :func:`pick_probes`), rounded to 4
+    digits, and what a reader needs beside them (the ``held_out`` record of ``norma_adapted.json``)."""
     texts = sorted({t for group in groups for t in group})
     vectors = np.zeros((len(texts), model.config.hidden_size), dtype=np.float32)
     with torch.no_grad():
@@ -483,21 +475,16 @@ def _probe_gate(
             chunk = texts[start : start + 64]
             vectors[start : start + len(chunk)] = model.encode(*_tensors(pieces, chunk, torch), train=False).numpy()
     row = {text: i for i, text in enumerate(texts)}
-    probes = sorted({text for _, text in held}, key=lambda t: (_text_key(t), t))[:_GATE_MAX_PROBES]
-    similarities: list[float] = []
-    for start in range(0, len(probes), 256):
-        chunk = probes[start : start + 256]
-        scores = vectors[[row[t] for t in chunk]] @ vectors.T
-        scores[np.arange(len(chunk)), [row[t] for t in chunk]] = -np.inf
-        similarities.extend(round(float(v), 4) for v in scores.max(axis=1))
+    probes = pick_probes(((t, t) for t in {text for _, text in held}), MAX_PROBES)
+    similarities = [round(float(v), 4) for v in probe_similarities(vectors, texts, [row[t] for t in probes])]
     return {
-        "holdout": options.gate_holdout,
+        "share": options.holdout,
         "probes": len(similarities),
-        "held_out": len(held),
+        "examples": len(held),
         "rules": len(groups),
         "similarities": sorted(similarities),
         "texts": len(texts),
-        "sketch": sorted({_text_key(t) for t in texts})[:_SKETCH_SIZE],
+        "sketch": sorted({text_key(t) for t in texts})[:_SKETCH_SIZE],
     }
 
 
@@ -507,7 +494,7 @@ def _write_model(
     target: Path,
     report: AdaptReport,
     label: str,
-    gate: dict[str, Any] | None,
+    held_out: dict[str, Any] | None,
 ) -> None:
     """Write the model folder beside ``target`` and move it in place (the old folder, if any, goes last)."""
     from safetensors.numpy import save_file
@@ -531,8 +518,8 @@ def _write_model(
             "base_fingerprint": files.fingerprint,
             **{k: v for k, v in report.to_dict().items() if k != "directory"},
         }
-        if gate is not None:
-            record["gate"] = gate
+        if held_out is not None:
+            record["held_out"] = held_out
         (staging / ADAPTED_FILE).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         old = None
         if target.exists():

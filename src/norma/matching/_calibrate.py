@@ -29,7 +29,7 @@ import numpy as np
 
 from norma.errors import InvalidInputError
 from norma.matching._config import MatchConfig
-from norma.matching._gate import Band, CalibratedGate, Gate
+from norma.matching._gate import Band, CalibratedGate, Gate, band_lowers
 from norma.matching._labelled import LabelledMessage, check_labelled
 from norma.matching._matcher import RuleMatcher
 from norma.matching._models import SessionState
@@ -129,13 +129,10 @@ class _Table:
         self.second = top[:, 1] if width > 1 else np.full(len(observed), -np.inf)
 
     def limits(self, threshold: float, band: tuple[float, float] | None) -> np.ndarray:
-        """Per message, the threshold in force (the matcher's rule: the band's lower one when no rule reaches the
-        threshold, the best reaches the band and stands the margin above the next)."""
+        """Per message, the threshold in force: the matcher's band rule (:func:`band_lowers`)."""
         limit = np.full(len(self.first), threshold)
         if band is not None:
-            lower, margin = band
-            lowered = (self.first >= lower) & (self.first < threshold) & (self.first - self.second >= margin)
-            limit[lowered] = lower
+            limit[band_lowers(self.first, self.second, threshold, band)] = band[0]
         return limit
 
     def balance(self, limit: np.ndarray) -> tuple[float, float]:

@@ -11,7 +11,7 @@ from norma.matching._enforce import enforcements
 from norma.matching._index import MatchIndex
 from norma.matching._models import SessionState
 from norma.matching._results import DroppedRule, MatchedRule, MatchExplanation
-from norma.matching._stages import Chosen, Gate, LexicalScores, Pool, Scores
+from norma.matching._stages import Chosen, Gated, LexicalScores, Pool, Scores
 from norma.rules import Rule, Scope
 
 __all__ = ["explain_dropped", "explain_matches", "gate_reason"]
@@ -112,7 +112,7 @@ def explain_dropped(
     mask: np.ndarray,
     pooled: Pool,
     scores: Scores,
-    gated: Gate,
+    gated: Gated,
     chosen: Chosen,
     session: SessionState | None,
     tags: list[str] | None,

@@ -21,17 +21,16 @@ on the message. How each default was chosen: docs/design/040-matching.md.
 
 from __future__ import annotations
 
-import heapq
 import math
 import os
-import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal, TypeGuard
+from typing import Any, ClassVar, Literal, TypeGuard, overload
 
 import numpy as np
 
+from norma.embeddings import MAX_PROBES, MIN_PROBES, pick_probes, probe_similarities, text_key
 from norma.errors import ConfigError, InvalidInputError
 from norma.matching._config import MatchConfig
 from norma.matching._index import MatchIndex
@@ -51,6 +50,7 @@ __all__ = [
     "RulebookGate",
     "gate_from_dict",
     "band_key",
+    "band_lowers",
     "default_held_out",
     "read_held_out",
     "resolve",
@@ -62,15 +62,12 @@ RULEBOOK_QUANTILE = 0.20
 ADAPTED_QUANTILE = 0.18
 """An adapted encoder's gate quantile with ``MatchConfig(gate_quantile=None)``: the minimax over both kinds of
 out-of-scope traffic on the tune draws (benchmarks/matching_adapt.py; 3 epochs)."""
-MIN_PROBES = 20
-"""Fewest example texts a rulebook (or an adapted encoder's holdout) needs to be measured."""
 FALLBACK_SIMILARITY = 0.435
-"""The similarity gate of a rulebook with too few examples to measure."""
-MAX_PROBES = 2048
-"""Most example texts (the smallest CRC-32 keys of rule id + text) a measurement takes."""
+"""The similarity gate of a rulebook with fewer example texts than :data:`~norma.embeddings.MIN_PROBES` (20)."""
+# A measurement probes at most MAX_PROBES example texts (2,048; the smallest CRC-32 keys of rule id + text), and
+# fewer on a large rulebook:
 _BUDGET = 1 << 24  # most probe x rule-vector products a measurement takes; the sample shrinks past it
 _MIN_SAMPLE = 256
-_CHUNK_ROWS = 16_384
 
 GateScore = Literal["similarity", "final"]
 
@@ -95,6 +92,19 @@ class Band:
     def terms(self) -> dict[str, float]:
         out = {"band_threshold": self.threshold, "margin": self.margin}
         return out if self.quantile is None else {"band_quantile": self.quantile, **out}
+
+
+@overload
+def band_lowers(best: float, second: float, threshold: float, band: tuple[float, float]) -> bool: ...
+@overload
+def band_lowers(best: np.ndarray, second: np.ndarray, threshold: float, band: tuple[float, float]) -> np.ndarray: ...
+def band_lowers(best: Any, second: Any, threshold: float, band: tuple[float, float]) -> Any:
+    """The margin band's rule, for one message (floats) or many (arrays, element-wise): the band's lower threshold
+    ``band[0]`` is in force when the best rule's similarity ``best`` is under ``threshold``, reaches ``band[0]`` and
+    stands at least the margin ``band[1]`` above the next rule's ``second`` (-inf when there is none). The matcher
+    applies it to each message (``_pipeline.gate``), a calibration to every labelled message at once."""
+    lower, margin = band
+    return (best >= lower) & (best < threshold) & (best - second >= margin)
 
 
 class Gate:
@@ -489,7 +499,7 @@ class HeldOut:
         keys, whole, limit = self.sketch, len(self.sketch) >= self.trained_texts, max(self.sketch)
 
         def lookup(text: str) -> bool | None:
-            key = zlib.crc32(text.encode("utf-8"))
+            key = text_key(text)
             return key in keys if whole or key <= limit else None
 
         return lookup
@@ -497,12 +507,13 @@ class HeldOut:
 
 def read_held_out(model_dir: str | os.PathLike[str]) -> HeldOut | None:
     """The held-out similarities an adapted encoder's folder stores for its gate; None when the folder is not an
-    adapted encoder or stores too few (fewer than 20); ConfigError when the record is malformed."""
+    adapted encoder or stores too few (fewer than 20); ConfigError when the record is malformed. Reads the record's
+    ``held_out`` (or ``gate``, the key of encoders adapted by an earlier norma)."""
     from norma.embeddings import ADAPTED_FILE, adapted_info
 
     record = adapted_info(model_dir)  # the adapting record, as data
     path = Path(model_dir) / ADAPTED_FILE
-    data = record.get("gate") if record is not None else None
+    data = None if record is None else record.get("held_out", record.get("gate"))
     if not isinstance(data, dict):
         return None
     values = data.get("similarities")
@@ -625,42 +636,28 @@ def _adapted(index: MatchIndex, cfg: MatchConfig, held: HeldOut) -> AdaptedGate:
     return AdaptedGate(threshold, quantile, len(stored), held.rules, len(fresh), len(new), seen, share)
 
 
-def _sample(index: MatchIndex, alive: np.ndarray, texts: Any) -> list[tuple[int, int]]:
-    """A fixed sample of (slot, text number): the smallest keys (rule id + text), whatever the insertion order."""
+def _sample(index: MatchIndex, alive: np.ndarray, texts: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """A fixed sample of (slot, text number): the smallest keys (rule id + text), whatever the insertion order;
+    at most :data:`MAX_PROBES`, fewer on a large rulebook (:data:`_BUDGET`)."""
     assert index.vectors is not None
     count = min(MAX_PROBES, max(_MIN_SAMPLE, _BUDGET // max(index.vectors.rows, 1)))
     ids, texts_at = index.ids, index.texts_at
-    keyed = ((zlib.crc32(f"{ids[slot]}\x00{texts_at[slot][k]}".encode()), ids[slot], k, slot) for slot, k in texts)
-    return [(slot, k) for _, _, k, slot in heapq.nsmallest(count, keyed)]
+    return pick_probes(((f"{ids[slot]}\x00{texts_at[slot][k]}", (slot, k)) for slot, k in texts), count)
 
 
 def _best_other(index: MatchIndex, alive: np.ndarray, probes: Sequence[tuple[int, int]]) -> np.ndarray:
     """Each probe's (slot, text number) best similarity to every other text of the rulebook (its own text and
-    identical texts left out; 0 where there is none)."""
+    identical texts left out; 0 where there is none): :func:`~norma.embeddings.probe_similarities` over the rule
+    vectors."""
     vectors = index.vectors
     assert vectors is not None
     texts_at = index.texts_at
-    matrix, row_slot = vectors.live_view()
-    rows = np.array([vectors.row_ids(slot)[k] for slot, k in probes], dtype=np.intp)
-    probe_texts = [texts_at[slot][k] for slot, k in probes]
-    probe_matrix = np.ascontiguousarray(matrix[rows])
-    same: dict[str, list[int]] = {text: [] for text in probe_texts}
+    matrix, _ = vectors.live_view()
+    texts: list[str | None] = [None] * len(matrix)  # a free row holds no text
     for slot in alive.tolist():
-        for k, text in enumerate(texts_at[slot]):
-            if text in same:
-                same[text].append(int(vectors.row_ids(slot)[k]))
-    excluded = [(j, row) for j, text in enumerate(probe_texts) for row in same[text]]
-    best = np.full(len(probes), -np.inf, dtype=np.float32)
-    dead = row_slot < 0
-    for start in range(0, len(matrix), _CHUNK_ROWS):
-        end = min(start + _CHUNK_ROWS, len(matrix))
-        scores = probe_matrix @ matrix[start:end].T
-        scores[:, dead[start:end]] = -np.inf
-        for j, row in excluded:
-            if start <= row < end:
-                scores[j, row - start] = -np.inf
-        np.maximum(best, scores.max(axis=1, initial=-np.inf), out=best)
-    return np.where(np.isfinite(best), best, 0.0).astype(np.float64)
+        for row, text in zip(vectors.row_ids(slot).tolist(), texts_at[slot], strict=True):
+            texts[row] = text
+    return probe_similarities(matrix, texts, [int(vectors.row_ids(slot)[k]) for slot, k in probes])
 
 
 def _weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:

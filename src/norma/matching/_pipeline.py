@@ -25,6 +25,7 @@ from norma.errors import InvalidInputError
 from norma.matching._buffers import ExactScores, ScoreBuffers
 from norma.matching._config import MatchConfig
 from norma.matching._explain import explain_dropped, explain_matches
+from norma.matching._gate import band_lowers
 from norma.matching._index import SCOPES, MatchIndex
 from norma.matching._models import SessionState
 from norma.matching._packed import scan_kernel
@@ -39,7 +40,7 @@ from norma.matching._scoring import (
     top_k_by_id,
     top_with_ties,
 )
-from norma.matching._stages import Chosen, Gate, LexicalScores, Pool, Scores, VectorCandidates
+from norma.matching._stages import Chosen, Gated, LexicalScores, Pool, Scores, VectorCandidates
 from norma.matching._vectors import VectorIndex, int8_scan_available
 
 __all__ = [
@@ -398,23 +399,23 @@ def gate(
     session: SessionState | None,
     cfg: MatchConfig,
     band: tuple[float, float] | None = None,
-) -> Gate:
+) -> Gated:
     """The threshold on the score ``threshold_on`` names, and the session filters. With a ``band`` (lower
     threshold, margin) on a similarity gate: when no rule reaches the threshold but the best one reaches the lower
-    threshold and stands ``margin`` above every other scored rule, the lower threshold is in force."""
+    threshold and stands ``margin`` above every other scored rule, the lower threshold is in force
+    (:func:`~norma.matching._gate.band_lowers`)."""
     score = threshold_scores(cfg, scores.final, scores.similarity)
     threshold = cfg.threshold
     if threshold is not None and band is not None and len(score):
         top = np.partition(score, -2)[-2:] if len(score) > 1 else np.array([-np.inf, score[0]])
-        best, second = float(top.max()), float(top.min())
-        if band[0] <= best < float(threshold) and best - second >= band[1]:
+        if band_lowers(float(top.max()), float(top.min()), float(threshold), band):
             threshold = band[0]
     passed = np.ones(len(pooled.scored), dtype=bool) if threshold is None else score >= threshold
     blocked = session_blocked(index, session)
     allowed = passed
     if blocked:
         allowed = passed & ~np.isin(pooled.scored, np.fromiter(blocked, dtype=np.intp, count=len(blocked)))
-    return Gate(score, passed, blocked, allowed, threshold)
+    return Gated(score, passed, blocked, allowed, threshold)
 
 
 def threshold_scores(cfg: MatchConfig, final: np.ndarray, similarity: np.ndarray) -> np.ndarray:
@@ -455,7 +456,7 @@ def order(
     query: np.ndarray,
     pooled: Pool,
     scores: Scores,
-    gated: Gate,
+    gated: Gated,
     cfg: MatchConfig,
     exact: ExactScores,
 ) -> Chosen:
@@ -484,7 +485,7 @@ def dropped(
     vector: VectorCandidates,
     pooled: Pool,
     scores: Scores,
-    gated: Gate,
+    gated: Gated,
     chosen: Chosen,
     session: SessionState | None,
     tags: list[str] | None,

@@ -12,7 +12,7 @@ import numpy as np
 
 from norma.matching._lexical import LexicalIndex
 
-__all__ = ["Chosen", "Gate", "LexicalScores", "Pool", "Scores", "VectorCandidates"]
+__all__ = ["Chosen", "Gated", "LexicalScores", "Pool", "Scores", "VectorCandidates"]
 
 
 class VectorCandidates(NamedTuple):
@@ -73,8 +73,9 @@ class Scores(NamedTuple):
     """``hybrid_weight * hybrid + priority_weight * priority + scope_weight * scope weight``."""
 
 
-class Gate(NamedTuple):
-    """The gate stage: the threshold and the session filters."""
+class Gated(NamedTuple):
+    """The gate stage: the threshold and the session filters (not the public :class:`~norma.matching.Gate`, the
+    gate a match applies: this is what applying it left for one message)."""
 
     score: np.ndarray
     """The score compared with the threshold (``threshold_on``), aligned with ``scored``."""
