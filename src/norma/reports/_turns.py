@@ -25,10 +25,10 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 from norma._version import __version__
-from norma.checks import CheckResult, CheckStatus
+from norma.checks import CheckResult
 from norma.errors import InvalidInputError
 from norma.reports._sarif import SARIF_SCHEMA, _artifact
-from norma.rules import Severity
+from norma.rules import Severity, Verdict
 from norma.turns import TurnReport
 
 __all__ = ["TURN_FORMATS", "render_turns", "turn_document", "turns_exit_code"]
@@ -107,7 +107,7 @@ def _sarif(items: Sequence[TurnItem], fail_on: str) -> str:
                         "defaultConfiguration": {"level": _LEVEL[check.severity]},
                     },
                 )
-                if check.status is not CheckStatus.FAIL:
+                if check.status is not Verdict.FAIL:
                     continue
                 first = check.evidence[0] if check.evidence else None
                 properties: dict[str, Any] = {**common, "kind": check.kind, "weight": check.weight}
@@ -191,14 +191,14 @@ def _junit(items: Sequence[TurnItem], fail_on: str) -> str:
             bad = [c for c in checked.checks if id(c) in failing]
             if bad:
                 failure = ET.SubElement(case, "failure", message=bad[0].message, type=bad[0].severity.value)
-                failure.text = "\n".join(_check_line(c) for c in checked.checks if c.status is CheckStatus.FAIL)
+                failure.text = "\n".join(_check_line(c) for c in checked.checks if c.status is Verdict.FAIL)
                 suite_failures += 1
-            elif checked.verdict is CheckStatus.SKIP:
+            elif checked.verdict is Verdict.SKIP:
                 ET.SubElement(case, "skipped", message="; ".join(_skip_messages(checked.checks)))
                 suite_skipped += 1
-            elif any(c.status is CheckStatus.FAIL for c in checked.checks):
+            elif any(c.status is Verdict.FAIL for c in checked.checks):
                 out = ET.SubElement(case, "system-out")
-                out.text = "\n".join(_check_line(c) for c in checked.checks if c.status is CheckStatus.FAIL)
+                out.text = "\n".join(_check_line(c) for c in checked.checks if c.status is Verdict.FAIL)
         tests = len(report.rules)
         if report.audit is not None:
             case = ET.SubElement(suite, "testcase", classname=f"norma.check.{name}", name="audit IR.x.y")

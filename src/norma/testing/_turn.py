@@ -89,8 +89,7 @@ def _check(report: TurnReport, fail_on: FailOn) -> None:
     """Raise :class:`TurnAssertionError` when ``report`` fails under ``fail_on`` (:func:`assert_turn_passes`)."""
     __tracebackhide__ = True
     from norma.audit import Severity as AuditSeverity
-    from norma.checks import CheckStatus
-    from norma.rules import Severity
+    from norma.rules import Severity, Verdict
 
     if not report.failing(fail_on):
         return
@@ -112,7 +111,7 @@ def _check(report: TurnReport, fail_on: FailOn) -> None:
     details += [
         f"{r.rule_id}/{r.check_id} {r.severity.value} skipped: {r.message}"
         for r in report.checks
-        if r.status is CheckStatus.SKIP and r.severity is Severity.ERROR and r.enforced  # not a neighbour's
+        if r.status is Verdict.SKIP and r.severity is Severity.ERROR and r.enforced  # not a neighbour's
     ]
     details += [f"audit {_violation_line(v)}" for v in violations]
     raise TurnAssertionError(summary, details, report)
