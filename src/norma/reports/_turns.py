@@ -25,10 +25,11 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 from norma._version import __version__
+from norma.audit import severity_label
 from norma.checks import CheckResult
 from norma.errors import InvalidInputError
 from norma.reports._sarif import SARIF_SCHEMA, _artifact
-from norma.rules import Severity, Verdict
+from norma.rules import FailOn, Severity, Verdict
 from norma.turns import TurnReport
 
 __all__ = ["TURN_FORMATS", "render_turns", "turn_document", "turns_exit_code"]
@@ -39,16 +40,15 @@ _RECORD = re.compile(r"(?P<path>.+):(?P<line>[0-9]+)")
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 
-def _failing_checks(report: TurnReport, fail_on: str) -> list[CheckResult]:
-    levels = {Severity.ERROR} | ({Severity.WARNING} if fail_on == "warning" else set())
-    return [r for r in report.failures if r.severity in levels]
+def _failing_checks(report: TurnReport, fail_on: FailOn | str) -> list[CheckResult]:
+    policy = FailOn.parse(fail_on)
+    return [r for r in report.failures if policy.counts(r.severity)]
 
 
-def turns_exit_code(reports: Sequence[TurnReport], fail_on: str = "error") -> int:
+def turns_exit_code(reports: Sequence[TurnReport], fail_on: FailOn | str = FailOn.ERROR) -> int:
     """0 when every turn passes (or is skipped), 1 when one fails under ``fail_on`` (``error`` or ``warning``)."""
-    if fail_on not in ("error", "warning"):
-        raise InvalidInputError(f"fail_on must be 'error' or 'warning', not {fail_on!r}")
-    return 1 if any(r.failing(fail_on) for r in reports) else 0
+    policy = FailOn.parse(fail_on)
+    return 1 if any(r.failing(policy) for r in reports) else 0
 
 
 def turn_document(rows: Sequence[dict[str, Any]], rules: int) -> dict[str, Any]:
@@ -206,7 +206,8 @@ def _junit(items: Sequence[TurnItem], fail_on: str) -> str:
             if report.audit.result.value == "FAIL":
                 failure = ET.SubElement(case, "failure", message="the audit failed", type="error")
                 failure.text = "\n".join(
-                    f"{v.location}: [{v.severity.value}] {v.rule}: {v.description}" for v in report.audit.violations
+                    f"{v.location}: [{severity_label(v.severity)}] {v.rule}: {v.description}"
+                    for v in report.audit.violations
                 )
                 suite_failures += 1
         suite.set("tests", str(tests))

@@ -10,6 +10,8 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 
+from norma.errors import InvalidInputError
+
 __all__ = ["FailOn", "Severity", "Verdict"]
 
 
@@ -38,12 +40,13 @@ class FailOn(enum.StrEnum):
     WARNING = "warning"
 
     @classmethod
-    def parse(cls, value: str) -> FailOn:
-        """The policy named ``value``; :class:`ValueError` naming the choices otherwise."""
+    def parse(cls, value: FailOn | str) -> FailOn:
+        """The policy named ``value``; :class:`~norma.errors.InvalidInputError` (a :class:`ValueError`) naming the
+        choices otherwise."""
         try:
             return cls(value)
         except ValueError:
-            raise ValueError(f"fail_on must be 'error' or 'warning', not {value!r}") from None
+            raise InvalidInputError(f"fail_on must be 'error' or 'warning', not {value!r}") from None
 
     @property
     def severities(self) -> tuple[Severity, ...]:

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict
 
 from norma.audit import AuditReport
 from norma.checks import CheckResult
-from norma.rules import Severity, Verdict
+from norma.rules import FailOn, Verdict
 
 if TYPE_CHECKING:
     from norma.rubrics import Rubric
@@ -107,18 +107,13 @@ class TurnReport(BaseModel):
             found[result.status.value] += 1
         return found
 
-    def failing(self, fail_on: str = "error") -> bool:
-        """Whether the turn fails under ``fail_on``: ``error`` (the verdict) or ``warning`` (a ``warning`` check
-        failed too)."""
-        if self.verdict is Verdict.FAIL:
-            return True
-        if fail_on == "warning":
-            if any(r.severity is Severity.WARNING for r in self.failures):
-                return True
-            from norma.audit import Severity as AuditSeverity
-
-            return self.audit is not None and any(v.severity is AuditSeverity.WARNING for v in self.audit.violations)
-        return False
+    def failing(self, fail_on: FailOn | str = FailOn.ERROR) -> bool:
+        """Whether the turn fails under ``fail_on`` (:meth:`FailOn.fails`): ``error`` (the verdict) or ``warning`` (a
+        ``warning`` check failed too, or the audit has a WARNING)."""
+        severities = [r.severity for r in self.failures]
+        if self.audit is not None:
+            severities += [v.severity for v in self.audit.violations]
+        return FailOn.parse(fail_on).fails(self.verdict is Verdict.FAIL, severities)
 
     @property
     def rubric(self) -> Rubric:
