@@ -38,6 +38,7 @@ from norma.audit._models import (
     Severity,
     Verdict,
     Violation,
+    severity_label,
 )
 from norma.audit._norms import DEFAULT_NORMS, NormsConfig
 from norma.audit._pipeline import analyze
@@ -94,4 +95,5 @@ __all__ = [
     "required_bump",
     "rule_registry",
     "ruleset_snapshot",
+    "severity_label",
 ]

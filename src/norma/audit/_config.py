@@ -15,7 +15,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 from norma._safety import Pattern, load_json
 from norma.audit._language import Lang
 from norma.audit._limits import AuditLimits
-from norma.audit._models import Severity
+from norma.audit._models import AuditSeverity
 from norma.audit._norms import NormsConfig
 from norma.audit._references import compile_reference_pattern
 from norma.errors import ConfigError, InvalidInputError
@@ -85,7 +85,7 @@ class AuditConfig(BaseModel):
     """Apply §4.02 literally (conversational: only IR.7.01 and IR.8.03) instead of each rule's own condition."""
     disabled_rules: tuple[str, ...] = ()
     """Rule ids not to run (reported as not evaluated)."""
-    severity_overrides: dict[str, Severity] = Field(default_factory=dict)
+    severity_overrides: dict[str, AuditSeverity] = Field(default_factory=dict)
     """Rule id -> severity to report its violations with (INFO moves them to ``info``)."""
     data_dir: str | None = None
     """A folder whose word lists replace the packaged ones of the same name (see ``norma/audit/data/``)."""

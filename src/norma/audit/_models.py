@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
 
 import pydantic
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, field_validator
+from pydantic_core import core_schema
 
 from norma.errors import InvalidInputError
-from norma.rules import describe_validation_error
+from norma.rules import Severity, describe_validation_error
 
 __all__ = [
     "AuditReport",
+    "AuditSeverity",
     "AuditRequest",
     "ContextType",
     "Metrics",
@@ -27,6 +29,7 @@ __all__ = [
     "Severity",
     "Verdict",
     "Violation",
+    "severity_label",
 ]
 
 
@@ -38,12 +41,43 @@ class Verdict(enum.StrEnum):
     SKIP = "SKIP"
 
 
-class Severity(enum.StrEnum):
-    """§8.01: ERROR blocks (FAIL), WARNING marks for review, INFO never affects the result."""
+class _Capitals:
+    """Pydantic annotation of a :class:`Severity` the audit reads and writes in capitals (§8.01: ``"ERROR"``,
+    ``"WARNING"``, ``"INFO"``): in Python it is the one :class:`norma.rules.Severity`; its JSON Schema is the
+    audit's own ``Severity`` definition."""
 
-    ERROR = "ERROR"
-    WARNING = "WARNING"
-    INFO = "INFO"
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        spelled = core_schema.literal_schema(
+            list(_BY_CAPITALS),
+            ref="norma.audit.Severity",
+            metadata={
+                "pydantic_js_updates": {
+                    "title": "Severity",
+                    "description": "§8.01: ERROR blocks (FAIL), WARNING marks for review, INFO never affects the "
+                    "result.",
+                }
+            },
+        )
+        return core_schema.no_info_before_validator_function(
+            lambda value: severity_label(value) if isinstance(value, Severity) else value,
+            core_schema.no_info_after_validator_function(_BY_CAPITALS.__getitem__, spelled),
+            serialization=core_schema.plain_serializer_function_ser_schema(
+                severity_label, return_schema=core_schema.str_schema()
+            ),
+        )
+
+
+def severity_label(severity: Severity) -> str:
+    """How the audit writes ``severity`` (§8.01): ``"ERROR"``, ``"WARNING"``, ``"INFO"``."""
+    return severity.value.upper()
+
+
+_BY_CAPITALS = {severity_label(severity): severity for severity in Severity}
+"""``"ERROR"`` -> ``Severity.ERROR``: how the audit spells each severity (§8.01)."""
+
+AuditSeverity = Annotated[Severity, _Capitals]
+"""A :class:`Severity` written in capitals in the audit's JSON (reports, configuration, snapshots)."""
 
 
 class ContextType(enum.StrEnum):
@@ -133,7 +167,7 @@ class Violation(BaseModel):
 
     rule: str
     """The rule id, ``IR.x.y``."""
-    severity: Severity
+    severity: AuditSeverity
     """ERROR or WARNING (INFO findings go to ``AuditReport.info``)."""
     description: str
     """What is wrong, in one sentence."""
@@ -152,7 +186,7 @@ class RuleOutcome(BaseModel):
 
     rule: str
     title: str
-    severity: Severity
+    severity: AuditSeverity
     version: str
     status: RuleStatus
     reason: str = ""

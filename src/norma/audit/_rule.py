@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from norma.audit._context import AuditContext
-from norma.audit._models import ContextType, Severity
+from norma.audit._models import ContextType, Severity, severity_label
 from norma.errors import ConfigError
 
 __all__ = [
@@ -115,7 +115,7 @@ class AuditRule:
         return {
             "id": self.id,
             "title": text.title,
-            "severity": self.severity.value,
+            "severity": severity_label(self.severity),
             "version": self.version,
             "condition": text.condition,
             "detection": text.detection,

@@ -1,4 +1,5 @@
-"""Normalisation (§3 step 2): accent and case folding, phrase matching, lines, paragraphs and code blocks.
+"""Normalisation (§3 step 2): accent and case folding (:func:`norma._fold.fold`, combining diacritics dropped), phrase
+matching, lines, paragraphs and code blocks.
 
 Lines are the output's ``text.split("\\n")`` lines, numbered from 1; folding never adds or removes a newline, so a
 folded line has the same number as its original. Paragraphs are runs of non-blank lines; a fenced code block
@@ -8,11 +9,12 @@ folded line has the same number as its original. Paragraphs are runs of non-blan
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
+
+from norma._fold import fold
 
 __all__ = [
     "Line",
@@ -29,28 +31,6 @@ __all__ = [
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _WORD = re.compile(r"\w+")
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+")
-
-
-_COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
-"""The combining diacritical mark blocks (what NFKD splits off Latin, Greek and Cyrillic letters)."""
-
-
-def _fold_slow(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
-
-
-def fold(text: str) -> str:
-    """Case- and accent-insensitive form: NFKD, combining marks dropped, casefolded ("Código" -> "codigo").
-
-    Never adds or removes a newline (a text where compatibility decomposition would is folded line by line).
-    """
-    if text.isascii():
-        return text.lower()
-    folded = _COMBINING.sub("", unicodedata.normalize("NFKD", text)).casefold()
-    if folded.count("\n") != text.count("\n"):
-        return "\n".join(_fold_slow(line).replace("\n", " ") for line in text.split("\n"))
-    return folded
 
 
 def tokens(text: str) -> list[str]:

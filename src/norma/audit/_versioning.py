@@ -16,6 +16,7 @@ from typing import Any
 
 from norma.audit._config import AuditConfig
 from norma.audit._language import DEFAULT_LANG, Lang
+from norma.audit._models import severity_label
 from norma.audit._registry import rule_registry
 from norma.audit._rule import AuditRule
 from norma.errors import InvalidInputError
@@ -73,7 +74,7 @@ def ruleset_snapshot(
     snapshot_rules = {}
     for rule in chosen:
         entry = rule.describe(lang)
-        entry["severity"] = cfg.severity_overrides.get(rule.id, rule.severity).value
+        entry["severity"] = severity_label(cfg.severity_overrides.get(rule.id, rule.severity))
         entry["thresholds"] = {name: values[name] for name in rule.thresholds}
         snapshot_rules[rule.id] = entry
     return {"ruleset_version": RULESET_VERSION, "lang": lang, "rules": snapshot_rules}

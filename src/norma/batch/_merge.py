@@ -27,6 +27,7 @@ from norma.audit import AuditReport
 from norma.batch._summaries import match_document, names_document, rubric_document, seed_spread_document
 from norma.errors import InvalidInputError
 from norma.reports import exit_code, render, turn_document
+from norma.rules import FailOn, Severity
 
 __all__ = ["MERGE_FORMATS", "MergeFormat", "MergedOutput", "audit_shard_json", "detect_format", "merge_outputs"]
 
@@ -210,6 +211,10 @@ def _merge_jsonl(shards: list[tuple[str, str]]) -> MergedOutput:
     return MergedOutput("jsonl", "".join(line + "\n" for line in lines), code, len(rows))
 
 
+_SEVERITY_OF_LEVEL = {"error": Severity.ERROR, "warning": Severity.WARNING, "note": Severity.INFO}
+"""A SARIF result's ``level`` -> the severity it was written from."""
+
+
 def _merge_sarif(shards: list[tuple[str, str]], fail_on: str) -> MergedOutput:
     documents = [(name, _json(name, text)) for name, text in shards]
     base = documents[0][1]
@@ -237,8 +242,9 @@ def _merge_sarif(shards: list[tuple[str, str]], fail_on: str) -> MergedOutput:
     run["results"] = results
     run["properties"] = {**run.get("properties", {}), "reports": reports}
     document = {**base, "runs": [run]}
-    failing = any(report["result"] == "FAIL" for report in reports) or (
-        fail_on == "warning" and any(r.get("kind") == "fail" and r.get("level") == "warning" for r in results)
+    levels = [_SEVERITY_OF_LEVEL.get(str(r.get("level"))) for r in results if r.get("kind") == "fail"]
+    failing = FailOn.parse(fail_on).fails(
+        any(report["result"] == "FAIL" for report in reports), [level for level in levels if level is not None]
     )
     text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     return MergedOutput("sarif", text, 1 if failing else 0, len(reports))
@@ -270,7 +276,7 @@ def _merge_junit(shards: list[tuple[str, str]]) -> MergedOutput:
     return MergedOutput("junit", text, 1 if totals["failures"] else 0, len(merged.findall("testsuite")))
 
 
-def merge_outputs(shards: Sequence[tuple[str, str]], *, fail_on: str = "error") -> MergedOutput:
+def merge_outputs(shards: Sequence[tuple[str, str]], *, fail_on: FailOn | str = FailOn.ERROR) -> MergedOutput:
     """Merge the outputs of shard runs, given as ``(name, text)`` in shard order (1/N first).
 
     ``fail_on`` is the audit's ``--fail-on`` (``error`` or ``warning``), for the exit code of audit JSON and SARIF

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from norma.rules import Severity
+from norma.rules import Severity, Verdict
 
 __all__ = ["CheckResult", "CheckStatus", "MAX_EVIDENCE", "Span", "span_attributes"]
 
@@ -18,12 +17,9 @@ MAX_SPAN_TEXT = 200
 """Most characters of a span's ``text`` (a longer span keeps its exact ``start`` and ``end``)."""
 
 
-class CheckStatus(enum.StrEnum):
-    """The outcome of one check: ``pass``, ``fail``, or ``skip`` (it applied but could not be decided)."""
-
-    PASS = "pass"
-    FAIL = "fail"
-    SKIP = "skip"
+CheckStatus = Verdict
+"""The outcome of one check: ``pass``, ``fail``, or ``skip`` (it applied but could not be decided); the one
+:class:`norma.rules.Verdict` (this name is kept for code that imports it)."""
 
 
 class Span(BaseModel):
@@ -60,7 +56,7 @@ class CheckResult(BaseModel):
     """The check's severity."""
     weight: float
     """The check's weight."""
-    status: CheckStatus
+    status: Verdict
     """``pass``, ``fail`` or ``skip``."""
     message: str
     """One line saying why."""
@@ -80,6 +76,6 @@ def span_attributes(results: Sequence[CheckResult]) -> dict[str, int]:
     """What a trace span of one rule's checks records (docs/traces.md): how many ran, failed and were skipped."""
     return {
         "norma.checks.count": len(results),
-        "norma.checks.failed": sum(r.status is CheckStatus.FAIL for r in results),
-        "norma.checks.skipped": sum(r.status is CheckStatus.SKIP for r in results),
+        "norma.checks.failed": sum(r.status is Verdict.FAIL for r in results),
+        "norma.checks.skipped": sum(r.status is Verdict.SKIP for r in results),
     }

@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 import bisect
-import functools
-import unicodedata
 from collections.abc import Iterator
 
+from norma._fold import fold as fold_text
+from norma._fold import fold_char
 from norma.checks._results import MAX_SPAN_TEXT, Span
 
 __all__ = ["FoldedText", "Locator", "fold_char", "joins_words"]
@@ -27,14 +27,6 @@ _SPACELESS = (
 """Scripts written without spaces between words: their letters never need a word boundary."""
 
 
-@functools.lru_cache(maxsize=8192)
-def fold_char(char: str) -> str:
-    """``char`` case-folded, decomposed (NFKD: compatibility forms too, so full-width ``Ａ`` is ``a``) and without
-    combining marks (accents): ``"É"`` -> ``"e"``, ``"ß"`` -> ``"ss"``, ``"\\u0301"`` -> ``""``."""
-    decomposed = unicodedata.normalize("NFKD", char.casefold())
-    return "".join(c for c in decomposed if unicodedata.category(c) != "Mn")
-
-
 def joins_words(char: str) -> bool:
     """Whether ``char`` is part of a word that a boundary must not cut: a letter, digit or underscore of a script
     written with spaces."""
@@ -47,8 +39,8 @@ def joins_words(char: str) -> bool:
 
 
 def fold(text: str) -> str:
-    """``text`` folded character by character (:func:`fold_char`)."""
-    return text.lower() if text.isascii() else "".join(fold_char(c) for c in text)
+    """``text`` folded as the checks fold it: every nonspacing mark dropped (:func:`norma._fold.fold`)."""
+    return fold_text(text, every_mark=True)
 
 
 class FoldedText:

@@ -68,9 +68,11 @@ def _render(con: Console, name: str, report: TurnReport) -> None:
                 )
         print_table(con, table)
     if report.audit is not None:
+        from norma.audit import severity_label
+
         con.print(f"audit: {report.audit.result.value} ({len(report.audit.violations)} violations)")
         for v in report.audit.violations:
-            con.print(f"  {v.location}: [{v.severity.value}] {v.rule}: {v.description}")
+            con.print(f"  {v.location}: [{severity_label(v.severity)}] {v.rule}: {v.description}")
     reward = "none" if report.reward is None else f"{report.reward:.3f}"
     counts = report.counts()
     neighbours = sum(1 for r in report.checks if not r.enforced)
@@ -257,15 +259,14 @@ def _checker(
 
 
 def _row_failing(row: dict[str, Any], fail_on: str) -> bool:
-    if row.get("verdict") == "fail":
-        return True
-    if fail_on != "warning":
-        return False
+    """:meth:`TurnReport.failing` of a row of ``TurnReport.to_dict()`` (the audit's severities in capitals)."""
+    from norma.rules import FailOn, Severity
+
     checks = [c for rule in row.get("rules", []) for c in rule.get("checks", [])]
     audit = row.get("audit") or {}
-    return any(c["status"] == "fail" and c["severity"] == "warning" for c in checks) or any(
-        v.get("severity") == "WARNING" for v in audit.get("violations", [])
-    )
+    severities = [Severity(c["severity"]) for c in checks if c["status"] == "fail"]
+    severities += [Severity(str(v.get("severity")).lower()) for v in audit.get("violations", [])]
+    return FailOn.parse(fail_on).fails(row.get("verdict") == "fail", severities)
 
 
 def _batch(

@@ -10,7 +10,8 @@ from pydantic import BaseModel, ConfigDict
 
 from norma.audit import AuditReport
 from norma.matching import EnforcementReason
-from norma.turns import CheckedRule, MatchedRuleSummary, TurnVerdict
+from norma.rules import Verdict
+from norma.turns import CheckedRule, MatchedRuleSummary
 
 __all__ = [
     "CheckTurnOutput",
@@ -96,7 +97,7 @@ class CheckTurnOutput(BaseModel):
     """One turn checked (``TurnReport.to_dict()``, what ``norma check --format json`` prints without its ``name``)."""
 
     model_config = _OUT
-    verdict: TurnVerdict
+    verdict: Verdict
     """fail: an error check failed (or the audit, when asked); skip: nothing decided, or an error check could not
     be (a judge check without an LLM); pass: otherwise."""
     reward: float | None

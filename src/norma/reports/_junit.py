@@ -10,14 +10,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from xml.etree import ElementTree as ET
 
-from norma.audit import AuditReport, RuleStatus, Severity
+from norma.audit import AuditReport, RuleStatus, Violation, severity_label
+from norma.rules import FailOn
 
 __all__ = ["to_junit"]
 
 
+def _line(violation: Violation) -> str:
+    return f"{violation.location}: [{severity_label(violation.severity)}] {violation.description}"
+
+
 def to_junit(items: Sequence[tuple[str, AuditReport]], fail_on: str = "error") -> str:
     """The JUnit XML document."""
-    failing = {Severity.ERROR} | ({Severity.WARNING} if fail_on == "warning" else set())
+    failing = FailOn.parse(fail_on).severities
     root = ET.Element("testsuites", name="norma audit")
     total = failures = skipped = 0
     for name, report in items:
@@ -33,12 +38,12 @@ def to_junit(items: Sequence[tuple[str, AuditReport]], fail_on: str = "error") -
                 suite_skipped += 1
             elif any(v.severity in failing for v in violations):
                 worst = violations[0]
-                failure = ET.SubElement(case, "failure", message=worst.description, type=worst.severity.value)
-                failure.text = "\n".join(f"{v.location}: [{v.severity.value}] {v.description}" for v in violations)
+                failure = ET.SubElement(case, "failure", message=worst.description, type=severity_label(worst.severity))
+                failure.text = "\n".join(map(_line, violations))
                 suite_failures += 1
             elif violations:
                 out = ET.SubElement(case, "system-out")
-                out.text = "\n".join(f"{v.location}: [{v.severity.value}] {v.description}" for v in violations)
+                out.text = "\n".join(map(_line, violations))
         suite.set("tests", str(len(report.rules)))
         suite.set("failures", str(suite_failures))
         suite.set("errors", "0")

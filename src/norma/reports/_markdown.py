@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from norma.audit import AuditReport, Severity, Verdict
+from norma.audit import AuditReport, Verdict, severity_label
+from norma.rules import FailOn
 
 __all__ = ["to_markdown"]
 
@@ -24,7 +25,7 @@ def _cell(text: str) -> str:
 
 def to_markdown(items: Sequence[tuple[str, AuditReport]], fail_on: str = "error") -> str:
     """The summary: a title, the totals, and a table of the failures when there are any."""
-    failing = {Severity.ERROR} | ({Severity.WARNING} if fail_on == "warning" else set())
+    failing = FailOn.parse(fail_on).severities
     rows: list[str] = []
     failed_items = 0
     for name, report in items:
@@ -38,7 +39,8 @@ def to_markdown(items: Sequence[tuple[str, AuditReport]], fail_on: str = "error"
             if record and violation.line is not None:
                 message += f" (output line {violation.line})"
             rows.append(
-                f"| {_cell(path)} | {line} | {violation.rule} | {violation.severity.value} | {_cell(message)} |"
+                f"| {_cell(path)} | {line} | {violation.rule} | {severity_label(violation.severity)}"
+                f" | {_cell(message)} |"
             )
     counts = {verdict: sum(1 for _, r in items if r.result is verdict) for verdict in Verdict}
     total = (

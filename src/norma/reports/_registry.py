@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from norma.audit import AuditReport, Severity, Verdict
+from norma.audit import AuditReport, Verdict
 from norma.errors import InvalidInputError
+from norma.rules import FailOn
 
 __all__ = ["RENDERERS", "ReportItem", "Renderer", "exit_code", "failing", "render"]
 
@@ -16,18 +17,15 @@ Renderer = Callable[[Sequence[ReportItem], str], str]
 """``(items, fail_on) -> text``."""
 
 
-def failing(report: AuditReport, fail_on: str) -> bool:
-    """FAIL, or (``fail_on="warning"``) any WARNING violation."""
-    if report.result is Verdict.FAIL:
-        return True
-    return fail_on == "warning" and any(v.severity is Severity.WARNING for v in report.violations)
+def failing(report: AuditReport, fail_on: FailOn | str) -> bool:
+    """FAIL, or (``fail_on="warning"``) any WARNING violation (:meth:`FailOn.fails`)."""
+    return FailOn.parse(fail_on).fails(report.result is Verdict.FAIL, (v.severity for v in report.violations))
 
 
-def exit_code(reports: Sequence[AuditReport], fail_on: str = "error") -> int:
+def exit_code(reports: Sequence[AuditReport], fail_on: FailOn | str = FailOn.ERROR) -> int:
     """0 when every report passes (PASS or SKIP), 1 when one fails under ``fail_on`` (``error`` or ``warning``)."""
-    if fail_on not in ("error", "warning"):
-        raise InvalidInputError(f"fail_on must be 'error' or 'warning', not {fail_on!r}")
-    return 1 if any(failing(r, fail_on) for r in reports) else 0
+    policy = FailOn.parse(fail_on)
+    return 1 if any(failing(r, policy) for r in reports) else 0
 
 
 def _renderers() -> dict[str, Renderer]:

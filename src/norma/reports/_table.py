@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.table import Table
 
-from norma.audit import AuditReport, RuleStatus, Verdict
+from norma.audit import AuditReport, RuleStatus, Verdict, severity_label
 
 __all__ = ["render_table"]
 
@@ -32,7 +32,7 @@ def render_table(console: Console, items: Sequence[tuple[str, AuditReport]]) -> 
                 grid.add_row(
                     str(violation.line) if violation.line is not None else violation.location,
                     violation.rule,
-                    violation.severity.value,
+                    severity_label(violation.severity),
                     violation.description,
                 )
             console.print(grid)

@@ -25,10 +25,11 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 from norma._version import __version__
-from norma.checks import CheckResult, CheckStatus
+from norma.audit import severity_label
+from norma.checks import CheckResult
 from norma.errors import InvalidInputError
 from norma.reports._sarif import SARIF_SCHEMA, _artifact
-from norma.rules import Severity
+from norma.rules import FailOn, Severity, Verdict
 from norma.turns import TurnReport
 
 __all__ = ["TURN_FORMATS", "render_turns", "turn_document", "turns_exit_code"]
@@ -39,16 +40,15 @@ _RECORD = re.compile(r"(?P<path>.+):(?P<line>[0-9]+)")
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 
-def _failing_checks(report: TurnReport, fail_on: str) -> list[CheckResult]:
-    levels = {Severity.ERROR} | ({Severity.WARNING} if fail_on == "warning" else set())
-    return [r for r in report.failures if r.severity in levels]
+def _failing_checks(report: TurnReport, fail_on: FailOn | str) -> list[CheckResult]:
+    policy = FailOn.parse(fail_on)
+    return [r for r in report.failures if policy.counts(r.severity)]
 
 
-def turns_exit_code(reports: Sequence[TurnReport], fail_on: str = "error") -> int:
+def turns_exit_code(reports: Sequence[TurnReport], fail_on: FailOn | str = FailOn.ERROR) -> int:
     """0 when every turn passes (or is skipped), 1 when one fails under ``fail_on`` (``error`` or ``warning``)."""
-    if fail_on not in ("error", "warning"):
-        raise InvalidInputError(f"fail_on must be 'error' or 'warning', not {fail_on!r}")
-    return 1 if any(r.failing(fail_on) for r in reports) else 0
+    policy = FailOn.parse(fail_on)
+    return 1 if any(r.failing(policy) for r in reports) else 0
 
 
 def turn_document(rows: Sequence[dict[str, Any]], rules: int) -> dict[str, Any]:
@@ -107,7 +107,7 @@ def _sarif(items: Sequence[TurnItem], fail_on: str) -> str:
                         "defaultConfiguration": {"level": _LEVEL[check.severity]},
                     },
                 )
-                if check.status is not CheckStatus.FAIL:
+                if check.status is not Verdict.FAIL:
                     continue
                 first = check.evidence[0] if check.evidence else None
                 properties: dict[str, Any] = {**common, "kind": check.kind, "weight": check.weight}
@@ -191,14 +191,14 @@ def _junit(items: Sequence[TurnItem], fail_on: str) -> str:
             bad = [c for c in checked.checks if id(c) in failing]
             if bad:
                 failure = ET.SubElement(case, "failure", message=bad[0].message, type=bad[0].severity.value)
-                failure.text = "\n".join(_check_line(c) for c in checked.checks if c.status is CheckStatus.FAIL)
+                failure.text = "\n".join(_check_line(c) for c in checked.checks if c.status is Verdict.FAIL)
                 suite_failures += 1
-            elif checked.verdict is CheckStatus.SKIP:
+            elif checked.verdict is Verdict.SKIP:
                 ET.SubElement(case, "skipped", message="; ".join(_skip_messages(checked.checks)))
                 suite_skipped += 1
-            elif any(c.status is CheckStatus.FAIL for c in checked.checks):
+            elif any(c.status is Verdict.FAIL for c in checked.checks):
                 out = ET.SubElement(case, "system-out")
-                out.text = "\n".join(_check_line(c) for c in checked.checks if c.status is CheckStatus.FAIL)
+                out.text = "\n".join(_check_line(c) for c in checked.checks if c.status is Verdict.FAIL)
         tests = len(report.rules)
         if report.audit is not None:
             case = ET.SubElement(suite, "testcase", classname=f"norma.check.{name}", name="audit IR.x.y")
@@ -206,7 +206,8 @@ def _junit(items: Sequence[TurnItem], fail_on: str) -> str:
             if report.audit.result.value == "FAIL":
                 failure = ET.SubElement(case, "failure", message="the audit failed", type="error")
                 failure.text = "\n".join(
-                    f"{v.location}: [{v.severity.value}] {v.rule}: {v.description}" for v in report.audit.violations
+                    f"{v.location}: [{severity_label(v.severity)}] {v.rule}: {v.description}"
+                    for v in report.audit.violations
                 )
                 suite_failures += 1
         suite.set("tests", str(tests))

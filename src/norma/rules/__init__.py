@@ -14,6 +14,8 @@
 * Rulebooks — a tenant's rules as one YAML / JSON file: :func:`load_rulebook` (the one reader of the format; it
   reports every problem in one :class:`RulebookError`; :data:`MAX_RULEBOOK_RULES`, :data:`MAX_RULEBOOK_BYTES`,
   :data:`MAX_RULEBOOK_VALUES`) and :func:`dump_rulebook` (whose output it reads back into equal rules).
+* The shared vocabulary (issue #48): :class:`Severity`, :class:`Verdict` (``pass`` / ``fail`` / ``skip`` of a
+  check, a rule, a turn) and the fail-on policy :class:`FailOn`.
 
 This package imports nothing of norma but ``errors`` and ``_safety``. See docs/store.md for the rulebook format and
 docs/matching.md for the rule fields.
@@ -33,7 +35,6 @@ from norma.rules._checks import (
     LengthCheck,
     NoPiiCheck,
     RegexCheck,
-    Severity,
     When,
 )
 from norma.rules._model import (
@@ -61,11 +62,13 @@ from norma.rules._rulebook import (
     dump_rulebook,
     load_rulebook,
 )
+from norma.rules._vocabulary import FailOn, Severity, Verdict
 
 __all__ = [
     "CHECK_KINDS",
     "Check",
     "ContainsCheck",
+    "FailOn",
     "JsonCheck",
     "JudgeCheck",
     "LengthCheck",
@@ -90,6 +93,7 @@ __all__ = [
     "RulebookProblem",
     "Scope",
     "Severity",
+    "Verdict",
     "When",
     "check_tenant_id",
     "describe_validation_error",

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from norma._safety import compile_pattern, is_unicode
 from norma.errors import InvalidInputError
 from norma.rules._limits import MAX_METADATA_DEPTH, MAX_RULE_ID_LENGTH, MAX_RULE_ITEMS, MAX_RULE_TEXT_CHARS, JsonChecker
+from norma.rules._vocabulary import Severity
 
 __all__ = [
     "CHECK_KINDS",
@@ -61,14 +62,6 @@ MAX_JUDGE_VOTES = 9
 _MAX_SCHEMA_DEPTH = MAX_METADATA_DEPTH - 2
 """Deepest nesting of a check's JSON Schema: 59, so that the schema fits in a rulebook under its limit of 64 levels
 (document, ``rules`` list, rule, ``checks`` list, check: 5 levels)."""
-
-
-class Severity(enum.StrEnum):
-    """How much a failed check matters. ``error`` is the default: a check states a requirement."""
-
-    ERROR = "error"
-    WARNING = "warning"
-    INFO = "info"
 
 
 class When(enum.StrEnum):

@@ -156,7 +156,7 @@ class TurnMatchBody(BaseModel):
 
 
 Status = Literal["pass", "fail", "skip"]
-"""A check's outcome, or a rule's verdict (``norma.checks.CheckStatus``)."""
+"""A check's outcome, or a rule's verdict (``norma.rules.Verdict``)."""
 
 
 class SpanBody(BaseModel):

@@ -11,11 +11,13 @@ from norma.testing._failures import AuditAssertionError
 if TYPE_CHECKING:
     from norma.audit import AuditConfig, AuditReport, DocumentSet, Violation
     from norma.embeddings import Embedder
+    from norma.rules import FailOn
+
+    FailOnName = FailOn | Literal["error", "warning"]
+    """What fails an assertion (:class:`norma.rules.FailOn`): an ERROR violation (``"error"``, the audit's own FAIL), or
+    also a WARNING."""
 
 __all__ = ["Auditor", "assert_audit_passes"]
-
-FailOn = Literal["error", "warning"]
-"""What fails an assertion: an ERROR violation (``"error"``, the audit's own FAIL), or also a WARNING."""
 
 
 class Auditor:
@@ -80,7 +82,7 @@ class Auditor:
         input: str | None = None,
         request: Mapping[str, Any] | None = None,
         rules: Iterable[str] | None = None,
-        fail_on: FailOn = "error",
+        fail_on: FailOnName = "error",
     ) -> AuditReport:
         """Assert that ``output`` passes the audit: no ERROR violation (``fail_on="warning"``: no WARNING either)
         among ``rules`` (rule ids; default: every rule). Returns the report; raises :class:`AuditAssertionError`."""
@@ -98,7 +100,7 @@ def assert_audit_passes(
     documents: DocumentSet | str | Path | None = None,
     config: AuditConfig | Mapping[str, Any] | str | Path | None = None,
     rules: Iterable[str] | None = None,
-    fail_on: FailOn = "error",
+    fail_on: FailOnName = "error",
     embedder: Embedder | None = None,
 ) -> AuditReport:
     """Assert that an AI output passes the IR.x.y audit, and return the report.
@@ -123,21 +125,20 @@ def assert_audit_passes(
     return auditor.assert_passes(output, input=input, request=request, rules=rules, fail_on=fail_on)
 
 
-def _check(report: AuditReport, *, rules: Iterable[str] | None = None, fail_on: FailOn = "error") -> None:
+def _check(report: AuditReport, *, rules: Iterable[str] | None = None, fail_on: FailOnName = "error") -> None:
     """Raise :class:`AuditAssertionError` when ``report`` has a violation that counts (:func:`assert_audit_passes`)."""
     __tracebackhide__ = True
-    from norma.audit import RuleStatus, Severity
+    from norma.audit import RuleStatus, severity_label
+    from norma.rules import FailOn
 
-    if fail_on not in ("error", "warning"):
-        raise ValueError(f"fail_on must be 'error' or 'warning', not {fail_on!r}")
+    failing = FailOn.parse(fail_on).severities
     wanted = None if rules is None else ({rules} if isinstance(rules, str) else set(rules))
-    failing = (Severity.ERROR, Severity.WARNING) if fail_on == "warning" else (Severity.ERROR,)
     shown = [v for v in report.violations if wanted is None or v.rule in wanted]
     counted = [v for v in shown if v.severity in failing]
     if not counted:
         return
     counts = {s: sum(v.severity is s for v in counted) for s in failing}
-    severities = ", ".join(f"{n} {s.value}" for s, n in counts.items() if n)
+    severities = ", ".join(f"{n} {severity_label(s)}" for s, n in counts.items() if n)
     ids = ", ".join(dict.fromkeys(v.rule for v in counted))
     summary = f"audit {report.result.value}: {len(counted)} violation(s) ({severities}): {ids}"
     details = [_violation_line(v) for v in shown]
@@ -155,8 +156,11 @@ def _describe(value: object) -> str:
 
 def _violation_line(violation: Violation) -> str:
     """``IR.7.01 ERROR output line 3: description (evidence: 'text')``."""
+    from norma.audit import severity_label
+
     evidence = f" (evidence: {violation.evidence!r})" if violation.evidence else ""
-    return f"{violation.rule} {violation.severity.value} {violation.location}: {violation.description}{evidence}"
+    severity = severity_label(violation.severity)
+    return f"{violation.rule} {severity} {violation.location}: {violation.description}{evidence}"
 
 
 def _request(output: str, input: str | None, request: Mapping[str, Any] | None) -> dict[str, Any]:

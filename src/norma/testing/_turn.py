@@ -15,12 +15,14 @@ if TYPE_CHECKING:
     from norma.checks import CheckResult
     from norma.llm import Judge
     from norma.matching import RuleMatcher, SessionState
+    from norma.rules import FailOn
     from norma.turns import TurnChecker, TurnReport
 
-__all__ = ["assert_turn_passes", "turn_checker"]
+    FailOnName = FailOn | Literal["error", "warning"]
+    """What fails an assertion (:class:`norma.rules.FailOn`): a failed ``error`` check (``"error"``, the turn's own
+    FAIL), or also a ``warning`` one."""
 
-FailOn = Literal["error", "warning"]
-"""What fails an assertion: a failed ``error`` check (``"error"``, the turn's own FAIL), or also a ``warning`` one."""
+__all__ = ["assert_turn_passes", "turn_checker"]
 
 
 def _env_judge() -> Judge | None:
@@ -48,7 +50,7 @@ def assert_turn_passes(
     *,
     rules: RuleMatcher | str | os.PathLike[str] | TurnChecker,
     session: SessionState | Mapping[str, Any] | None = None,
-    fail_on: FailOn = "error",
+    fail_on: FailOnName = "error",
     audit: bool = False,
 ) -> TurnReport:
     """Assert that ``output``, the AI's answer to ``message``, passes the turn check, and return the report.
@@ -75,33 +77,31 @@ def assert_turn_passes(
         RulebookError: a rulebook file that cannot be read.
     """
     __tracebackhide__ = True
+    from norma.rules import FailOn
     from norma.turns import TurnChecker
 
-    if fail_on not in ("error", "warning"):
-        raise ValueError(f"fail_on must be 'error' or 'warning', not {fail_on!r}")
+    policy = FailOn.parse(fail_on)
     checker = rules if isinstance(rules, TurnChecker) else turn_checker(rules)
     report = checker.check(message, output, session, audit=audit)
-    _check(report, fail_on)
+    _check(report, policy)
     return report
 
 
 def _check(report: TurnReport, fail_on: FailOn) -> None:
     """Raise :class:`TurnAssertionError` when ``report`` fails under ``fail_on`` (:func:`assert_turn_passes`)."""
     __tracebackhide__ = True
-    from norma.audit import Severity as AuditSeverity
-    from norma.checks import CheckStatus
-    from norma.rules import Severity
+    from norma.rules import Severity, Verdict
 
     if not report.failing(fail_on):
         return
-    levels = (Severity.ERROR, Severity.WARNING) if fail_on == "warning" else (Severity.ERROR,)
+    levels = fail_on.severities
     counted = [r for r in report.failures if r.severity in levels]
     counts = {s: sum(r.severity is s for r in counted) for s in levels}
     severities = ", ".join(f"{n} {s.value}" for s, n in counts.items() if n)
     ids = ", ".join(dict.fromkeys(f"{r.rule_id}/{r.check_id}" for r in counted))
     reward = "none" if report.reward is None else f"{report.reward:.3g}"
     parts = [f"{len(counted)} failed check(s) ({severities}): {ids}"] if counted else []
-    audit_levels = (AuditSeverity.ERROR, AuditSeverity.WARNING) if fail_on == "warning" else (AuditSeverity.ERROR,)
+    audit_levels = levels
     violations = [] if report.audit is None else report.audit.violations
     if report.audit is not None and any(v.severity in audit_levels for v in violations):
         rules = ", ".join(dict.fromkeys(v.rule for v in violations if v.severity in audit_levels))
@@ -112,7 +112,7 @@ def _check(report: TurnReport, fail_on: FailOn) -> None:
     details += [
         f"{r.rule_id}/{r.check_id} {r.severity.value} skipped: {r.message}"
         for r in report.checks
-        if r.status is CheckStatus.SKIP and r.severity is Severity.ERROR and r.enforced  # not a neighbour's
+        if r.status is Verdict.SKIP and r.severity is Severity.ERROR and r.enforced  # not a neighbour's
     ]
     details += [f"audit {_violation_line(v)}" for v in violations]
     raise TurnAssertionError(summary, details, report)

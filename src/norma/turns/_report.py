@@ -3,14 +3,13 @@ verdict and its reward, and (optionally) the IR.x.y audit of the same output."""
 
 from __future__ import annotations
 
-import enum
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
 from norma.audit import AuditReport
-from norma.checks import CheckResult, CheckStatus
-from norma.rules import Severity
+from norma.checks import CheckResult
+from norma.rules import FailOn, Verdict
 
 if TYPE_CHECKING:
     from norma.rubrics import Rubric
@@ -18,14 +17,11 @@ if TYPE_CHECKING:
 __all__ = ["CheckedRule", "MatchedRuleSummary", "TurnReport", "TurnVerdict"]
 
 
-class TurnVerdict(enum.StrEnum):
-    """``fail``: an ``error`` check failed (or the audit, when asked, said FAIL); ``skip``: no check applied, none
-    could be decided, or an ``error`` check could not be decided (a ``judge`` check without an LLM); ``pass``: every
-    ``error`` check that applied passed, and at least one check was decided."""
-
-    PASS = "pass"
-    FAIL = "fail"
-    SKIP = "skip"
+TurnVerdict = Verdict
+"""A turn's verdict, the one :class:`norma.rules.Verdict` (this name is kept for code that imports it):
+``fail``: an ``error`` check failed (or the audit, when asked, said FAIL); ``skip``: no check applied, none could be
+decided, or an ``error`` check could not be decided (a ``judge`` check without an LLM); ``pass``: every ``error``
+check that applied passed, and at least one check was decided."""
 
 
 class MatchedRuleSummary(BaseModel):
@@ -59,7 +55,7 @@ class CheckedRule(BaseModel):
     enforced: bool = False
     """Whether the rule governs the turn (False: it matched only as a neighbour, and its requirements are
     ``skip``; or it did not match)."""
-    verdict: CheckStatus
+    verdict: Verdict
     """``fail`` if one of its checks failed, ``pass`` if one passed and none failed, else ``skip``."""
     score: float | None
     """The weighted share of its decided checks that passed (None: none was decided): its criterion's value."""
@@ -77,8 +73,8 @@ class TurnReport(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
-    verdict: TurnVerdict
-    """``pass``, ``fail`` or ``skip`` (:class:`TurnVerdict`)."""
+    verdict: Verdict
+    """``pass``, ``fail`` or ``skip`` (:class:`norma.rules.Verdict`)."""
     reward: float | None
     """The weighted mean of the checked rules' scores, computed by :mod:`norma.rubrics` on :attr:`rubric`
     (None when no check was decided)."""
@@ -102,27 +98,22 @@ class TurnReport(BaseModel):
     @property
     def failures(self) -> list[CheckResult]:
         """The checks that failed, rule by rule."""
-        return [result for result in self.checks if result.status is CheckStatus.FAIL]
+        return [result for result in self.checks if result.status is Verdict.FAIL]
 
     def counts(self) -> dict[str, int]:
         """How many checks passed, failed and were skipped."""
-        found = {status.value: 0 for status in CheckStatus}
+        found = {status.value: 0 for status in Verdict}
         for result in self.checks:
             found[result.status.value] += 1
         return found
 
-    def failing(self, fail_on: str = "error") -> bool:
-        """Whether the turn fails under ``fail_on``: ``error`` (the verdict) or ``warning`` (a ``warning`` check
-        failed too)."""
-        if self.verdict is TurnVerdict.FAIL:
-            return True
-        if fail_on == "warning":
-            if any(r.severity is Severity.WARNING for r in self.failures):
-                return True
-            from norma.audit import Severity as AuditSeverity
-
-            return self.audit is not None and any(v.severity is AuditSeverity.WARNING for v in self.audit.violations)
-        return False
+    def failing(self, fail_on: FailOn | str = FailOn.ERROR) -> bool:
+        """Whether the turn fails under ``fail_on`` (:meth:`FailOn.fails`): ``error`` (the verdict) or ``warning`` (a
+        ``warning`` check failed too, or the audit has a WARNING)."""
+        severities = [r.severity for r in self.failures]
+        if self.audit is not None:
+            severities += [v.severity for v in self.audit.violations]
+        return FailOn.parse(fail_on).fails(self.verdict is Verdict.FAIL, severities)
 
     @property
     def rubric(self) -> Rubric:
