@@ -17,6 +17,7 @@ See docs/traces.md.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping, Sequence
 from types import TracebackType
@@ -90,18 +91,14 @@ class _Otel:
         self.current = trace.get_current_span
 
 
-_UNRESOLVED: Any = object()
-_otel: _Otel | None = _UNRESOLVED
-
-
+@functools.cache
 def _resolve() -> _Otel | None:
-    global _otel
-    if _otel is _UNRESOLVED:
-        try:
-            _otel = _Otel()
-        except ImportError:
-            _otel = None
-    return _otel
+    """The OpenTelemetry API's pieces, resolved at the first span (None when it is not installed); two first spans
+    at once may both import it, and either result is the same."""
+    try:
+        return _Otel()
+    except ImportError:
+        return None
 
 
 def _clean(attributes: Mapping[str, AttributeValue | None]) -> dict[str, AttributeValue]:
@@ -181,7 +178,7 @@ class _Joined(_Live):
 
 def span(name: str, attributes: Mapping[str, AttributeValue | None] | None = None) -> Traced:
     """A span named ``name`` under the current one (a context manager); :data:`OFF` without OpenTelemetry."""
-    otel = _otel if _otel is not _UNRESOLVED else _resolve()
+    otel = _resolve()
     if otel is None:
         return OFF
     return _Live(otel, otel.tracer.start_span(name, attributes=_clean(attributes) if attributes else None))
@@ -191,7 +188,7 @@ def request_span(name: str, headers: Mapping[str, str], attributes: Mapping[str,
     """The server span of one HTTP request: the recording span a layer above made for it when there is one
     (``attributes`` are added to it), else a new one, child of the caller's span when ``headers`` (lower-case names)
     hold a W3C ``traceparent`` (and ``tracestate``); :data:`OFF` without OpenTelemetry."""
-    otel = _otel if _otel is not _UNRESOLVED else _resolve()
+    otel = _resolve()
     if otel is None:
         return OFF
     made = otel.current()

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from norma.checks import MAX_EVIDENCE, NO_LLM, CheckResult, CheckStatus, Span, evaluate_checks
+from norma.checks import MAX_EVIDENCE, NO_LLM, CheckedOutput, CheckResult, CheckStatus, Span, evaluate_checks
 from norma.errors import InvalidInputError
 from norma.rules import Rule, Severity
 
@@ -363,6 +363,35 @@ def test_an_output_that_is_not_text_or_not_unicode_is_refused() -> None:
         evaluate_checks(rule, b"abc", matched=True)  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError, match="not valid Unicode"):
         evaluate_checks(rule, "a\ud800", matched=True)
+
+
+def test_one_checked_output_gives_each_rule_what_evaluate_checks_gives_it() -> None:
+    # a turn evaluates one output against each of its rules through one CheckedOutput
+    rules = [
+        Rule(id="words", condition_text="x", checks=[{"id": "c", "kind": "max_words", "limit": 3}]),
+        Rule(id="terms", condition_text="x", checks=[{"id": "c", "kind": "not_contains", "terms": ["pin"]}]),
+        Rule(id="card", condition_text="x", checks=[{"id": "c", "kind": "no_pii", "when": "always"}]),
+        Rule(id="plain", condition_text="x"),
+    ]
+    output = "Your PIN is 1234.\nCard 4111 1111 1111 1111, café"
+    checked = CheckedOutput(output)
+    got = [checked.evaluate(rule, matched=matched) for matched in (True, False) for rule in rules]
+    assert got == [evaluate_checks(rule, output, matched=matched) for matched in (True, False) for rule in rules]
+    assert [r.status for results in got for r in results] == [CheckStatus.FAIL] * 4
+    other = CheckedOutput("short and clean")  # nothing of the first output is kept
+    assert [r.status for r in other.evaluate(rules[1], matched=True)] == [CheckStatus.PASS]
+
+
+def test_a_checked_output_that_is_not_unicode_is_refused_for_every_rule_naming_it() -> None:
+    checked = CheckedOutput("a\ud800")
+    for rule_id in ("first", "second"):
+        rule = Rule(id=rule_id, condition_text="x", checks=[{"id": "c", "kind": "max_chars", "limit": 3}])
+        with pytest.raises(InvalidInputError, match="not valid Unicode") as caught:
+            checked.evaluate(rule, matched=True)
+        assert caught.value.source == f"rule {rule_id!r}"
+    bad_message = CheckedOutput("fine", message="a\ud800")
+    with pytest.raises(InvalidInputError, match="message must be valid Unicode"):
+        bad_message.evaluate(rule, matched=True)
 
 
 # --- large outputs ---------------------------------------------------------------------------------------------------

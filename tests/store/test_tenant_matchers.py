@@ -167,3 +167,32 @@ def test_the_held_out_similarities_given_make_the_adapted_gate(filled: str, embe
         assert tenant_gate(store, "acme", embedder=embedder, held_out=held) == calibrated
     finally:
         store.close()
+
+
+def test_the_measured_gate_is_read_once_per_version_of_the_tenants_rules(tmp_path: Path, embedder: Embedder) -> None:
+    from norma.matching import tenant_gate, tenant_matchers
+
+    class Snapshots(SQLiteRuleStore):
+        """A real SQLite store that counts the tenant snapshots it reads (what measuring a gate costs)."""
+
+        read = 0
+
+        def snapshot(self, tenant_id: str, model_id: str):  # type: ignore[no-untyped-def]
+            self.read += 1
+            return super().snapshot(tenant_id, model_id)
+
+    store = Snapshots(tmp_path / "rules.db")
+    try:
+        store.upsert_rules("acme", RULES, embedder=embedder)
+        first = tenant_gate(store, "acme", embedder=embedder)
+        assert tenant_gate(store, "acme", embedder=embedder) == first
+        assert store.read == 1  # kept for version 1
+        store.upsert_rules("acme", [Rule(id="fees", condition_text="customer asks about fees")], embedder=embedder)
+        tenant_gate(store, "acme", embedder=embedder)
+        tenant_gate(store, "acme", embedder=embedder)
+        assert store.read == 2  # measured again for version 2, once
+        tenant_matchers(store).clear()  # kept by the store's TenantMatchers: cleared with them
+        tenant_gate(store, "acme", embedder=embedder)
+        assert store.read == 3
+    finally:
+        store.close()

@@ -5,7 +5,7 @@ shared (documents' vocabulary vectors, the embedder, the word lists, the registr
 
 from __future__ import annotations
 
-import threading
+import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,21 +47,14 @@ __all__ = ["analyze", "default_embedder"]
 CONVERSATIONAL_STRICT = frozenset({"IR.7.01", "IR.8.03"})
 """§4.02 read literally: the only rules of a conversational turn."""
 
-_EMBEDDER: Embedder | None = None
-_EMBEDDER_LOCK = threading.Lock()
 
-
+@functools.cache
 def default_embedder() -> Embedder:
-    """The shared all-MiniLM-L6-v2 embedder, loaded once (lazily, behind a lock) on the first audit that needs it."""
-    global _EMBEDDER
-    if _EMBEDDER is not None:
-        return _EMBEDDER
-    with _EMBEDDER_LOCK:
-        if _EMBEDDER is None:
-            from norma.embeddings import get_embedder
+    """The shared all-MiniLM-L6-v2 embedder, loaded once on the first audit that needs it (concurrent first calls
+    get the one instance :func:`norma.embeddings.get_embedder` builds behind its lock)."""
+    from norma.embeddings import get_embedder
 
-            _EMBEDDER = get_embedder()
-        return _EMBEDDER
+    return get_embedder()
 
 
 def _documents(

@@ -17,12 +17,6 @@ __all__ = ["ENTRY_POINT_GROUP", "builtin_rules", "rule_registry", "select_rules"
 
 ENTRY_POINT_GROUP = "norma.audit_rules"
 
-_PLUGINS: tuple[AuditRule, ...] | None = None
-"""The entry points' rules, read once per process (``refresh=True`` reads them again)."""
-_REGISTRY: tuple[tuple[AuditRule, ...], dict[str, AuditRule]] | None = None
-"""The default registry (the built-ins plus the plugins), with the plugin rules it was built from."""
-_LOCK = threading.Lock()
-
 
 def _sort_key(rule_id: str) -> tuple[int, ...]:
     return tuple(int(part) for part in rule_id[3:].split("."))
@@ -84,6 +78,43 @@ def builtin_rules() -> dict[str, AuditRule]:
     return _by_id(BUILTIN_RULES)
 
 
+class _Registry:
+    """What the entry points declare, read once per process, and the default registry built from it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._plugins: tuple[AuditRule, ...] | None = None
+        """The entry points' rules (``refresh=True`` reads them again)."""
+        self._default: tuple[tuple[AuditRule, ...], dict[str, AuditRule]] | None = None
+        """The default registry (the built-ins plus the plugins), with the plugin rules it was built from."""
+
+    def plugins(self, *, refresh: bool = False) -> tuple[AuditRule, ...]:
+        """The entry points' rules, read on first use (behind the lock) or when ``refresh``."""
+        loaded = self._plugins
+        if loaded is None or refresh:
+            with self._lock:
+                if self._plugins is None or refresh:
+                    self._plugins = _read_entry_points()
+                loaded = self._plugins
+        return loaded
+
+    def default(self, *, refresh: bool = False) -> dict[str, AuditRule]:
+        """The built-ins plus the plugins, built once per reading of the entry points."""
+        cached = self._default
+        if cached is not None and cached[0] is self._plugins and not refresh:
+            return cached[1]
+        with self._lock:
+            loaded = _read_entry_points() if refresh or self._plugins is None else self._plugins
+            if refresh or self._default is None or self._default[0] is not loaded:
+                registry = _with_plugins(builtin_rules(), loaded)  # a clash keeps the previous registry and plugins
+                self._plugins, self._default = loaded, (loaded, registry)
+            return self._default[1]
+
+
+_REGISTRY = _Registry()
+"""The process's registry (entry points are the process's: read once, whoever asks)."""
+
+
 def rule_registry(
     rules: Iterable[AuditRule] | None = None, *, plugins: bool = True, refresh: bool = False
 ) -> dict[str, AuditRule]:
@@ -93,29 +124,14 @@ def rule_registry(
     The entry points are read once per process (behind a lock), and the default registry built once;
     ``refresh=True`` reads the entry points again. An id given twice is a :class:`~norma.errors.ConfigError`.
     """
-    global _PLUGINS, _REGISTRY
     if rules is not None:
         given = _by_id(rules)
         if not plugins:
             return given
-        loaded = _PLUGINS
-        if loaded is None or refresh:
-            with _LOCK:
-                if _PLUGINS is None or refresh:
-                    _PLUGINS = _read_entry_points()
-                loaded = _PLUGINS
-        return _with_plugins(given, loaded)
+        return _with_plugins(given, _REGISTRY.plugins(refresh=refresh))
     if not plugins:
         return builtin_rules()
-    cached = _REGISTRY
-    if cached is not None and cached[0] is _PLUGINS and not refresh:
-        return cached[1]
-    with _LOCK:
-        loaded = _read_entry_points() if refresh or _PLUGINS is None else _PLUGINS
-        if refresh or _REGISTRY is None or _REGISTRY[0] is not loaded:
-            registry = _with_plugins(builtin_rules(), loaded)  # a clash keeps the previous registry and plugins
-            _PLUGINS, _REGISTRY = loaded, (loaded, registry)
-        return _REGISTRY[1]
+    return _REGISTRY.default(refresh=refresh)
 
 
 def select_rules(rules: Sequence[AuditRule] | None) -> list[AuditRule]:

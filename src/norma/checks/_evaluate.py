@@ -4,6 +4,9 @@ Each evaluator takes the check, the rule and an :class:`_Output` (the text with 
 folded form, its line index, the user's message and the judge) and returns ``(status, message, spans)``.
 Evaluation is pure but for ``judge`` checks, which ask the :class:`norma.llm.Judge` they are given (and are
 skipped without one).
+
+A :class:`CheckedOutput` holds one ``_Output`` for every rule it evaluates: a turn checks one output against each of
+its rules, and what the checks share is computed once for all of them. Nothing is kept from one output to the next.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from norma.rules import (
 if TYPE_CHECKING:
     from norma.llm import Judge
 
-__all__ = ["NO_LLM", "evaluate_checks"]
+__all__ = ["NO_LLM", "CheckedOutput", "evaluate_checks"]
 
 NO_LLM = "no LLM configured: a judge check is skipped, never passed"
 """The message of a ``judge`` result when :func:`evaluate_checks` is given no judge."""
@@ -68,23 +71,6 @@ class _Output:
         """``(start, end)`` of each word: a run of non-space characters (``str.isspace``) with a letter or digit
         (``str.isalnum``) in it. Both expressions are linear: ``\\S+`` takes whole runs, ``[^\\W_]`` is ``isalnum``."""
         return [m.span() for m in _RUN.finditer(self.text) if _ALNUM.search(m.group())]
-
-
-_last: tuple[_Output, ...] = ()
-"""The last output evaluated: a turn evaluates one output against each of its rules, and what the checks share
-(its folded text, its words, its line index) is computed once for all of them."""
-
-
-def _shared(output: str, message: str | None, judge: Judge | None) -> _Output:
-    global _last
-    last = _last
-    if last and last[0].message == message and last[0].judge is judge:
-        seen = last[0].text
-        if seen is output or (len(seen) == len(output) and seen == output):
-            return last[0]
-    fresh = _Output(output, message, judge)
-    _last = (fresh,)  # one assignment: threads see the old or the new entry, both whole
-    return fresh
 
 
 def _where(span: Span) -> str:
@@ -289,6 +275,73 @@ def _result(rule: Rule, check: Check, outcome: _Outcome, output: _Output) -> Che
     )
 
 
+class CheckedOutput:
+    """One output checked against any number of rules: what their checks share (the output's folded text, its words,
+    its line index, whether it is valid Unicode) is computed once, on first use, for all of them.
+
+    :func:`evaluate_checks` is ``CheckedOutput(output, message=message, judge=judge).evaluate(rule, ...)``; a turn
+    check (:class:`norma.turns.TurnChecker`) makes one per output and evaluates each rule with it. Holds nothing but
+    this output: safe to share between threads.
+    """
+
+    __slots__ = ("_message_ok", "_output", "_unicode", "judge", "message", "output")
+
+    def __init__(self, output: str, *, message: str | None = None, judge: Judge | None = None) -> None:
+        self.output = output
+        self.message = message
+        self.judge = judge
+        self._output: _Output | None = None  # made once the output is known to be valid
+        self._unicode: bool | None = None
+        self._message_ok: bool | None = None
+
+    def evaluate(self, rule: Rule, *, matched: bool, neighbour: str | None = None) -> list[CheckResult]:
+        """The results of ``rule``'s checks that apply to this output: see :func:`evaluate_checks`."""
+        text = self._valid(rule)
+        with trace_span("norma.checks", {"norma.rule.id": rule.id}) as traced:
+            results = []
+            for check in rule.checks:
+                applies = check.applies
+                if not matched and applies is not When.ALWAYS:
+                    continue
+                if matched and neighbour is not None and applies is When.ENFORCED:
+                    results.append(_not_enforced(rule, check, neighbour))
+                else:
+                    results.append(_result(rule, check, _EVALUATORS[check.kind](check, rule, text), text))
+            if traced.recording:
+                traced.set(span_attributes(results))
+                traced.content("norma.output", text.text)
+        return results
+
+    def _valid(self, rule: Rule) -> _Output:
+        """The output with what its checks share, once it is known to be text and valid Unicode, and the message
+        too (errors name ``rule``, the first rule evaluated)."""
+        output = self.output
+        if not isinstance(output, str):
+            raise InvalidInputError(
+                f"the output to check must be text, not {type(output).__name__}", hint="pass the AI output as a str"
+            )
+        if self._unicode is None:
+            self._unicode = is_unicode(output)
+        if not self._unicode:
+            raise InvalidInputError(
+                "the output to check is not valid Unicode (it holds a lone surrogate such as \\ud800)",
+                source=f"rule {rule.id!r}",
+                hint="decode the output as UTF-8 before checking it",
+            )
+        message = self.message
+        if message is not None:
+            if self._message_ok is None:
+                self._message_ok = isinstance(message, str) and is_unicode(message)
+            if not self._message_ok:
+                raise InvalidInputError(
+                    "the user's message must be valid Unicode text", source=f"rule {rule.id!r}", location="message"
+                )
+        shared = self._output
+        if shared is None:
+            shared = self._output = _Output(output, message, self.judge)
+        return shared
+
+
 def evaluate_checks(
     rule: Rule,
     output: str,
@@ -313,35 +366,7 @@ def evaluate_checks(
     Raises:
         InvalidInputError: ``output`` or ``message`` is not text, or not valid Unicode (a lone surrogate).
     """
-    if not isinstance(output, str):
-        raise InvalidInputError(
-            f"the output to check must be text, not {type(output).__name__}", hint="pass the AI output as a str"
-        )
-    if not is_unicode(output):
-        raise InvalidInputError(
-            "the output to check is not valid Unicode (it holds a lone surrogate such as \\ud800)",
-            source=f"rule {rule.id!r}",
-            hint="decode the output as UTF-8 before checking it",
-        )
-    if message is not None and (not isinstance(message, str) or not is_unicode(message)):
-        raise InvalidInputError(
-            "the user's message must be valid Unicode text", source=f"rule {rule.id!r}", location="message"
-        )
-    text = _shared(output, message, judge)
-    with trace_span("norma.checks", {"norma.rule.id": rule.id}) as traced:
-        results = []
-        for check in rule.checks:
-            applies = check.applies
-            if not matched and applies is not When.ALWAYS:
-                continue
-            if matched and neighbour is not None and applies is When.ENFORCED:
-                results.append(_not_enforced(rule, check, neighbour))
-            else:
-                results.append(_result(rule, check, _EVALUATORS[check.kind](check, rule, text), text))
-        if traced.recording:
-            traced.set(span_attributes(results))
-            traced.content("norma.output", output)
-    return results
+    return CheckedOutput(output, message=message, judge=judge).evaluate(rule, matched=matched, neighbour=neighbour)
 
 
 def _not_enforced(rule: Rule, check: Check, why: str) -> CheckResult:

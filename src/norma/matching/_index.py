@@ -11,7 +11,8 @@ Two parts are shared from one index to the next instead of copied: the :class:`~
 (:class:`LexicalIndexes`). An update changes them in place, and a match fills their lazily built parts (the int8
 copy, the prepacked matrix, the HNSW index, the BM25 postings of a ``bm25_text`` first asked for); both happen under
 the matcher's lock, as before. Values derived from the rules (the GLOBAL candidates, normalised priorities, the
-rule-id order that cuts ties) are computed on first use and kept for the life of the index.
+rule-id order that cuts ties, the rules a turn check evaluates on every output) are computed on first use and kept for
+the life of the index.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from norma.matching._cow import ChunkedList, ShardedMap
 from norma.matching._lexical import LexicalIndex
 from norma.matching._scoring import normalize_priority
 from norma.matching._vectors import VectorIndex
-from norma.rules import Rule, Scope
+from norma.rules import Rule, Scope, When
 
 __all__ = ["SCOPE_CODE", "SCOPES", "LexicalIndexes", "MatchIndex", "bm25_document"]
 
@@ -162,6 +163,12 @@ class MatchIndex:
         for name in names:
             if name in base.__dict__:
                 self.__dict__[name] = base.__dict__[name]
+
+    @cached_property
+    def always_rules(self) -> tuple[Rule, ...]:
+        """The enabled rules with a ``when: always`` check, by id: those a turn check evaluates on every output."""
+        found = (r for r in self.rules() if r.enabled and any(c.applies is When.ALWAYS for c in r.checks))
+        return tuple(sorted(found, key=lambda r: r.id))
 
     @cached_property
     def global_usable(self) -> np.ndarray:

@@ -115,6 +115,12 @@ class RuleMatcher:
         """Every rule, sorted by id."""
         return tuple(sorted(self._index.rules(), key=lambda r: r.id))
 
+    @property
+    def always_rules(self) -> tuple[Rule, ...]:
+        """The enabled rules with a ``when: always`` check, sorted by id: those a turn check evaluates whether they
+        matched or not (:class:`~norma.turns.TurnChecker`). Found once per version of the rules."""
+        return self._index.always_rules
+
     def __len__(self) -> int:
         return len(self._index)
 

@@ -100,6 +100,7 @@ class TenantMatchers:
         self.refresh_interval = refresh_interval
         self._max = max_cached
         self._entries: OrderedDict[tuple[str, str, str], _Entry] = OrderedDict()
+        self._measured: dict[tuple[object, ...], Gate] = {}  # tenant_gate's, for the tenant's version in the key
         self._lock = threading.Lock()
 
     def get(
@@ -147,9 +148,42 @@ class TenantMatchers:
         return entry.matcher, entry.version, entry.confirmed_at
 
     def clear(self) -> None:
-        """Forget every cached matcher (the next :meth:`get` of each tenant reads the store again)."""
+        """Forget every cached matcher and measured gate (the next :meth:`get` of each tenant reads the store
+        again)."""
         with self._lock:
             self._entries.clear()
+            self._measured.clear()
+
+    def gate(
+        self,
+        tenant_id: str,
+        *,
+        embedder: Embedder | None = None,
+        config: MatchConfig | None = None,
+        held_out: HeldOut | None = None,
+    ) -> Gate:
+        """The tenant's gate for ``config``: see :func:`tenant_gate`. A measured gate is kept for the version of the
+        tenant's rules it was measured on (one per tenant: a new version replaces it)."""
+        check_tenant_id(tenant_id)
+        cfg = config or MatchConfig()
+        if cfg.threshold != "auto":
+            return resolve(MatchIndex.empty(), cfg, None)
+        store = self.store
+        stored = stored_gate(store, tenant_id)
+        if stored is not None:
+            return stored
+        model = embedder if embedder is not None else get_embedder()
+        key = (tenant_id, store.version(tenant_id), model.model_id, rulebook_settings(cfg), cfg.gate_quantile, held_out)
+        with self._lock:
+            known = self._measured.get(key)
+        if known is not None:
+            return known
+        gate = _from_snapshot(store, tenant_id, model, cfg, held_out)[1].measured_gate()
+        with self._lock:
+            for old in [k for k in self._measured if k[0] == tenant_id and k != key]:
+                del self._measured[old]
+            self._measured[key] = gate
+        return gate
 
     def _build(self, entry: _Entry, tenant_id: str, embedder: Embedder, config: MatchConfig | None) -> None:
         version, matcher, unstored = _from_snapshot(self.store, tenant_id, embedder, config, self.held_out)
@@ -180,6 +214,8 @@ class TenantMatchers:
 
 
 _BY_STORE: weakref.WeakKeyDictionary[RuleStore, TenantMatchers] = weakref.WeakKeyDictionary()
+"""The one map of this module: each store object's :class:`TenantMatchers`, which hold all that is derived from its
+tenants' rules (matchers, measured gates), dropped with the store."""
 _BY_STORE_LOCK = threading.Lock()
 
 
@@ -289,10 +325,6 @@ def stored_gate(store: RuleStore, tenant_id: str) -> Gate | None:
     return None if data is None else gate_from_dict(data)
 
 
-_MEASURED: weakref.WeakKeyDictionary[RuleStore, dict[tuple[object, ...], Gate]] = weakref.WeakKeyDictionary()
-_MEASURED_LOCK = threading.Lock()
-
-
 def tenant_gate(
     store: RuleStore,
     tenant_id: str,
@@ -303,28 +335,10 @@ def tenant_gate(
 ) -> Gate:
     """The tenant's gate for ``config`` (default :class:`MatchConfig`): its stored calibrated gate, else the gate
     measured on every stored rule (the adapted encoder's with ``held_out``, else the rulebook's), once per version
-    of the tenant's rules (kept in memory per store), so a push-down matcher over a few candidates applies the gate
-    of the whole tenant."""
+    of the tenant's rules (kept by the store's :func:`tenant_matchers`), so a push-down matcher over a few candidates
+    applies the gate of the whole tenant."""
     check_tenant_id(tenant_id)
-    cfg = config or MatchConfig()
-    if cfg.threshold != "auto":
-        return resolve(MatchIndex.empty(), cfg, None)
-    stored = stored_gate(store, tenant_id)
-    if stored is not None:
-        return stored
-    model = embedder if embedder is not None else get_embedder()
-    key = (tenant_id, store.version(tenant_id), model.model_id, rulebook_settings(cfg), cfg.gate_quantile, held_out)
-    with _MEASURED_LOCK:
-        known = _MEASURED.setdefault(store, {})
-        if key in known:
-            return known[key]
-    gate = _from_snapshot(store, tenant_id, model, cfg, held_out)[1].measured_gate()
-    with _MEASURED_LOCK:
-        known = _MEASURED.setdefault(store, {})
-        for old in [k for k in known if k[0] == tenant_id and k != key]:
-            del known[old]
-        known[key] = gate
-    return gate
+    return tenant_matchers(store).gate(tenant_id, embedder=embedder, config=config, held_out=held_out)
 
 
 def apply_stored_gate(matcher: RuleMatcher, store: RuleStore, tenant_id: str, held_out: HeldOut | None = None) -> None:

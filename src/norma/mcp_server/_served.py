@@ -67,7 +67,8 @@ class Served:
         self._stamp: tuple[int, int] | None = None
         self._matcher_lock = threading.Lock()
         self._checker: TurnChecker | None = None
-        self._judge: tuple[Judge | None] | None = None
+        self._judge: Judge | None = None
+        self._judge_made = False  # None after it: no LLM configured
 
     def close(self) -> None:
         """Close the store (if one is served)."""
@@ -213,12 +214,13 @@ class Served:
         """The judge of ``judge`` checks: the LLM of ``$NORMA_LLM_URL`` with an in-memory verdict cache, made once;
         None without an LLM (those checks are then skipped)."""
         with self._matcher_lock:
-            if self._judge is None:
+            if not self._judge_made:
                 from norma.llm import Judge, JudgeCache, get_llm
 
                 llm = get_llm()
-                self._judge = (None if llm is None else Judge(llm, cache=JudgeCache()),)
-            return self._judge[0]
+                self._judge = None if llm is None else Judge(llm, cache=JudgeCache())
+                self._judge_made = True
+            return self._judge
 
     def _file_checker(self) -> TurnChecker:
         """The rulebook's checker, rebuilt when the rulebook's matcher is (the file changed)."""

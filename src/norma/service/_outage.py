@@ -11,32 +11,42 @@ may, tells clients when to retry, and logs state changes instead of one line per
   While the store is up every request is checked by the store (a revoked key stops at once); while it is down, a key
   the store verified within ``stale_for`` seconds is accepted, so a key revoked just before an outage keeps working
   at most ``stale_for`` seconds after its last successful check.
+* :class:`GuardedStore` is the store the service reads and writes through: a typed :class:`~norma.store.Store`
+  whose every method goes through the :class:`StoreHealth`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
 import logging
 import math
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from norma.errors import StoreUnavailableError
 from norma.service._auth import Principal
+
+if TYPE_CHECKING:  # the store loads on first use (numpy and the database drivers with it)
+    import numpy as np
+
+    from norma.embeddings import Embedder
+    from norma.rules import Rule, Scope
+    from norma.store import ApiKey, RuleVersion, Store
 
 __all__ = [
     "PROBE_INTERVAL",
     "REPORT_INTERVAL",
     "STALE_HEADER",
+    "GuardedSearchStore",
     "GuardedStore",
     "KeyCache",
     "StoreHealth",
+    "guard_store",
     "http_date",
 ]
 
@@ -189,22 +199,132 @@ class KeyCache:
 
 
 class GuardedStore:
-    """A rule store whose every public method goes through a :class:`StoreHealth` (fails fast while it is down)."""
+    """A :class:`~norma.store.Store` (each of its methods, typed as the protocol has it) whose every call goes
+    through a :class:`StoreHealth` (fails fast while the store is down): what the service's routes and matchers read
+    and write through. Make one with :func:`guard_store`, which keeps :class:`~norma.store.VectorSearch` when the
+    store has it."""
 
-    def __init__(self, store: Any, health: StoreHealth) -> None:
+    def __init__(self, store: Store, health: StoreHealth) -> None:
         self._store = store
         self._health = health
+        self.url = store.url
 
-    def __getattr__(self, name: str) -> Any:
-        value = getattr(self._store, name)
-        if name.startswith("_") or not callable(value):
-            return value
+    # RuleStore
 
-        @functools.wraps(value)
-        def guarded(*args: Any, **kwargs: Any) -> Any:
-            return self._health.call(lambda: value(*args, **kwargs))
+    def upsert_rules(
+        self,
+        tenant_id: str,
+        rules: Sequence[Rule],
+        *,
+        embedder: Embedder | None = None,
+        vectors: Mapping[str, np.ndarray] | None = None,
+        prune: bool = False,
+    ) -> int:
+        return self._health.call(
+            lambda: self._store.upsert_rules(tenant_id, rules, embedder=embedder, vectors=vectors, prune=prune)
+        )
 
-        return guarded
+    def get_rule(self, tenant_id: str, rule_id: str) -> Rule:
+        return self._health.call(lambda: self._store.get_rule(tenant_id, rule_id))
+
+    def list_rules(
+        self,
+        tenant_id: str,
+        *,
+        scope: Scope | str | None = None,
+        scenario_id: str | None = None,
+        step_id: str | None = None,
+        enabled: bool | None = None,
+        tag: str | None = None,
+    ) -> list[Rule]:
+        return self._health.call(
+            lambda: self._store.list_rules(
+                tenant_id, scope=scope, scenario_id=scenario_id, step_id=step_id, enabled=enabled, tag=tag
+            )
+        )
+
+    def delete_rules(self, tenant_id: str, rule_ids: Sequence[str]) -> int:
+        return self._health.call(lambda: self._store.delete_rules(tenant_id, rule_ids))
+
+    def version(self, tenant_id: str) -> int:
+        return self._health.call(lambda: self._store.version(tenant_id))
+
+    def history(self, tenant_id: str, rule_id: str) -> list[RuleVersion]:
+        return self._health.call(lambda: self._store.history(tenant_id, rule_id))
+
+    def tenants(self) -> list[str]:
+        return self._health.call(self._store.tenants)
+
+    def load_vectors(self, tenant_id: str, model_id: str) -> dict[str, np.ndarray]:
+        return self._health.call(lambda: self._store.load_vectors(tenant_id, model_id))
+
+    def save_vectors(self, tenant_id: str, model_id: str, vectors: Mapping[str, tuple[str, np.ndarray]]) -> None:
+        self._health.call(lambda: self._store.save_vectors(tenant_id, model_id, vectors))
+
+    def snapshot(self, tenant_id: str, model_id: str) -> tuple[int, list[Rule], dict[str, np.ndarray]]:
+        return self._health.call(lambda: self._store.snapshot(tenant_id, model_id))
+
+    def changes_since(
+        self, tenant_id: str, version: int, model_id: str
+    ) -> tuple[int, list[Rule], list[str], dict[str, np.ndarray]]:
+        return self._health.call(lambda: self._store.changes_since(tenant_id, version, model_id))
+
+    def rules_with_vectors(
+        self, tenant_id: str, rule_ids: Sequence[str], model_id: str
+    ) -> tuple[list[Rule], dict[str, np.ndarray]]:
+        return self._health.call(lambda: self._store.rules_with_vectors(tenant_id, rule_ids, model_id))
+
+    def close(self) -> None:
+        self._health.call(self._store.close)
+
+    # KeyStore
+
+    def create_api_key(self, tenant_id: str | None, *, name: str = "", admin: bool = False) -> str:
+        return self._health.call(lambda: self._store.create_api_key(tenant_id, name=name, admin=admin))
+
+    def check_api_key(self, secret: str) -> ApiKey | None:
+        return self._health.call(lambda: self._store.check_api_key(secret))
+
+    def list_api_keys(self, tenant_id: str | None = None) -> list[ApiKey]:
+        return self._health.call(lambda: self._store.list_api_keys(tenant_id))
+
+    def revoke_api_key(self, key_id: str) -> None:
+        self._health.call(lambda: self._store.revoke_api_key(key_id))
+
+    # GateStore
+
+    def save_gate(self, tenant_id: str, gate: Mapping[str, Any] | None) -> int:
+        return self._health.call(lambda: self._store.save_gate(tenant_id, gate))
+
+    def load_gate(self, tenant_id: str) -> dict[str, Any] | None:
+        return self._health.call(lambda: self._store.load_gate(tenant_id))
+
+    def gate_history(self, tenant_id: str) -> list[tuple[int, dict[str, Any] | None, str]]:
+        return self._health.call(lambda: self._store.gate_history(tenant_id))
 
     def __repr__(self) -> str:
         return repr(self._store)
+
+
+class GuardedSearchStore(GuardedStore):
+    """A :class:`GuardedStore` over a store that finds nearest vectors itself (PostgreSQL + pgvector)."""
+
+    def search(
+        self, tenant_id: str, vector: np.ndarray, *, model_id: str, limit: int = 30, ef_search: int | None = None
+    ) -> list[tuple[str, float]]:
+        from norma.store import VectorSearch
+
+        store = self._store
+        assert isinstance(store, VectorSearch)
+        return self._health.call(
+            lambda: store.search(tenant_id, vector, model_id=model_id, limit=limit, ef_search=ef_search)
+        )
+
+
+def guard_store(store: Store, health: StoreHealth) -> GuardedStore:
+    """``store`` with every call through ``health``; a :class:`~norma.store.VectorSearch` store stays one."""
+    from norma.store import VectorSearch
+
+    if isinstance(store, VectorSearch):
+        return GuardedSearchStore(store, health)
+    return GuardedStore(store, health)

@@ -24,10 +24,12 @@ from norma.service._auth import (
     secret_from_headers,
 )
 from norma.service._errors import RequestTimeoutError, UnauthorizedError
-from norma.service._outage import GuardedStore, KeyCache, StoreHealth
+from norma.service._outage import GuardedStore, KeyCache, StoreHealth, guard_store
 from norma.service._settings import ServiceSettings
 
 if TYPE_CHECKING:
+    from norma.audit import DocumentSet
+    from norma.llm import Judge, LLMClient
     from norma.matching import TenantMatchers
     from norma.store import Store
 
@@ -48,12 +50,14 @@ class ServiceState:
     def __init__(self, settings: ServiceSettings, store: Store | None = None) -> None:
         self.settings = settings
         self._store = store
-        self._guarded: Any = None
+        self._guarded: GuardedStore | None = None
         self._owns_store = store is None
         self._lock = threading.Lock()
-        self._documents: Any = None
-        self._llm: tuple[Any] | None = None
-        self._judge: tuple[Any] | None = None
+        self._documents: DocumentSet | None = None
+        self._llm: LLMClient | None = None
+        self._llm_made = False  # get_llm() ran (its None: no LLM configured)
+        self._judge: Judge | None = None
+        self._judge_made = False
         self.limiter = RateLimiter(settings.rate_limit, settings.rate_burst)
         self.failures = FailedAuthLimiter(settings.auth_failure_rate, settings.auth_failure_burst)
         self._batching: dict[str, Any] = {}
@@ -103,9 +107,9 @@ class ServiceState:
                 if self._guarded is None:
                     if self._store is None:
                         self._store = self.health.call(self._open_store)
-                    self._guarded = GuardedStore(self._store, self.health)
+                    self._guarded = guard_store(self._store, self.health)
                 guarded = self._guarded
-        return guarded  # type: ignore[no-any-return]
+        return guarded
 
     def _open_store(self) -> Store:
         from norma.store import open_store
@@ -118,7 +122,7 @@ class ServiceState:
             write_timeout=settings.store_write_timeout,
         )
 
-    def documents(self) -> Any:
+    def documents(self) -> DocumentSet | None:
         """The audit documents of ``settings.audit_docs``, loaded once; None when no folder is configured."""
         if self.settings.audit_docs is None:
             return None
@@ -130,30 +134,29 @@ class ServiceState:
                     self._documents = load_documents(self.settings.audit_docs)
         return self._documents
 
-    def llm(self) -> Any:
+    def llm(self) -> LLMClient | None:
         """The LLM client of ``$NORMA_LLM_*`` (re-runs for the audit's IR.6.02), made once; None when unset."""
-        if self._llm is None:
+        if not self._llm_made:
             with self._lock:
-                if self._llm is None:
+                if not self._llm_made:
                     from norma.llm import get_llm
 
-                    self._llm = (get_llm(),)
-        return self._llm[0]
+                    self._llm, self._llm_made = get_llm(), True
+        return self._llm
 
-    def judge(self) -> Any:
+    def judge(self) -> Judge | None:
         """The judge of ``judge`` checks over :meth:`llm` (verdicts cached in memory), made once; None without an
         LLM (those checks are then skipped)."""
-        if self._judge is None:
+        if not self._judge_made:
             llm = self.llm()  # takes the lock itself
             with self._lock:
-                if self._judge is None:
-                    if llm is None:
-                        self._judge = (None,)
-                    else:
+                if not self._judge_made:
+                    if llm is not None:
                         from norma.llm import Judge, JudgeCache
 
-                        self._judge = (Judge(llm, cache=JudgeCache()),)  # in memory: verdicts stay per process
-        return self._judge[0]
+                        self._judge = Judge(llm, cache=JudgeCache())  # in memory: verdicts stay per process
+                    self._judge_made = True
+        return self._judge
 
     async def run(self, func: Callable[..., T], /, *args: Any, timeout: bool = True, **kwargs: Any) -> T:
         """Run ``func`` in a worker thread; past ``request_timeout`` answer 503 (the thread finishes on its own).

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import os
-import threading
-import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from norma.checks import CheckResult, CheckStatus, evaluate_checks
+from norma.checks import CheckedOutput, CheckResult, CheckStatus
 from norma.errors import InvalidInputError
 from norma.matching import MatchResult, RuleMatcher, SessionState
-from norma.rules import Rule, Severity, When
+from norma.rules import Rule, Severity
 from norma.turns._report import CheckedRule, MatchedRuleSummary, TurnReport, TurnVerdict
 
 if TYPE_CHECKING:
@@ -87,7 +85,8 @@ def _session(session: SessionState | Mapping[str, Any] | None) -> SessionState |
 
 class TurnChecker:
     """Checks turns against one set of rules: build it once (per rulebook, or per tenant matcher), call
-    :meth:`check` per turn. Thread-safe; the rules with ``when: always`` checks are found once per rules version.
+    :meth:`check` per turn. Thread-safe; the rules with ``when: always`` checks are found once per rules version (by
+    the matcher's compiled rules, :attr:`~norma.matching.RuleMatcher.always_rules`).
 
     Args:
         rules: a :class:`~norma.matching.RuleMatcher` (a tenant's, from :func:`~norma.matching.tenant_matcher`),
@@ -119,7 +118,7 @@ class TurnChecker:
     def always_rules(self) -> tuple[Rule, ...]:
         """The enabled rules that carry a ``when: always`` check, by id (found once per matcher and rules version,
         for every checker on that matcher: a service builds a checker per request)."""
-        return _always_rules(self.matcher)
+        return self.matcher.always_rules
 
     def check(
         self,
@@ -160,12 +159,11 @@ class TurnChecker:
             for (message, output, _), result in zip(turns, results, strict=True)
         ]
 
-    def _evaluate(
-        self, rule: Rule, message: str, output: str, *, matched: bool, neighbour: str | None = None
-    ) -> list[CheckResult]:
+    def _output(self, message: str, output: str) -> CheckedOutput:
+        """``output`` as each of the turn's rules is evaluated on it (the user's message goes to the judge only)."""
         if self.judge is None:
-            return evaluate_checks(rule, output, matched=matched, neighbour=neighbour)
-        return evaluate_checks(rule, output, matched=matched, message=message, judge=self.judge, neighbour=neighbour)
+            return CheckedOutput(output)
+        return CheckedOutput(output, message=message, judge=self.judge)
 
     def report(self, message: str, output: str, result: MatchResult, *, audit: bool | None = None) -> TurnReport:
         """The report of a turn whose message this checker's matcher already matched (``result``): for callers
@@ -179,16 +177,17 @@ class TurnChecker:
         run_audit = self.audit if audit is None else audit
         checked: list[CheckedRule] = []
         seen: set[str] = set()
+        evaluated = self._output(message, output)  # what the checks share, computed once for every rule
         for match in result:
             rule = match.rule
             seen.add(rule.id)
             if rule.checks:
                 neighbour = None if match.enforced else match.enforcement.detail
-                results = self._evaluate(rule, message, output, matched=True, neighbour=neighbour)
+                results = evaluated.evaluate(rule, matched=True, neighbour=neighbour)
                 checked.append(rule_verdict(rule, results, matched=True, enforced=match.enforced))
         for rule in self.always_rules():
             if rule.id not in seen:
-                results = self._evaluate(rule, message, output, matched=False)
+                results = evaluated.evaluate(rule, matched=False)
                 if results:
                     checked.append(rule_verdict(rule, results, matched=False))
         audit_report = self._audit(message, output) if run_audit else None
@@ -220,23 +219,6 @@ class TurnChecker:
             self.audit_config,
             embedder=self.matcher.embedder,
         )
-
-
-_ALWAYS: weakref.WeakKeyDictionary[RuleMatcher, tuple[int, tuple[Rule, ...]]] = weakref.WeakKeyDictionary()
-_ALWAYS_LOCK = threading.Lock()
-
-
-def _always_rules(matcher: RuleMatcher) -> tuple[Rule, ...]:
-    """The enabled rules of ``matcher`` with a ``when: always`` check, kept per matcher and rules version."""
-    version = matcher.version
-    with _ALWAYS_LOCK:
-        cached = _ALWAYS.get(matcher)
-    if cached is not None and cached[0] == version:
-        return cached[1]
-    found = tuple(r for r in matcher.rules if r.enabled and any(c.applies is When.ALWAYS for c in r.checks))
-    with _ALWAYS_LOCK:
-        _ALWAYS[matcher] = (version, found)
-    return found
 
 
 def _verdict(checked: Sequence[CheckedRule], audit_report: AuditReport | None) -> TurnVerdict:
