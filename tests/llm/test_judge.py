@@ -296,3 +296,34 @@ def test_the_prompt_documented_in_check_md_is_the_prompt_sent() -> None:
     tag = re.search(r"<criterion-([0-9a-f]{8})>", sent)
     assert tag is not None
     assert sent == documented.replace("1f0c9a2e", tag.group(1))
+
+
+def test_every_judge_of_norma_comes_from_one_factory_with_its_cache_policy(
+    llm_server: FakeLLMServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from norma.llm import make_judge as factory
+
+    monkeypatch.setenv("NORMA_CACHE_DIR", str(tmp_path))  # a user cache folder of this test alone
+
+    client = OllamaClient(llm_server.url, "llama3.2", retry=FAST)
+    assert factory(None, cache="user") is None  # no LLM: judge checks are skipped
+    user, memory, none = (factory(client, cache=c) for c in ("user", "memory", "none"))
+    assert isinstance(user.cache, JudgeCache)
+    assert user.cache.path == judge_cache_path()
+    assert user.cache.path.is_relative_to(tmp_path)
+    assert isinstance(memory.cache, JudgeCache)
+    assert memory.cache.path is None
+    assert none.cache is None
+    llm_server.default_reply = reply(True, 1.0, "ok")
+    criterion = f"the factory's criterion {SENTINEL}"  # a vote no other test caches
+    for judge in (user, memory):  # a cached judge asks once, a judge without a cache every time
+        judge.judge("text", criterion)
+        judge.judge("text", criterion)
+    none.judge("text", criterion)
+    none.judge("text", criterion)
+    assert len(llm_server.requests) == 4
+    with pytest.raises(InvalidInputError, match="cache must be 'user', 'memory' or 'none', not 'disk'"):
+        factory(client, cache="disk")  # type: ignore[arg-type]
+    src = Path(__file__).resolve().parents[2] / "src" / "norma"
+    built = [str(p.relative_to(src)) for p in src.rglob("*.py") if re.search(r"\bJudge\(", p.read_text())]
+    assert built == ["llm/_judge.py"]  # nothing else builds a judge by hand

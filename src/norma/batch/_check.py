@@ -12,7 +12,7 @@ from norma.batch._job import Outcome, Worker
 from norma.batch._match import MatchJob, _vectors
 from norma.embeddings import get_embedder
 from norma.errors import InvalidInputError, NormaError
-from norma.llm import Judge, JudgeCache, get_llm
+from norma.llm import Judge, get_llm, make_judge
 from norma.matching import SessionState
 from norma.turns import TurnChecker
 
@@ -79,8 +79,7 @@ class CheckJob:
     def _judge(self) -> Judge | None:
         if not self.judge:
             return None
-        llm = get_llm()
-        return None if llm is None else Judge(llm, cache=JudgeCache.in_user_cache())
+        return make_judge(get_llm(), cache="user")
 
     def start(self) -> Worker:
         """Build the matcher once, then per batch embed the messages in one call and check each turn."""

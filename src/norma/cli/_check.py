@@ -91,14 +91,9 @@ def _write(fmt: str, items: list[tuple[str, TurnReport]], fail_on: str, path: Pa
 
 def _judge() -> Any:
     """The judge of ``judge`` checks: the LLM of $NORMA_LLM_URL, else None (those checks are skipped)."""
-    from norma.llm import get_llm
+    from norma.llm import get_llm, make_judge
 
-    llm = get_llm()
-    if llm is None:
-        return None
-    from norma.llm import Judge, JudgeCache
-
-    return Judge(llm, cache=JudgeCache.in_user_cache())  # a re-run asks the model nothing
+    return make_judge(get_llm(), cache="user")  # a re-run asks the model nothing
 
 
 @click.command()

@@ -241,17 +241,16 @@ def judge(
     file; votes are cached in the user's cache folder. Exit 0, 1 when a verdict was asked for and it fails, 2 for
     unreadable input, no LLM configured ($NORMA_LLM_URL) or a reply that is not a verdict.
     """
-    from norma.llm import Judge, JudgeCache
+    from norma.llm import make_judge
     from norma.rubrics import judge_rubric_file
 
     if (events_file is None) == (outcome_file is None):
         raise click.UsageError("give exactly one of --events FILE and --outcome FILE")
     fmt = resolve_format(ctx, output_format)
     client = llm_client(url, model, kind)
-    cache = None if no_cache else JudgeCache.in_user_cache()
     result = judge_rubric_file(
         rubric_file,
-        Judge(client, cache=cache),
+        make_judge(client, cache="none" if no_cache else "user"),
         events_path=events_file,
         outcome_path=outcome_file,
         votes=votes,

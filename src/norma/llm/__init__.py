@@ -10,7 +10,8 @@
 * :class:`Judge` — an LLM as a judge: does a text satisfy a criterion? A strict JSON :class:`Verdict` over one or
   more :class:`Vote` objects (majority, mean score, spread), the data between tags it is told never to obey, votes
   cached in a :class:`JudgeCache` (in memory or a SQLite file); a reply that is not a verdict is a
-  :class:`JudgeError`, never a pass.
+  :class:`JudgeError`, never a pass. :func:`make_judge` builds the judge of every part of norma, with its cache
+  policy (:data:`JudgeCachePolicy`).
 
 Replies are not streamed. See docs/llm.md.
 """
@@ -32,7 +33,7 @@ from norma.llm._config import (
 )
 from norma.llm._factory import client_from_settings, get_llm
 from norma.llm._http import ChatClient, ChatReply, LLMBackendError
-from norma.llm._judge import JUDGE_PROMPT_VERSION, Judge, neutralise
+from norma.llm._judge import JUDGE_PROMPT_VERSION, Judge, JudgeCachePolicy, make_judge, neutralise
 from norma.llm._judge_cache import JudgeCache, judge_cache_path
 from norma.llm._messages import to_messages
 from norma.llm._ollama import OllamaClient
@@ -48,6 +49,7 @@ __all__ = [
     "JUDGE_PROMPT_VERSION",
     "Judge",
     "JudgeCache",
+    "JudgeCachePolicy",
     "JudgeError",
     "KIND_ENV",
     "LLMBackendError",
@@ -69,6 +71,7 @@ __all__ = [
     "detect_kind",
     "get_llm",
     "judge_cache_path",
+    "make_judge",
     "neutralise",
     "parse_vote",
     "redact_url",

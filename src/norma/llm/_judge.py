@@ -19,6 +19,7 @@ import hashlib
 import json
 import re
 import unicodedata
+from typing import Literal, overload
 
 from norma.errors import InvalidInputError
 from norma.llm._judge_cache import JudgeCache
@@ -197,3 +198,30 @@ class Judge:
         if self.cache is not None:
             self.cache.put(self.model, key, vote)
         return vote
+
+
+JudgeCachePolicy = Literal["user", "memory", "none"]
+"""Where a judge keeps its votes: the SQLite file in the user cache folder (``user``: a re-run asks the model
+nothing; the CLI, batches, pytest), in memory (``memory``: bounded, for a long-running service or MCP server), or
+nowhere (``none``: every judgement asks the model)."""
+
+
+@overload
+def make_judge(llm: LLMClient, *, cache: JudgeCachePolicy) -> Judge: ...
+@overload
+def make_judge(llm: None, *, cache: JudgeCachePolicy) -> None: ...
+@overload
+def make_judge(llm: LLMClient | None, *, cache: JudgeCachePolicy) -> Judge | None: ...
+def make_judge(llm: LLMClient | None, *, cache: JudgeCachePolicy) -> Judge | None:
+    """The judge of ``judge`` checks and rubric judging over ``llm`` (``get_llm()`` for ``$NORMA_LLM_URL``), its
+    votes kept as ``cache`` says; None without an LLM (``judge`` checks are then skipped). Every part of norma
+    that judges builds its judge here."""
+    if llm is None:
+        return None
+    if cache == "user":
+        return Judge(llm, cache=JudgeCache.in_user_cache())
+    if cache == "memory":
+        return Judge(llm, cache=JudgeCache())
+    if cache == "none":
+        return Judge(llm)
+    raise InvalidInputError(f"cache must be 'user', 'memory' or 'none', not {cache!r}", location="cache")

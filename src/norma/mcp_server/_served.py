@@ -215,10 +215,9 @@ class Served:
         None without an LLM (those checks are then skipped)."""
         with self._matcher_lock:
             if not self._judge_made:
-                from norma.llm import Judge, JudgeCache, get_llm
+                from norma.llm import get_llm, make_judge
 
-                llm = get_llm()
-                self._judge = None if llm is None else Judge(llm, cache=JudgeCache())
+                self._judge = make_judge(get_llm(), cache="memory")
                 self._judge_made = True
             return self._judge
 

@@ -151,10 +151,9 @@ class ServiceState:
             llm = self.llm()  # takes the lock itself
             with self._lock:
                 if not self._judge_made:
-                    if llm is not None:
-                        from norma.llm import Judge, JudgeCache
+                    from norma.llm import make_judge
 
-                        self._judge = Judge(llm, cache=JudgeCache())  # in memory: verdicts stay per process
+                    self._judge = make_judge(llm, cache="memory")  # in memory: verdicts stay per process
                     self._judge_made = True
         return self._judge
 

@@ -27,10 +27,9 @@ __all__ = ["assert_turn_passes", "turn_checker"]
 
 def _env_judge() -> Judge | None:
     """The judge of ``judge`` checks, as ``norma check`` has it: the LLM of ``$NORMA_LLM_URL``, else None."""
-    from norma.llm import Judge, get_llm
+    from norma.llm import get_llm, make_judge
 
-    llm = get_llm()
-    return None if llm is None else Judge(llm)
+    return make_judge(get_llm(), cache="user")
 
 
 def turn_checker(rules: RuleMatcher | str | os.PathLike[str]) -> TurnChecker:
