@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -81,10 +82,21 @@ def settings() -> ServiceSettings:
     return make_settings()
 
 
+def asgi_client(app: object) -> httpx.AsyncClient:
+    """An httpx client on the ASGI ``app`` itself: real requests through the whole app, no socket."""
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://norma.test")  # type: ignore[arg-type]
+
+
+@contextlib.asynccontextmanager
+async def app_client(store: RuleStore, settings: ServiceSettings | None = None) -> AsyncIterator[httpx.AsyncClient]:
+    """:func:`asgi_client` on the service app over ``store`` (``make_settings()`` by default)."""
+    async with asgi_client(create_app(settings or make_settings(), store=store)) as http:
+        yield http
+
+
 @pytest.fixture
 async def client(store: RuleStore, settings: ServiceSettings) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(settings, store=store)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://norma.test") as http:
+    async with app_client(store, settings) as http:
         yield http
 
 

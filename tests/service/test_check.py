@@ -10,10 +10,9 @@ import httpx
 import pytest
 
 from norma.rules import Rule
-from norma.service import create_app
 from norma.store import RuleStore, open_store
 from norma.turns import TurnChecker
-from tests.service.conftest import bearer, make_settings
+from tests.service.conftest import app_client, bearer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.model]
 
@@ -48,8 +47,7 @@ def check_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RuleStore]
 
 @pytest.fixture
 async def http(check_store: RuleStore) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(make_settings(), store=check_store)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://norma.test") as client:
+    async with app_client(check_store) as client:
         yield client
 
 

@@ -11,9 +11,8 @@ import httpx
 import pytest
 from jsonschema import Draft202012Validator
 
-from norma.service import create_app
 from norma.store import RuleStore, import_rulebook, open_store
-from tests.service.conftest import ADMIN_KEY, bearer, make_settings
+from tests.service.conftest import ADMIN_KEY, app_client, bearer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.model]
 
@@ -40,8 +39,7 @@ def bank_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RuleStore]:
 
 @pytest.fixture
 async def http(bank_store: RuleStore) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(make_settings(), store=bank_store)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://norma.test") as client:
+    async with app_client(bank_store) as client:
         yield client
 
 

@@ -17,7 +17,7 @@ from norma.service._errors import REDACTED, problem_response
 from norma.store import RuleStore
 from tests.conftest import EXAMPLES
 from tests.service._server import serve_app
-from tests.service.conftest import ADMIN_KEY, bearer, make_settings
+from tests.service.conftest import ADMIN_KEY, asgi_client, bearer, make_settings
 
 pytestmark = pytest.mark.anyio
 
@@ -32,10 +32,6 @@ def unreachable(tmp_path: Path) -> str:
     return f"sqlite:///{blocker}/norma.db"
 
 
-def _client(app: object) -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://norma.test")  # type: ignore[arg-type]
-
-
 def _assert_no_path(text: str, *paths: object) -> None:
     for path in paths:
         assert str(path) not in text, text
@@ -48,7 +44,7 @@ async def test_an_unreachable_store_is_503_naming_no_path(
 ) -> None:
     app = create_app(make_settings(db_url=unreachable))
     caplog.set_level(logging.WARNING, logger="norma.service")
-    async with _client(app) as client:
+    async with asgi_client(app) as client:
         for key in ("nrm_000000000000_bogus", ADMIN_KEY):  # the bogus key is looked up in the store first
             response = await client.get("/v1/tenants/acme/rules", headers=bearer(key))
             assert response.status_code == 503
@@ -75,7 +71,7 @@ def test_an_unreachable_store_is_503_naming_no_path_on_the_wire(unreachable: str
 
 async def test_an_unreachable_postgres_names_no_host() -> None:
     app = create_app(make_settings(db_url="postgresql://nobody:pw@127.0.0.1:1/secretdb?connect_timeout=2"))
-    async with _client(app) as client:
+    async with asgi_client(app) as client:
         response = await client.get("/v1/tenants/acme/rules", headers=bearer(ADMIN_KEY))
     assert response.status_code == 503
     assert response.json()["detail"] == "the rule store is unreachable; nothing was written"
@@ -104,7 +100,7 @@ async def test_audit_documents_that_cannot_load_are_503_naming_no_folder(
     folder = broken_docs if setup == "symlink out" else tmp_path / "server-secret-folder" / "missing"
     app = create_app(make_settings(audit_docs=folder), store=store)
     caplog.set_level(logging.WARNING, logger="norma.service")
-    async with _client(app) as client:
+    async with asgi_client(app) as client:
         response = await client.post("/v1/audit", json=AUDIT, headers=bearer(ADMIN_KEY))
     assert response.status_code == 503, response.text
     assert response.json()["detail"] == "the server is not configured for this request"
@@ -126,7 +122,7 @@ async def leaky(store: RuleStore, tmp_path: Path) -> AsyncIterator[tuple[httpx.A
             hint=f"give the document as a plain relative name inside {folder}",
         )
 
-    async with _client(app) as client:
+    async with asgi_client(app) as client:
         yield client, folder
 
 

@@ -25,13 +25,9 @@ from norma.errors import (
 from norma.service import ERROR_STATUS, RequestTimeoutError, UnauthorizedError, create_app, status_for
 from norma.service._auth import FailedAuthLimiter, RateLimiter, key_id_of
 from norma.store import RuleStore
-from tests.service.conftest import ADMIN_KEY, bearer, make_settings
+from tests.service.conftest import ADMIN_KEY, asgi_client, bearer, make_settings
 
 pytestmark = pytest.mark.anyio
-
-
-def _client(app: object) -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://norma.test")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -72,7 +68,7 @@ async def test_body_over_the_cap_is_413_before_any_work(store: RuleStore, acme_k
     app = create_app(make_settings(max_body_bytes=2048), store=store)
     before = store.version("acme")
     big = {"rules": [{"id": f"r{i}", "condition_text": "x" * 100} for i in range(40)]}
-    async with _client(app) as client:
+    async with asgi_client(app) as client:
         response = await client.post("/v1/tenants/acme/rules", json=big, headers=bearer(acme_key))
         assert response.status_code == 413
         assert response.headers["content-type"] == "application/problem+json"
@@ -93,7 +89,7 @@ async def test_body_over_the_cap_is_413_before_any_work(store: RuleStore, acme_k
 
 async def test_rate_limit_is_429_with_retry_after(store: RuleStore, acme_key: str, globex_key: str) -> None:
     app = create_app(make_settings(rate_limit=0.5, rate_burst=3), store=store)
-    async with _client(app) as client:
+    async with asgi_client(app) as client:
         statuses = [(await client.get("/v1/tenants/acme", headers=bearer(acme_key))).status_code for _ in range(4)]
         assert statuses == [200, 200, 200, 429]
         limited = await client.get("/v1/tenants/acme", headers=bearer(acme_key))
@@ -124,7 +120,7 @@ def test_rate_limiter_refills_at_its_rate() -> None:
 async def test_slow_request_is_503_after_the_timeout(store: RuleStore, acme_key: str) -> None:
     app = create_app(make_settings(request_timeout=0.001), store=store)
     body = {"name": "Maximilian Alexander Richardson", "count": 40, "seed": 1}
-    async with _client(app) as client:
+    async with asgi_client(app) as client:
         response = await client.post("/v1/names/generate", json=body, headers=bearer(acme_key))
     assert response.status_code == 503
     assert "longer than 0.001 s" in response.json()["detail"]
@@ -132,7 +128,7 @@ async def test_slow_request_is_503_after_the_timeout(store: RuleStore, acme_key:
 
 async def test_store_down_is_503_and_not_ready() -> None:
     app = create_app(make_settings(db_url="postgresql://nobody@127.0.0.1:1/none?connect_timeout=2"))
-    async with _client(app) as client:
+    async with asgi_client(app) as client:
         rules = await client.get("/v1/tenants/acme/rules", headers=bearer(ADMIN_KEY))
         assert rules.status_code == 503
         assert rules.json()["title"] == "service unavailable"

@@ -10,7 +10,7 @@ import pytest
 
 from norma.service import create_app
 from norma.store import RuleStore
-from tests.service.conftest import bearer, make_settings
+from tests.service.conftest import asgi_client, bearer, make_settings
 
 pytestmark = pytest.mark.anyio
 
@@ -56,7 +56,7 @@ async def test_timeout_body(store: RuleStore, acme_key: str, caplog: pytest.LogC
     async def slow() -> None:
         await app.state.norma.run(time.sleep, 0.5)
 
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://norma.test") as client:
+    async with asgi_client(app) as client:
         response = await client.get("/v1/slow")
     assert response.status_code == 503
     assert response.json() == {

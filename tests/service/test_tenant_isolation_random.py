@@ -31,7 +31,7 @@ from norma.matching import Rule
 from norma.service import PROBLEM_MEDIA_TYPE, create_app
 from norma.service._logging import ACCESS_LOGGER, JsonFormatter
 from norma.store import RuleStore, open_store
-from tests.service.conftest import ADMIN_KEY, bearer, make_settings
+from tests.service.conftest import ADMIN_KEY, app_client, asgi_client, bearer, make_settings
 
 pytestmark = pytest.mark.anyio
 
@@ -403,8 +403,7 @@ def tenants(isolated_store: RuleStore) -> dict[str, Tenant]:
 
 @pytest.fixture
 async def http(isolated_store: RuleStore) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(make_settings(), store=isolated_store)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://norma.test") as client:
+    async with app_client(isolated_store) as client:
         yield client
 
 
@@ -497,7 +496,7 @@ async def test_the_same_requests_succeed_for_the_owner(tmp_path: Path, openapi: 
         app = create_app(make_settings(), store=store)
         ops, _ = _operations(openapi)
         rng = random.Random(SEED)
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://norma.test") as client:
+        async with asgi_client(app) as client:
             for op in ops:
                 owner = tenants[rng.choice(TENANTS)]
                 answers = []

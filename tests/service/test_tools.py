@@ -13,10 +13,9 @@ import pytest
 from norma.audit import analyze, load_documents
 from norma.names import build_query, generate_variations, score_record
 from norma.rubrics import check_rubric, evaluate_rubric
-from norma.service import create_app
 from norma.store import RuleStore
 from tests.conftest import CliResult
-from tests.service.conftest import ADMIN_KEY, bearer, make_settings
+from tests.service.conftest import ADMIN_KEY, app_client, bearer, make_settings
 
 pytestmark = pytest.mark.anyio
 
@@ -188,8 +187,7 @@ async def test_names_bad_labels_is_400(client: httpx.AsyncClient, acme_key: str)
 
 @pytest.fixture
 async def audit_client(store: RuleStore, examples: Path) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(make_settings(audit_docs=examples / "audit" / "docs"), store=store)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://norma.test") as http:
+    async with app_client(store, make_settings(audit_docs=examples / "audit" / "docs")) as http:
         yield http
 
 

@@ -263,6 +263,11 @@ def _result(rule: Rule, check: Check, outcome: _Outcome, output: _Output) -> Che
         output.locate.span(a, b, text=mask(output.text[a:b]) if check.kind == "no_pii" else None)
         for a, b in found[:MAX_EVIDENCE]
     ]
+    return _check_result(rule, check, status, message, evidence=tuple(spans))
+
+
+def _check_result(rule: Rule, check: Check, status: CheckStatus, message: str, **more: Any) -> CheckResult:
+    """A result of ``check`` of ``rule``: its ids, kind, severity and weight, with ``status`` and ``message``."""
     return CheckResult(
         rule_id=rule.id,
         check_id=check.id,
@@ -271,7 +276,7 @@ def _result(rule: Rule, check: Check, outcome: _Outcome, output: _Output) -> Che
         weight=check.weight,
         status=status,
         message=message,
-        evidence=tuple(spans),
+        **more,
     )
 
 
@@ -370,13 +375,5 @@ def evaluate_checks(
 
 
 def _not_enforced(rule: Rule, check: Check, why: str) -> CheckResult:
-    return CheckResult(
-        rule_id=rule.id,
-        check_id=check.id,
-        kind=check.kind,
-        severity=check.severity,
-        weight=check.weight,
-        status=CheckStatus.SKIP,
-        message=f"the rule matched only as a neighbour ({why}): a requirement applies when the rule governs the turn",
-        enforced=False,
-    )
+    message = f"the rule matched only as a neighbour ({why}): a requirement applies when the rule governs the turn"
+    return _check_result(rule, check, CheckStatus.SKIP, message, enforced=False)
