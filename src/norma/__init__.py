@@ -56,11 +56,12 @@ if _typing.TYPE_CHECKING:
     from norma.rubrics import Criterion, Rubric, evaluate_events_against_rubric, load_rubric
     from norma.rules import Rule, Scope, load_rulebook
     from norma.store import import_rulebook, open_store
-    from norma.turns import TurnChecker, TurnReport, check_turn
+    from norma.turns import Norma, TurnChecker, TurnReport, check_turn, open
 
 _ENTRY_POINTS: dict[str, str] = {
     "Criterion": "norma.rubrics",
     "MatchConfig": "norma.matching",
+    "Norma": "norma.turns",
     "Rubric": "norma.rubrics",
     "Rule": "norma.rules",
     "RuleMatcher": "norma.matching",
@@ -80,6 +81,7 @@ _ENTRY_POINTS: dict[str, str] = {
     "load_rubric": "norma.rubrics",
     "load_rulebook": "norma.rules",
     "load_rules": "norma.matching",
+    "open": "norma.turns",
     "open_store": "norma.store",
     "quality_from_labels": "norma.names",
     "tenant_matcher": "norma.matching",
@@ -97,6 +99,7 @@ __all__ = [
     "LimitExceededError",
     "MatchConfig",
     "MissingDependencyError",
+    "Norma",
     "NormaError",
     "NotFoundError",
     "RateLimitedError",
@@ -123,6 +126,7 @@ __all__ = [
     "load_rubric",
     "load_rulebook",
     "load_rules",
+    "open",
     "open_store",
     "quality_from_labels",
     "tenant_matcher",

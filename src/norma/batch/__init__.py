@@ -15,7 +15,7 @@ See docs/scale.md.
 from __future__ import annotations
 
 from norma.batch._audit import AuditJob
-from norma.batch._check import CheckJob, turn_payload
+from norma.batch._check import CheckedTurn, CheckJob, turn_payload
 from norma.batch._embed import EmbedJob, rule_text_payloads, rule_vectors
 from norma.batch._engine import ENGINES, Engine, check_engine, run_job
 from norma.batch._io import (
@@ -50,6 +50,7 @@ __all__ = [
     "BatchRecord",
     "BatchResult",
     "CheckJob",
+    "CheckedTurn",
     "ENGINES",
     "EmbedJob",
     "Engine",

@@ -14,9 +14,9 @@ from norma.embeddings import get_embedder
 from norma.errors import InvalidInputError, NormaError
 from norma.llm import Judge, get_llm, make_judge
 from norma.matching import SessionState
-from norma.turns import TurnChecker
+from norma.turns import Norma, TurnReport
 
-__all__ = ["CheckJob", "turn_payload"]
+__all__ = ["CheckJob", "CheckedTurn", "turn_payload"]
 
 
 def turn_payload(record: Any) -> dict[str, Any]:
@@ -40,6 +40,24 @@ def turn_payload(record: Any) -> dict[str, Any]:
     if "id" in record:
         out["id"] = record["id"]
     return out
+
+
+@dataclass(frozen=True)
+class CheckedTurn:
+    """One turn of a batch checked: the record's ``id`` (when it has one), its message and the typed report, kept
+    as they are until the writer (:meth:`row`)."""
+
+    message: str
+    report: TurnReport
+    id: Any = None
+    has_id: bool = False
+
+    def row(self) -> dict[str, Any]:
+        """The JSON row (``--format jsonl``): ``id`` (when the record has one), ``message`` and
+        :meth:`TurnReport.to_dict`."""
+        row: dict[str, Any] = {"id": self.id} if self.has_id else {}
+        row.update(message=self.message, **self.report.to_dict())
+        return row
 
 
 @dataclass(frozen=True)
@@ -86,9 +104,9 @@ class CheckJob:
         embedder = get_embedder()
         matcher = self.match._matcher(embedder)
         version = self.match.tenant_version if self.match.tenant_id is not None else None
-        checker = TurnChecker(
+        checker = Norma(
             matcher, judge=self._judge(), audit=self.audit, documents=self.documents, rules_version=version
-        )
+        ).checker
 
         def one(payload: dict[str, Any], vector: np.ndarray) -> Outcome:
             try:
@@ -97,9 +115,7 @@ class CheckJob:
                 report = checker.report(payload["message"], payload["output"], found)
             except NormaError as exc:
                 return None, str(exc)
-            row: dict[str, Any] = {"id": payload["id"]} if "id" in payload else {}
-            row.update(message=payload["message"], **report.to_dict())
-            return row, None
+            return CheckedTurn(payload["message"], report, payload.get("id"), "id" in payload), None
 
         def work(payloads: Sequence[Any]) -> list[Outcome]:
             vectors = _vectors(embedder, [payload["message"] for payload in payloads])

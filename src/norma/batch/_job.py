@@ -10,8 +10,9 @@ from norma.errors import NormaError
 
 __all__ = ["BatchRecord", "BatchResult", "Job", "Outcome", "Worker", "per_record"]
 
-Outcome = tuple[dict[str, Any] | None, str | None]
-"""What a worker returns for one record: ``(result, None)``, or ``(None, error message)``."""
+Outcome = tuple[Any, str | None]
+"""What a worker returns for one record: ``(result, None)``, or ``(None, error message)``; a result is plain JSON
+values, or a picklable typed value the writer serialises (the check job's :class:`~norma.batch.CheckedTurn`)."""
 
 Worker = Callable[[Sequence[Any]], list[Outcome]]
 """A started job: payloads in, one :data:`Outcome` per payload out, in the same order."""
@@ -77,8 +78,9 @@ class BatchResult:
     """0-based position in the whole input."""
     where: str
     """As in :class:`BatchRecord`."""
-    result: dict[str, Any] | None = None
-    """What the job returned (plain JSON values), or ``None`` after an error."""
+    result: Any = None
+    """What the job returned (plain JSON values, or a typed value such as a
+    :class:`~norma.batch.CheckedTurn`), or ``None`` after an error."""
     error: str | None = None
     """Why the record has no result (its :class:`NormaError` as text)."""
 

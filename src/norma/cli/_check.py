@@ -25,7 +25,8 @@ from norma.cli._output import (
 )
 
 if TYPE_CHECKING:
-    from norma.turns import CheckedRule, MatchedRuleSummary, TurnReport
+    from norma.batch import CheckedTurn
+    from norma.turns import CheckedRule, MatchedRuleSummary, Norma, TurnReport
 
 __all__ = ["check"]
 
@@ -87,13 +88,6 @@ def _write(fmt: str, items: list[tuple[str, TurnReport]], fail_on: str, path: Pa
     from norma.reports import render_turns
 
     write_text(render_turns(fmt, items, fail_on), path, f"the {fmt} report")
-
-
-def _judge() -> Any:
-    """The judge of ``judge`` checks: the LLM of $NORMA_LLM_URL, else None (those checks are skipped)."""
-    from norma.llm import get_llm, make_judge
-
-    return make_judge(get_llm(), cache="user")  # a re-run asks the model nothing
 
 
 @click.command()
@@ -238,30 +232,14 @@ def _parse_session(session_json: str | None) -> dict[str, Any] | None:
 
 def _checker(
     rules_file: Path | None, tenant_id: str | None, db_url: str | None, run_audit: bool, documents: Path | None
-) -> Any:
-    from norma.turns import TurnChecker
+) -> Norma:
+    """The rules of --rules FILE or --tenant (at its current version), opened once (:func:`norma.open`); judge
+    checks ask the LLM of $NORMA_LLM_URL, votes kept in the user cache (a re-run asks the model nothing)."""
+    from norma.turns import open as open_rules
 
     if tenant_id is not None:
-        from norma.matching import snapshot_matcher
-        from norma.store import open_tenant_store
-
-        with open_tenant_store(tenant_id, db_url) as store:
-            matcher = snapshot_matcher(store, tenant_id)
-            version = store.version(tenant_id)
-        return TurnChecker(matcher, judge=_judge(), audit=run_audit, documents=documents, rules_version=version)
-    assert rules_file is not None
-    return TurnChecker(rules_file, judge=_judge(), audit=run_audit, documents=documents)
-
-
-def _row_failing(row: dict[str, Any], fail_on: str) -> bool:
-    """:meth:`TurnReport.failing` of a row of ``TurnReport.to_dict()`` (the audit's severities in capitals)."""
-    from norma.rules import FailOn, Severity
-
-    checks = [c for rule in row.get("rules", []) for c in rule.get("checks", [])]
-    audit = row.get("audit") or {}
-    severities = [Severity(c["severity"]) for c in checks if c["status"] == "fail"]
-    severities += [Severity(str(v.get("severity")).lower()) for v in audit.get("violations", [])]
-    return FailOn.parse(fail_on).fails(row.get("verdict") == "fail", severities)
+        return open_rules(tenant=tenant_id, store=db_url, audit=run_audit, documents=documents)
+    return open_rules(rules_file, audit=run_audit, documents=documents)
 
 
 def _batch(
@@ -280,7 +258,6 @@ def _batch(
     from norma.batch import CheckJob, MatchJob
     from norma.cli._engine import run_batch, succeeded
     from norma.reports import turn_document
-    from norma.turns import TurnReport
 
     records = _read_turns(source)
     match = MatchJob.for_tenant(tenant_id, db_url) if tenant_id is not None else MatchJob.make(str(rules_file))
@@ -288,14 +265,11 @@ def _batch(
     job.check()
     good, errors = succeeded(run_batch(job, records, options, "checking"))
     name = "<stdin>" if source == "-" else source
-    rows: list[dict[str, Any]] = []
-    items: list[tuple[str, TurnReport]] = []
-    for line, result in good:
-        row = {"line": line, **result}
-        row["failing"] = _row_failing(row, fail_on)
-        rows.append(row)
-        fields = {k: v for k, v in result.items() if k in TurnReport.model_fields}
-        items.append((f"{name}:{line}", TurnReport.model_validate(fields)))
+    turns: list[tuple[int, CheckedTurn]] = good
+    items: list[tuple[str, TurnReport]] = [(f"{name}:{line}", turn.report) for line, turn in turns]
+    rows = [  # the reports stay typed until here, the writer
+        {"line": line, **turn.row(), "failing": turn.report.failing(fail_on)} for line, turn in turns
+    ]
     document = turn_document(rows, job.rule_count())
     if tenant_id is not None:
         document["tenant"] = tenant_id

@@ -119,10 +119,10 @@ def record_line(where: str) -> int:
     return int(where.rsplit(":", 1)[1].removeprefix("row "))
 
 
-def succeeded(results: Sequence[BatchResult]) -> tuple[list[tuple[int, dict[str, Any]]], int]:
+def succeeded(results: Sequence[BatchResult]) -> tuple[list[tuple[int, Any]], int]:
     """The results of the records that worked, as ``(line, result)``, and how many did not: each of those is
     reported on stderr, one line naming its record (the others are still written; the command exits 2)."""
-    good: list[tuple[int, dict[str, Any]]] = []
+    good: list[tuple[int, Any]] = []
     errors = 0
     for item in results:
         if item.error is not None or item.result is None:

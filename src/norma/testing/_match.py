@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,26 +13,46 @@ from norma.testing._failures import MatchAssertionError
 
 if TYPE_CHECKING:
     from norma.matching import MatchResult, RuleMatcher, SessionState
+    from norma.turns import Norma
 
 __all__ = ["assert_matches", "rulebook_matcher"]
 
 
 def rulebook_matcher(path: str | os.PathLike[str]) -> RuleMatcher:
-    """A rulebook file's matcher (:func:`norma.matching.file_matcher`), kept in memory while the file is unchanged:
-    the tests of one session that name the same file share one matcher."""
-    file = Path(path).resolve()
-    try:
-        stat = file.stat()
-    except OSError:
-        return _matcher(str(file), 0, -1)  # the reader reports the missing or unreadable file
-    return _matcher(str(file), stat.st_mtime_ns, stat.st_size)
+    """A rulebook file's matcher (opened with :func:`norma.open`), kept in memory while the file is unchanged
+    (:meth:`Norma.fresh <norma.turns.Norma.fresh>`): the tests of one session that name the same file share one
+    matcher."""
+    return _opened(Path(path).resolve()).matcher
 
 
-@functools.lru_cache(maxsize=8)
-def _matcher(path: str, mtime_ns: int, size: int) -> RuleMatcher:
-    from norma.matching import file_matcher
+_KEPT = 8
+"""How many rulebook files :func:`rulebook_matcher` keeps open."""
 
-    return file_matcher(path)
+
+class _Opened:
+    """The rulebooks the session opened, by resolved path, the most recently used last."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.by_path: dict[Path, Norma] = {}
+
+
+@functools.cache
+def _session() -> _Opened:
+    return _Opened()
+
+
+def _opened(path: Path) -> Norma:
+    from norma.turns import open as open_rules
+
+    kept = _session()
+    with kept.lock:
+        found = kept.by_path.pop(path, None)
+        opened = found.fresh() if found is not None else open_rules(path, judge=None)  # the reader reports a bad file
+        kept.by_path[path] = opened
+        while len(kept.by_path) > _KEPT:
+            kept.by_path.pop(next(iter(kept.by_path)))
+        return opened
 
 
 def assert_matches(

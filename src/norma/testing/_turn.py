@@ -13,7 +13,6 @@ from norma.testing._match import rulebook_matcher
 
 if TYPE_CHECKING:
     from norma.checks import CheckResult
-    from norma.llm import Judge
     from norma.matching import RuleMatcher, SessionState
     from norma.rules import FailOn
     from norma.turns import TurnChecker, TurnReport
@@ -25,22 +24,16 @@ if TYPE_CHECKING:
 __all__ = ["assert_turn_passes", "turn_checker"]
 
 
-def _env_judge() -> Judge | None:
-    """The judge of ``judge`` checks, as ``norma check`` has it: the LLM of ``$NORMA_LLM_URL``, else None."""
-    from norma.llm import get_llm, make_judge
-
-    return make_judge(get_llm(), cache="user")
-
-
 def turn_checker(rules: RuleMatcher | str | os.PathLike[str]) -> TurnChecker:
     """A :class:`~norma.turns.TurnChecker` over a matcher or a rulebook file (compiled once per file and session,
-    :func:`rulebook_matcher`), whose ``judge`` checks ask the LLM of ``$NORMA_LLM_URL`` (skipped without one), as
-    ``norma check`` does (the ``norma_check`` fixture)."""
+    :func:`rulebook_matcher`), opened with :func:`norma.open`: its ``judge`` checks ask the LLM of
+    ``$NORMA_LLM_URL`` (skipped without one), votes kept in the user cache, as ``norma check`` does (the
+    ``norma_check`` fixture)."""
     from norma.matching import RuleMatcher
-    from norma.turns import TurnChecker
+    from norma.turns import open as open_rules
 
     matcher = rules if isinstance(rules, RuleMatcher) else rulebook_matcher(rules)
-    return TurnChecker(matcher, judge=_env_judge())
+    return open_rules(matcher).checker
 
 
 def assert_turn_passes(

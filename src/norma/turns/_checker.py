@@ -11,11 +11,13 @@ from norma.checks import CheckedOutput, CheckResult, CheckStatus
 from norma.errors import InvalidInputError
 from norma.matching import MatchResult, RuleMatcher, SessionState
 from norma.rules import Rule, Severity
-from norma.turns._report import CheckedRule, MatchedRuleSummary, TurnReport, TurnVerdict
+from norma.turns._report import CheckedRule, MatchedRuleSummary, TurnReport, TurnVerdict, turn_rubric
 
 if TYPE_CHECKING:
     from norma.audit import AuditConfig, AuditReport, DocumentSet
+    from norma.embeddings import Embedder
     from norma.llm import Judge
+    from norma.rubrics import Rubric
 
 __all__ = ["TurnChecker", "check_turn", "rule_verdict", "turn_reward"]
 
@@ -64,16 +66,18 @@ def rule_verdict(rule: Rule, results: Sequence[CheckResult], *, matched: bool, e
 
 
 def turn_reward(rules: Sequence[CheckedRule]) -> float | None:
-    """The reward of checked rules: their scores combined by :mod:`norma.rubrics` as one ``weighted_mean``
-    criterion per rule (None when no rule has a score)."""
-    from norma.rubrics import Criterion, evaluate_values
+    """The reward of checked rules: their scores combined by :mod:`norma.rubrics` on :func:`turn_rubric` (one
+    ``weighted_mean`` criterion per rule with a score; None when no rule has one)."""
+    return _reward(rules, turn_rubric(rules))
 
-    scored = [r for r in rules if r.score is not None]
-    if not scored:
+
+def _reward(rules: Sequence[CheckedRule], rubric: Rubric) -> float | None:
+    from norma.rubrics import evaluate_values
+
+    if not rubric.criteria:
         return None
-    criteria = [Criterion(id=r.rule_id, description=r.rule_id, weight=r.weight, required=r.required) for r in scored]
-    values = {r.rule_id: r.score for r in scored if r.score is not None}
-    reward = evaluate_values(criteria, values, "weighted_mean")["reward"]
+    values = {r.rule_id: r.score for r in rules if r.score is not None}
+    reward = evaluate_values(rubric.criteria, values, rubric.aggregation)["reward"]
     return None if reward is None else float(reward)
 
 
@@ -142,8 +146,10 @@ class TurnChecker:
         turns: Sequence[tuple[str, str, SessionState | Mapping[str, Any] | None]],
         *,
         audit: bool | None = None,
+        embedder: Embedder | None = None,
     ) -> list[TurnReport]:
-        """:meth:`check` for many ``(message, output, session)`` turns, with one embedding call for the messages."""
+        """:meth:`check` for many ``(message, output, session)`` turns, with one embedding call for the messages
+        (``embedder``: the one to make it, the matcher's by default)."""
         for index, (_, output, _) in enumerate(turns):
             if not isinstance(output, str):
                 raise InvalidInputError(
@@ -152,10 +158,10 @@ class TurnChecker:
                     hint="pass the AI's answer as a string",
                 )
         sessions = [_session(session) for _, _, session in turns]
-        results = self.matcher.match_many([m for m, _, _ in turns], sessions)
+        results = self.matcher.match_many([m for m, _, _ in turns], sessions, embedder=embedder)
         run_audit = self.audit if audit is None else audit
         return [
-            self.report(message, output, result, audit=run_audit)
+            self._report(message, output, result, run_audit)
             for (message, output, _), result in zip(turns, results, strict=True)
         ]
 
@@ -174,7 +180,10 @@ class TurnChecker:
                 location="output",
                 hint="pass the AI's answer as a string",
             )
-        run_audit = self.audit if audit is None else audit
+        return self._report(message, output, result, self.audit if audit is None else audit)
+
+    def _report(self, message: str, output: str, result: MatchResult, run_audit: bool) -> TurnReport:
+        """:meth:`report` of an output already known to be text."""
         checked: list[CheckedRule] = []
         seen: set[str] = set()
         evaluated = self._output(message, output)  # what the checks share, computed once for every rule
@@ -191,9 +200,10 @@ class TurnChecker:
                 if results:
                     checked.append(rule_verdict(rule, results, matched=False))
         audit_report = self._audit(message, output) if run_audit else None
-        return TurnReport(
+        rubric = turn_rubric(checked)  # the reward's criteria, built once: the report keeps them
+        report = TurnReport(
             verdict=_verdict(checked, audit_report),
-            reward=turn_reward(checked),
+            reward=_reward(checked, rubric),
             tenant_id=self.matcher.tenant_id,
             rules_version=self.rules_version,
             matches=tuple(
@@ -209,6 +219,8 @@ class TurnChecker:
             rules=tuple(checked),
             audit=audit_report,
         )
+        report.keep_rubric(rubric)
+        return report
 
     def _audit(self, message: str, output: str) -> AuditReport:
         from norma.audit import analyze

@@ -3,6 +3,8 @@ verdict and its reward, and (optionally) the IR.x.y audit of the same output."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
@@ -14,7 +16,7 @@ from norma.rules import FailOn, Verdict
 if TYPE_CHECKING:
     from norma.rubrics import Rubric
 
-__all__ = ["CheckedRule", "MatchedRuleSummary", "TurnReport", "TurnVerdict"]
+__all__ = ["CheckedRule", "MatchedRuleSummary", "TurnReport", "TurnVerdict", "turn_rubric"]
 
 
 TurnVerdict = Verdict
@@ -115,18 +117,15 @@ class TurnReport(BaseModel):
             severities += [v.severity for v in self.audit.violations]
         return FailOn.parse(fail_on).fails(self.verdict is Verdict.FAIL, severities)
 
-    @property
-    def rubric(self) -> Rubric:
-        """The rubric the reward is computed on: one criterion per checked rule whose score is known (id: the rule
-        id, weight: :attr:`CheckedRule.weight`, required: :attr:`CheckedRule.required`), ``weighted_mean``."""
-        from norma.rubrics import Criterion, Rubric
+    def keep_rubric(self, rubric: Rubric) -> None:
+        """Keep the rubric the reward was computed on (:func:`turn_rubric` of :attr:`rules`, by the checker), so
+        :attr:`rubric` does not build it again (a cached property: equality and serialisation ignore it)."""
+        self.__dict__["rubric"] = rubric
 
-        criteria = [
-            Criterion(id=r.rule_id, description=r.description or r.rule_id, weight=r.weight, required=r.required)
-            for r in self.rules
-            if r.score is not None
-        ]
-        return Rubric(version="turn", criteria=criteria, aggregation="weighted_mean")
+    @functools.cached_property
+    def rubric(self) -> Rubric:
+        """The rubric the reward is computed on (:func:`turn_rubric` of :attr:`rules`)."""
+        return turn_rubric(self.rules)
 
     @property
     def outcome(self) -> dict[str, float]:
@@ -139,3 +138,16 @@ class TurnReport(BaseModel):
         data["counts"] = self.counts()
         data["audit"] = None if self.audit is None else self.audit.model_dump(mode="json")
         return data
+
+
+def turn_rubric(rules: Sequence[CheckedRule]) -> Rubric:
+    """The rubric of a turn's reward: one criterion per checked rule whose score is known (id: the rule id, weight:
+    :attr:`CheckedRule.weight`, required: :attr:`CheckedRule.required`), ``weighted_mean``."""
+    from norma.rubrics import Criterion, Rubric
+
+    criteria = [
+        Criterion(id=r.rule_id, description=r.description or r.rule_id, weight=r.weight, required=r.required)
+        for r in rules
+        if r.score is not None
+    ]
+    return Rubric(version="turn", criteria=criteria, aggregation="weighted_mean")

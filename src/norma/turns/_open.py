@@ -1,0 +1,264 @@
+"""The one way in: :func:`open` a rulebook or a stored tenant once, then match, check and audit through the
+:class:`Norma` it returns.
+
+A :class:`Norma` holds what is derived from one version of the rules: the compiled matcher (its indexes, vectors
+and gate), the turn checker on it, the judge of ``judge`` checks and the audit's documents. The CLI, the HTTP
+service, the MCP server and :mod:`norma.testing` all reach the rules through it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from norma.errors import InvalidInputError
+from norma.matching import MatchResult, RuleMatcher, SessionState
+from norma.rules import Rule
+from norma.turns._checker import TurnChecker
+from norma.turns._report import TurnReport
+
+if TYPE_CHECKING:
+    from norma.audit import AuditConfig, AuditReport, DocumentSet
+    from norma.embeddings import Embedder
+    from norma.llm import Judge, JudgeCachePolicy, LLMClient
+    from norma.matching import MatchConfig
+    from norma.store import RuleStore
+
+__all__ = ["Norma", "open"]
+
+_JUDGE_POLICIES = ("user", "memory", "none")
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    """What tells an edited file from the one compiled: its modification time and size (None: unreadable)."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_mtime_ns, stat.st_size
+
+
+def _judge(judge: Judge | JudgeCachePolicy | None, llm: LLMClient | None) -> Judge | None:
+    from norma.llm import Judge, get_llm, make_judge
+
+    if judge is None or isinstance(judge, Judge):
+        return judge
+    if judge not in _JUDGE_POLICIES:
+        raise InvalidInputError(
+            f"judge must be a Judge, None or one of {', '.join(_JUDGE_POLICIES)}, not {judge!r}",
+            location="judge",
+            hint="'user' keeps votes in the user cache file, 'memory' in memory, 'none' nowhere; None: no judge",
+        )
+    return make_judge(llm if llm is not None else get_llm(), cache=judge)
+
+
+class Norma:
+    """One rulebook or one stored tenant, ready to match, check and audit (built by :func:`open`).
+
+    Everything derived from the rules is built once here, for the rules version this object reflects: the
+    matcher, the turn checker and the judge. Thread-safe for matching and checking.
+
+    Args:
+        matcher: the compiled rules.
+        rules_version: the version of a stored tenant's rules (None for a file).
+        judge: the judge of ``judge`` checks (None: they are skipped).
+        audit: whether :meth:`check` also runs the IR.x.y audit by default.
+        documents: the audit's normative documents (a folder or a :class:`~norma.audit.DocumentSet`).
+        audit_config: the audit's configuration.
+        source: the rulebook file the rules were read from, when they were (:meth:`fresh` re-reads it once edited).
+    """
+
+    def __init__(
+        self,
+        matcher: RuleMatcher,
+        *,
+        rules_version: int | None = None,
+        judge: Judge | None = None,
+        audit: bool = False,
+        documents: DocumentSet | str | os.PathLike[str] | None = None,
+        audit_config: AuditConfig | Mapping[str, Any] | None = None,
+        source: Path | None = None,
+    ) -> None:
+        self.matcher = matcher
+        self.checker = TurnChecker(
+            matcher,
+            judge=judge,
+            audit=audit,
+            documents=documents,
+            audit_config=audit_config,
+            rules_version=rules_version,
+        )
+        self.source = source
+        self._stamp = None if source is None else _stamp(source)
+
+    def __repr__(self) -> str:
+        where = str(self.source) if self.source is not None else f"tenant {self.tenant_id!r}"
+        return f"Norma({where}, {len(self.matcher)} rules, version {self.rules_version})"
+
+    @property
+    def rules(self) -> tuple[Rule, ...]:
+        """The rules, as compiled."""
+        return tuple(self.matcher.rules)
+
+    @property
+    def tenant_id(self) -> str:
+        """The tenant the rules belong to (a rulebook file's is its ``tenant_id``, ``default`` without one)."""
+        return self.matcher.tenant_id
+
+    @property
+    def rules_version(self) -> int | None:
+        """The stored tenant's rules version this object reflects (None for a file)."""
+        return self.checker.rules_version
+
+    @property
+    def judge(self) -> Judge | None:
+        """The judge of ``judge`` checks (None: they are skipped)."""
+        return self.checker.judge
+
+    def fresh(self) -> Norma:
+        """This object while its rulebook file is unchanged; once the file is edited, a new one over the new rules
+        (same judge, audit and configuration). Objects over a tenant or over rules in memory return themselves:
+        open the tenant again for its new version."""
+        if self.source is None or (_stamp(self.source) == self._stamp and self._stamp is not None):
+            return self
+        from norma.matching import file_matcher
+
+        checker = self.checker
+        return Norma(
+            file_matcher(self.source, self.matcher.config),
+            judge=checker.judge,
+            audit=checker.audit,
+            documents=checker.documents,
+            audit_config=checker.audit_config,
+            source=self.source,
+        )
+
+    def match(
+        self,
+        message: str,
+        session: SessionState | Mapping[str, Any] | None = None,
+        *,
+        explain: bool = False,
+        tags: Sequence[str] | None = None,
+        config: MatchConfig | None = None,
+        embedder: Embedder | None = None,
+    ) -> MatchResult:
+        """The rules that apply to ``message``, best first (:meth:`norma.matching.RuleMatcher.match`)."""
+        state = SessionState.from_mapping(session) if isinstance(session, Mapping) else session
+        return self.matcher.match(message, state, explain=explain, tags=tags, config=config, embedder=embedder)
+
+    def check(
+        self,
+        message: str,
+        output: str,
+        session: SessionState | Mapping[str, Any] | None = None,
+        *,
+        audit: bool | None = None,
+        embedder: Embedder | None = None,
+    ) -> TurnReport:
+        """The turn check of ``output``, the AI's answer to ``message`` (:meth:`norma.turns.TurnChecker.check`);
+        ``audit`` overrides the default given to :func:`open`; ``embedder`` embeds the message (a shared
+        :class:`~norma.embeddings.BatchingEmbedder`, say)."""
+        return self.checker.check_many([(message, output, session)], audit=audit, embedder=embedder)[0]
+
+    def check_many(
+        self,
+        turns: Sequence[tuple[str, str, SessionState | Mapping[str, Any] | None]],
+        *,
+        audit: bool | None = None,
+    ) -> list[TurnReport]:
+        """:meth:`check` for many ``(message, output, session)`` turns, with one embedding call for the messages."""
+        return self.checker.check_many(turns, audit=audit)
+
+    def audit(self, output: str, message: str = "") -> AuditReport:
+        """The IR.x.y audit of ``output`` (the answer to ``message``) against the documents given to :func:`open`
+        (:func:`norma.audit.analyze`)."""
+        from norma.audit import analyze
+
+        checker = self.checker
+        return analyze(
+            {"input": message, "output": output},
+            checker.documents,  # type: ignore[arg-type]
+            checker.audit_config,
+            embedder=self.matcher.embedder,
+        )
+
+
+def open(
+    rules: RuleMatcher | Sequence[Rule] | str | os.PathLike[str] | None = None,
+    *,
+    tenant: str | None = None,
+    store: RuleStore | str | None = None,
+    config: MatchConfig | None = None,
+    judge: Judge | JudgeCachePolicy | None = "user",
+    llm: LLMClient | None = None,
+    audit: bool = False,
+    documents: DocumentSet | str | os.PathLike[str] | None = None,
+    audit_config: AuditConfig | Mapping[str, Any] | None = None,
+) -> Norma:
+    """Open a rulebook or a stored tenant: the :class:`Norma` from which its rules are matched, checked and audited.
+
+    Args:
+        rules: a rulebook file (YAML or JSON; compiled once and kept in the user's cache folder), rules, or a
+            :class:`~norma.matching.RuleMatcher`. Give ``rules`` or ``tenant``.
+        tenant: a stored tenant, read at its current version from ``store``.
+        store: a rule store, or its URL (default: ``$NORMA_DB_URL``, else ``./.norma/norma.db``; never created).
+        config: the matching configuration.
+        judge: the judge of ``judge`` checks: ``"user"`` (default: the LLM of ``$NORMA_LLM_URL``, its votes kept in
+            the user cache file, so a re-run asks the model nothing), ``"memory"`` (votes in memory, for a long
+            running process), ``"none"`` (no cache), a :class:`~norma.llm.Judge`, or None (no judge: ``judge``
+            checks are skipped, as they are without an LLM).
+        llm: the LLM of the judge (default: ``$NORMA_LLM_URL``'s).
+        audit: also run the IR.x.y audit in :meth:`Norma.check` by default.
+        documents: the audit's normative documents folder (or a :class:`~norma.audit.DocumentSet`).
+        audit_config: the audit's configuration.
+
+    Raises:
+        InvalidInputError: neither or both of ``rules`` and ``tenant``; a bad ``judge``.
+        RulebookError: a rulebook file that cannot be read.
+        NotFoundError: no store at ``store``, or no rules of ``tenant`` in it.
+    """
+    if (rules is None) == (tenant is None):
+        raise InvalidInputError(
+            "give the rules or a tenant (one of them)",
+            location="rules" if rules is not None else "tenant",
+            hint="norma.open('rulebook.yaml') or norma.open(tenant='acme', store='sqlite:///rules.db')",
+        )
+    if store is not None and tenant is None:
+        raise InvalidInputError("a store goes with a tenant", location="store", hint="give tenant= too")
+    chosen = _judge(judge, llm)
+    options: dict[str, Any] = {"judge": chosen, "audit": audit, "documents": documents, "audit_config": audit_config}
+    if tenant is not None:
+        matcher, version = _tenant(tenant, store, config)
+        return Norma(matcher, rules_version=version, **options)
+    if isinstance(rules, RuleMatcher):
+        return Norma(rules, **options)
+    if isinstance(rules, str | os.PathLike):
+        from norma.matching import file_matcher
+
+        path = Path(rules)
+        return Norma(file_matcher(path, config), source=path, **options)
+    if isinstance(rules, Sequence) and not isinstance(rules, str) and all(isinstance(r, Rule) for r in rules):
+        return Norma(RuleMatcher([r for r in rules if isinstance(r, Rule)], config), **options)
+    raise InvalidInputError(
+        f"rules must be a rulebook path, a sequence of Rule or a RuleMatcher, not {type(rules).__name__}",
+        location="rules",
+    )
+
+
+def _tenant(tenant: str, store: RuleStore | str | None, config: MatchConfig | None) -> tuple[RuleMatcher, int]:
+    """A stored tenant's matcher as stored now (nothing written to the store) and the version it reflects."""
+    from norma.matching import snapshot_matcher
+
+    if store is None or isinstance(store, str):
+        from norma.store import open_tenant_store
+
+        with open_tenant_store(tenant, store) as opened:
+            return snapshot_matcher(opened, tenant, config=config), opened.version(tenant)
+    if tenant not in store.tenants():
+        from norma.errors import NotFoundError
+
+        raise NotFoundError(f"tenant {tenant!r} has no rules in {store.url}", location="tenant")
+    return snapshot_matcher(store, tenant, config=config), store.version(tenant)
