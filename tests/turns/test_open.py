@@ -6,6 +6,7 @@ give by hand (an answer without the refund policy fails the ``policy`` check).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,8 @@ from norma.store import import_rulebook, open_store
 from norma.turns import Norma, TurnReport
 
 pytestmark = pytest.mark.model
+
+REPO = Path(__file__).resolve().parents[2]
 
 RULEBOOK = """\
 format: norma.rulebook/v1
@@ -128,3 +131,14 @@ def test_a_missing_rulebook_is_reported(tmp_path: Path) -> None:
 def test_without_an_llm_the_default_judge_is_none(rulebook: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NORMA_LLM_URL", raising=False)
     assert norma.open(rulebook).judge is None
+
+
+def test_an_output_is_audited_against_the_documents_given_to_open(rulebook: Path) -> None:
+    audit = REPO / "examples" / "audit"
+    request = json.loads((audit / "requests" / "fail_no_references.json").read_text(encoding="utf-8"))
+    opened = norma.open(rulebook, judge=None, documents=audit / "docs", audit_config={"embeddings": False})
+    report = opened.audit(request["output"], request["input"])
+    assert report.result.value.upper() == "FAIL"  # the example request the audit CLI tests expect to FAIL
+    assert "IR.8.01" in [v.rule for v in report.violations]
+    turn = opened.check(request["input"], request["output"], audit=True)
+    assert turn.audit == report

@@ -199,7 +199,7 @@ class TurnChecker:
                 results = evaluated.evaluate(rule, matched=False)
                 if results:
                     checked.append(rule_verdict(rule, results, matched=False))
-        audit_report = self._audit(message, output) if run_audit else None
+        audit_report = self.audit_of(message, output) if run_audit else None
         rubric = turn_rubric(checked)  # the reward's criteria, built once: the report keeps them
         report = TurnReport(
             verdict=_verdict(checked, audit_report),
@@ -222,7 +222,9 @@ class TurnChecker:
         report.keep_rubric(rubric)
         return report
 
-    def _audit(self, message: str, output: str) -> AuditReport:
+    def audit_of(self, message: str, output: str) -> AuditReport:
+        """The IR.x.y audit of ``output``, the answer to ``message``, with this checker's documents and
+        configuration (:func:`norma.audit.analyze`)."""
         from norma.audit import analyze
 
         return analyze(

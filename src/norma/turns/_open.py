@@ -175,15 +175,7 @@ class Norma:
     def audit(self, output: str, message: str = "") -> AuditReport:
         """The IR.x.y audit of ``output`` (the answer to ``message``) against the documents given to :func:`open`
         (:func:`norma.audit.analyze`)."""
-        from norma.audit import analyze
-
-        checker = self.checker
-        return analyze(
-            {"input": message, "output": output},
-            checker.documents,  # type: ignore[arg-type]
-            checker.audit_config,
-            embedder=self.matcher.embedder,
-        )
+        return self.checker.audit_of(message, output)
 
 
 def open(
