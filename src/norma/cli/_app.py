@@ -47,7 +47,7 @@ _COMMANDS = {
     ),
     "init": LazyCommand(
         "norma.cli._init:init",
-        "Copy a starter project (rulebook, turns, rubric, CI workflow, pre-commit config) into FOLDER.",
+        "Copy a starter project into FOLDER (default: here): a rulebook, turns, a rubric, a CI workflow, pre-commit.",
     ),
     "keys": LazyCommand(
         "norma.cli._rules:keys", "API keys of the service: create (the secret is shown once), list, revoke."

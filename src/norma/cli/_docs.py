@@ -53,7 +53,7 @@ def _unknown(topic: str, known: list[str]) -> Exception:
 @format_option
 @click.pass_context
 def docs(ctx: click.Context, topic: str | None, output_format: str | None) -> int:
-    """Show a page of norma's documentation (TOPIC: e.g. check, ci, store); without TOPIC, list the pages.
+    """Show a page of norma's documentation in the terminal; without TOPIC, list the pages.
 
     In a terminal the page is rendered; piped or redirected it is the Markdown text. --format json gives
     {topic, path, text}, or the list of pages.
