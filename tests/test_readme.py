@@ -30,12 +30,28 @@ def test_quick_start_is_exactly_two_commands() -> None:
     assert commands == ["make run", "make test"]
 
 
+INIT_FIRST = "# in a folder where `norma init` copied the starter project"
+"""A block starting so runs in an empty folder after ``norma init`` (as a reader outside the checkout would)."""
+
+
 @pytest.mark.parametrize("code", PYTHON_BLOCKS, ids=[f"python-{i}" for i in range(len(PYTHON_BLOCKS))])
 def test_python_example_runs(code: str, tmp_path: Path) -> None:
+    cwd = REPO
+    if code.startswith(INIT_FIRST):
+        cwd = tmp_path
+        init = [sys.executable, "-m", "norma", "init", str(tmp_path)]
+        subprocess.run(init, capture_output=True, text=True, check=True, timeout=120)
     proc = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=False, timeout=120
+        [sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, check=False, timeout=120
     )
     assert proc.returncode == 0, proc.stderr
+
+
+def test_no_python_example_needs_the_checkouts_examples_but_through_init() -> None:
+    """The turn check example works outside the checkout: it starts from the starter project of ``norma init``."""
+    turn_check = [code for code in PYTHON_BLOCKS if "TurnChecker(" in code]
+    assert turn_check
+    assert all(code.startswith(INIT_FIRST) and "examples/" not in code for code in turn_check)
 
 
 @pytest.mark.parametrize("line", COMMAND_LINES)

@@ -35,12 +35,12 @@ _FILE_ERROR_CASES: dict[str, tuple[str, bytes, str, str]] = {
     "a rule problem names its rule once": (
         "r.json", b'[{"id": "a", "condition_text": "x", "scope": "step"}]', "match --rules FILE hi",
         "1 problem(s) in the rulebook, nothing imported: rules[0] (a).rule: a STEP rule needs step_id (fix every rule "
-        "listed (see docs/store.md for the format))",
+        "listed (run `norma docs store` for the format))",
     ),
     "an empty rules file says so": (
         "empty.yaml", b"", "match --rules FILE hello",
         "1 problem(s) in the rulebook, nothing imported: rulebook.rules: the file is empty: write a list of rules, or "
-        "a mapping with a 'rules' list (fix every rule listed (see docs/store.md for the format))",
+        "a mapping with a 'rules' list (fix every rule listed (run `norma docs store` for the format))",
     ),
     "names score prints its error without a blank line": (
         "r.jsonl", b'{"name": "John", "variations": ["Jon"], "labels": "x"}\n', "names score FILE",

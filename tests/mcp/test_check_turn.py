@@ -133,7 +133,7 @@ def test_a_bad_session_is_a_tool_error_and_the_session_goes_on(server: Session) 
     assert result.is_error
     lines = text(result).splitlines()
     assert lines[0].startswith("InvalidInputError: invalid session: turn: Input should be a valid integer"), lines
-    assert lines[1:] == ["where: session", "hint: see docs/matching.md for the session fields"]
+    assert lines[1:] == ["where: session", "hint: run `norma docs matching` for the session fields"]
     assert result.structured_content is not None
     assert result.structured_content["location"] == "session"
     blank = server.call("check_turn", message="   ", output="hi")

@@ -133,7 +133,9 @@ class AuditConfig(BaseModel):
             return cls.model_validate(dict(data))
         except pydantic.ValidationError as exc:
             raise ConfigError(
-                describe_validation_error(exc, root="request"), source=source, hint="see docs/audit.md#configuration"
+                describe_validation_error(exc, root="request"),
+                source=source,
+                hint="run `norma docs audit`, section Configuration",
             ) from None
 
 

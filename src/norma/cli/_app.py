@@ -38,9 +38,16 @@ _COMMANDS = {
     "demo": LazyCommand(
         "norma.cli._demo:demo", "Walk the examples through every capability and print what each one does."
     ),
+    "docs": LazyCommand(
+        "norma.cli._docs:docs", "Show a page of norma's documentation in the terminal; without TOPIC, list the pages."
+    ),
     "embed": LazyCommand(
         "norma.cli._embeddings:embed",
         "Embed each TEXT and print the model, the dimension and the vectors (a preview unless --full).",
+    ),
+    "init": LazyCommand(
+        "norma.cli._init:init",
+        "Copy a starter project into FOLDER (default: here): a rulebook, turns, a rubric, a CI workflow, pre-commit.",
     ),
     "keys": LazyCommand(
         "norma.cli._rules:keys", "API keys of the service: create (the secret is shown once), list, revoke."

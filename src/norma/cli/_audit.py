@@ -232,6 +232,7 @@ def run(
         _write_reports(reports_to_write, items, fail_on)
         return exit_code([report], fail_on)
     from norma.batch import AuditJob, audit_shard_json
+    from norma.reports import render
 
     records = _read_sources(sources, batch_file, config)
     job = AuditJob.make(docs, config)
@@ -242,19 +243,28 @@ def run(
     reports = [(item.where, AuditReport.model_validate(item.result)) for item in results if item.result is not None]
     if options.shard is not None and fmt == "json":
         sys.stdout.write(audit_shard_json(reports, fail_on))
+    elif fmt in ("junit", "markdown"):
+        sys.stdout.write(render(fmt, reports, fail_on, [(item.where, str(item.error)) for item in errors]))
     else:
         _emit(fmt, reports, fail_on)
-    _write_reports(reports_to_write, reports, fail_on)
+    bad = [(item.where, str(item.error)) for item in errors]
+    _write_reports(reports_to_write, reports, fail_on, bad)
     if errors:
         return 2
     return exit_code([report for _, report in reports], fail_on)
 
 
-def _write_reports(targets: list[tuple[str, Path]], items: list[tuple[str, AuditReport]], fail_on: str) -> None:
+def _write_reports(
+    targets: list[tuple[str, Path]],
+    items: list[tuple[str, AuditReport]],
+    fail_on: str,
+    bad: list[tuple[str, str]] | None = None,
+) -> None:
+    """Each ``--report FORMAT=FILE``; ``bad`` (a batch's records not audited) goes into junit and markdown."""
     from norma.reports import render
 
     for fmt, path in targets:
-        write_text(render(fmt, items, fail_on), path, f"the {fmt} report")
+        write_text(render(fmt, items, fail_on, bad or ()), path, f"the {fmt} report")
 
 
 @audit.command("schema")

@@ -29,7 +29,7 @@ def _synthesize(rules: list[Any], per_rule: int) -> tuple[list[Any], list[Any]]:
     if llm is None:
         raise ConfigError(
             "--synthesize needs an LLM and none is configured",
-            hint=f"set {URL_ENV} and NORMA_LLM_MODEL (see docs/llm.md), or give --messages FILE",
+            hint=f"set {URL_ENV} and NORMA_LLM_MODEL (run `norma docs llm`), or give --messages FILE",
         )
     positives: list[Any] = []
     misses: list[Any] = []
@@ -85,7 +85,7 @@ def _render(con: Console, tenant: str, gate: dict[str, Any], previous: dict[str,
     "--messages",
     "messages_file",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help='Labelled messages, JSONL: {"message": "...", "expected": ["rule-id", ...]} per line (docs/matching.md).',
+    help='Labelled messages, JSONL: {"message": "...", "expected": ["rule-id", ...]} per line (`norma docs matching`).',
 )
 @click.option("--target-precision", type=click.FloatRange(0, 1, min_open=True), help="Lowest gate with this precision.")
 @click.option("--target-recall", type=click.FloatRange(0, 1, min_open=True), help="Highest gate with this recall.")
@@ -96,7 +96,7 @@ def _render(con: Console, tenant: str, gate: dict[str, Any], previous: dict[str,
     default=None,
     metavar="N",
     help="Have the configured LLM write N messages per rule that it should match and N near misses it must not "
-    "(docs/llm.md); with --messages, both are used.",
+    "(`norma docs llm`); with --messages, both are used.",
 )
 @click.option("--dry-run", is_flag=True, help="Show the gate without storing it.")
 @click.option("--clear", is_flag=True, help="Remove the tenant's calibrated gate (back to the measured one).")
@@ -121,7 +121,7 @@ def calibrate(
 
     Every matcher of the tenant (CLI, service, every replica) then gates on it. Without a target, the rulebook's own
     gate moved toward the best balance of acc@1 and rejection on the messages, as far as the number that expect no
-    rule supports (docs/matching.md); the choice is deterministic. Exit 0 on success, 2 on bad input.
+    rule supports (`norma docs matching`); the choice is deterministic. Exit 0 on success, 2 on bad input.
     """
     from norma.matching import calibrate_gate, load_labelled, tenant_matcher
     from norma.store import open_store

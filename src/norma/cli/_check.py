@@ -84,10 +84,16 @@ def _render(con: Console, name: str, report: TurnReport) -> None:
     )
 
 
-def _write(fmt: str, items: list[tuple[str, TurnReport]], fail_on: str, path: Path | None) -> None:
+def _write(
+    fmt: str,
+    items: list[tuple[str, TurnReport]],
+    fail_on: str,
+    path: Path | None,
+    bad: list[tuple[str, str]] | None = None,
+) -> None:
     from norma.reports import render_turns
 
-    write_text(render_turns(fmt, items, fail_on), path, f"the {fmt} report")
+    write_text(render_turns(fmt, items, fail_on, bad or ()), path, f"the {fmt} report")
 
 
 @click.command()
@@ -263,7 +269,9 @@ def _batch(
     match = MatchJob.for_tenant(tenant_id, db_url) if tenant_id is not None else MatchJob.make(str(rules_file))
     job = CheckJob(match, audit=run_audit, documents=None if documents is None else str(documents), judge=True)
     job.check()
-    good, errors = succeeded(run_batch(job, records, options, "checking"))
+    results = run_batch(job, records, options, "checking")
+    good, errors = succeeded(results)
+    bad = [(item.where, str(item.error)) for item in results if item.error is not None or item.result is None]
     name = "<stdin>" if source == "-" else source
     turns: list[tuple[int, CheckedTurn]] = good
     items: list[tuple[str, TurnReport]] = [(f"{name}:{line}", turn.report) for line, turn in turns]
@@ -286,12 +294,12 @@ def _batch(
     elif fmt == "jsonl":
         write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), out_path)
     else:
-        _write(fmt, items, fail_on, out_path)
+        _write(fmt, items, fail_on, out_path, bad)
     for report_fmt, path in reports_to_write:
         if report_fmt == "json":  # the same document as --format json (norma merge reads it)
             write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", path)
         else:
-            _write(report_fmt, items, fail_on, path)
+            _write(report_fmt, items, fail_on, path, bad)
     if errors:
         return 2
     return 1 if any(row["failing"] for row in rows) else 0

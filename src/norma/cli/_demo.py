@@ -63,7 +63,10 @@ def demo(ctx: click.Context, examples_dir: Path | None, output_format: str | Non
         renderers.append((name, render))
 
     def table(con: Console) -> None:
-        con.print(f"[bold]norma {__version__}[/bold] demo over {folder}")
+        con.print(
+            f"[bold]norma {__version__}[/bold] demo over {folder} (`norma init` copies a starter project, "
+            "`norma docs` shows the documentation)"
+        )
         if not renderers:
             con.print("No capability has landed yet.")
         for name, render in renderers:

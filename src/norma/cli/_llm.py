@@ -52,7 +52,8 @@ def _client(url: str | None, model: str | None, kind: str | None, timeout: float
     client = get_llm(url, model, kind=kind, read_timeout=timeout)
     if client is None:
         raise ConfigError(
-            "no LLM is configured", hint=f"set {URL_ENV} and {MODEL_ENV}, or pass --url and --model; see docs/llm.md"
+            "no LLM is configured",
+            hint=f"set {URL_ENV} and {MODEL_ENV}, or pass --url and --model; run `norma docs llm`",
         )
     return client
 

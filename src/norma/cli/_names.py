@@ -242,7 +242,7 @@ def _score_table(con: Console, payload: dict[str, Any]) -> None:
     "--llm",
     "use_llm",
     is_flag=True,
-    help="Have the configured LLM ($NORMA_LLM_URL, $NORMA_LLM_MODEL) phrase the query; see docs/llm.md.",
+    help="Have the configured LLM ($NORMA_LLM_URL, $NORMA_LLM_MODEL) phrase the query; `norma docs llm`.",
 )
 @format_option
 @click.pass_context

@@ -190,7 +190,7 @@ def fail_on_option(help: str) -> Callable[[F], F]:
 
 _QUANTILE_KINDS = (
     "default 0.20 with a margin band from 0.10, chosen for a mix of near misses and off-topic messages; lower "
-    "rejects less and matches more; see docs/matching.md"
+    "rejects less and matches more; run `norma docs matching`"
 )
 
 

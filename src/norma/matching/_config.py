@@ -120,7 +120,7 @@ class MatchConfig(BaseModel):
         except pydantic.ValidationError as exc:
             message, where = _describe(exc)
             raise InvalidInputError(
-                f"invalid match config: {message}", location=where, hint="see docs/matching.md for every option"
+                f"invalid match config: {message}", location=where, hint="run `norma docs matching` for every option"
             ) from None
 
     @model_validator(mode="after")

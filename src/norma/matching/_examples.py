@@ -182,7 +182,7 @@ def _default_llm() -> LLMClient:
     if client is None:
         raise ConfigError(
             "no LLM is configured to write rule examples",
-            hint=f"set {URL_ENV} and NORMA_LLM_MODEL (see docs/llm.md), or pass llm=",
+            hint=f"set {URL_ENV} and NORMA_LLM_MODEL (run `norma docs llm`), or pass llm=",
         )
     return client
 

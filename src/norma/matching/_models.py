@@ -47,7 +47,7 @@ class SessionState(BaseModel):
             raise InvalidInputError(
                 f"invalid session: {describe_validation_error(exc)}",
                 location="session",
-                hint="see docs/matching.md for the session fields",
+                hint="run `norma docs matching` for the session fields",
             ) from None
 
     def record_fired(self, rule_ids: list[str] | tuple[str, ...]) -> SessionState:

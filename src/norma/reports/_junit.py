@@ -2,7 +2,8 @@
 
 A rule with a violation at or above ``fail_on`` is a ``<failure>`` (type = severity); a rule that did not apply
 or could not be evaluated is ``<skipped>`` with the reason; the others pass (WARNING violations under
-``fail_on=error`` go to ``<system-out>``).
+``fail_on=error`` go to ``<system-out>``). A batch record that could not be audited (bad input) is a suite of
+one ``<testcase>`` with an ``<error>``.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Sequence
 from xml.etree import ElementTree as ET
 
 from norma.audit import AuditReport, RuleStatus, Violation, severity_label
+from norma.reports._bad import BadRecord, bad_junit
 from norma.rules import FailOn
 
 __all__ = ["to_junit"]
@@ -20,8 +22,8 @@ def _line(violation: Violation) -> str:
     return f"{violation.location}: [{severity_label(violation.severity)}] {violation.description}"
 
 
-def to_junit(items: Sequence[tuple[str, AuditReport]], fail_on: str = "error") -> str:
-    """The JUnit XML document."""
+def to_junit(items: Sequence[tuple[str, AuditReport]], fail_on: str = "error", bad: Sequence[BadRecord] = ()) -> str:
+    """The JUnit XML document; each of ``bad`` (``(where, error)`` of a record not audited) is an ``<error>``."""
     failing = FailOn.parse(fail_on).severities
     root = ET.Element("testsuites", name="norma audit")
     total = failures = skipped = 0
@@ -55,9 +57,10 @@ def to_junit(items: Sequence[tuple[str, AuditReport]], fail_on: str = "error") -
         total += len(report.rules)
         failures += suite_failures
         skipped += suite_skipped
-    root.set("tests", str(total))
+    errors = bad_junit(root, bad, "audit")
+    root.set("tests", str(total + errors))
     root.set("failures", str(failures))
-    root.set("errors", "0")
+    root.set("errors", str(errors))
     root.set("skipped", str(skipped))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

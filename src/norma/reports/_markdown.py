@@ -2,7 +2,8 @@
 
 A failure is a violation at or above ``fail_on`` (an ERROR; with ``fail_on="warning"`` a WARNING too). Each is a
 row of one table: the file, the line (a batch record's line in its file, else the output line), the rule id, the
-severity and the message. Items that pass add nothing but their count.
+severity and the message. Items that pass add nothing but their count. Records that could not be audited (bad
+input) follow, with their line and error.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import re
 from collections.abc import Sequence
 
 from norma.audit import AuditReport, Verdict, severity_label
+from norma.reports._bad import BadRecord, bad_markdown
 from norma.rules import FailOn
 
 __all__ = ["to_markdown"]
@@ -23,8 +25,9 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
-def to_markdown(items: Sequence[tuple[str, AuditReport]], fail_on: str = "error") -> str:
-    """The summary: a title, the totals, and a table of the failures when there are any."""
+def to_markdown(items: Sequence[tuple[str, AuditReport]], fail_on: str = "error", bad: Sequence[BadRecord] = ()) -> str:
+    """The summary: a title, the totals, a table of the failures when there are any, and the bad records (``bad``:
+    ``(where, error)`` of each record that was not audited) when there are any."""
     failing = FailOn.parse(fail_on).severities
     rows: list[str] = []
     failed_items = 0
@@ -51,4 +54,6 @@ def to_markdown(items: Sequence[tuple[str, AuditReport]], fail_on: str = "error"
     lines = ["## norma audit", "", total, ""]
     if rows:
         lines += ["| file | line | rule | severity | message |", "|---|---|---|---|---|", *rows, ""]
+    if bad:
+        lines += [*bad_markdown(bad, "audited"), ""]
     return "\n".join(lines)

@@ -42,8 +42,14 @@ RENDERERS: dict[str, Renderer] = {}
 :func:`render`."""
 
 
-def render(fmt: str, items: Sequence[ReportItem], fail_on: str = "error") -> str:
-    """The reports in one text format."""
+def render(fmt: str, items: Sequence[ReportItem], fail_on: str = "error", bad: Sequence[tuple[str, str]] = ()) -> str:
+    """The reports in one text format; ``bad`` (``(where, error)`` of each batch record that could not be audited)
+    goes into the ``junit`` and ``markdown`` reports."""
+    if bad and fmt in ("junit", "markdown"):
+        from norma.reports._junit import to_junit
+        from norma.reports._markdown import to_markdown
+
+        return (to_junit if fmt == "junit" else to_markdown)(items, fail_on, bad)
     if not RENDERERS:
         RENDERERS.update(_renderers())
     renderer = RENDERERS.get(fmt)

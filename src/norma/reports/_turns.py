@@ -13,6 +13,8 @@ many for a batch (each named ``file:line`` of its record). The shapes follow the
   ``fail_on`` is a ``<failure>`` listing the checks with their severity and line; a rule with nothing decided is
   ``<skipped>`` with the checks' messages (a rule that matched only as a neighbour: its reason, once).
 * Markdown: the failures only, in one table, and a line of totals (a neighbour's skipped requirement is neither).
+
+A batch's records that could not be checked (bad input) are listed in the Markdown and JUnit reports too.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from norma._version import __version__
 from norma.audit import severity_label
 from norma.checks import CheckResult
 from norma.errors import InvalidInputError
+from norma.reports._bad import BadRecord, bad_junit, bad_markdown
 from norma.reports._sarif import SARIF_SCHEMA, _artifact
 from norma.rules import FailOn, Severity, Verdict
 from norma.turns import TurnReport
@@ -179,7 +182,7 @@ def _skip_messages(checks: Sequence[CheckResult]) -> list[str]:
     return messages
 
 
-def _junit(items: Sequence[TurnItem], fail_on: str) -> str:
+def _junit(items: Sequence[TurnItem], fail_on: str, bad_records: Sequence[BadRecord] = ()) -> str:
     root = ET.Element("testsuites", name="norma check")
     total = failures = skipped = 0
     for name, report in items:
@@ -221,7 +224,8 @@ def _junit(items: Sequence[TurnItem], fail_on: str) -> str:
         total += tests
         failures += suite_failures
         skipped += suite_skipped
-    for key, value in (("tests", total), ("failures", failures), ("errors", 0), ("skipped", skipped)):
+    errors = bad_junit(root, bad_records, "check")
+    for key, value in (("tests", total + errors), ("failures", failures), ("errors", errors), ("skipped", skipped)):
         root.set(key, str(value))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
@@ -231,7 +235,7 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
-def _markdown(items: Sequence[TurnItem], fail_on: str) -> str:
+def _markdown(items: Sequence[TurnItem], fail_on: str, bad_records: Sequence[BadRecord] = ()) -> str:
     rows: list[str] = []
     failed = 0
     for name, report in items:
@@ -256,6 +260,8 @@ def _markdown(items: Sequence[TurnItem], fail_on: str) -> str:
     lines = ["## norma check", "", f"{len(items)} turns checked, {failed} failed."]
     if rows:
         lines += ["", "| file | line | rule/check | severity | message |", "|---|---|---|---|---|", *rows]
+    if bad_records:
+        lines += ["", *bad_markdown(bad_records, "checked")]
     return "\n".join(lines) + "\n"
 
 
@@ -263,9 +269,12 @@ TURN_FORMATS = {"json": _json, "sarif": _sarif, "junit": _junit, "markdown": _ma
 """The report formats of checked turns."""
 
 
-def render_turns(fmt: str, items: Sequence[TurnItem], fail_on: str = "error") -> str:
-    """The checked turns in one report format (``json``, ``sarif``, ``junit`` or ``markdown``)."""
+def render_turns(fmt: str, items: Sequence[TurnItem], fail_on: str = "error", bad: Sequence[BadRecord] = ()) -> str:
+    """The checked turns in one report format (``json``, ``sarif``, ``junit`` or ``markdown``); ``bad``
+    (``(where, error)`` of each batch record that could not be checked) goes into ``junit`` and ``markdown``."""
     renderer = TURN_FORMATS.get(fmt)
     if renderer is None:
         raise InvalidInputError(f"unknown report format {fmt!r}", hint=f"one of {', '.join(sorted(TURN_FORMATS))}")
+    if bad and fmt in ("junit", "markdown"):
+        return (_junit if fmt == "junit" else _markdown)(items, fail_on, bad)
     return renderer(items, fail_on)

@@ -154,7 +154,7 @@ class Rule(BaseModel):
             raise InvalidInputError(
                 f"invalid {name}: {'; '.join(f'{where}: {message}' for where, message in problems)}",
                 location=problems[0][0] if problems and problems[0][0] != "rule" else None,
-                hint="fix the field named above (see docs/matching.md for the rule format)",
+                hint="fix the field named above (run `norma docs matching` for the rule format)",
             ) from None
 
     @classmethod

@@ -84,7 +84,7 @@ class RulebookError(InvalidInputError):
         super().__init__(
             f"{len(self.problems)} problem(s) in the rulebook, nothing imported: {shown}{more}",
             source=source,
-            hint="fix every rule listed (see docs/store.md for the format)",
+            hint="fix every rule listed (run `norma docs store` for the format)",
         )
 
 
