@@ -39,6 +39,7 @@ from norma.audit._models import (
     Verdict,
     Violation,
     severity_label,
+    verdict_label,
 )
 from norma.audit._norms import DEFAULT_NORMS, NormsConfig
 from norma.audit._pipeline import analyze
@@ -96,4 +97,5 @@ __all__ = [
     "rule_registry",
     "ruleset_snapshot",
     "severity_label",
+    "verdict_label",
 ]

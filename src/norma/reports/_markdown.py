@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from norma.audit import AuditReport, Verdict, severity_label
-from norma.rules import FailOn
+from norma.audit import AuditReport, severity_label
+from norma.rules import FailOn, Verdict
 
 __all__ = ["to_markdown"]
 
