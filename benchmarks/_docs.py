@@ -30,7 +30,7 @@ def machine_line() -> str:
     onnxruntime, and the kernel of the int8 scan."""
     from importlib.metadata import version
 
-    from norma.matching._packed import SCAN_KERNEL, cpu_flags
+    from norma.matching import SCAN_KERNEL, cpu_flags
 
     model = platform.processor() or platform.machine()
     try:

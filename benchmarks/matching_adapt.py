@@ -47,8 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _devsets import DevSet, banking77_test, dev_sets, foreign
 from matching_gate import CACHE, REPO, Draw, write
 from norma.embeddings import AdaptOptions, BertEmbedder, CachedEmbedder, EmbeddingCache, adapt_encoder, get_embedder
-from norma.matching import read_held_out
-from norma.matching._gate import ADAPTED_QUANTILE
+from norma.matching import ADAPTED_QUANTILE, read_held_out
 from norma.rules import rule_texts
 
 CANDIDATES = (3, 2)

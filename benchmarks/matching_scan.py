@@ -2,7 +2,7 @@
 
 Rules: every BANKING77 train.csv message (10,003, one vector each, all-MiniLM-L6-v2 fp32); messages: 300 test.csv
 messages. For each message, the default matcher (int8 scan from 2,048 vectors on) and the same matcher with the
-float32 scan (``norma.matching._pipeline.SCAN``, an internal switch: the results are identical) are timed in
+float32 scan (``norma.matching.pipeline_module.SCAN``, an internal switch: the results are identical) are timed in
 alternating rounds (``match`` with the precomputed message vector, no threshold, so 10 matches with explanations each
 time) and their results compared. Reported: retrieval p50 / p95 of both scans, the number of rules whose bounds reach
 the 30th best lower bound (the candidates), how many of those were rescored after the two-stage cut, and whether
@@ -21,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
-import norma.matching._pipeline as pipeline
 from _docs import machine_line
 from norma.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
 from norma.matching import MatchConfig, Rule, RuleMatcher
+from norma.matching import pipeline_module as pipeline
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "banking77"

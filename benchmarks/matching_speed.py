@@ -38,9 +38,8 @@ from rank_bm25 import BM25Okapi
 
 from _docs import machine_line
 from norma.embeddings import get_embedder
-from norma.matching import MatchConfig, Rule, RuleMatcher
-from norma.matching import _pipeline as pipeline
-from norma.matching._lexical import tokenize
+from norma.matching import MatchConfig, Rule, RuleMatcher, tokenize
+from norma.matching import pipeline_module as pipeline
 
 DIM = 384
 SEED = 20261122

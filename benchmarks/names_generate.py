@@ -47,12 +47,12 @@ from typing import Any
 
 from norma.names import (
     generate_from_labels,
+    name_part_weights,
     quality_from_labels,
     random_labels,
     score_jsonl,
     upper_bound_from_labels,
 )
-from norma.names._compat import name_part_weights
 
 _FIRST = (
     "James Mary Robert Patricia John Jennifer Michael Linda David Elizabeth William Barbara Richard Susan Joseph "

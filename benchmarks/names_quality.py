@@ -21,6 +21,7 @@ import datetime as dt
 import os
 import platform
 import random
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -29,14 +30,9 @@ from typing import Any
 from norma.names import (
     QUERY_DISTRIBUTIONS,
     RULE_CATALOG,
-    _compat,
-    _evaluators,
-    _pyhash,
-    _similarity,
     rule_compliance_score,
     variation_quality,
 )
-from norma.names import _quality as _quality_module
 
 SECTION = "## names: scoring"
 BEGIN = "<!-- names_quality.py:begin -->"
@@ -162,7 +158,8 @@ def _rules_only(records: list[dict[str, Any]]) -> Callable[[], None]:
 
 def _clear_caches(keep_seed_tables: bool) -> None:
     """Empty norma's caches; the per-seed tables (10,000 possible seeds, filled once per process) may stay."""
-    for module in (_compat, _evaluators, _pyhash, _similarity, _quality_module):
+    loaded = [module for name, module in sys.modules.items() if name.startswith("norma.names.")]
+    for module in loaded:  # every module of norma.names this process has loaded (the scorer's caches live there)
         for name, value in vars(module).items():
             if keep_seed_tables and name in ("phonetic_plan", "_draws"):
                 continue

@@ -1,11 +1,15 @@
-"""The public surface is explicit: every package's ``__all__`` is sorted, importable and complete."""
+"""The public surface is explicit: every package's ``__all__`` is sorted, importable and complete; it comes from one
+table per package (``_PUBLIC``, and ``_INTERNAL`` for what only norma's own tools use), which the package's
+``TYPE_CHECKING`` imports match exactly; it stays small; and no script imports a private module of norma."""
 
 from __future__ import annotations
 import __future__
 
+import ast
 import importlib
 import inspect
 import pkgutil
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -46,14 +50,97 @@ def test_all_is_sorted(name: str) -> None:
     assert len(exported) == len(set(exported)), f"{name}.__all__ has duplicates"
 
 
+def _tables(module: ModuleType) -> tuple[dict[str, str], dict[str, str]]:
+    public: dict[str, str] = module._PUBLIC
+    internal: dict[str, str] = module._INTERNAL
+    return public, internal
+
+
 @pytest.mark.parametrize("name", PACKAGES)
 def test_all_is_complete_and_importable(name: str) -> None:
     module = importlib.import_module(name)
-    exported = set(module.__all__)
-    missing = [n for n in exported if not hasattr(module, n)]
-    assert not missing, f"{name}.__all__ names what the package does not define: {missing}"
-    unexported = _public_names(module) - exported
-    assert not unexported, f"{name} defines public names missing from __all__: {sorted(unexported)}"
+    public, internal = _tables(module)
+    assert module.__all__ == sorted(public), f"{name}.__all__ is not its _PUBLIC table"
+    assert not set(public) & set(internal), f"{name}: a name in both tables"
+    missing = [n for n in [*public, *internal] if not hasattr(module, n)]
+    assert not missing, f"{name}'s tables name what the package does not define: {missing}"
+    untabled = _public_names(module) - set(public) - set(internal)
+    assert not untabled, f"{name} defines public names in neither table: {sorted(untabled)}"
+
+
+def _bound_by_imports(path: Path) -> dict[str, tuple[str, str]]:
+    """What an ``__init__``'s imports from norma (module level and under ``if TYPE_CHECKING:``) and its aliases there
+    bind: name -> (module, attribute); the loader's own imports (``_exports``) left out."""
+    bound: dict[str, tuple[str, str]] = {}
+
+    def visit(body: list[ast.stmt]) -> None:
+        for node in body:
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("norma"):
+                for alias in node.names:
+                    bound[alias.asname or alias.name] = (node.module or "", alias.name)
+            elif isinstance(node, ast.If):
+                visit(node.body)
+            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Name):
+                for target in node.targets:
+                    assert isinstance(target, ast.Name)
+                    bound[target.id] = bound[node.value.id]
+
+    visit(ast.parse(path.read_text(encoding="utf-8")).body)
+    return {
+        name: (f"{module}.{attribute}", "*")
+        if attribute.startswith("_") and attribute != name
+        else (module, attribute)  # a module itself
+        for name, (module, attribute) in bound.items()
+        if not name.startswith("_") or name == "__version__"
+    }
+
+
+def _resolved(package: str, where: str, name: str) -> tuple[str, str]:
+    module, _, attribute = where.partition(":")
+    return (module if module.startswith("norma") else f"{package}.{module}", attribute or name)
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_type_checking_imports_are_exactly_the_tables(name: str) -> None:
+    """mypy reads the imports, the package loads from the tables: the two say the same, name for name and module for
+    module, so they cannot drift apart."""
+    module = importlib.import_module(name)
+    public, internal = _tables(module)
+    tables = {n: _resolved(name, where, n) for n, where in {**public, **internal}.items()}
+    assert module.__file__ is not None
+    bound = _bound_by_imports(Path(module.__file__))
+    assert bound == tables
+
+
+def test_the_tables_reject_a_name_in_neither() -> None:
+    import norma.audit
+
+    with pytest.raises(AttributeError, match=r"module 'norma\.audit' has no attribute 'nothing_here'"):
+        _ = norma.audit.nothing_here
+
+
+MAX_PUBLIC_NAMES = 260
+"""Issue #48: what a user calls, not what the command line uses (433 unique names before)."""
+
+
+def _unique_public_names() -> set[str]:
+    return {n for package in PACKAGES for n in importlib.import_module(package).__all__}
+
+
+def test_the_public_surface_stays_small() -> None:
+    names = _unique_public_names()
+    assert len(names) <= MAX_PUBLIC_NAMES, f"{len(names)} unique public names (at most {MAX_PUBLIC_NAMES})"
+
+
+def test_command_line_plumbing_is_not_public() -> None:
+    import norma.batch
+    import norma.cli
+    import norma.mcp_server
+
+    assert norma.cli.__all__ == []
+    assert norma.mcp_server.__all__ == ["build_server"]
+    assert "audit_shard_json" not in norma.batch.__all__
+    assert norma.batch.audit_shard_json is not None  # still importable for the command line (internal table)
 
 
 def test_version_is_exported() -> None:
@@ -103,17 +190,16 @@ def test_import_norma_loads_no_capability() -> None:
 
     code = "import sys, norma; print(sorted(m for m in sys.modules if m.startswith('norma')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['norma', 'norma._version', 'norma.errors']"
+    assert out.strip() == "['norma', 'norma._lazy', 'norma._version', 'norma.errors']"
 
 
 MATCHING = {
-    "AdaptedGate", "CalibratedGate", "Diagnosis", "DroppedRule", "Enforcement", "EnforcementReason", "FixedGate",
-    "Gate", "HeldOut", "LabelledMessage",
+    "AdaptedGate", "CalibratedGate", "Diagnosis", "DroppedRule", "Enforcement", "FixedGate", "Gate", "HeldOut",
     "LabelledMessagesError", "MatchConfig", "MatchExplanation", "MatchResult", "MatchedRule", "NoGate", "Rule",
-    "RuleMatcher", "RulebookEvaluation", "RulebookGate", "Scope", "SessionState", "TenantMatchers", "calibrate_gate",
+    "RuleMatcher", "RulebookGate", "Scope", "SessionState", "TenantMatchers", "calibrate_gate",
     "candidate_matcher", "diagnose_rulebook", "evaluate_rulebook", "file_matcher", "fill_examples",
     "generate_examples", "load_labelled", "load_rules", "read_held_out", "snapshot_matcher", "synthesize_labelled",
-    "tenant_gate", "tenant_matcher", "tenant_matchers",
+    "tenant_matcher", "tenant_matchers",
 }  # fmt: skip
 
 
@@ -141,3 +227,56 @@ def test_importing_matching_loads_none_of_its_modules_until_a_name_is_used() -> 
     ).stdout.splitlines()
     assert before == "[]"
     assert after == "['norma.matching._config']"
+
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPT_FOLDERS = ("benchmarks", "experiments", "scripts", "examples")
+
+
+def _private_imports(path: Path) -> list[str]:
+    """Each import of a private module of norma in a script (``norma._x``, ``norma.x._y``, ``from norma.x import
+    _y``), and each string naming one (``importlib.import_module("norma.x._y")``), as ``line: what``."""
+
+    def private(dotted: str) -> bool:
+        parts = dotted.split(".")
+        return parts[0] == "norma" and any(p.startswith("_") and not p.startswith("__") for p in parts[1:])
+
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found += [f"{node.lineno}: {a.name}" for a in node.names if private(a.name)]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found += [
+                f"{node.lineno}: {node.module}.{a.name}" for a in node.names if private(f"{node.module}.{a.name}")
+            ]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and private(node.value.strip()):
+            found.append(f"{node.lineno}: {node.value!r}")
+    return found
+
+
+def test_a_private_import_is_found() -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        script = Path(folder) / "s.py"
+        script.write_text(
+            "import norma.matching._pipeline as p\nfrom norma.names import _compat\nfrom norma._lazy import exports\n"
+            "import importlib\nimportlib.import_module('norma.audit._models')\nfrom norma import __version__\n"
+            "from norma.matching import RuleMatcher\n",
+            encoding="utf-8",
+        )
+        assert _private_imports(script) == [
+            "1: norma.matching._pipeline",
+            "2: norma.names._compat",
+            "3: norma._lazy.exports",
+            "5: 'norma.audit._models'",
+        ]
+
+
+def test_scripts_use_public_names_only() -> None:
+    """Benchmarks, experiments, scripts and examples import norma's packages (their ``__all__`` or internal table),
+    never a private module: what they need that a user does not is in the package's ``_INTERNAL`` table."""
+    scripts = [p for folder in SCRIPT_FOLDERS for p in sorted((REPO / folder).rglob("*.py"))]
+    assert len(scripts) > 20
+    bad = {str(p.relative_to(REPO)): found for p in scripts if (found := _private_imports(p))}
+    assert not bad

@@ -138,7 +138,7 @@ def test_audit_failures_list_rule_ids_severities_and_lines(pytester: pytest.Pyte
 
         def test_referenced_answer_passes():
             report = assert_audit_passes({PASSING["output"]!r}, input={PASSING["input"]!r}, documents=DOCS)
-            assert report.result.value == "PASS"
+            assert report.model_dump(mode="json")["result"] == "PASS"
 
         def test_unrequested_modal_fails():
             assert_audit_passes({SHOULD["output"]!r}, input={SHOULD["input"]!r}, documents=DOCS)
@@ -301,7 +301,7 @@ def test_fixtures_read_the_ini_file_and_match_failures_say_why(pytester: pytest.
 
         def test_the_audit_fixture_has_the_documents(norma_audit):
             report = norma_audit.assert_passes({PASSING["output"]!r}, input={PASSING["input"]!r})
-            assert report.result.value == "PASS"
+            assert report.model_dump(mode="json")["result"] == "PASS"
         """
     )
     junit = pytester.path / "junit.xml"

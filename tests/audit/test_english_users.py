@@ -16,7 +16,6 @@ from norma.audit import (
     AuditConfig,
     DocumentSet,
     RuleStatus,
-    Verdict,
     analyze,
     load_config,
     load_documents,
@@ -26,6 +25,7 @@ from norma.audit import (
 from norma.audit._references import declared_names
 from norma.audit._text import parse_text
 from norma.errors import InvalidInputError
+from norma.rules import Verdict
 from tests.audit.conftest import AUDIT
 from tests.conftest import EXAMPLES, CliResult
 

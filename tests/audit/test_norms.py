@@ -14,7 +14,6 @@ from norma.audit import (
     AuditConfig,
     ContextType,
     NormsConfig,
-    Verdict,
     analyze,
     classify_context,
     load_config,
@@ -24,6 +23,7 @@ from norma.audit._lexicon import get_lexicon
 from norma.audit._references import citation_syntax, find_references
 from norma.audit._text import parse_text
 from norma.errors import ConfigError, InvalidInputError
+from norma.rules import Verdict
 from tests.audit.conftest import AUDIT
 from tests.conftest import CliResult
 

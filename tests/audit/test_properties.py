@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from norma.audit import AuditConfig, DocumentSet, Severity, Verdict, analyze, load_documents
+from norma.audit import AuditConfig, DocumentSet, analyze, load_documents
+from norma.rules import Severity, Verdict
 from tests.audit.conftest import AUDIT
 
 DOCS: DocumentSet = load_documents(AUDIT / "docs")

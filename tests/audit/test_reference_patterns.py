@@ -61,7 +61,7 @@ def test_configured_pattern_makes_a_citation_count(policies: DocumentSet) -> Non
     assert cited.metrics.references == 1
     assert cited.metrics.rules_referenced == 1
     assert cited.violations == ()
-    assert cited.result.value == "PASS"
+    assert cited.model_dump(mode="json")["result"] == "PASS"
 
 
 def test_configured_reference_is_resolved_against_the_documents(policies: DocumentSet) -> None:

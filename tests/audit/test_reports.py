@@ -25,7 +25,7 @@ def items(docs: DocumentSet) -> list[tuple[str, AuditReport]]:
 
 
 def test_verdicts_of_the_fixture(items: list[tuple[str, AuditReport]]) -> None:
-    assert [r.result.value for _, r in items] == ["PASS", "PASS", "FAIL", "SKIP"]
+    assert [r.model_dump(mode="json")["result"] for _, r in items] == ["PASS", "PASS", "FAIL", "SKIP"]
 
 
 def test_json_batch_summary(items: list[tuple[str, AuditReport]]) -> None:
@@ -82,3 +82,19 @@ def test_table_and_registry(items: list[tuple[str, AuditReport]]) -> None:
     assert set(RENDERERS) == {"json", "sarif", "junit", "markdown"}
     with pytest.raises(InvalidInputError, match="unknown report format"):
         render("html", items)
+
+
+def test_the_audit_verdict_is_the_one_verdict_written_in_capitals() -> None:
+    """One pass/fail/skip type (issue #48): ``result`` is a :class:`norma.rules.Verdict`; JSON says PASS/FAIL/SKIP."""
+    from norma.audit import AuditReport, ContextType
+    from norma.rules import Verdict
+
+    report = AuditReport(result=Verdict.FAIL, context_type_detected=ContextType.TECHNICAL)
+    assert type(report.result) is Verdict
+    dumped = report.model_dump(mode="json")
+    assert dumped["result"] == "FAIL"
+    assert AuditReport.model_validate(dumped).result is Verdict.FAIL  # read back from capitals (norma merge)
+    assert AuditReport.model_validate_json(report.model_dump_json()).result is Verdict.FAIL
+    assert AuditReport.model_json_schema()["$defs"]["Verdict"]["enum"] == ["PASS", "FAIL", "SKIP"]
+    with pytest.raises(ValueError, match="PASS"):
+        AuditReport.model_validate({**dumped, "result": "MAYBE"})

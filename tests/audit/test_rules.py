@@ -13,8 +13,6 @@ from norma.audit import (
     ContextType,
     DocumentSet,
     RuleStatus,
-    Severity,
-    Verdict,
     analyze,
     best_window_ratio,
     extract_concepts,
@@ -25,6 +23,7 @@ from norma.audit._references import find_claims, find_decisions, find_references
 from norma.audit._segments import segment_output
 from norma.audit._text import parse_text
 from norma.errors import ConfigError, InvalidInputError
+from norma.rules import Severity, Verdict
 
 CHEAP = AuditConfig(embeddings=False)
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from norma.audit import AuditConfig, DocumentSet, RuleStatus, Verdict, analyze
+from norma.audit import AuditConfig, DocumentSet, RuleStatus, analyze
 from norma.audit._lexicon import get_lexicon
 from norma.audit._references import find_claims, find_decisions
 from norma.audit._text import parse_text
+from norma.rules import Verdict
 
 CHEAP = AuditConfig(embeddings=False)
 

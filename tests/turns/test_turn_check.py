@@ -147,8 +147,8 @@ def test_the_report_is_json_ready_and_sessions_count(checker: TurnChecker) -> No
 def test_the_audit_joins_when_asked(checker: TurnChecker) -> None:
     report = checker.check("I want a refund for my order", "Our refund policy applies: form REF-1234.", audit=True)
     assert report.audit is not None
-    assert report.audit.result.value in ("PASS", "FAIL", "SKIP")
-    assert report.to_dict()["audit"]["result"] == report.audit.result.value
+    assert report.audit.model_dump(mode="json")["result"] in ("PASS", "FAIL", "SKIP")
+    assert report.to_dict()["audit"]["result"] == report.audit.result.value.upper()
 
 
 def test_an_undecided_error_check_makes_the_turn_skip_never_pass() -> None:

@@ -16,11 +16,12 @@ from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, field_v
 from pydantic_core import core_schema
 
 from norma.errors import InvalidInputError
-from norma.rules import Severity, describe_validation_error
+from norma.rules import Severity, Verdict, describe_validation_error
 
 __all__ = [
     "AuditReport",
     "AuditSeverity",
+    "AuditVerdict",
     "AuditRequest",
     "ContextType",
     "Metrics",
@@ -30,54 +31,68 @@ __all__ = [
     "Verdict",
     "Violation",
     "severity_label",
+    "verdict_label",
 ]
 
 
-class Verdict(enum.StrEnum):
-    """The analyzer's result (§2): FAIL when an ERROR violation exists, SKIP for conversational turns."""
-
-    PASS = "PASS"
-    FAIL = "FAIL"
-    SKIP = "SKIP"
-
-
 class _Capitals:
-    """Pydantic annotation of a :class:`Severity` the audit reads and writes in capitals (§8.01: ``"ERROR"``,
-    ``"WARNING"``, ``"INFO"``): in Python it is the one :class:`norma.rules.Severity`; its JSON Schema is the
-    audit's own ``Severity`` definition."""
+    """Pydantic annotation of a shared lower-case enum (:class:`norma.rules.Severity`, :class:`norma.rules.Verdict`)
+    the audit reads and writes in capitals (§8.01: ``"ERROR"``, ``"WARNING"``, ``"INFO"``; §2: ``"PASS"``,
+    ``"FAIL"``, ``"SKIP"``): in Python it is the one shared member; its JSON Schema is the audit's own definition
+    (``$defs/Severity``, ``$defs/Verdict``). A member is read too."""
 
-    @classmethod
-    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+    def __init__(self, members: type[enum.StrEnum], title: str, description: str) -> None:
+        self._by_capitals = {_capitals(member): member for member in members}
+        self._members = members
+        self._title = title
+        self._description = description
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
         spelled = core_schema.literal_schema(
-            list(_BY_CAPITALS),
-            ref="norma.audit.Severity",
-            metadata={
-                "pydantic_js_updates": {
-                    "title": "Severity",
-                    "description": "§8.01: ERROR blocks (FAIL), WARNING marks for review, INFO never affects the "
-                    "result.",
-                }
-            },
+            list(self._by_capitals),
+            ref=f"norma.audit.{self._title}",
+            metadata={"pydantic_js_updates": {"title": self._title, "description": self._description}},
         )
         return core_schema.no_info_before_validator_function(
-            lambda value: severity_label(value) if isinstance(value, Severity) else value,
-            core_schema.no_info_after_validator_function(_BY_CAPITALS.__getitem__, spelled),
+            lambda value: _capitals(value) if isinstance(value, self._members) else value,
+            core_schema.no_info_after_validator_function(self._by_capitals.__getitem__, spelled),
             serialization=core_schema.plain_serializer_function_ser_schema(
-                severity_label, return_schema=core_schema.str_schema()
+                _capitals, return_schema=core_schema.str_schema()
             ),
         )
 
 
+def _capitals(member: enum.StrEnum) -> str:
+    return member.value.upper()
+
+
 def severity_label(severity: Severity) -> str:
     """How the audit writes ``severity`` (§8.01): ``"ERROR"``, ``"WARNING"``, ``"INFO"``."""
-    return severity.value.upper()
+    return _capitals(severity)
 
 
-_BY_CAPITALS = {severity_label(severity): severity for severity in Severity}
-"""``"ERROR"`` -> ``Severity.ERROR``: how the audit spells each severity (§8.01)."""
+def verdict_label(verdict: Verdict) -> str:
+    """How the audit writes a verdict (§2): ``"PASS"``, ``"FAIL"``, ``"SKIP"``."""
+    return _capitals(verdict)
 
-AuditSeverity = Annotated[Severity, _Capitals]
+
+AuditSeverity = Annotated[
+    Severity,
+    _Capitals(
+        Severity, "Severity", "§8.01: ERROR blocks (FAIL), WARNING marks for review, INFO never affects the result."
+    ),
+]
 """A :class:`Severity` written in capitals in the audit's JSON (reports, configuration, snapshots)."""
+
+AuditVerdict = Annotated[
+    Verdict,
+    _Capitals(
+        Verdict,
+        "Verdict",
+        "The analyzer's result (§2): FAIL when an ERROR violation exists, SKIP for conversational turns.",
+    ),
+]
+"""A :class:`Verdict` written in capitals in the audit's JSON (reports, and batch outputs ``norma merge`` reads)."""
 
 
 class ContextType(enum.StrEnum):
@@ -223,7 +238,7 @@ class AuditReport(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
-    result: Verdict
+    result: AuditVerdict
     """PASS, FAIL or SKIP."""
     context_type_detected: ContextType
     """What §4.01's classifier says about the input."""

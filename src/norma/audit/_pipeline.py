@@ -29,6 +29,7 @@ from norma.audit._models import (
     Severity,
     Verdict,
     Violation,
+    verdict_label,
 )
 from norma.audit._references import syntax_for
 from norma.audit._registry import select_rules
@@ -186,7 +187,7 @@ def analyze(
         if traced.recording:
             traced.set(
                 {
-                    "norma.verdict": report.result.value,
+                    "norma.verdict": verdict_label(report.result),
                     "norma.violations.count": len(report.violations),
                     "norma.rules.count": len(report.rules),
                     "norma.audit.context": report.context_type_applied.value,

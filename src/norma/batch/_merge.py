@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from xml.etree import ElementTree as ET
 
-from norma.audit import AuditReport
+from norma.audit import AuditReport, verdict_label
 from norma.batch._summaries import match_document, names_document, rubric_document, seed_spread_document
 from norma.errors import InvalidInputError
 from norma.reports import exit_code, render, turn_document
@@ -57,7 +57,7 @@ def audit_shard_json(items: Sequence[tuple[str, AuditReport]], fail_on: str = "e
     name, report = items[0]
     payload = {
         "reports": [{"name": name, **report.model_dump(mode="json")}],
-        "summary": {"total": 1, "PASS": 0, "FAIL": 0, "SKIP": 0, report.result.value: 1},
+        "summary": {"total": 1, "PASS": 0, "FAIL": 0, "SKIP": 0, verdict_label(report.result): 1},
     }
     return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
 

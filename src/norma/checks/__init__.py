@@ -16,7 +16,32 @@ jsonschema load on first use. See docs/check.md.
 
 from __future__ import annotations
 
-from norma.checks._evaluate import NO_LLM, CheckedOutput, evaluate_checks
-from norma.checks._results import MAX_EVIDENCE, CheckResult, CheckStatus, Span
+import typing as _typing
 
-__all__ = ["CheckResult", "CheckStatus", "CheckedOutput", "MAX_EVIDENCE", "NO_LLM", "Span", "evaluate_checks"]
+from norma._lazy import exports as _exports
+
+if _typing.TYPE_CHECKING:
+    from norma.checks._evaluate import NO_LLM as NO_LLM
+    from norma.checks._evaluate import CheckedOutput as CheckedOutput
+    from norma.checks._evaluate import evaluate_checks as evaluate_checks
+    from norma.checks._results import MAX_EVIDENCE as MAX_EVIDENCE
+    from norma.checks._results import CheckResult as CheckResult
+    from norma.checks._results import CheckStatus as CheckStatus
+    from norma.checks._results import Span as Span
+
+_PUBLIC: dict[str, str] = {
+    "CheckedOutput": "_evaluate",
+    "CheckResult": "_results",
+    "evaluate_checks": "_evaluate",
+    "Span": "_results",
+}
+"""What a user calls: ``__all__``; each name to the module that defines it (loaded on first use)."""
+
+_INTERNAL: dict[str, str] = {
+    "CheckStatus": "_results",
+    "MAX_EVIDENCE": "_results",
+    "NO_LLM": "_evaluate",
+}
+"""What norma's command line, service, MCP server and scripts use: importable from here, not in ``__all__``."""
+
+__all__, __getattr__, __dir__ = _exports(globals(), _PUBLIC, _INTERNAL)

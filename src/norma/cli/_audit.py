@@ -358,7 +358,7 @@ def bump(ctx: click.Context, old: Path, new: Path, output_format: str | None) ->
 
 
 def _demo_section(examples: Path) -> tuple[dict[str, Any], Any]:
-    from norma.audit import AuditConfig, analyze, load_documents
+    from norma.audit import AuditConfig, analyze, load_documents, verdict_label
     from norma.reports import render_table
 
     folder = examples / "audit"
@@ -368,7 +368,7 @@ def _demo_section(examples: Path) -> tuple[dict[str, Any], Any]:
     for name in ("pass_referenced_policy.json", "fail_no_references.json", "skip_greeting.json"):
         request = json.loads((folder / "cases" / name).read_text(encoding="utf-8"))["request"]
         items.append((name, analyze(request, documents, config)))
-    summary = {name: report.result.value for name, report in items}
+    summary = {name: verdict_label(report.result) for name, report in items}
 
     def render_demo(con: Console) -> None:
         con.print(

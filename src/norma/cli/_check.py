@@ -69,9 +69,9 @@ def _render(con: Console, name: str, report: TurnReport) -> None:
                 )
         print_table(con, table)
     if report.audit is not None:
-        from norma.audit import severity_label
+        from norma.audit import severity_label, verdict_label
 
-        con.print(f"audit: {report.audit.result.value} ({len(report.audit.violations)} violations)")
+        con.print(f"audit: {verdict_label(report.audit.result)} ({len(report.audit.violations)} violations)")
         for v in report.audit.violations:
             con.print(f"  {v.location}: [{severity_label(v.severity)}] {v.rule}: {v.description}")
     reward = "none" if report.reward is None else f"{report.reward:.3f}"

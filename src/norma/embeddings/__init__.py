@@ -23,46 +23,68 @@ See docs/embeddings.md.
 
 from __future__ import annotations
 
-from norma.embeddings._adapt import (
-    ADAPTED_FILE,
-    AdaptOptions,
-    AdaptReport,
-    adapt_encoder,
-    adapted_info,
-)
-from norma.embeddings._batching import BatchingEmbedder
-from norma.embeddings._bert import BertEmbedder, get_embedder
-from norma.embeddings._cache import CachedEmbedder, EmbeddingCache, user_cache_dir
-from norma.embeddings._model_files import DEFAULT_MODEL_ID, MODEL_DIR_ENV, MODEL_INSTALL_COMMAND, find_model_dir
-from norma.embeddings._probes import MAX_PROBES, MIN_PROBES, pick_probes, probe_similarities, text_key
-from norma.embeddings._protocol import Embedder, EmbedderWrapper
-from norma.embeddings._quantize import CACHE_DIR_ENV, INT8_ENV
-from norma.embeddings._session import THREADS_ENV
+import typing as _typing
 
-__all__ = [
-    "ADAPTED_FILE",
-    "AdaptOptions",
-    "AdaptReport",
-    "BatchingEmbedder",
-    "BertEmbedder",
-    "CACHE_DIR_ENV",
-    "CachedEmbedder",
-    "DEFAULT_MODEL_ID",
-    "Embedder",
-    "EmbedderWrapper",
-    "EmbeddingCache",
-    "INT8_ENV",
-    "MAX_PROBES",
-    "MIN_PROBES",
-    "MODEL_DIR_ENV",
-    "MODEL_INSTALL_COMMAND",
-    "THREADS_ENV",
-    "adapt_encoder",
-    "adapted_info",
-    "find_model_dir",
-    "get_embedder",
-    "pick_probes",
-    "probe_similarities",
-    "text_key",
-    "user_cache_dir",
-]
+from norma._lazy import exports as _exports
+
+if _typing.TYPE_CHECKING:
+    from norma.embeddings._adapt import ADAPTED_FILE as ADAPTED_FILE
+    from norma.embeddings._adapt import AdaptOptions as AdaptOptions
+    from norma.embeddings._adapt import AdaptReport as AdaptReport
+    from norma.embeddings._adapt import adapt_encoder as adapt_encoder
+    from norma.embeddings._adapt import adapted_info as adapted_info
+    from norma.embeddings._batching import BatchingEmbedder as BatchingEmbedder
+    from norma.embeddings._bert import BertEmbedder as BertEmbedder
+    from norma.embeddings._bert import get_embedder as get_embedder
+    from norma.embeddings._cache import CachedEmbedder as CachedEmbedder
+    from norma.embeddings._cache import EmbeddingCache as EmbeddingCache
+    from norma.embeddings._cache import user_cache_dir as user_cache_dir
+    from norma.embeddings._model_files import DEFAULT_MODEL_ID as DEFAULT_MODEL_ID
+    from norma.embeddings._model_files import MODEL_DIR_ENV as MODEL_DIR_ENV
+    from norma.embeddings._model_files import MODEL_INSTALL_COMMAND as MODEL_INSTALL_COMMAND
+    from norma.embeddings._model_files import find_model_dir as find_model_dir
+    from norma.embeddings._probes import MAX_PROBES as MAX_PROBES
+    from norma.embeddings._probes import MIN_PROBES as MIN_PROBES
+    from norma.embeddings._probes import pick_probes as pick_probes
+    from norma.embeddings._probes import probe_similarities as probe_similarities
+    from norma.embeddings._probes import text_key as text_key
+    from norma.embeddings._protocol import Embedder as Embedder
+    from norma.embeddings._protocol import EmbedderWrapper as EmbedderWrapper
+    from norma.embeddings._quantize import CACHE_DIR_ENV as CACHE_DIR_ENV
+    from norma.embeddings._quantize import INT8_ENV as INT8_ENV
+    from norma.embeddings._session import THREADS_ENV as THREADS_ENV
+
+_PUBLIC: dict[str, str] = {
+    "adapt_encoder": "_adapt",
+    "adapted_info": "_adapt",
+    "AdaptOptions": "_adapt",
+    "AdaptReport": "_adapt",
+    "BatchingEmbedder": "_batching",
+    "BertEmbedder": "_bert",
+    "CachedEmbedder": "_cache",
+    "Embedder": "_protocol",
+    "EmbeddingCache": "_cache",
+    "find_model_dir": "_model_files",
+    "get_embedder": "_bert",
+    "pick_probes": "_probes",
+    "probe_similarities": "_probes",
+}
+"""What a user calls: ``__all__``; each name to the module that defines it (loaded on first use)."""
+
+_INTERNAL: dict[str, str] = {
+    "ADAPTED_FILE": "_adapt",
+    "CACHE_DIR_ENV": "_quantize",
+    "DEFAULT_MODEL_ID": "_model_files",
+    "EmbedderWrapper": "_protocol",
+    "INT8_ENV": "_quantize",
+    "MAX_PROBES": "_probes",
+    "MIN_PROBES": "_probes",
+    "MODEL_DIR_ENV": "_model_files",
+    "MODEL_INSTALL_COMMAND": "_model_files",
+    "text_key": "_probes",
+    "THREADS_ENV": "_session",
+    "user_cache_dir": "_cache",
+}
+"""What norma's command line, service, MCP server and scripts use: importable from here, not in ``__all__``."""
+
+__all__, __getattr__, __dir__ = _exports(globals(), _PUBLIC, _INTERNAL)

@@ -18,62 +18,86 @@ Replies are not streamed. See docs/llm.md.
 
 from __future__ import annotations
 
-from norma.llm._check import LLMCheck, check_llm
-from norma.llm._config import (
-    API_KEY_ENV,
-    KIND_ENV,
-    MODEL_ENV,
-    TIMEOUT_ENV,
-    URL_ENV,
-    BackendKind,
-    LLMSettings,
-    RetryPolicy,
-    detect_kind,
-    redact_url,
-)
-from norma.llm._factory import client_from_settings, get_llm
-from norma.llm._http import ChatClient, ChatReply, LLMBackendError
-from norma.llm._judge import JUDGE_PROMPT_VERSION, Judge, JudgeCachePolicy, make_judge, neutralise
-from norma.llm._judge_cache import JudgeCache, judge_cache_path
-from norma.llm._messages import to_messages
-from norma.llm._ollama import OllamaClient
-from norma.llm._openai import OpenAIClient
-from norma.llm._protocol import LLMClient, Messages, Prompt
-from norma.llm._verdict import JudgeError, Verdict, Vote, parse_vote
+import typing as _typing
 
-__all__ = [
-    "API_KEY_ENV",
-    "BackendKind",
-    "ChatClient",
-    "ChatReply",
-    "JUDGE_PROMPT_VERSION",
-    "Judge",
-    "JudgeCache",
-    "JudgeCachePolicy",
-    "JudgeError",
-    "KIND_ENV",
-    "LLMBackendError",
-    "LLMCheck",
-    "LLMClient",
-    "LLMSettings",
-    "MODEL_ENV",
-    "Messages",
-    "OllamaClient",
-    "OpenAIClient",
-    "Prompt",
-    "RetryPolicy",
-    "TIMEOUT_ENV",
-    "URL_ENV",
-    "Verdict",
-    "Vote",
-    "check_llm",
-    "client_from_settings",
-    "detect_kind",
-    "get_llm",
-    "judge_cache_path",
-    "make_judge",
-    "neutralise",
-    "parse_vote",
-    "redact_url",
-    "to_messages",
-]
+from norma._lazy import exports as _exports
+
+if _typing.TYPE_CHECKING:
+    from norma.llm._check import LLMCheck as LLMCheck
+    from norma.llm._check import check_llm as check_llm
+    from norma.llm._config import API_KEY_ENV as API_KEY_ENV
+    from norma.llm._config import KIND_ENV as KIND_ENV
+    from norma.llm._config import MODEL_ENV as MODEL_ENV
+    from norma.llm._config import TIMEOUT_ENV as TIMEOUT_ENV
+    from norma.llm._config import URL_ENV as URL_ENV
+    from norma.llm._config import BackendKind as BackendKind
+    from norma.llm._config import LLMSettings as LLMSettings
+    from norma.llm._config import RetryPolicy as RetryPolicy
+    from norma.llm._config import detect_kind as detect_kind
+    from norma.llm._config import redact_url as redact_url
+    from norma.llm._factory import client_from_settings as client_from_settings
+    from norma.llm._factory import get_llm as get_llm
+    from norma.llm._http import ChatClient as ChatClient
+    from norma.llm._http import ChatReply as ChatReply
+    from norma.llm._http import LLMBackendError as LLMBackendError
+    from norma.llm._judge import JUDGE_PROMPT_VERSION as JUDGE_PROMPT_VERSION
+    from norma.llm._judge import Judge as Judge
+    from norma.llm._judge import JudgeCachePolicy as JudgeCachePolicy
+    from norma.llm._judge import make_judge as make_judge
+    from norma.llm._judge import neutralise as neutralise
+    from norma.llm._judge_cache import JudgeCache as JudgeCache
+    from norma.llm._judge_cache import judge_cache_path as judge_cache_path
+    from norma.llm._messages import to_messages as to_messages
+    from norma.llm._ollama import OllamaClient as OllamaClient
+    from norma.llm._openai import OpenAIClient as OpenAIClient
+    from norma.llm._protocol import LLMClient as LLMClient
+    from norma.llm._protocol import Messages as Messages
+    from norma.llm._protocol import Prompt as Prompt
+    from norma.llm._verdict import JudgeError as JudgeError
+    from norma.llm._verdict import Verdict as Verdict
+    from norma.llm._verdict import Vote as Vote
+    from norma.llm._verdict import parse_vote as parse_vote
+
+_PUBLIC: dict[str, str] = {
+    "ChatReply": "_http",
+    "check_llm": "_check",
+    "get_llm": "_factory",
+    "Judge": "_judge",
+    "JudgeCache": "_judge_cache",
+    "JudgeCachePolicy": "_judge",
+    "JudgeError": "_verdict",
+    "LLMBackendError": "_http",
+    "LLMClient": "_protocol",
+    "make_judge": "_judge",
+    "neutralise": "_judge",
+    "OllamaClient": "_ollama",
+    "OpenAIClient": "_openai",
+    "RetryPolicy": "_config",
+    "Verdict": "_verdict",
+    "Vote": "_verdict",
+}
+"""What a user calls: ``__all__``; each name to the module that defines it (loaded on first use)."""
+
+_INTERNAL: dict[str, str] = {
+    "API_KEY_ENV": "_config",
+    "BackendKind": "_config",
+    "ChatClient": "_http",
+    "client_from_settings": "_factory",
+    "detect_kind": "_config",
+    "judge_cache_path": "_judge_cache",
+    "JUDGE_PROMPT_VERSION": "_judge",
+    "KIND_ENV": "_config",
+    "LLMCheck": "_check",
+    "LLMSettings": "_config",
+    "Messages": "_protocol",
+    "MODEL_ENV": "_config",
+    "parse_vote": "_verdict",
+    "Prompt": "_protocol",
+    "redact_url": "_config",
+    "TIMEOUT_ENV": "_config",
+    "to_messages": "_messages",
+    "URL_ENV": "_config",
+}
+"""What norma's command line, service, MCP server and scripts use: importable from here, not in ``__all__``."""
+
+__all__, __getattr__, __dir__ = _exports(globals(), _PUBLIC, _INTERNAL)

@@ -22,135 +22,110 @@ Names are imported on first use, so ``import norma.matching`` is cheap. See docs
 
 from __future__ import annotations
 
-import importlib
-import typing
+import typing as _typing
 
-if typing.TYPE_CHECKING:
-    from norma.matching._calibrate import calibrate_gate
-    from norma.matching._config import MatchConfig
-    from norma.matching._doctor import Diagnosis, diagnose_rulebook
-    from norma.matching._enforce import Enforcement, EnforcementReason
-    from norma.matching._evaluate import RulebookEvaluation, evaluate_rulebook
-    from norma.matching._examples import fill_examples, generate_examples
-    from norma.matching._files import load_rules
-    from norma.matching._gate import (
-        AdaptedGate,
-        CalibratedGate,
-        FixedGate,
-        Gate,
-        HeldOut,
-        NoGate,
-        RulebookGate,
-        read_held_out,
-    )
-    from norma.matching._labelled import LabelledMessage, LabelledMessagesError, load_labelled
-    from norma.matching._matcher import RuleMatcher
-    from norma.matching._models import SessionState
-    from norma.matching._results import DroppedRule, MatchedRule, MatchExplanation, MatchResult
-    from norma.matching._snapshot import file_matcher
-    from norma.matching._synthetic import synthesize_labelled
-    from norma.matching._tenants import (
-        TenantMatchers,
-        candidate_matcher,
-        snapshot_matcher,
-        tenant_gate,
-        tenant_matcher,
-        tenant_matchers,
-    )
-    from norma.rules import Rule, Scope
+from norma._lazy import exports as _exports
 
-_WHERE = {
+if _typing.TYPE_CHECKING:
+    from norma.matching import _explain, _pipeline
+    from norma.matching._calibrate import calibrate_gate as calibrate_gate
+    from norma.matching._config import MatchConfig as MatchConfig
+    from norma.matching._doctor import Diagnosis as Diagnosis
+    from norma.matching._doctor import diagnose_rulebook as diagnose_rulebook
+    from norma.matching._enforce import Enforcement as Enforcement
+    from norma.matching._enforce import EnforcementReason as EnforcementReason
+    from norma.matching._enforce import enforcements as enforcements
+    from norma.matching._evaluate import RulebookEvaluation as RulebookEvaluation
+    from norma.matching._evaluate import evaluate_rulebook as evaluate_rulebook
+    from norma.matching._examples import fill_examples as fill_examples
+    from norma.matching._examples import generate_examples as generate_examples
+    from norma.matching._files import load_rules as load_rules
+    from norma.matching._gate import ADAPTED_QUANTILE as ADAPTED_QUANTILE
+    from norma.matching._gate import AdaptedGate as AdaptedGate
+    from norma.matching._gate import CalibratedGate as CalibratedGate
+    from norma.matching._gate import FixedGate as FixedGate
+    from norma.matching._gate import Gate as Gate
+    from norma.matching._gate import HeldOut as HeldOut
+    from norma.matching._gate import NoGate as NoGate
+    from norma.matching._gate import RulebookGate as RulebookGate
+    from norma.matching._gate import read_held_out as read_held_out
+    from norma.matching._labelled import LabelledMessage as LabelledMessage
+    from norma.matching._labelled import LabelledMessagesError as LabelledMessagesError
+    from norma.matching._labelled import load_labelled as load_labelled
+    from norma.matching._lexical import tokenize as tokenize
+    from norma.matching._matcher import RuleMatcher as RuleMatcher
+    from norma.matching._models import SessionState as SessionState
+    from norma.matching._packed import SCAN_KERNEL as SCAN_KERNEL
+    from norma.matching._packed import cpu_flags as cpu_flags
+    from norma.matching._results import DroppedRule as DroppedRule
+    from norma.matching._results import MatchedRule as MatchedRule
+    from norma.matching._results import MatchExplanation as MatchExplanation
+    from norma.matching._results import MatchResult as MatchResult
+    from norma.matching._snapshot import file_matcher as file_matcher
+    from norma.matching._synthetic import synthesize_labelled as synthesize_labelled
+    from norma.matching._tenants import TenantMatchers as TenantMatchers
+    from norma.matching._tenants import candidate_matcher as candidate_matcher
+    from norma.matching._tenants import snapshot_matcher as snapshot_matcher
+    from norma.matching._tenants import tenant_gate as tenant_gate
+    from norma.matching._tenants import tenant_matcher as tenant_matcher
+    from norma.matching._tenants import tenant_matchers as tenant_matchers
+    from norma.rules import Rule as Rule
+    from norma.rules import Scope as Scope
+
+    explain_module = _explain  # the stage that decides enforcement (benchmarks/check_enforcement.py times it)
+    pipeline_module = _pipeline  # the stage with the scan switch (benchmarks/matching_scan.py)
+
+_PUBLIC: dict[str, str] = {
     "AdaptedGate": "_gate",
+    "calibrate_gate": "_calibrate",
     "CalibratedGate": "_gate",
+    "candidate_matcher": "_tenants",
+    "diagnose_rulebook": "_doctor",
     "Diagnosis": "_doctor",
     "DroppedRule": "_results",
     "Enforcement": "_enforce",
-    "EnforcementReason": "_enforce",
-    "FixedGate": "_gate",
-    "Gate": "_gate",
-    "HeldOut": "_gate",
-    "LabelledMessage": "_labelled",
-    "LabelledMessagesError": "_labelled",
-    "MatchConfig": "_config",
-    "MatchExplanation": "_results",
-    "MatchResult": "_results",
-    "MatchedRule": "_results",
-    "NoGate": "_gate",
-    "Rule": "norma.rules",
-    "RuleMatcher": "_matcher",
-    "RulebookEvaluation": "_evaluate",
-    "RulebookGate": "_gate",
-    "Scope": "norma.rules",
-    "SessionState": "_models",
-    "TenantMatchers": "_tenants",
-    "calibrate_gate": "_calibrate",
-    "candidate_matcher": "_tenants",
-    "diagnose_rulebook": "_doctor",
     "evaluate_rulebook": "_evaluate",
     "file_matcher": "_snapshot",
     "fill_examples": "_examples",
+    "FixedGate": "_gate",
+    "Gate": "_gate",
     "generate_examples": "_examples",
+    "HeldOut": "_gate",
+    "LabelledMessagesError": "_labelled",
     "load_labelled": "_labelled",
     "load_rules": "_files",
+    "MatchConfig": "_config",
+    "MatchedRule": "_results",
+    "MatchExplanation": "_results",
+    "MatchResult": "_results",
+    "NoGate": "_gate",
     "read_held_out": "_gate",
+    "Rule": "norma.rules",
+    "RulebookGate": "_gate",
+    "RuleMatcher": "_matcher",
+    "Scope": "norma.rules",
+    "SessionState": "_models",
     "snapshot_matcher": "_tenants",
     "synthesize_labelled": "_synthetic",
-    "tenant_gate": "_tenants",
     "tenant_matcher": "_tenants",
     "tenant_matchers": "_tenants",
+    "TenantMatchers": "_tenants",
 }
+"""What a user calls: ``__all__``; each name to the module that defines it (loaded on first use)."""
 
-__all__ = [
-    "AdaptedGate",
-    "CalibratedGate",
-    "Diagnosis",
-    "DroppedRule",
-    "Enforcement",
-    "EnforcementReason",
-    "FixedGate",
-    "Gate",
-    "HeldOut",
-    "LabelledMessage",
-    "LabelledMessagesError",
-    "MatchConfig",
-    "MatchExplanation",
-    "MatchResult",
-    "MatchedRule",
-    "NoGate",
-    "Rule",
-    "RuleMatcher",
-    "RulebookEvaluation",
-    "RulebookGate",
-    "Scope",
-    "SessionState",
-    "TenantMatchers",
-    "calibrate_gate",
-    "candidate_matcher",
-    "diagnose_rulebook",
-    "evaluate_rulebook",
-    "file_matcher",
-    "fill_examples",
-    "generate_examples",
-    "load_labelled",
-    "load_rules",
-    "read_held_out",
-    "snapshot_matcher",
-    "synthesize_labelled",
-    "tenant_gate",
-    "tenant_matcher",
-    "tenant_matchers",
-]
+_INTERNAL: dict[str, str] = {
+    "ADAPTED_QUANTILE": "_gate",
+    "cpu_flags": "_packed",
+    "EnforcementReason": "_enforce",
+    "enforcements": "_enforce",
+    "explain_module": "_explain:*",
+    "LabelledMessage": "_labelled",
+    "pipeline_module": "_pipeline:*",
+    "RulebookEvaluation": "_evaluate",
+    "SCAN_KERNEL": "_packed",
+    "tenant_gate": "_tenants",
+    "tokenize": "_lexical",
+}
+"""What norma's command line, service, MCP server and scripts use: importable from here, not in ``__all__``."""
 
-
-def __getattr__(name: str) -> typing.Any:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module 'norma.matching' has no attribute {name!r}")
-    module = importlib.import_module(where if where.startswith("norma.") else f"norma.matching.{where}")
-    value = getattr(module, name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__all__, __getattr__, __dir__ = _exports(globals(), _PUBLIC, _INTERNAL)

@@ -23,7 +23,7 @@ from norma.matching._lexical import tokenize
 from norma.matching._matcher import RuleMatcher
 from norma.matching._pipeline import describe_scan
 from norma.matching._records import record_dict
-from norma.rules import Rule, When
+from norma.rules import Rule, Severity, When
 
 __all__ = [
     "DEFAULT_NEAR_DUPLICATE",
@@ -31,7 +31,6 @@ __all__ = [
     "Diagnosis",
     "Finding",
     "FindingKind",
-    "Severity",
     "diagnose_rulebook",
 ]
 
@@ -40,11 +39,6 @@ FindingKind = Literal[
     "encoder_stale", "requirement_on_neighbours",
 ]  # fmt: skip
 """What a finding is about (in the order findings are listed)."""
-Severity = Literal["error", "warning"]
-"""``error``: the rulebook gives wrong matches as it is (near-duplicate rules; a rule most of whose examples, two or
-more, are closer to one same other rule); ``norma rules doctor`` exits 1. ``warning``: it is weaker than it could
-be (a single misplaced example, an unrelated condition, too few examples)."""
-
 DEFAULT_NEAR_DUPLICATE = 0.95
 """Two rules whose texts, or whose centroids, have at least this cosine are near duplicates."""
 UNRELATED_CONDITION_BOUND = 0.15
@@ -71,7 +65,9 @@ class Finding:
 
     kind: FindingKind
     severity: Severity
-    """``error`` or ``warning`` (see :data:`Severity`)."""
+    """``error``: the rulebook gives wrong matches as it is (near-duplicate rules; a rule most of whose examples, two
+    or more, are closer to one same other rule); ``norma rules doctor`` exits 1. ``warning``: it is weaker than it
+    could be (a single misplaced example, an unrelated condition, too few examples). Never ``info``."""
     rule_ids: tuple[str, ...]
     """The rule at fault first, then the other rule involved (if any)."""
     message: str
@@ -82,8 +78,8 @@ class Finding:
     """The example concerned (``example_closer_to_other_rule``)."""
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready mapping."""
-        return record_dict(self)
+        """A JSON-ready mapping (``severity`` its value, ``"error"`` or ``"warning"``)."""
+        return {**record_dict(self), "severity": self.severity.value}
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,12 +97,12 @@ class Diagnosis:
     @property
     def errors(self) -> int:
         """Findings of severity ``error``."""
-        return sum(1 for f in self.findings if f.severity == "error")
+        return sum(1 for f in self.findings if f.severity is Severity.ERROR)
 
     @property
     def warnings(self) -> int:
         """Findings of severity ``warning``."""
-        return sum(1 for f in self.findings if f.severity == "warning")
+        return sum(1 for f in self.findings if f.severity is Severity.WARNING)
 
     def counts(self) -> dict[str, int]:
         """Findings by kind (every kind, 0 included)."""
@@ -157,7 +153,7 @@ def _near_duplicates(rules: list[Rule], text: np.ndarray, centre: np.ndarray, me
                 continue
             t, c = float(by_text[i, j]), float(by_centre[i, j])
             found.append(Finding(
-                "near_duplicate", "error", (rules[a].id, rules[b].id),
+                "near_duplicate", Severity.ERROR, (rules[a].id, rules[b].id),
                 f"{rules[a].id} and {rules[b].id} are near duplicates (text cosine {t:.3f}, centroid cosine {c:.3f})",
                 {"text_cosine": t, "centroid_cosine": c},
             ))  # fmt: skip
@@ -191,7 +187,7 @@ def _misplaced(rules: list[Rule], vectors: list[np.ndarray], centre: np.ndarray,
         severe = count >= 2 and 2 * count > len(rule.examples)
         mine, value = float(own[i]), float(best_cosine[i])
         found.append(Finding(
-            "example_closer_to_other_rule", "error" if severe else "warning", (rule.id, rules[other].id),
+            "example_closer_to_other_rule", Severity.ERROR if severe else Severity.WARNING, (rule.id, rules[other].id),
             f"example {n} of {rule.id} is closer to {rules[other].id} ({value:.3f}) than to its own rule "
             f"({mine:.3f}): {rule.examples[n]!r:.60}",
             {"example": float(n), "own_cosine": mine, "other_cosine": value, "examples_closer_to_other": float(count)},
@@ -216,7 +212,7 @@ def _unrelated(matcher: RuleMatcher, rules: list[Rule], vectors: list[np.ndarray
         cosine = float(condition @ _unit(vectors[slot][1:].sum(axis=0)))
         if cosine < UNRELATED_CONDITION_BOUND:
             found.append(Finding(
-                "condition_unrelated", "warning", (rule.id,),
+                "condition_unrelated", Severity.WARNING, (rule.id,),
                 f"the condition of {rule.id} shares no word with its examples and little meaning (cosine {cosine:.3f} "
                 f"< {UNRELATED_CONDITION_BOUND})",
                 {"cosine": cosine, "shared_words": 0.0},
@@ -233,7 +229,7 @@ def _stale_encoder(matcher: RuleMatcher) -> list[Finding]:
         f"the encoder was adapted on {share:.0%} of these rules' texts: its gate and vectors predate the changes "
         "(adapt again with norma rules adapt, or calibrate)"
     )
-    return [Finding("encoder_stale", "warning", (), message, {"trained_share": share})]
+    return [Finding("encoder_stale", Severity.WARNING, (), message, {"trained_share": share})]
 
 
 def _requirements_on_neighbours(rules: list[Rule]) -> list[Finding]:
@@ -247,7 +243,7 @@ def _requirements_on_neighbours(rules: list[Rule]) -> list[Finding]:
                     "messages; remove `when` to apply it when the rule governs the turn (a store written by an earlier "
                     "norma holds when: matched on every check: import the rulebook again)"
                 )
-                found.append(Finding("requirement_on_neighbours", "warning", (rule.id,), message))
+                found.append(Finding("requirement_on_neighbours", Severity.WARNING, (rule.id,), message))
     return found
 
 
@@ -294,10 +290,14 @@ def diagnose_rulebook(matcher: RuleMatcher, *, near_duplicate: float = DEFAULT_N
                 kind: FindingKind = "no_examples" if not rule.examples else "one_example"
                 words = "no example" if not rule.examples else "one example"
                 advice = f"{rule.id} has {words}: add a few messages users write"
-                findings.append(Finding(kind, "warning", (rule.id,), advice, {"examples": float(len(rule.examples))}))
+                findings.append(
+                    Finding(kind, Severity.WARNING, (rule.id,), advice, {"examples": float(len(rule.examples))})
+                )
         findings += _stale_encoder(matcher)
         findings += _requirements_on_neighbours(rules)
     order = {kind: n for n, kind in enumerate(_KINDS)}
-    findings.sort(key=lambda f: (f.severity != "error", order[f.kind], f.rule_ids, f.numbers.get("example", -1.0)))
+    findings.sort(
+        key=lambda f: (f.severity is not Severity.ERROR, order[f.kind], f.rule_ids, f.numbers.get("example", -1.0))
+    )
     scan = describe_scan(vector_rows, matcher.config)
     return Diagnosis(rules=len(rules), findings=tuple(findings), near_duplicate=float(near_duplicate), vector_scan=scan)

@@ -12,35 +12,46 @@
 
 from __future__ import annotations
 
-from norma.mcp_server._build import MCP_INSTALL, build_server
-from norma.mcp_server._outputs import (
-    CheckTurnOutput,
-    DroppedRuleOutput,
-    EnforcementOutput,
-    MatchedRuleOutput,
-    MatchRulesOutput,
-    NameScoreOutput,
-    RubricCriterionOutput,
-    RubricScoreOutput,
-    RuleListOutput,
-    RuleSummary,
-    ToolFailure,
-)
-from norma.mcp_server._served import Served
+import typing as _typing
 
-__all__ = [
-    "CheckTurnOutput",
-    "DroppedRuleOutput",
-    "EnforcementOutput",
-    "MCP_INSTALL",
-    "MatchRulesOutput",
-    "MatchedRuleOutput",
-    "NameScoreOutput",
-    "RubricCriterionOutput",
-    "RubricScoreOutput",
-    "RuleListOutput",
-    "RuleSummary",
-    "Served",
-    "ToolFailure",
-    "build_server",
-]
+from norma._lazy import exports as _exports
+
+if _typing.TYPE_CHECKING:
+    from norma.mcp_server._build import MCP_INSTALL as MCP_INSTALL
+    from norma.mcp_server._build import build_server as build_server
+    from norma.mcp_server._outputs import CheckTurnOutput as CheckTurnOutput
+    from norma.mcp_server._outputs import DroppedRuleOutput as DroppedRuleOutput
+    from norma.mcp_server._outputs import EnforcementOutput as EnforcementOutput
+    from norma.mcp_server._outputs import MatchedRuleOutput as MatchedRuleOutput
+    from norma.mcp_server._outputs import MatchRulesOutput as MatchRulesOutput
+    from norma.mcp_server._outputs import NameScoreOutput as NameScoreOutput
+    from norma.mcp_server._outputs import RubricCriterionOutput as RubricCriterionOutput
+    from norma.mcp_server._outputs import RubricScoreOutput as RubricScoreOutput
+    from norma.mcp_server._outputs import RuleListOutput as RuleListOutput
+    from norma.mcp_server._outputs import RuleSummary as RuleSummary
+    from norma.mcp_server._outputs import ToolFailure as ToolFailure
+    from norma.mcp_server._served import Served as Served
+
+_PUBLIC: dict[str, str] = {
+    "build_server": "_build",
+}
+"""What a user calls: ``__all__``; each name to the module that defines it (loaded on first use)."""
+
+_INTERNAL: dict[str, str] = {
+    "CheckTurnOutput": "_outputs",
+    "DroppedRuleOutput": "_outputs",
+    "EnforcementOutput": "_outputs",
+    "MatchedRuleOutput": "_outputs",
+    "MatchRulesOutput": "_outputs",
+    "MCP_INSTALL": "_build",
+    "NameScoreOutput": "_outputs",
+    "RubricCriterionOutput": "_outputs",
+    "RubricScoreOutput": "_outputs",
+    "RuleListOutput": "_outputs",
+    "RuleSummary": "_outputs",
+    "Served": "_served",
+    "ToolFailure": "_outputs",
+}
+"""What norma's command line, service, MCP server and scripts use: importable from here, not in ``__all__``."""
+
+__all__, __getattr__, __dir__ = _exports(globals(), _PUBLIC, _INTERNAL)

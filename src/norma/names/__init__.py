@@ -19,99 +19,116 @@ the batch scorer; :class:`Labels` is the checked form they are read into, with t
 
 from __future__ import annotations
 
-from norma.names._batch import (
-    MAX_HASH_SEEDS,
-    MAX_RECORD_BYTES,
-    ScoredRecord,
-    ScoreOptions,
-    count_records,
-    read_lines,
-    score_jsonl,
-    score_over_seeds,
-    score_record,
-    seed_summary,
-)
-from norma.names._bound import score_upper_bound
-from norma.names._catalog import (
-    EXTRA_RULES,
-    RULE_CATALOG,
-    RULE_DESCRIPTIONS,
-    format_rules_for_query,
-    rule_description,
-)
-from norma.names._compat import COMPATS, SIMILARITY_LEVELS
-from norma.names._compliance import (
-    evaluate_rule_compliance,
-    evaluator_errors,
-    reset_evaluator_errors,
-    rule_compliance_score,
-)
-from norma.names._evaluators import RULE_EVALUATORS, evaluate_rule
-from norma.names._from_labels import generate_from_labels, quality_from_labels, upper_bound_from_labels
-from norma.names._generate import generate_variations
-from norma.names._labels import DEFAULT_DISTRIBUTION, DEFAULT_RULE_PERCENTAGE, Labels, RuleBased
-from norma.names._pyhash import MAX_HASH_SEED, str_hash
-from norma.names._quality import part_score, variation_quality
-from norma.names._query import (
-    QUERY_DISTRIBUTIONS,
-    VariationQuery,
-    build_query,
-    query_phrasing_prompt,
-    query_template,
-    query_template_issues,
-    random_labels,
-    render_distribution,
-    validate_query_template,
-)
-from norma.names._similarity import orthographic_similarity, phonetic_similarity, transliterate
+import typing as _typing
 
-__all__ = [
-    "COMPATS",
-    "DEFAULT_DISTRIBUTION",
-    "DEFAULT_RULE_PERCENTAGE",
-    "EXTRA_RULES",
-    "Labels",
-    "MAX_HASH_SEED",
-    "MAX_HASH_SEEDS",
-    "MAX_RECORD_BYTES",
-    "QUERY_DISTRIBUTIONS",
-    "RULE_CATALOG",
-    "RULE_DESCRIPTIONS",
-    "RULE_EVALUATORS",
-    "RuleBased",
-    "SIMILARITY_LEVELS",
-    "ScoreOptions",
-    "ScoredRecord",
-    "VariationQuery",
-    "build_query",
-    "count_records",
-    "evaluate_rule",
-    "evaluate_rule_compliance",
-    "evaluator_errors",
-    "format_rules_for_query",
-    "generate_from_labels",
-    "generate_variations",
-    "orthographic_similarity",
-    "part_score",
-    "phonetic_similarity",
-    "quality_from_labels",
-    "query_phrasing_prompt",
-    "query_template",
-    "query_template_issues",
-    "random_labels",
-    "read_lines",
-    "render_distribution",
-    "reset_evaluator_errors",
-    "rule_compliance_score",
-    "rule_description",
-    "score_jsonl",
-    "score_over_seeds",
-    "score_record",
-    "score_upper_bound",
-    "seed_summary",
-    "str_hash",
-    "transliterate",
-    "upper_bound_from_labels",
-    "validate_query_template",
-    "variation_quality",
-]
+from norma._lazy import exports as _exports
+
+if _typing.TYPE_CHECKING:
+    from norma.names._batch import MAX_HASH_SEEDS as MAX_HASH_SEEDS
+    from norma.names._batch import MAX_RECORD_BYTES as MAX_RECORD_BYTES
+    from norma.names._batch import ScoredRecord as ScoredRecord
+    from norma.names._batch import ScoreOptions as ScoreOptions
+    from norma.names._batch import count_records as count_records
+    from norma.names._batch import read_lines as read_lines
+    from norma.names._batch import score_jsonl as score_jsonl
+    from norma.names._batch import score_over_seeds as score_over_seeds
+    from norma.names._batch import score_record as score_record
+    from norma.names._batch import seed_summary as seed_summary
+    from norma.names._bound import score_upper_bound as score_upper_bound
+    from norma.names._catalog import EXTRA_RULES as EXTRA_RULES
+    from norma.names._catalog import RULE_CATALOG as RULE_CATALOG
+    from norma.names._catalog import RULE_DESCRIPTIONS as RULE_DESCRIPTIONS
+    from norma.names._catalog import format_rules_for_query as format_rules_for_query
+    from norma.names._catalog import rule_description as rule_description
+    from norma.names._compat import COMPATS as COMPATS
+    from norma.names._compat import SIMILARITY_LEVELS as SIMILARITY_LEVELS
+    from norma.names._compat import name_part_weights as name_part_weights
+    from norma.names._compliance import evaluate_rule_compliance as evaluate_rule_compliance
+    from norma.names._compliance import evaluator_errors as evaluator_errors
+    from norma.names._compliance import reset_evaluator_errors as reset_evaluator_errors
+    from norma.names._compliance import rule_compliance_score as rule_compliance_score
+    from norma.names._evaluators import RULE_EVALUATORS as RULE_EVALUATORS
+    from norma.names._evaluators import evaluate_rule as evaluate_rule
+    from norma.names._from_labels import generate_from_labels as generate_from_labels
+    from norma.names._from_labels import quality_from_labels as quality_from_labels
+    from norma.names._from_labels import upper_bound_from_labels as upper_bound_from_labels
+    from norma.names._generate import generate_variations as generate_variations
+    from norma.names._labels import DEFAULT_DISTRIBUTION as DEFAULT_DISTRIBUTION
+    from norma.names._labels import DEFAULT_RULE_PERCENTAGE as DEFAULT_RULE_PERCENTAGE
+    from norma.names._labels import Labels as Labels
+    from norma.names._labels import RuleBased as RuleBased
+    from norma.names._pyhash import MAX_HASH_SEED as MAX_HASH_SEED
+    from norma.names._pyhash import str_hash as str_hash
+    from norma.names._quality import part_score as part_score
+    from norma.names._quality import variation_quality as variation_quality
+    from norma.names._query import QUERY_DISTRIBUTIONS as QUERY_DISTRIBUTIONS
+    from norma.names._query import VariationQuery as VariationQuery
+    from norma.names._query import build_query as build_query
+    from norma.names._query import query_phrasing_prompt as query_phrasing_prompt
+    from norma.names._query import query_template as query_template
+    from norma.names._query import query_template_issues as query_template_issues
+    from norma.names._query import random_labels as random_labels
+    from norma.names._query import render_distribution as render_distribution
+    from norma.names._query import validate_query_template as validate_query_template
+    from norma.names._similarity import orthographic_similarity as orthographic_similarity
+    from norma.names._similarity import phonetic_similarity as phonetic_similarity
+    from norma.names._similarity import transliterate as transliterate
+
+_PUBLIC: dict[str, str] = {
+    "build_query": "_query",
+    "evaluate_rule": "_evaluators",
+    "generate_from_labels": "_from_labels",
+    "generate_variations": "_generate",
+    "Labels": "_labels",
+    "orthographic_similarity": "_similarity",
+    "part_score": "_quality",
+    "phonetic_similarity": "_similarity",
+    "quality_from_labels": "_from_labels",
+    "random_labels": "_query",
+    "rule_compliance_score": "_compliance",
+    "score_jsonl": "_batch",
+    "score_over_seeds": "_batch",
+    "score_record": "_batch",
+    "score_upper_bound": "_bound",
+    "ScoreOptions": "_batch",
+    "str_hash": "_pyhash",
+    "transliterate": "_similarity",
+    "upper_bound_from_labels": "_from_labels",
+    "validate_query_template": "_query",
+    "variation_quality": "_quality",
+    "VariationQuery": "_query",
+}
+"""What a user calls: ``__all__``; each name to the module that defines it (loaded on first use)."""
+
+_INTERNAL: dict[str, str] = {
+    "COMPATS": "_compat",
+    "count_records": "_batch",
+    "DEFAULT_DISTRIBUTION": "_labels",
+    "DEFAULT_RULE_PERCENTAGE": "_labels",
+    "evaluate_rule_compliance": "_compliance",
+    "evaluator_errors": "_compliance",
+    "EXTRA_RULES": "_catalog",
+    "format_rules_for_query": "_catalog",
+    "MAX_HASH_SEED": "_pyhash",
+    "MAX_HASH_SEEDS": "_batch",
+    "MAX_RECORD_BYTES": "_batch",
+    "name_part_weights": "_compat",
+    "QUERY_DISTRIBUTIONS": "_query",
+    "query_phrasing_prompt": "_query",
+    "query_template": "_query",
+    "query_template_issues": "_query",
+    "read_lines": "_batch",
+    "render_distribution": "_query",
+    "reset_evaluator_errors": "_compliance",
+    "RULE_CATALOG": "_catalog",
+    "rule_description": "_catalog",
+    "RULE_DESCRIPTIONS": "_catalog",
+    "RULE_EVALUATORS": "_evaluators",
+    "RuleBased": "_labels",
+    "ScoredRecord": "_batch",
+    "seed_summary": "_batch",
+    "SIMILARITY_LEVELS": "_compat",
+}
+"""What norma's command line, service, MCP server and scripts use: importable from here, not in ``__all__``."""
+
+__all__, __getattr__, __dir__ = _exports(globals(), _PUBLIC, _INTERNAL)

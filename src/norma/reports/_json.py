@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from norma.audit import AuditReport
+from norma.audit import AuditReport, verdict_label
 
 __all__ = ["to_json"]
 
@@ -19,7 +19,7 @@ def to_json(items: Sequence[tuple[str, AuditReport]], fail_on: str = "error") ->
     else:
         counts: dict[str, int] = {"PASS": 0, "FAIL": 0, "SKIP": 0}
         for _, report in items:
-            counts[report.result.value] += 1
+            counts[verdict_label(report.result)] += 1
         payload = {
             "reports": [{"name": name, **report.model_dump(mode="json")} for name, report in items],
             "summary": {"total": len(items), **counts},

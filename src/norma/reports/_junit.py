@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from xml.etree import ElementTree as ET
 
-from norma.audit import AuditReport, RuleStatus, Violation, severity_label
+from norma.audit import AuditReport, RuleStatus, Violation, severity_label, verdict_label
 from norma.reports._bad import BadRecord, bad_junit
 from norma.rules import FailOn
 
@@ -51,7 +51,7 @@ def to_junit(items: Sequence[tuple[str, AuditReport]], fail_on: str = "error", b
         suite.set("errors", "0")
         suite.set("skipped", str(suite_skipped))
         props = ET.Element("properties")
-        ET.SubElement(props, "property", name="result", value=report.result.value)
+        ET.SubElement(props, "property", name="result", value=verdict_label(report.result))
         ET.SubElement(props, "property", name="context_type_detected", value=report.context_type_detected.value)
         suite.insert(0, props)
         total += len(report.rules)

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from norma.audit import AuditReport, Verdict, severity_label
+from norma.audit import AuditReport, severity_label
 from norma.reports._bad import BadRecord, bad_markdown
-from norma.rules import FailOn
+from norma.rules import FailOn, Verdict
 
 __all__ = ["to_markdown"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from norma.audit import AuditReport, Verdict
+from norma.audit import AuditReport
 from norma.errors import InvalidInputError
-from norma.rules import FailOn
+from norma.rules import FailOn, Verdict
 
 __all__ = ["RENDERERS", "ReportItem", "Renderer", "exit_code", "failing", "render"]
 

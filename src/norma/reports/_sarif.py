@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import quote
 
 from norma._version import __version__
-from norma.audit import DEFAULT_LANG, AuditReport, RuleStatus, Severity, Violation, rule_registry
+from norma.audit import DEFAULT_LANG, AuditReport, RuleStatus, Severity, Violation, rule_registry, verdict_label
 
 __all__ = ["SARIF_SCHEMA", "sarif_text", "to_sarif"]
 
@@ -93,7 +93,7 @@ def to_sarif(items: Sequence[tuple[str, AuditReport]], fail_on: str = "error") -
         rules.append(entry)
     results: list[dict[str, Any]] = []
     for name, report in items:
-        common = {"verdict": report.result.value, "record": name}
+        common = {"verdict": verdict_label(report.result), "record": name}
         for violation in (*report.violations, *report.info):
             result: dict[str, Any] = {
                 "ruleId": violation.rule,
@@ -133,7 +133,7 @@ def to_sarif(items: Sequence[tuple[str, AuditReport]], fail_on: str = "error") -
         "results": results,
         "properties": {
             "reports": [
-                {"name": name, "result": r.result.value, "metrics": r.metrics.model_dump(mode="json")}
+                {"name": name, "result": verdict_label(r.result), "metrics": r.metrics.model_dump(mode="json")}
                 for name, r in items
             ]
         },

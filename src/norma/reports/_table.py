@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.table import Table
 
-from norma.audit import AuditReport, RuleStatus, Verdict, severity_label
+from norma.audit import AuditReport, RuleStatus, severity_label, verdict_label
+from norma.rules import Verdict
 
 __all__ = ["render_table"]
 
@@ -23,7 +24,7 @@ def render_table(console: Console, items: Sequence[tuple[str, AuditReport]]) -> 
     for name, report in items:
         style = _STYLE[report.result]
         console.print(
-            f"[{style}]{report.result.value}[/{style}]  {name}  "
+            f"[{style}]{verdict_label(report.result)}[/{style}]  {name}  "
             f"(context {report.context_type_applied.value}, detected {report.context_type_detected.value})"
         )
         if report.violations:

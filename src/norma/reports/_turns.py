@@ -206,7 +206,7 @@ def _junit(items: Sequence[TurnItem], fail_on: str, bad_records: Sequence[BadRec
         if report.audit is not None:
             case = ET.SubElement(suite, "testcase", classname=f"norma.check.{name}", name="audit IR.x.y")
             tests += 1
-            if report.audit.result.value == "FAIL":
+            if report.audit.result is Verdict.FAIL:
                 failure = ET.SubElement(case, "failure", message="the audit failed", type="error")
                 failure.text = "\n".join(
                     f"{v.location}: [{severity_label(v.severity)}] {v.rule}: {v.description}"
@@ -241,7 +241,7 @@ def _markdown(items: Sequence[TurnItem], fail_on: str, bad_records: Sequence[Bad
     for name, report in items:
         record = _RECORD.fullmatch(name)
         bad = _failing_checks(report, fail_on)
-        audit_bad = [] if report.audit is None or report.audit.result.value != "FAIL" else report.audit.violations
+        audit_bad = [] if report.audit is None or report.audit.result is not Verdict.FAIL else report.audit.violations
         if report.failing(fail_on):
             failed += 1
         for check in bad:

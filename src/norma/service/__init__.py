@@ -11,34 +11,50 @@
 
 from __future__ import annotations
 
-from norma.service._app import app_from_env, create_app
-from norma.service._demo import DEMO_KEY_NAME, DEMO_TENANT, DemoTenant, seed_demo_tenant
-from norma.service._errors import (
-    ERROR_STATUS,
-    PROBLEM_MEDIA_TYPE,
-    RequestTimeoutError,
-    UnauthorizedError,
-    status_for,
-)
-from norma.service._logging import logging_config
-from norma.service._protocol import http_protocol
-from norma.service._settings import SETTINGS_ENV, ServiceSettings, env_settings
+import typing as _typing
 
-__all__ = [
-    "DEMO_KEY_NAME",
-    "DEMO_TENANT",
-    "DemoTenant",
-    "ERROR_STATUS",
-    "PROBLEM_MEDIA_TYPE",
-    "RequestTimeoutError",
-    "SETTINGS_ENV",
-    "ServiceSettings",
-    "UnauthorizedError",
-    "app_from_env",
-    "create_app",
-    "env_settings",
-    "http_protocol",
-    "logging_config",
-    "seed_demo_tenant",
-    "status_for",
-]
+from norma._lazy import exports as _exports
+
+if _typing.TYPE_CHECKING:
+    from norma.service._app import app_from_env as app_from_env
+    from norma.service._app import create_app as create_app
+    from norma.service._demo import DEMO_KEY_NAME as DEMO_KEY_NAME
+    from norma.service._demo import DEMO_TENANT as DEMO_TENANT
+    from norma.service._demo import DemoTenant as DemoTenant
+    from norma.service._demo import seed_demo_tenant as seed_demo_tenant
+    from norma.service._errors import ERROR_STATUS as ERROR_STATUS
+    from norma.service._errors import PROBLEM_MEDIA_TYPE as PROBLEM_MEDIA_TYPE
+    from norma.service._errors import RequestTimeoutError as RequestTimeoutError
+    from norma.service._errors import UnauthorizedError as UnauthorizedError
+    from norma.service._errors import status_for as status_for
+    from norma.service._logging import logging_config as logging_config
+    from norma.service._protocol import http_protocol as http_protocol
+    from norma.service._settings import SETTINGS_ENV as SETTINGS_ENV
+    from norma.service._settings import ServiceSettings as ServiceSettings
+    from norma.service._settings import env_settings as env_settings
+
+_PUBLIC: dict[str, str] = {
+    "create_app": "_app",
+    "ERROR_STATUS": "_errors",
+    "http_protocol": "_protocol",
+    "logging_config": "_logging",
+    "RequestTimeoutError": "_errors",
+    "seed_demo_tenant": "_demo",
+    "ServiceSettings": "_settings",
+    "UnauthorizedError": "_errors",
+}
+"""What a user calls: ``__all__``; each name to the module that defines it (loaded on first use)."""
+
+_INTERNAL: dict[str, str] = {
+    "app_from_env": "_app",
+    "DEMO_KEY_NAME": "_demo",
+    "DEMO_TENANT": "_demo",
+    "DemoTenant": "_demo",
+    "env_settings": "_settings",
+    "PROBLEM_MEDIA_TYPE": "_errors",
+    "SETTINGS_ENV": "_settings",
+    "status_for": "_errors",
+}
+"""What norma's command line, service, MCP server and scripts use: importable from here, not in ``__all__``."""
+
+__all__, __getattr__, __dir__ = _exports(globals(), _PUBLIC, _INTERNAL)

@@ -24,29 +24,41 @@ the ``--norma-*`` options; see docs/pytest.md.
 
 from __future__ import annotations
 
-from norma.testing._audit import Auditor, assert_audit_passes
-from norma.testing._failures import (
-    AuditAssertionError,
-    MatchAssertionError,
-    NormaAssertionError,
-    RubricAssertionError,
-    TurnAssertionError,
-)
-from norma.testing._match import assert_matches, rulebook_matcher
-from norma.testing._rubric import assert_rubric_reward
-from norma.testing._turn import assert_turn_passes, turn_checker
+import typing as _typing
 
-__all__ = [
-    "AuditAssertionError",
-    "Auditor",
-    "MatchAssertionError",
-    "NormaAssertionError",
-    "RubricAssertionError",
-    "TurnAssertionError",
-    "assert_audit_passes",
-    "assert_matches",
-    "assert_rubric_reward",
-    "assert_turn_passes",
-    "rulebook_matcher",
-    "turn_checker",
-]
+from norma._lazy import exports as _exports
+
+if _typing.TYPE_CHECKING:
+    from norma.testing._audit import Auditor as Auditor
+    from norma.testing._audit import assert_audit_passes as assert_audit_passes
+    from norma.testing._failures import AuditAssertionError as AuditAssertionError
+    from norma.testing._failures import MatchAssertionError as MatchAssertionError
+    from norma.testing._failures import NormaAssertionError as NormaAssertionError
+    from norma.testing._failures import RubricAssertionError as RubricAssertionError
+    from norma.testing._failures import TurnAssertionError as TurnAssertionError
+    from norma.testing._match import assert_matches as assert_matches
+    from norma.testing._match import rulebook_matcher as rulebook_matcher
+    from norma.testing._rubric import assert_rubric_reward as assert_rubric_reward
+    from norma.testing._turn import assert_turn_passes as assert_turn_passes
+    from norma.testing._turn import turn_checker as turn_checker
+
+_PUBLIC: dict[str, str] = {
+    "assert_audit_passes": "_audit",
+    "assert_matches": "_match",
+    "assert_rubric_reward": "_rubric",
+    "assert_turn_passes": "_turn",
+    "AuditAssertionError": "_failures",
+    "Auditor": "_audit",
+    "MatchAssertionError": "_failures",
+    "NormaAssertionError": "_failures",
+    "RubricAssertionError": "_failures",
+    "rulebook_matcher": "_match",
+    "turn_checker": "_turn",
+    "TurnAssertionError": "_failures",
+}
+"""What a user calls: ``__all__``; each name to the module that defines it (loaded on first use)."""
+
+_INTERNAL: dict[str, str] = {}
+"""Nothing beyond ``__all__``."""
+
+__all__, __getattr__, __dir__ = _exports(globals(), _PUBLIC, _INTERNAL)

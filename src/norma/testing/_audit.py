@@ -128,7 +128,7 @@ def assert_audit_passes(
 def _check(report: AuditReport, *, rules: Iterable[str] | None = None, fail_on: FailOnName = "error") -> None:
     """Raise :class:`AuditAssertionError` when ``report`` has a violation that counts (:func:`assert_audit_passes`)."""
     __tracebackhide__ = True
-    from norma.audit import RuleStatus, severity_label
+    from norma.audit import RuleStatus, severity_label, verdict_label
     from norma.rules import FailOn
 
     failing = FailOn.parse(fail_on).severities
@@ -140,7 +140,7 @@ def _check(report: AuditReport, *, rules: Iterable[str] | None = None, fail_on: 
     counts = {s: sum(v.severity is s for v in counted) for s in failing}
     severities = ", ".join(f"{n} {severity_label(s)}" for s, n in counts.items() if n)
     ids = ", ".join(dict.fromkeys(v.rule for v in counted))
-    summary = f"audit {report.result.value}: {len(counted)} violation(s) ({severities}): {ids}"
+    summary = f"audit {verdict_label(report.result)}: {len(counted)} violation(s) ({severities}): {ids}"
     details = [_violation_line(v) for v in shown]
     skipped = [o for o in report.rules if o.status is RuleStatus.NOT_EVALUATED and (wanted is None or o.rule in wanted)]
     details += [f"{o.rule} not evaluated: {o.reason}" for o in skipped]

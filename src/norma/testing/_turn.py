@@ -82,6 +82,7 @@ def assert_turn_passes(
 def _check(report: TurnReport, fail_on: FailOn) -> None:
     """Raise :class:`TurnAssertionError` when ``report`` fails under ``fail_on`` (:func:`assert_turn_passes`)."""
     __tracebackhide__ = True
+    from norma.audit import verdict_label
     from norma.rules import Severity, Verdict
 
     if not report.failing(fail_on):
@@ -97,7 +98,7 @@ def _check(report: TurnReport, fail_on: FailOn) -> None:
     violations = [] if report.audit is None else report.audit.violations
     if report.audit is not None and any(v.severity in audit_levels for v in violations):
         rules = ", ".join(dict.fromkeys(v.rule for v in violations if v.severity in audit_levels))
-        parts.append(f"audit {report.audit.result.value}: {rules}")
+        parts.append(f"audit {verdict_label(report.audit.result)}: {rules}")
     summary = f"turn {report.verdict.value.upper()}, reward {reward}: {'; '.join(parts)}"
     # the failures that count first: a report that keeps the first lines (a JUnit message) keeps them
     details = [_check_line(r) for r in counted] + [_check_line(r) for r in report.failures if r not in counted]

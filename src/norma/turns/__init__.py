@@ -19,20 +19,40 @@ This package sits above the capabilities it combines (matching, checks, rubrics,
 
 from __future__ import annotations
 
-from norma.turns._checker import TurnChecker, check_turn, rule_verdict, turn_reward
-from norma.turns._open import Norma, open
-from norma.turns._report import CheckedRule, MatchedRuleSummary, TurnReport, TurnVerdict, turn_rubric
+import typing as _typing
 
-__all__ = [
-    "CheckedRule",
-    "MatchedRuleSummary",
-    "Norma",
-    "TurnChecker",
-    "TurnReport",
-    "TurnVerdict",
-    "check_turn",
-    "open",
-    "rule_verdict",
-    "turn_reward",
-    "turn_rubric",
-]
+from norma._lazy import exports as _exports
+
+if _typing.TYPE_CHECKING:
+    from norma.turns._checker import TurnChecker as TurnChecker
+    from norma.turns._checker import check_turn as check_turn
+    from norma.turns._checker import rule_verdict as rule_verdict
+    from norma.turns._checker import turn_reward as turn_reward
+    from norma.turns._open import Norma as Norma
+    from norma.turns._open import open as open
+    from norma.turns._report import CheckedRule as CheckedRule
+    from norma.turns._report import MatchedRuleSummary as MatchedRuleSummary
+    from norma.turns._report import TurnReport as TurnReport
+    from norma.turns._report import TurnVerdict as TurnVerdict
+    from norma.turns._report import turn_rubric as turn_rubric
+
+_PUBLIC: dict[str, str] = {
+    "check_turn": "_checker",
+    "CheckedRule": "_report",
+    "MatchedRuleSummary": "_report",
+    "Norma": "_open",
+    "open": "_open",
+    "TurnChecker": "_checker",
+    "TurnReport": "_report",
+}
+"""What a user calls: ``__all__``; each name to the module that defines it (loaded on first use)."""
+
+_INTERNAL: dict[str, str] = {
+    "rule_verdict": "_checker",
+    "turn_reward": "_checker",
+    "TurnVerdict": "_report",
+    "turn_rubric": "_report",
+}
+"""What norma's command line, service, MCP server and scripts use: importable from here, not in ``__all__``."""
+
+__all__, __getattr__, __dir__ = _exports(globals(), _PUBLIC, _INTERNAL)

@@ -236,18 +236,16 @@ class TurnChecker:
 
 
 def _verdict(checked: Sequence[CheckedRule], audit_report: AuditReport | None) -> TurnVerdict:
-    from norma.audit import Verdict
-
     results = [r for rule in checked for r in rule.checks]
     if any(r.status is CheckStatus.FAIL and r.severity is Severity.ERROR for r in results):
         return TurnVerdict.FAIL
-    if audit_report is not None and audit_report.result is Verdict.FAIL:
+    if audit_report is not None and audit_report.result is TurnVerdict.FAIL:
         return TurnVerdict.FAIL
     if any(r.status is CheckStatus.SKIP and r.severity is Severity.ERROR and r.enforced for r in results):
         return TurnVerdict.SKIP  # an error check could not be decided (a judge without an LLM): never a pass
     if any(r.status is not CheckStatus.SKIP for r in results):
         return TurnVerdict.PASS
-    if audit_report is not None and audit_report.result is Verdict.PASS:
+    if audit_report is not None and audit_report.result is TurnVerdict.PASS:
         return TurnVerdict.PASS
     return TurnVerdict.SKIP
 
