@@ -91,8 +91,8 @@ def test_match_rules_finds_the_labelled_rule(server: Session) -> None:
 def test_match_rules_says_which_matches_govern_the_turn(server: Session) -> None:
     schema = server.tools()["match_rules"].output_schema
     assert schema is not None
-    assert "enforcement" in schema["$defs"]["MatchedRuleOutput"]["required"]
-    enforcement = schema["$defs"]["EnforcementOutput"]
+    assert "enforcement" in schema["$defs"]["MatchedRuleData"]["required"]
+    enforcement = schema["$defs"]["EnforcementData"]
     assert enforcement["required"] == ["enforced", "reason", "detail"]
     assert schema["$defs"]["EnforcementReason"]["enum"] == ["top", "as_close_as_top", "neighbour"]
     # examples/turns/banking.jsonl's good-pin message: never-ask-full-pin governs it, fraud-suspected is a neighbour

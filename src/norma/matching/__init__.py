@@ -46,7 +46,7 @@ if typing.TYPE_CHECKING:
     from norma.matching._labelled import LabelledMessage, LabelledMessagesError, load_labelled
     from norma.matching._matcher import RuleMatcher
     from norma.matching._models import SessionState
-    from norma.matching._results import DroppedRule, MatchedRule, MatchExplanation, MatchResult
+    from norma.matching._results import DroppedRule, MatchedRule, MatchedRuleData, MatchExplanation, MatchResult
     from norma.matching._snapshot import file_matcher
     from norma.matching._synthetic import synthesize_labelled
     from norma.matching._tenants import (
@@ -75,6 +75,7 @@ _WHERE = {
     "MatchExplanation": "_results",
     "MatchResult": "_results",
     "MatchedRule": "_results",
+    "MatchedRuleData": "_results",
     "NoGate": "_gate",
     "Rule": "norma.rules",
     "RuleMatcher": "_matcher",
@@ -116,6 +117,7 @@ __all__ = [
     "MatchExplanation",
     "MatchResult",
     "MatchedRule",
+    "MatchedRuleData",
     "NoGate",
     "Rule",
     "RuleMatcher",

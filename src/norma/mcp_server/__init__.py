@@ -5,8 +5,8 @@
   ``list_rules`` over a rulebook file, a rule store and audit documents; ``server.run("stdio")`` serves it.
 * :class:`Served` — those sources, opened and checked once, with one library call per tool (no MCP in it).
 * The output models each tool's output schema is made from (:class:`MatchRulesOutput`, :class:`CheckTurnOutput`,
-  :class:`RubricScoreOutput`, :class:`NameScoreOutput`, :class:`RuleListOutput`; ``audit_output`` answers an
-  :class:`~norma.audit.AuditReport`) and :class:`ToolFailure`, the structured content of a failed call (what, where,
+  :class:`RuleListOutput`; ``audit_output``, ``score_rubric`` and ``score_name_variations`` answer the library's
+  :class:`~norma.audit.AuditReport`, :class:`~norma.rubrics.RubricScore` and :class:`~norma.names.NameScore`) and :class:`ToolFailure`, the structured content of a failed call (what, where,
   hint).
 """
 
@@ -16,12 +16,7 @@ from norma.mcp_server._build import MCP_INSTALL, build_server
 from norma.mcp_server._outputs import (
     CheckTurnOutput,
     DroppedRuleOutput,
-    EnforcementOutput,
-    MatchedRuleOutput,
     MatchRulesOutput,
-    NameScoreOutput,
-    RubricCriterionOutput,
-    RubricScoreOutput,
     RuleListOutput,
     RuleSummary,
     ToolFailure,
@@ -31,13 +26,8 @@ from norma.mcp_server._served import Served
 __all__ = [
     "CheckTurnOutput",
     "DroppedRuleOutput",
-    "EnforcementOutput",
     "MCP_INSTALL",
     "MatchRulesOutput",
-    "MatchedRuleOutput",
-    "NameScoreOutput",
-    "RubricCriterionOutput",
-    "RubricScoreOutput",
     "RuleListOutput",
     "RuleSummary",
     "Served",

@@ -22,6 +22,7 @@ from __future__ import annotations
 from norma.names._batch import (
     MAX_HASH_SEEDS,
     MAX_RECORD_BYTES,
+    NameScore,
     ScoredRecord,
     ScoreOptions,
     count_records,
@@ -74,6 +75,7 @@ __all__ = [
     "MAX_HASH_SEED",
     "MAX_HASH_SEEDS",
     "MAX_RECORD_BYTES",
+    "NameScore",
     "QUERY_DISTRIBUTIONS",
     "RULE_CATALOG",
     "RULE_DESCRIPTIONS",

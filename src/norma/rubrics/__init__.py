@@ -46,6 +46,7 @@ from norma.rubrics._errors import (
 )
 from norma.rubrics._evaluation import (
     AggregatorChoice,
+    RubricScore,
     evaluate_events_against_rubric,
     evaluate_outcome_against_rubric,
     evaluate_rubric,
@@ -93,6 +94,7 @@ __all__ = [
     "RubricIssue",
     "RubricJSONError",
     "RubricPermissionError",
+    "RubricScore",
     "RubricSource",
     "RubricSpec",
     "RubricYAMLError",
