@@ -109,7 +109,8 @@ def test_import_norma_loads_no_capability() -> None:
 MATCHING = {
     "AdaptedGate", "CalibratedGate", "Diagnosis", "DroppedRule", "Enforcement", "EnforcementReason", "FixedGate",
     "Gate", "HeldOut", "LabelledMessage",
-    "LabelledMessagesError", "MatchConfig", "MatchExplanation", "MatchResult", "MatchedRule", "MatchedRuleData", "NoGate", "Rule",
+    "LabelledMessagesError", "MatchConfig", "MatchExplanation", "MatchResult", "MatchedRule", "MatchedRuleData",
+    "NoGate", "Rule",
     "RuleMatcher", "RulebookEvaluation", "RulebookGate", "Scope", "SessionState", "TenantMatchers", "calibrate_gate",
     "candidate_matcher", "diagnose_rulebook", "evaluate_rulebook", "file_matcher", "fill_examples",
     "generate_examples", "load_labelled", "load_rules", "read_held_out", "snapshot_matcher", "synthesize_labelled",

@@ -6,8 +6,8 @@
 * :class:`Served` — those sources, opened and checked once, with one library call per tool (no MCP in it).
 * The output models each tool's output schema is made from (:class:`MatchRulesOutput`, :class:`CheckTurnOutput`,
   :class:`RuleListOutput`; ``audit_output``, ``score_rubric`` and ``score_name_variations`` answer the library's
-  :class:`~norma.audit.AuditReport`, :class:`~norma.rubrics.RubricScore` and :class:`~norma.names.NameScore`) and :class:`ToolFailure`, the structured content of a failed call (what, where,
-  hint).
+  :class:`~norma.audit.AuditReport`, :class:`~norma.rubrics.RubricScore` and :class:`~norma.names.NameScore`) and
+  :class:`ToolFailure`, the structured content of a failed call (what, where, hint).
 """
 
 from __future__ import annotations
