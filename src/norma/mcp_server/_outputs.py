@@ -50,13 +50,13 @@ class MatchRulesOutput(BaseModel):
     message: str
     rules: int
     """How many rules the rulebook or the tenant has."""
-    tenant: str | None = Field(default=None, exclude_if=_absent)
-    """The tenant matched (absent for the served rulebook)."""
     matches: list[MatchedRuleData]
     dropped: list[DroppedRuleOutput] | None = Field(default=None, exclude_if=_absent)
     """With ``explain``: the rules left out and why."""
     gate: dict[str, Any] | None
     """The gate applied: kind, score, threshold, terms and a one-line description."""
+    tenant: str | None = Field(default=None, exclude_if=_absent)
+    """The tenant matched (absent for the served rulebook)."""
 
 
 class CheckTurnOutput(BaseModel):
