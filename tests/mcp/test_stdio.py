@@ -91,8 +91,8 @@ def test_match_rules_finds_the_labelled_rule(server: Session) -> None:
 def test_match_rules_says_which_matches_govern_the_turn(server: Session) -> None:
     schema = server.tools()["match_rules"].output_schema
     assert schema is not None
-    assert "enforcement" in schema["$defs"]["MatchedRuleOutput"]["required"]
-    enforcement = schema["$defs"]["EnforcementOutput"]
+    assert "enforcement" in schema["$defs"]["MatchedRuleData"]["required"]
+    enforcement = schema["$defs"]["EnforcementData"]
     assert enforcement["required"] == ["enforced", "reason", "detail"]
     assert schema["$defs"]["EnforcementReason"]["enum"] == ["top", "as_close_as_top", "neighbour"]
     # examples/turns/banking.jsonl's good-pin message: never-ask-full-pin governs it, fraud-suspected is a neighbour
@@ -268,3 +268,19 @@ def test_arguments_that_break_the_input_schema_are_refused_by_the_sdk(server: Se
     assert "greater than or equal to 1" in text(result)
     assert server.call("no_such_tool").is_error
     assert server.ok("list_rules")["count"] == len(_rulebook_ids())
+
+
+def test_the_shared_output_schemas_are_the_library_models(server: Session) -> None:
+    from norma.matching import MatchedRuleData
+    from norma.names import NameScore
+    from norma.rubrics import RubricScore
+
+    tools = server.tools()
+    for tool, model in (("score_rubric", RubricScore), ("score_name_variations", NameScore)):
+        schema = tools[tool].output_schema
+        assert schema is not None
+        assert schema["properties"] == model.model_json_schema(mode="serialization")["properties"], tool
+    match_schema = tools["match_rules"].output_schema
+    assert match_schema is not None
+    library = MatchedRuleData.model_json_schema(mode="serialization")
+    assert match_schema["$defs"]["MatchedRuleData"]["properties"] == library["properties"]

@@ -43,6 +43,7 @@ def test_list_rules_of_a_tenant(server: Session) -> None:
 def test_match_rules_against_a_tenant(server: Session) -> None:
     found = server.ok("match_rules", message="my card has gone missing, I had it at the supermarket", tenant=TENANT)
     assert (found["tenant"], found["rules"]) == (TENANT, len(_ids()))
+    assert list(found) == ["message", "rules", "matches", "gate", "tenant"]  # as before: the tenant last
     assert found["matches"][0]["rule_id"] == "lost-or-stolen-card"
 
 

@@ -52,20 +52,20 @@ async def _validator(http: httpx.AsyncClient, model: str) -> Draft202012Validato
 async def test_the_schema_documents_the_enforcement(http: httpx.AsyncClient) -> None:
     schemas = (await http.get("/openapi.json")).json()["components"]["schemas"]
     match_items = schemas["MatchResponse"]["properties"]["matches"]["items"]
-    assert match_items == {"$ref": "#/components/schemas/MatchedRuleBody"}
-    assert schemas["MatchedRuleBody"]["properties"]["enforcement"]["$ref"] == "#/components/schemas/EnforcementBody"
-    enforcement = schemas["EnforcementBody"]
+    assert match_items == {"$ref": "#/components/schemas/MatchedRuleData"}
+    assert schemas["MatchedRuleData"]["properties"]["enforcement"]["$ref"] == "#/components/schemas/EnforcementData"
+    enforcement = schemas["EnforcementData"]
     assert set(enforcement["properties"]) == set(enforcement["required"]) == {"enforced", "reason", "detail"}
     assert schemas["EnforcementReason"]["enum"] == ["top", "as_close_as_top", "neighbour"]
     assert "neighbour" in enforcement["properties"]["enforced"]["description"]
     check = schemas["CheckResponse"]["properties"]
-    assert check["matches"]["items"] == {"$ref": "#/components/schemas/TurnMatchBody"}
-    assert check["rules"]["items"] == {"$ref": "#/components/schemas/CheckedRuleBody"}
-    checks = schemas["CheckedRuleBody"]["properties"]["checks"]["items"]
-    assert checks == {"$ref": "#/components/schemas/CheckResultBody"}
-    assert {"enforced", "enforcement"} <= set(schemas["TurnMatchBody"]["required"])
-    assert "enforced" in schemas["CheckedRuleBody"]["required"]
-    assert "neighbour" in schemas["CheckResultBody"]["properties"]["enforced"]["description"]
+    assert check["matches"]["items"] == {"$ref": "#/components/schemas/MatchedRuleSummary"}
+    assert check["rules"]["items"] == {"$ref": "#/components/schemas/CheckedRule"}
+    checks = schemas["CheckedRule"]["properties"]["checks"]["items"]
+    assert checks == {"$ref": "#/components/schemas/CheckResult"}
+    assert {"enforced", "enforcement"} <= set(schemas["MatchedRuleSummary"]["required"])
+    assert "enforced" in schemas["CheckedRule"]["required"]
+    assert "neighbour" in schemas["CheckResult"]["properties"]["enforced"]["description"]
 
 
 async def test_match_answers_which_matches_govern_the_turn(http: httpx.AsyncClient) -> None:

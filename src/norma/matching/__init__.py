@@ -59,6 +59,7 @@ if _typing.TYPE_CHECKING:
     from norma.matching._packed import cpu_flags as cpu_flags
     from norma.matching._results import DroppedRule as DroppedRule
     from norma.matching._results import MatchedRule as MatchedRule
+    from norma.matching._results import MatchedRuleData as MatchedRuleData
     from norma.matching._results import MatchExplanation as MatchExplanation
     from norma.matching._results import MatchResult as MatchResult
     from norma.matching._snapshot import file_matcher as file_matcher
@@ -125,6 +126,7 @@ _INTERNAL: dict[str, str] = {
     "SCAN_KERNEL": "_packed",
     "tenant_gate": "_tenants",
     "tokenize": "_lexical",
+    "MatchedRuleData": "_results",
 }
 """What norma's command line, service, MCP server and scripts use: importable from here, not in ``__all__``."""
 

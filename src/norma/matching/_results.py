@@ -5,11 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from norma.matching._enforce import Enforcement
+from pydantic import BaseModel, ConfigDict
+
+from norma.matching._enforce import Enforcement, EnforcementReason
 from norma.matching._gate import Gate
 from norma.rules import Rule
 
-__all__ = ["DroppedRule", "MatchExplanation", "MatchResult", "MatchedRule"]
+__all__ = ["DroppedRule", "EnforcementData", "MatchExplanation", "MatchResult", "MatchedRule", "MatchedRuleData"]
+
+_DATA = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,3 +169,39 @@ class MatchResult(list[MatchedRule]):
             "dropped": [d.to_dict() for d in self.dropped],
             "gate": None if self.gate is None else self.gate.to_dict(),
         }
+
+
+class EnforcementData(BaseModel):
+    """The JSON of :class:`Enforcement` (``Enforcement.to_dict()``): whether a match governs the turn, that is
+    whether a turn check applies its requirements, and why (docs/check.md)."""
+
+    model_config = _DATA
+    enforced: bool
+    """True for the top match and a match as close to the message as it; False for a neighbour: its requirement
+    checks are reported ``skip``, its prohibitions still apply."""
+    reason: EnforcementReason
+    """``top``: the most relevant match; ``as_close_as_top``: its similarity is within 0.01 of the top match's (or
+    above it); ``neighbour``: every other match, relevant but not enforced."""
+    detail: str
+    """The reason in words, with the figures ("similarity 0.567, 0.221 below the top match's 0.788")."""
+
+
+class MatchedRuleData(BaseModel):
+    """The JSON of a :class:`MatchedRule` (``MatchedRule.to_dict()``): what ``norma match --format json``, the
+    service's ``/match`` and the MCP tool ``match_rules`` give for each rule that applies to the message."""
+
+    model_config = _DATA
+    rule_id: str
+    similarity_score: float
+    """Cosine similarity of the message to the rule's text or its nearest example."""
+    bm25_score: float
+    """Normalised BM25 in [0, 1]."""
+    final_score: float
+    """The score the matches are sorted by (hybrid score, priority and scope; docs/matching.md)."""
+    enforcement: EnforcementData
+    """Whether the rule governs the turn, and why."""
+    explanation: dict[str, Any]
+    """How the final score was made: similarity, matched_text, matched_example, bm25_raw, hybrid,
+    priority_normalized, scope_weight, final, threshold, weights..."""
+    rule: dict[str, Any]
+    """The rule itself (id, condition_text, action_text, scope, priority, tags, examples, checks...)."""

@@ -5,7 +5,7 @@
   ``list_rules`` over a rulebook file, a rule store and audit documents; ``server.run("stdio")`` serves it.
 * :class:`Served` — those sources, opened and checked once, with one library call per tool (no MCP in it).
 * The output models each tool's output schema is made from (:class:`MatchRulesOutput`, :class:`CheckTurnOutput`,
-  :class:`RubricScoreOutput`, :class:`NameScoreOutput`, :class:`RuleListOutput`; ``audit_output`` answers an
+  :class:`RuleListOutput`, and the library's own models; ``audit_output`` answers an
   :class:`~norma.audit.AuditReport`) and :class:`ToolFailure`, the structured content of a failed call (what, where,
   hint).
 """
@@ -21,12 +21,7 @@ if _typing.TYPE_CHECKING:
     from norma.mcp_server._build import build_server as build_server
     from norma.mcp_server._outputs import CheckTurnOutput as CheckTurnOutput
     from norma.mcp_server._outputs import DroppedRuleOutput as DroppedRuleOutput
-    from norma.mcp_server._outputs import EnforcementOutput as EnforcementOutput
-    from norma.mcp_server._outputs import MatchedRuleOutput as MatchedRuleOutput
     from norma.mcp_server._outputs import MatchRulesOutput as MatchRulesOutput
-    from norma.mcp_server._outputs import NameScoreOutput as NameScoreOutput
-    from norma.mcp_server._outputs import RubricCriterionOutput as RubricCriterionOutput
-    from norma.mcp_server._outputs import RubricScoreOutput as RubricScoreOutput
     from norma.mcp_server._outputs import RuleListOutput as RuleListOutput
     from norma.mcp_server._outputs import RuleSummary as RuleSummary
     from norma.mcp_server._outputs import ToolFailure as ToolFailure
@@ -40,13 +35,8 @@ _PUBLIC: dict[str, str] = {
 _INTERNAL: dict[str, str] = {
     "CheckTurnOutput": "_outputs",
     "DroppedRuleOutput": "_outputs",
-    "EnforcementOutput": "_outputs",
-    "MatchedRuleOutput": "_outputs",
     "MatchRulesOutput": "_outputs",
     "MCP_INSTALL": "_build",
-    "NameScoreOutput": "_outputs",
-    "RubricCriterionOutput": "_outputs",
-    "RubricScoreOutput": "_outputs",
     "RuleListOutput": "_outputs",
     "RuleSummary": "_outputs",
     "Served": "_served",

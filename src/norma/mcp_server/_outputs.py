@@ -1,27 +1,23 @@
-"""What each tool answers: the models its output schema is made from (the payloads are the library's own
-``to_dict()`` / ``model_dump()``, the same JSON the CLI's ``--format json`` prints), and the error a failed call
-carries."""
+"""What each tool answers, composed of the library's own models (``MatchedRuleData``, ``TurnReport``'s parts,
+``AuditReport``, ``RubricScore``, ``NameScore``: the same JSON the CLI's ``--format json`` prints and the service
+answers), and the error a failed call carries. A field that is absent unless given has ``exclude_if``: the tool
+layer serialises the model once."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from norma.audit import AuditReport
-from norma.matching import EnforcementReason
+from norma.matching import MatchedRuleData
 from norma.rules import Verdict
 from norma.turns import CheckedRule, MatchedRuleSummary
 
 __all__ = [
     "CheckTurnOutput",
     "DroppedRuleOutput",
-    "EnforcementOutput",
     "MatchRulesOutput",
-    "MatchedRuleOutput",
-    "NameScoreOutput",
-    "RubricCriterionOutput",
-    "RubricScoreOutput",
     "RuleListOutput",
     "RuleSummary",
     "ToolFailure",
@@ -30,39 +26,9 @@ __all__ = [
 _OUT = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
 
-class EnforcementOutput(BaseModel):
-    """Whether a match governs the turn, that is whether ``check_turn`` applies its requirements, and why
-    (``Enforcement.to_dict()``)."""
-
-    model_config = _OUT
-    enforced: bool
-    """True for the top match and a match as close to the message as it; False for a neighbour: its requirement
-    checks are reported ``skip``, its prohibitions still apply."""
-    reason: EnforcementReason
-    """top: the most relevant match; as_close_as_top: its similarity is within 0.01 of the top match's (or above
-    it); neighbour: every other match, relevant but not enforced."""
-    detail: str
-    """The reason in words, with the figures."""
-
-
-class MatchedRuleOutput(BaseModel):
-    """One rule that applies to the message (``MatchedRule.to_dict()``)."""
-
-    model_config = _OUT
-    rule_id: str
-    similarity_score: float
-    """Cosine similarity of the message to the rule's text or its nearest example."""
-    bm25_score: float
-    """Normalised BM25 in [0, 1]."""
-    final_score: float
-    """The score the matches are sorted by (hybrid score, priority and scope; see docs/matching.md)."""
-    enforcement: EnforcementOutput
-    """Whether the rule governs the turn, and why."""
-    explanation: dict[str, Any]
-    """How the final score was made: similarity, matched_text, matched_example, bm25_raw, hybrid,
-    priority_normalized, scope_weight, final, threshold, weights..."""
-    rule: dict[str, Any]
-    """The rule itself (id, condition_text, action_text, scope, priority, tags, examples...)."""
+def _absent(value: object) -> bool:
+    """An optional key left out of the payload (absent, not null) when it was not given."""
+    return value is None
 
 
 class DroppedRuleOutput(BaseModel):
@@ -84,13 +50,13 @@ class MatchRulesOutput(BaseModel):
     message: str
     rules: int
     """How many rules the rulebook or the tenant has."""
-    tenant: str | None = None
-    """The tenant matched (absent for the served rulebook)."""
-    matches: list[MatchedRuleOutput]
-    dropped: list[DroppedRuleOutput] | None = None
+    matches: list[MatchedRuleData]
+    dropped: list[DroppedRuleOutput] | None = Field(default=None, exclude_if=_absent)
     """With ``explain``: the rules left out and why."""
     gate: dict[str, Any] | None
     """The gate applied: kind, score, threshold, terms and a one-line description."""
+    tenant: str | None = Field(default=None, exclude_if=_absent)
+    """The tenant matched (absent for the served rulebook)."""
 
 
 class CheckTurnOutput(BaseModel):
@@ -115,50 +81,8 @@ class CheckTurnOutput(BaseModel):
     """How many checks passed, failed and were skipped (pass, fail, skip)."""
     audit: AuditReport | None
     """The IR.x.y audit of the output, with ``audit``."""
-    tenant: str | None = None
+    tenant: str | None = Field(default=None, exclude_if=_absent)
     """The tenant named in the call (absent for the served rulebook)."""
-
-
-class RubricCriterionOutput(BaseModel):
-    model_config = _OUT
-    reward: float | None
-    weight: float
-    required: bool
-
-
-class RubricScoreOutput(BaseModel):
-    """The reward of events or an outcome against a rubric (what ``norma rubric eval --format json`` prints)."""
-
-    model_config = _OUT
-    aggregation: str
-    """weighted_sum, weighted_mean, custom..."""
-    reward: float | None
-    per_criterion: dict[str, RubricCriterionOutput]
-    aggregator: str | None = None
-    """The aggregator of a ``custom`` rubric."""
-    failed_required: list[str] | None = None
-    """With ``enforce_required``: the required criteria below the threshold."""
-    passed: bool | None = None
-    """The verdict, when one was asked for (``pass_threshold``, ``enforce_required``)."""
-
-
-class NameScoreOutput(BaseModel):
-    """The MIID validator's score of one set of name variations (a result row of ``norma names score``)."""
-
-    model_config = _OUT
-    compat: str
-    hash_seed: int
-    name: str
-    final: float
-    """The validator's final score."""
-    base: float
-    """The score before the rule-compliance part."""
-    rule_compliance: float | None
-    variations: int
-    rule_compliant: int
-    """How many variations follow one of the selected rules."""
-    metrics: dict[str, Any] | None = None
-    """With ``metrics``: every metric of the scorer."""
 
 
 class RuleSummary(BaseModel):

@@ -1,7 +1,8 @@
 """What the server serves (a rulebook file, a rule store, audit documents) and one library call per tool.
 
-Nothing here knows MCP: each method takes plain arguments, makes the library call the CLI makes, and returns the
-JSON-ready payload the CLI's ``--format json`` prints; a problem is a :class:`~norma.errors.NormaError`.
+Nothing here knows MCP: each method takes plain arguments, makes the library call the CLI makes, and returns its
+result as a model (the library's own, or one of :mod:`._outputs` composed of them) whose JSON is what the CLI's
+``--format json`` prints; a problem is a :class:`~norma.errors.NormaError`.
 """
 
 from __future__ import annotations
@@ -13,12 +14,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from norma.errors import ConfigError, InvalidInputError, NormaError, NotFoundError
-from norma.mcp_server._outputs import ToolFailure
+from norma.mcp_server._outputs import (
+    CheckTurnOutput,
+    MatchRulesOutput,
+    RuleListOutput,
+    RuleSummary,
+    ToolFailure,
+)
 
 if TYPE_CHECKING:
-    from norma.audit import DocumentSet
+    from norma.audit import AuditReport, DocumentSet
     from norma.llm import Judge
     from norma.matching import MatchConfig, RuleMatcher
+    from norma.names import NameScore
+    from norma.rubrics import RubricScore
     from norma.store import Store
     from norma.turns import TurnChecker
 
@@ -87,7 +96,7 @@ class Served:
         step: str | None = None,
         tags: Sequence[str] | None = None,
         explain: bool = False,
-    ) -> dict[str, Any]:
+    ) -> MatchRulesOutput:
         """``norma match MESSAGE --format json`` against the rulebook, or ``--tenant TENANT``."""
         from norma.embeddings import get_embedder
         from norma.matching import MatchConfig, SessionState
@@ -100,14 +109,12 @@ class Served:
         result = matcher.match(
             message, session, explain=explain, tags=list(tags) if tags else None, config=config, embedder=get_embedder()
         )
-        payload: dict[str, Any] = {"message": message, "rules": len(matcher), **result.to_dict()}
-        if tenant is not None:
-            payload["tenant"] = tenant
+        found = result.to_dict()
         if not explain:
-            payload.pop("dropped")
-        return payload
+            found.pop("dropped")
+        return MatchRulesOutput.model_validate({"message": message, "rules": len(matcher), "tenant": tenant, **found})
 
-    def list_rules(self, tenant: str | None = None) -> dict[str, Any]:
+    def list_rules(self, tenant: str | None = None) -> RuleListOutput:
         """The rules of the rulebook (read again, so an edited file shows) or of a stored tenant, sorted by id."""
         if tenant is not None:
             rules = self._tenant_store(tenant).list_rules(tenant)
@@ -116,20 +123,20 @@ class Served:
 
             rules = sorted(load_rulebook(self._rulebook()).rules, key=lambda rule: rule.id)
         summaries = [
-            {
-                "id": rule.id,
-                "condition_text": rule.condition_text,
-                "action_text": rule.action_text,
-                "priority": rule.priority,
-                "scope": rule.scope.value,
-                "scenario_id": rule.scenario_id,
-                "step_id": rule.step_id,
-                "enabled": rule.enabled,
-                "tags": list(rule.tags),
-            }
+            RuleSummary(
+                id=rule.id,
+                condition_text=rule.condition_text,
+                action_text=rule.action_text,
+                priority=rule.priority,
+                scope=rule.scope.value,
+                scenario_id=rule.scenario_id,
+                step_id=rule.step_id,
+                enabled=rule.enabled,
+                tags=list(rule.tags),
+            )
             for rule in rules
         ]
-        return {"tenant": tenant, "count": len(summaries), "rules": summaries}
+        return RuleListOutput(tenant=tenant, count=len(summaries), rules=summaries)
 
     def _rulebook(self) -> Path:
         if self.rules_file is None:
@@ -190,9 +197,9 @@ class Served:
         tenant: str | None = None,
         session: Mapping[str, Any] | None = None,
         audit: bool = False,
-    ) -> dict[str, Any]:
+    ) -> CheckTurnOutput:
         """``norma check -m MESSAGE -o OUTPUT --format json`` against the rulebook, or ``--tenant TENANT``: the
-        turn's :meth:`~norma.turns.TurnReport.to_dict` (with ``tenant`` when one was named)."""
+        turn's :class:`~norma.turns.TurnReport` with its counts (and ``tenant`` when one was named)."""
         from norma.turns import TurnChecker
 
         if not message.strip():
@@ -205,10 +212,18 @@ class Served:
             )
         else:
             checker = self._file_checker()
-        payload = checker.check(message, output, session, audit=audit).to_dict()
-        if tenant is not None:
-            payload["tenant"] = tenant
-        return payload
+        report = checker.check(message, output, session, audit=audit)
+        return CheckTurnOutput(
+            verdict=report.verdict,
+            reward=report.reward,
+            tenant_id=report.tenant_id,
+            rules_version=report.rules_version,
+            matches=list(report.matches),
+            rules=list(report.rules),
+            counts=report.counts(),
+            audit=report.audit,
+            tenant=tenant,
+        )
 
     def judge(self) -> Judge | None:
         """The judge of ``judge`` checks: the LLM of ``$NORMA_LLM_URL`` with an in-memory verdict cache, made once;
@@ -234,17 +249,13 @@ class Served:
 
     # --- audit_output -------------------------------------------------------------------------------------------
 
-    def audit_output(
-        self, request: Mapping[str, Any], *, lang: str = "auto", embeddings: bool = True
-    ) -> dict[str, Any]:
+    def audit_output(self, request: Mapping[str, Any], *, lang: str = "auto", embeddings: bool = True) -> AuditReport:
         """``norma audit REQUEST.json --format json`` for one request (the report, as the service answers it)."""
         from norma.audit import analyze
         from norma.llm import get_llm
 
         config = {"embeddings": embeddings, "lang": None if lang == "auto" else lang}
-        report = analyze(request, self._documents, config, llm=get_llm())
-        result: dict[str, Any] = report.model_dump(mode="json")
-        return result
+        return analyze(request, self._documents, config, llm=get_llm())
 
     # --- score_rubric -------------------------------------------------------------------------------------------
 
@@ -257,16 +268,16 @@ class Served:
         enforce_required: bool = False,
         pass_threshold: float | None = None,
         aggregator: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> RubricScore:
         """``norma rubric eval``: a rubric (a JSON object, or the path of a JSON / YAML file) and events or an outcome
         turned into a reward."""
         import pydantic
 
-        from norma.rubrics import RubricError, evaluate_rubric, load_rubric_file, validation_issues
+        from norma.rubrics import RubricError, RubricScore, evaluate_rubric, load_rubric_file, validation_issues
 
         try:
             loaded = load_rubric_file(rubric) if isinstance(rubric, str) else rubric
-            return evaluate_rubric(
+            scored = evaluate_rubric(
                 loaded,
                 events=events,
                 outcome=outcome,
@@ -282,6 +293,7 @@ class Served:
                 location=first.path or None,
                 hint="see `norma rubric schema` for the format",
             ) from None
+        return RubricScore.model_validate(scored)
 
     # --- score_name_variations ----------------------------------------------------------------------------------
 
@@ -294,13 +306,13 @@ class Served:
         compat: str = "miid",
         hash_seed: int = 0,
         metrics: bool = False,
-    ) -> dict[str, Any]:
+    ) -> NameScore:
         """One row of ``norma names score --format json``: the validator's score of ``variations`` for ``name``."""
-        from norma.names import score_record
+        from norma.names import NameScore, score_record
 
         record = {"name": name, "variations": list(variations), "labels": dict(labels)}
         scored = score_record(record, compat=compat, metrics=metrics, hash_seed=hash_seed)
-        return {"compat": compat, "hash_seed": hash_seed, **scored}
+        return NameScore.model_validate({"compat": compat, "hash_seed": hash_seed, **scored})
 
 
 def failure(tool: str, exc: BaseException) -> ToolFailure:

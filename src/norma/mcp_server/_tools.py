@@ -1,8 +1,9 @@
 """norma's tools on the official MCP SDK's ``MCPServer``: typed, described arguments (the input schemas), an output
 schema per tool, and every failure returned as a tool error (``isError``) with what / where / hint.
 
-Each tool is an adapter: its arguments go to one :class:`~norma.mcp_server._served.Served` method, whose payload
-becomes the call's structured content (checked against the output schema by the SDK) and, as JSON, its text.
+Each tool is an adapter: its arguments go to one :class:`~norma.mcp_server._served.Served` method, whose model is
+serialised once here: the call's structured content (checked against the output schema by the SDK, made from the
+same model) and, as JSON, its text.
 
 This module imports the SDK (the ``mcp`` extra): only :func:`norma.mcp_server.build_server` imports it. Its
 annotations are evaluated at definition (no ``from __future__ import annotations``): the SDK reads them to build the
@@ -10,24 +11,19 @@ schemas.
 """
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from norma._version import __version__
 from norma.audit import AuditReport
-from norma.mcp_server._outputs import (
-    CheckTurnOutput,
-    MatchRulesOutput,
-    NameScoreOutput,
-    RubricScoreOutput,
-    RuleListOutput,
-    ToolFailure,
-)
+from norma.mcp_server._outputs import CheckTurnOutput, MatchRulesOutput, RuleListOutput, ToolFailure
 from norma.mcp_server._served import Served, failure
+from norma.names import NameScore
+from norma.rubrics import RubricScore
 
 __all__ = ["TOOLS", "make_server"]
 
@@ -67,11 +63,11 @@ def _failure_text(problem: ToolFailure) -> str:
     return "\n".join(lines)
 
 
-def _call(tool: str, work: Callable[[], Mapping[str, Any]]) -> CallToolResult:
-    """Run one library call: its payload as structured content and JSON text, or any failure as a tool error (the
-    server keeps serving)."""
+def _call(tool: str, work: Callable[[], BaseModel]) -> CallToolResult:
+    """Run one library call: its model, serialised once, as structured content and JSON text, or any failure as a
+    tool error (the server keeps serving)."""
     try:
-        payload = dict(work())
+        payload = work().model_dump(mode="json")
     except Exception as exc:  # every failure is the caller's to read, never a crashed server
         problem = failure(tool, exc)
         return CallToolResult(
@@ -209,7 +205,7 @@ def make_server(served: Served, *, log_level: Literal["DEBUG", "INFO", "WARNING"
         aggregator: Annotated[
             str | None, Field(description="The aggregator of a 'custom' rubric (min, max, geometric_mean...).")
         ] = None,
-    ) -> Annotated[CallToolResult, RubricScoreOutput]:
+    ) -> Annotated[CallToolResult, RubricScore]:
         """Turn judgement events or an outcome into a reward with a rubric (weighted criteria, synth-ai
         compatible): the reward, each criterion's reward, weight and required flag, and a verdict when asked for.
         The same JSON as `norma rubric eval --format json`."""
@@ -245,7 +241,7 @@ def make_server(served: Served, *, log_level: Literal["DEBUG", "INFO", "WARNING"
             int, Field(description="The validator's PYTHONHASHSEED to score under (compat miid).", ge=0, le=4294967295)
         ] = 0,
         metrics: Annotated[bool, Field(description="Also return every metric of the scorer.")] = False,
-    ) -> Annotated[CallToolResult, NameScoreOutput]:
+    ) -> Annotated[CallToolResult, NameScore]:
         """Score MIID name variations as the validator does: the final score, the base score, rule compliance and
         counts. One result row of `norma names score --format json`."""
         return _call(

@@ -26,6 +26,7 @@ from norma._lazy import exports as _exports
 if _typing.TYPE_CHECKING:
     from norma.names._batch import MAX_HASH_SEEDS as MAX_HASH_SEEDS
     from norma.names._batch import MAX_RECORD_BYTES as MAX_RECORD_BYTES
+    from norma.names._batch import NameScore as NameScore
     from norma.names._batch import ScoredRecord as ScoredRecord
     from norma.names._batch import ScoreOptions as ScoreOptions
     from norma.names._batch import count_records as count_records
@@ -128,6 +129,7 @@ _INTERNAL: dict[str, str] = {
     "ScoredRecord": "_batch",
     "seed_summary": "_batch",
     "SIMILARITY_LEVELS": "_compat",
+    "NameScore": "_batch",
 }
 """What norma's command line, service, MCP server and scripts use: importable from here, not in ``__all__``."""
 

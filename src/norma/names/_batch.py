@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from norma._safety import bounded_lines, check_unicode
 from norma._trace import span
 from norma.errors import InvalidInputError, LimitExceededError, NormaError
@@ -38,6 +40,7 @@ from norma.names._pyhash import check_hash_seed
 
 __all__ = [
     "MAX_HASH_SEEDS",
+    "NameScore",
     "MAX_RECORD_BYTES",
     "ScoreOptions",
     "ScoredRecord",
@@ -60,6 +63,34 @@ class ScoredRecord:
     """1-based line number of the record in its file."""
     result: dict[str, Any]
     """What :func:`score_record` returned for it."""
+
+
+def _absent(value: object) -> bool:
+    """An optional key left out of the JSON (absent, not null) when it was not given."""
+    return value is None
+
+
+class NameScore(BaseModel):
+    """The JSON of :func:`score_record` (one result row of ``norma names score``): what the service's
+    ``POST /v1/names/score`` answers, and the MCP tool ``score_name_variations`` with ``compat`` and ``hash_seed``
+    first. The optional keys are absent unless given."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    compat: str | None = Field(default=None, exclude_if=_absent)
+    """The scoring compatibility (``miid`` or ``stable``), when the answer says it."""
+    hash_seed: int | None = Field(default=None, exclude_if=_absent)
+    """The validator's PYTHONHASHSEED scored under, when the answer says it."""
+    name: str
+    final: float
+    """The validator's final score."""
+    base: float
+    """The score before the rule-compliance part."""
+    rule_compliance: float | None
+    variations: int
+    rule_compliant: int
+    """How many variations follow one of the selected rules."""
+    metrics: dict[str, Any] | None = Field(default=None, exclude_if=_absent)
+    """With ``metrics``: every metric of the scorer."""
 
 
 def score_record(

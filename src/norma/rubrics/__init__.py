@@ -50,6 +50,7 @@ if _typing.TYPE_CHECKING:
     from norma.rubrics._errors import RubricPermissionError as RubricPermissionError
     from norma.rubrics._errors import RubricYAMLError as RubricYAMLError
     from norma.rubrics._evaluation import AggregatorChoice as AggregatorChoice
+    from norma.rubrics._evaluation import RubricScore as RubricScore
     from norma.rubrics._evaluation import evaluate_events_against_rubric as evaluate_events_against_rubric
     from norma.rubrics._evaluation import evaluate_outcome_against_rubric as evaluate_outcome_against_rubric
     from norma.rubrics._evaluation import evaluate_rubric as evaluate_rubric
@@ -142,6 +143,7 @@ _INTERNAL: dict[str, str] = {
     "RubricSource": "_loaders",
     "RubricYAMLError": "_errors",
     "validation_issues": "_check",
+    "RubricScore": "_evaluation",
 }
 """What norma's command line, service, MCP server and scripts use: importable from here, not in ``__all__``."""
 

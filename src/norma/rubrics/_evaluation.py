@@ -24,6 +24,8 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from norma._trace import span
 from norma.errors import RubricError
 from norma.rubrics._aggregators import Aggregator, get_aggregator
@@ -33,6 +35,8 @@ from norma.rubrics._models import Criterion, Rubric
 __all__ = [
     "DEFAULT_REQUIRED_THRESHOLD",
     "AggregatorChoice",
+    "CriterionScore",
+    "RubricScore",
     "evaluate_events_against_rubric",
     "evaluate_outcome_against_rubric",
     "evaluate_rubric",
@@ -46,6 +50,41 @@ DEFAULT_REQUIRED_THRESHOLD = 0.5
 
 AggregatorChoice = str | Aggregator | None
 """An aggregator for ``custom`` rubrics: a registered name, a function, or ``None`` (value stays ``None``)."""
+
+
+_DATA = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+def _absent(value: object) -> bool:
+    """An optional key left out of the JSON (absent, not null) when it was not given."""
+    return value is None
+
+
+class CriterionScore(BaseModel):
+    """One criterion of a :class:`RubricScore`."""
+
+    model_config = _DATA
+    reward: float | None
+    weight: float
+    required: bool
+
+
+class RubricScore(BaseModel):
+    """The JSON of :func:`evaluate_rubric` (its mapping, key ``reward``): what ``norma rubric eval --format json``,
+    the service's ``POST /v1/rubrics/evaluate`` and the MCP tool ``score_rubric`` answer. The optional keys are
+    absent unless their option was used."""
+
+    model_config = _DATA
+    aggregation: str
+    """weighted_sum, weighted_mean, custom..."""
+    reward: float | None
+    per_criterion: dict[str, CriterionScore]
+    aggregator: str | None = Field(default=None, exclude_if=_absent)
+    """The aggregator of a ``custom`` rubric."""
+    failed_required: list[str] | None = Field(default=None, exclude_if=_absent)
+    """With ``enforce_required``: the required criteria below the threshold."""
+    passed: bool | None = Field(default=None, exclude_if=_absent)
+    """The verdict, when one was asked for (``pass_threshold``, ``enforce_required``)."""
 
 
 def _as_float(value: Any) -> float | None:

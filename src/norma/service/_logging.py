@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import logging
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypedDict
 
-__all__ = ["ACCESS_LOGGER", "JsonFormatter", "logging_config"]
+__all__ = ["ACCESS_LOGGER", "JsonFormatter", "LoggingConfig", "logging_config"]
 
 ACCESS_LOGGER = "norma.access"
 
@@ -36,7 +36,17 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, ensure_ascii=False, default=str)
 
 
-def logging_config(level: str = "info") -> dict[str, Any]:
+class LoggingConfig(TypedDict):
+    """A ``logging.config.dictConfig`` mapping (the keys :func:`logging_config` sets)."""
+
+    version: int
+    disable_existing_loggers: bool
+    formatters: dict[str, dict[str, str]]
+    handlers: dict[str, dict[str, str]]
+    loggers: dict[str, dict[str, Any]]
+
+
+def logging_config(level: str = "info") -> LoggingConfig:
     """A ``logging.config.dictConfig`` mapping for uvicorn (``log_config=``): JSON lines on stderr."""
     upper = level.upper()
     handler = {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"}

@@ -183,7 +183,7 @@ class EdgeMiddleware:
         incoming = headers.get("x-request-id", "")
         request_id = incoming if _REQUEST_ID.fullmatch(incoming) else uuid.uuid4().hex
         path: str = scope.get("path", "")
-        outcome: dict[str, Any] = {"status": 0, "bytes_out": 0, "bytes_in": 0}
+        outcome: dict[str, int] = {"status": 0, "bytes_out": 0, "bytes_in": 0}
         method: str = scope.get("method", "")
         attributes = {"http.request.method": method, "url.path": path, "norma.request_id": request_id}
         traced = request_span(method or "HTTP", headers, attributes)  # the caller's traceparent continued
@@ -219,7 +219,7 @@ class EdgeMiddleware:
         send: Send,
         headers: dict[str, str],
         request_id: str,
-        outcome: dict[str, Any],
+        outcome: dict[str, int],
     ) -> None:
         pending = headers.get("content-length", "0") != "0" or "transfer-encoding" in headers
         if self.state is not None and self._needs_key(scope):
@@ -271,7 +271,7 @@ class EdgeMiddleware:
             return
         await self.app(scope, replay, send)
 
-    async def _read_capped(self, headers: dict[str, str], receive: Receive, outcome: dict[str, Any]) -> Receive | None:
+    async def _read_capped(self, headers: dict[str, str], receive: Receive, outcome: dict[str, int]) -> Receive | None:
         """A receive that replays the whole body, or None when the body is over the cap; _ClientGone when the client
         disconnects first."""
         declared = headers.get("content-length")
@@ -338,7 +338,7 @@ class EdgeMiddleware:
 
     @staticmethod
     def _log(
-        scope: Scope, request_id: str, outcome: dict[str, Any], started: float, trace_ids: tuple[str, str] | None
+        scope: Scope, request_id: str, outcome: dict[str, int], started: float, trace_ids: tuple[str, str] | None
     ) -> None:
         if not _log.isEnabledFor(logging.INFO):
             return

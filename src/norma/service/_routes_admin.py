@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Request, Response
 
 from norma.errors import ForbiddenError
 from norma.service._auth import Principal
 from norma.service._bodies import StrictJsonRoute
-from norma.service._schemas import PROBLEM_RESPONSES, ApiKeyCreated, KeyRequest, Problem
+from norma.service._schemas import PROBLEM_RESPONSES, ApiKeyCreated, KeyList, KeyRequest, Problem, TenantList
 from norma.service._state import ServiceState, get_state
 
 __all__ = ["router"]
@@ -34,8 +34,8 @@ TenantId = Annotated[str, Path(min_length=1, max_length=200)]
 
 
 @router.get("/tenants", summary="Every tenant with committed rules")
-async def list_tenants(state: State, admin: Admin) -> dict[str, Any]:
-    return {"tenants": await state.run(state.store.tenants)}
+async def list_tenants(state: State, admin: Admin) -> TenantList:
+    return TenantList(tenants=await state.run(state.store.tenants))
 
 
 @router.post("/tenants/{tenant}/keys", status_code=201, summary="Create an API key for a tenant (shown once)")
@@ -48,9 +48,9 @@ async def create_key(tenant: TenantId, state: State, admin: Admin, body: KeyRequ
 
 
 @router.get("/tenants/{tenant}/keys", summary="A tenant's API keys (never their secrets)")
-async def list_keys(tenant: TenantId, state: State, admin: Admin) -> dict[str, Any]:
+async def list_keys(tenant: TenantId, state: State, admin: Admin) -> KeyList:
     keys = await state.run(state.store.list_api_keys, tenant)
-    return {"tenant_id": tenant, "keys": [k.to_dict() for k in keys]}
+    return KeyList(tenant_id=tenant, keys=list(keys))
 
 
 @router.delete("/keys/{key_id}", status_code=204, summary="Revoke an API key for good")

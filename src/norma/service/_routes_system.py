@@ -33,6 +33,7 @@ async def health() -> Health:
 
 @router.get(
     "/ready",
+    response_model=Health,
     summary="Readiness: the store answers and the embedding model is loaded (503 otherwise)",
     responses={503: {"model": Health}},
 )

@@ -25,7 +25,11 @@ from norma.service._schemas import (
     MatchResponse,
     Problem,
     RulebookBody,
+    RuleHistory,
     RulesWritten,
+    RuleWritten,
+    TenantInfo,
+    TenantRules,
 )
 from norma.service._state import STALE_STATE, ServiceState, get_state
 
@@ -55,10 +59,10 @@ Caller = Annotated[Principal, Depends(tenant_caller)]
 
 
 @router.get("", summary="The tenant's rule-set version and rule count")
-async def tenant_info(tenant: TenantId, state: State, caller: Caller) -> dict[str, Any]:
-    def work() -> dict[str, Any]:
+async def tenant_info(tenant: TenantId, state: State, caller: Caller) -> TenantInfo:
+    def work() -> TenantInfo:
         store = state.store
-        return {"tenant_id": tenant, "version": store.version(tenant), "rules": len(store.list_rules(tenant))}
+        return TenantInfo(tenant_id=tenant, version=store.version(tenant), rules=len(store.list_rules(tenant)))
 
     return await state.run(work)
 
@@ -73,13 +77,13 @@ async def list_rules(
     step_id: Annotated[str | None, Query(max_length=200)] = None,
     enabled: Annotated[bool | None, Query()] = None,
     tag: Annotated[str | None, Query(max_length=200)] = None,
-) -> dict[str, Any]:
-    def work() -> dict[str, Any]:
+) -> TenantRules:
+    def work() -> TenantRules:
         store = state.store
         rules = store.list_rules(
             tenant, scope=scope, scenario_id=scenario_id, step_id=step_id, enabled=enabled, tag=tag
         )
-        return {"tenant_id": tenant, "version": store.version(tenant), "rules": [r.to_dict() for r in rules]}
+        return TenantRules(tenant_id=tenant, version=store.version(tenant), rules=list(rules))
 
     return await state.run(work)
 
@@ -97,15 +101,14 @@ async def import_rules(tenant: TenantId, body: RulebookBody, state: State, calle
 
 
 @router.get("/rules/{rule_id}", summary="One rule")
-async def get_rule(tenant: TenantId, rule_id: RuleId, state: State, caller: Caller) -> dict[str, Any]:
-    rule = await state.run(state.store.get_rule, tenant, rule_id)
-    return rule.to_dict()
+async def get_rule(tenant: TenantId, rule_id: RuleId, state: State, caller: Caller) -> Rule:
+    return await state.run(state.store.get_rule, tenant, rule_id)
 
 
 @router.put("/rules/{rule_id}", summary="Insert or replace one rule")
 async def put_rule(
     tenant: TenantId, rule_id: RuleId, body: dict[str, Any], state: State, caller: Caller
-) -> dict[str, Any]:
+) -> RuleWritten:
     """The body holds the rule's fields; its ``id`` (optional) must be the path's (409 otherwise)."""
     if body.get("id", rule_id) != rule_id:
         raise ConflictError(f"the body's rule id {body.get('id')!r} differs from the path's {rule_id!r}", location="id")
@@ -113,7 +116,7 @@ async def put_rule(
         raise ConflictError(f"the body's tenant_id differs from the path's {tenant!r}", location="tenant_id")
     rule = Rule.from_mapping({**body, "id": rule_id, "tenant_id": tenant})
     version = await state.run(state.store.upsert_rules, tenant, [rule], timeout=False)
-    return {"tenant_id": tenant, "version": version, "rule": rule.to_dict()}
+    return RuleWritten(tenant_id=tenant, version=version, rule=rule)
 
 
 @router.delete("/rules/{rule_id}", summary="Delete one rule (its history is kept)")
@@ -123,9 +126,9 @@ async def delete_rule(tenant: TenantId, rule_id: RuleId, state: State, caller: C
 
 
 @router.get("/rules/{rule_id}/history", summary="Every committed version of one rule, oldest first")
-async def rule_history(tenant: TenantId, rule_id: RuleId, state: State, caller: Caller) -> dict[str, Any]:
+async def rule_history(tenant: TenantId, rule_id: RuleId, state: State, caller: Caller) -> RuleHistory:
     history = await state.run(state.store.history, tenant, rule_id)
-    return {"tenant_id": tenant, "rule_id": rule_id, "history": [v.to_dict() for v in history]}
+    return RuleHistory(tenant_id=tenant, rule_id=rule_id, history=list(history))
 
 
 def _matcher_of(state: ServiceState, tenant: str, request: Request) -> tuple[Any, int]:
@@ -193,27 +196,31 @@ async def check(tenant: TenantId, body: CheckRequest, request: Request, state: S
     return await state.run(work)
 
 
-@router.get("/gate", response_model=GateResponse, summary="The gate the tenant's matcher applies now")
-async def get_gate(tenant: TenantId, state: State, caller: Caller) -> dict[str, Any]:
+@router.get("/gate", summary="The gate the tenant's matcher applies now")
+async def get_gate(tenant: TenantId, state: State, caller: Caller) -> GateResponse:
     """The calibrated gate when one is stored, else the one the matcher measured (on the rulebook, or an adapted
     encoder's)."""
 
-    def work() -> dict[str, Any]:
+    def work() -> GateResponse:
         matcher = state.matchers.get(tenant)
         stored = state.store.load_gate(tenant)
-        return {"tenant_id": tenant, "version": state.store.version(tenant), "calibrated": stored is not None,
-                "gate": matcher.gate().to_dict()}  # fmt: skip
+        return GateResponse(
+            tenant_id=tenant,
+            version=state.store.version(tenant),
+            calibrated=stored is not None,
+            gate=matcher.gate().to_dict(),
+        )
 
     return await state.run(work)
 
 
-@router.post("/gate", response_model=GateResponse, summary="Calibrate the tenant's gate from labelled messages")
-async def calibrate(tenant: TenantId, body: CalibrateRequest, state: State, caller: Caller) -> dict[str, Any]:
+@router.post("/gate", summary="Calibrate the tenant's gate from labelled messages")
+async def calibrate(tenant: TenantId, body: CalibrateRequest, state: State, caller: Caller) -> GateResponse:
     """Picks the similarity gate from messages with their expected rule ids (``dry_run``: only shows it) and stores
     it with the tenant's rules: every replica's matcher uses it from its next refresh."""
     from norma.matching import LabelledMessage, calibrate_gate
 
-    def work() -> dict[str, Any]:
+    def work() -> GateResponse:
         matcher = state.matchers.get(tenant)
         labelled = [
             LabelledMessage(message=m.message, expected=tuple(m.expected), scenario=m.scenario, step=m.step)
@@ -229,15 +236,15 @@ async def calibrate(tenant: TenantId, body: CalibrateRequest, state: State, call
             rules_version=state.store.version(tenant),
         )
         version = state.store.version(tenant) if body.dry_run else state.store.save_gate(tenant, gate.to_dict())
-        return {"tenant_id": tenant, "version": version, "calibrated": not body.dry_run, "gate": gate.to_dict()}
+        return GateResponse(tenant_id=tenant, version=version, calibrated=not body.dry_run, gate=gate.to_dict())
 
     return await state.run(work, timeout=False)
 
 
-@router.delete("/gate", response_model=GateResponse, summary="Remove the tenant's calibrated gate")
-async def clear_gate(tenant: TenantId, state: State, caller: Caller) -> dict[str, Any]:
-    def work() -> dict[str, Any]:
+@router.delete("/gate", summary="Remove the tenant's calibrated gate")
+async def clear_gate(tenant: TenantId, state: State, caller: Caller) -> GateResponse:
+    def work() -> GateResponse:
         version = state.store.save_gate(tenant, None)
-        return {"tenant_id": tenant, "version": version, "calibrated": False, "gate": None}
+        return GateResponse(tenant_id=tenant, version=version, calibrated=False, gate=None)
 
     return await state.run(work, timeout=False)

@@ -6,35 +6,44 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from norma.matching import EnforcementReason, SessionState
+from norma.audit import AuditReport
+from norma.matching import MatchedRuleData, SessionState
 from norma.names import DEFAULT_RULE_PERCENTAGE
-from norma.rules import MAX_RULEBOOK_RULES, Severity
+from norma.rubrics import RubricIssue
+from norma.rules import MAX_RULEBOOK_RULES, Rule, Verdict
+from norma.store import ApiKey, RuleVersion
+from norma.turns import CheckedRule, MatchedRuleSummary
 
 __all__ = [
     "PROBLEM_RESPONSES",
     "ApiKeyCreated",
     "CalibrateRequest",
-    "CheckResultBody",
-    "CheckedRuleBody",
-    "EnforcementBody",
+    "CheckRequest",
+    "CheckResponse",
     "GateResponse",
     "Health",
+    "KeyList",
     "KeyRequest",
     "LabelledMessage",
     "MatchRequest",
     "MatchResponse",
-    "MatchedRuleBody",
     "NamesGenerateRequest",
+    "NamesGenerated",
     "NamesQueryRequest",
+    "NamesQueryResponse",
     "NamesScoreRequest",
     "Problem",
     "ProblemItem",
     "RubricEvaluateRequest",
     "RubricValidateRequest",
+    "RubricValidation",
+    "RuleHistory",
+    "RuleWritten",
     "RulebookBody",
     "RulesWritten",
-    "SpanBody",
-    "TurnMatchBody",
+    "TenantInfo",
+    "TenantList",
+    "TenantRules",
 ]
 
 MAX_MESSAGE_CHARS = 20_000
@@ -70,42 +79,6 @@ class MatchRequest(BaseModel):
     A calibrated gate comes first."""
 
 
-class EnforcementBody(BaseModel):
-    """Whether a match governs the turn, that is whether a turn check applies its requirements, and why
-    (``Enforcement.to_dict()``; docs/check.md)."""
-
-    model_config = _STRICT
-    enforced: bool
-    """True for the top match and a match as close to the message as it; False for a neighbour: its requirement
-    checks are reported ``skip``, its prohibitions still apply."""
-    reason: EnforcementReason
-    """``top``: the most relevant match; ``as_close_as_top``: its similarity is within 0.01 of the top match's (or
-    above it); ``neighbour``: every other match, relevant but not enforced."""
-    detail: str
-    """The reason in words, with the figures ("similarity 0.567, 0.221 below the top match's
-    0.788")."""
-
-
-class MatchedRuleBody(BaseModel):
-    """A rule that applies to the message (``MatchedRule.to_dict()``)."""
-
-    model_config = _STRICT
-    rule_id: str
-    similarity_score: float
-    """Cosine similarity of the message to the rule's text or its nearest example."""
-    bm25_score: float
-    """Normalised BM25 in [0, 1]."""
-    final_score: float
-    """The score the matches are sorted by (hybrid score, priority and scope; docs/matching.md)."""
-    enforcement: EnforcementBody
-    """Whether the rule governs the turn, and why."""
-    explanation: dict[str, Any]
-    """How the final score was made: similarity, matched_text, matched_example, bm25_raw, hybrid,
-    priority_normalized, scope_weight, final, threshold, weights..."""
-    rule: dict[str, Any]
-    """The rule itself (id, condition_text, action_text, scope, priority, tags, examples, checks...)."""
-
-
 class MatchResponse(BaseModel):
     model_config = _STRICT
     tenant_id: str
@@ -113,7 +86,7 @@ class MatchResponse(BaseModel):
     """The tenant's rule-set version the answer reflects (the store's, as ``GET /v1/tenants/{tenant}`` shows it):
     lower than the current one for at most 0.5 s after a write, or while the store is unreachable (then the answer
     carries ``Norma-Stale-Since``)."""
-    matches: list[MatchedRuleBody]
+    matches: list[MatchedRuleData]
     """Best first: the rule, its scores, whether it governs the turn (``enforcement``) and the explanation."""
     dropped: list[dict[str, Any]] = Field(default_factory=list)
     """With ``explain``: the rules left out and why (scope, disabled, tags, fire limits, threshold...)."""
@@ -140,105 +113,27 @@ class CheckRequest(BaseModel):
     """Also run the IR.x.y audit on the output (its FAIL fails the turn)."""
 
 
-class TurnMatchBody(BaseModel):
-    """A rule the message matched (``MatchedRuleSummary``)."""
-
-    model_config = _STRICT
-    rule_id: str
-    final_score: float
-    """The matcher's final score (the matches are sorted by it)."""
-    enforced: bool
-    """Whether the rule governs the turn: its requirements apply (False: a neighbour, its requirements ``skip``)."""
-    enforcement: EnforcementBody
-    """Why."""
-    explanation: dict[str, Any]
-    """The matcher's explanation (``MatchExplanation.to_dict()``)."""
-
-
-Status = Literal["pass", "fail", "skip"]
-"""A check's outcome, or a rule's verdict (``norma.rules.Verdict``)."""
-
-
-class SpanBody(BaseModel):
-    """A stretch of the output (``norma.checks.Span``): offsets in characters, and where it starts (1-based)."""
-
-    model_config = _STRICT
-    start: int
-    end: int
-    line: int
-    column: int
-    text: str
-    """The stretch, cut to its first 200 characters; masked for ``no_pii`` (all but the last four letters and
-    digits shown as ``*``)."""
-
-
-class CheckResultBody(BaseModel):
-    """One check of one rule, evaluated on the output (``norma.checks.CheckResult``)."""
-
-    model_config = _STRICT
-    rule_id: str
-    check_id: str
-    kind: str
-    """``contains``, ``regex``, ``no_pii``, ``judge``..."""
-    severity: Severity
-    weight: float
-    status: Status
-    """``pass``, ``fail``, or ``skip``: it applied but could not be decided, or it is a neighbour's requirement
-    (``enforced`` false)."""
-    message: str
-    """One line saying why."""
-    evidence: list[SpanBody]
-    """The spans of the output that violated the check (none on a pass or a skip)."""
-    enforced: bool
-    """False for a requirement of a rule that matched only as a neighbour: reported ``skip`` with the reason as
-    message, and unlike a check that could not be decided, it does not make the turn ``skip``."""
-
-
-class CheckedRuleBody(BaseModel):
-    """A rule whose checks applied to the output (``CheckedRule``)."""
-
-    model_config = _STRICT
-    rule_id: str
-    description: str
-    """What the rule asks of the output: its ``action_text`` (its ``condition_text`` when it has none)."""
-    matched: bool
-    """Whether the message matched the rule (False: only its ``when: always`` checks ran)."""
-    enforced: bool
-    """Whether the rule governs the turn (False: it matched only as a neighbour, and its requirements are
-    ``skip``; or it did not match)."""
-    verdict: Status
-    """``fail`` if one of its checks failed, ``pass`` if one passed and none failed, else ``skip``."""
-    score: float | None
-    """The weighted share of its decided checks that passed (None: none was decided)."""
-    weight: float
-    """The sum of the weights of its checks that applied (a neighbour's requirements do not)."""
-    required: bool
-    """Whether one of its checks that applied is an ``error`` check."""
-    checks: list[CheckResultBody]
-    """Each check that applied, in the rule's order, and a neighbour's requirements: ``skip`` with
-    ``enforced: false`` and the reason as message (they do not make the turn ``skip``)."""
-
-
 class CheckResponse(BaseModel):
-    """The turn checked (docs/check.md): ``TurnReport.to_dict()`` with the tenant's rules version."""
+    """The turn checked (docs/check.md): ``TurnReport.to_dict()`` (the library's models) with the tenant's id
+    first."""
 
     model_config = _STRICT
     tenant_id: str
-    rules_version: int | None
-    """The tenant's rule-set version the answer reflects (as for ``/match``)."""
-    verdict: str
+    verdict: Verdict
     """``pass``, ``fail`` (an ``error`` check failed, or the audit) or ``skip`` (nothing decided)."""
     reward: float | None
     """The weighted mean of the checked rules' scores (norma.rubrics arithmetic); None when nothing was decided."""
-    matches: list[TurnMatchBody]
+    rules_version: int | None
+    """The tenant's rule-set version the answer reflects (as for ``/match``)."""
+    matches: list[MatchedRuleSummary]
     """The rules the message matched, best first, with the final score, whether each governs the turn
     (``enforced``, ``enforcement``) and the explanation."""
-    rules: list[CheckedRuleBody]
+    rules: list[CheckedRule]
     """Each rule whose checks applied: verdict, score, weight, required, whether it governs the turn, and every
     check's result with evidence."""
     counts: dict[str, int]
     """How many checks passed, failed and were skipped."""
-    audit: dict[str, Any] | None = None
+    audit: AuditReport | None = None
     """The audit report, when asked."""
 
 
@@ -368,6 +263,88 @@ class NamesGenerateRequest(BaseModel):
     """The validator's PYTHONHASHSEED to aim at (compat miid)."""
 
 
+class TenantInfo(BaseModel):
+    model_config = _STRICT
+    tenant_id: str
+    version: int
+    """The tenant's rule-set version."""
+    rules: int
+    """How many rules the tenant has."""
+
+
+class TenantRules(BaseModel):
+    model_config = _STRICT
+    tenant_id: str
+    version: int
+    """The tenant's rule-set version the list reflects."""
+    rules: list[Rule]
+    """The rules, sorted by id."""
+
+
+class RuleWritten(BaseModel):
+    model_config = _STRICT
+    tenant_id: str
+    version: int
+    """The tenant's rule-set version after the write."""
+    rule: Rule
+    """The rule as stored."""
+
+
+class RuleHistory(BaseModel):
+    model_config = _STRICT
+    tenant_id: str
+    rule_id: str
+    history: list[RuleVersion]
+    """Every committed version of the rule, oldest first (``rule`` None: a deletion)."""
+
+
+class TenantList(BaseModel):
+    model_config = _STRICT
+    tenants: list[str]
+    """Every tenant with committed rules, sorted."""
+
+
+class KeyList(BaseModel):
+    model_config = _STRICT
+    tenant_id: str
+    keys: list[ApiKey]
+    """The tenant's keys (never their secrets)."""
+
+
+class RubricValidation(BaseModel):
+    """The verdict of ``norma rubric validate`` (:class:`norma.rubrics.RubricCheck` without the file)."""
+
+    model_config = _STRICT
+    valid: bool
+    strict: bool
+    """Whether the strict format was checked."""
+    issues: list[RubricIssue]
+    """Every problem, with its field path; empty when valid."""
+    criteria: int
+    """Number of criteria of a valid rubric (0 when invalid)."""
+
+
+class NamesQueryResponse(BaseModel):
+    """A validator's query (:class:`norma.names.VariationQuery`) and its text."""
+
+    model_config = _STRICT
+    labels: dict[str, Any]
+    """``variation_count``, ``phonetic_similarity``, ``orthographic_similarity`` and ``rule_based``."""
+    template: str
+    """The query text with a literal ``{name}`` placeholder."""
+    name: str | None
+    phrased_by: str | None
+    """The LLM model that phrased the template; None for the fixed template."""
+    text: str
+    """The template with the name in place of ``{name}``."""
+
+
+class NamesGenerated(BaseModel):
+    model_config = _STRICT
+    name: str
+    variations: list[str]
+
+
 class ProblemItem(BaseModel):
     model_config = _STRICT
     field: str
@@ -391,17 +368,17 @@ class Problem(BaseModel):
     """What to do about it."""
 
 
-def _problem(description: str) -> dict[str, Any]:
-    return {"model": Problem, "description": description}
-
+_PROBLEMS = {
+    400: "Invalid input (the library refused a value; `field` names it)",
+    401: "No API key, or an unknown or revoked one",
+    404: "Not found (also: another tenant's routes)",
+    413: "Request body over the size limit",
+    422: "The body does not fit the route's schema",
+    429: "Rate limit exceeded for this key (see Retry-After)",
+    503: "Store or backend unavailable, or the request timed out",
+}
 
 PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
-    400: _problem("Invalid input (the library refused a value; `field` names it)"),
-    401: _problem("No API key, or an unknown or revoked one"),
-    404: _problem("Not found (also: another tenant's routes)"),
-    413: _problem("Request body over the size limit"),
-    422: _problem("The body does not fit the route's schema"),
-    429: _problem("Rate limit exceeded for this key (see Retry-After)"),
-    503: _problem("Store or backend unavailable, or the request timed out"),
+    status: {"model": Problem, "description": description} for status, description in _PROBLEMS.items()
 }
 """The error answers every authenticated route can give (documented in the OpenAPI schema)."""

@@ -45,10 +45,11 @@ _ENV_FIELDS: dict[str, str] = {
 }
 
 
-def env_settings(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """The settings the individual ``NORMA_*`` variables set (unvalidated), by field name."""
+def env_settings(environ: Mapping[str, str] | None = None) -> dict[str, str | list[str]]:
+    """The settings the individual ``NORMA_*`` variables set (unvalidated), by field name: each a string, the CORS
+    origins a list of them."""
     env = os.environ if environ is None else environ
-    data: dict[str, Any] = {}
+    data: dict[str, str | list[str]] = {}
     for variable, name in _ENV_FIELDS.items():
         value = env.get(variable, "").strip()
         if value:

@@ -26,10 +26,17 @@ decided, or an ``error`` check could not be decided (a ``judge`` check without a
 check that applied passed, and at least one check was decided."""
 
 
+_PART = ConfigDict(
+    frozen=True, extra="forbid", use_attribute_docstrings=True, json_schema_serialization_defaults_required=True
+)
+"""A part of a report: the fields with a default are still always written, so the schema of its JSON requires
+them."""
+
+
 class MatchedRuleSummary(BaseModel):
     """A rule the message matched, with the matcher's scores and explanation."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = _PART
 
     rule_id: str
     """The rule."""
@@ -46,7 +53,7 @@ class MatchedRuleSummary(BaseModel):
 class CheckedRule(BaseModel):
     """A rule whose checks applied to the output: matched, or carrying a ``when: always`` check."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = _PART
 
     rule_id: str
     """The rule."""
