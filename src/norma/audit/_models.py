@@ -57,7 +57,7 @@ class _Capitals:
             lambda value: _capitals(value) if isinstance(value, self._members) else value,
             core_schema.no_info_after_validator_function(self._by_capitals.__getitem__, spelled),
             serialization=core_schema.plain_serializer_function_ser_schema(
-                _capitals, return_schema=core_schema.str_schema()
+                _capitals, return_schema=core_schema.literal_schema(list(self._by_capitals))
             ),
         )
 
