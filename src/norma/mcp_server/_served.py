@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from norma.names import NameScore
     from norma.rubrics import RubricScore
     from norma.store import Store
-    from norma.turns import TurnChecker
+    from norma.turns import Norma
 
 __all__ = ["Served", "failure"]
 
@@ -72,10 +72,8 @@ class Served:
             from norma.store import open_store
 
             self._store = open_store(store_url, create=False)
-        self._matcher: RuleMatcher | None = None
-        self._stamp: tuple[int, int] | None = None
+        self._opened: Norma | None = None
         self._matcher_lock = threading.Lock()
-        self._checker: TurnChecker | None = None
         self._judge: Judge | None = None
         self._judge_made = False  # None after it: no LLM configured
 
@@ -149,20 +147,21 @@ class Served:
         return self.rules_file
 
     def _file_matcher(self) -> RuleMatcher:
-        """The rulebook's matcher: compiled by the library (kept in the user's cache folder), held here until the
-        file's size or modification time changes."""
-        from norma.matching import file_matcher
+        return self._file_rules().matcher
+
+    def _file_rules(self) -> Norma:
+        """The rulebook, opened once (:func:`norma.open`: compiled by the library, kept in the user's cache folder)
+        and opened again once the file is edited (:meth:`Norma.fresh <norma.turns.Norma.fresh>`)."""
+        from norma.turns import open as open_rules
 
         path = self._rulebook()
-        try:
-            stat = path.stat()
-            stamp: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
-        except OSError:
-            stamp = None  # file_matcher reports the file that cannot be read
+        judge = self.judge()
         with self._matcher_lock:
-            if self._matcher is None or stamp is None or stamp != self._stamp:
-                self._matcher, self._stamp = file_matcher(path), stamp
-            return self._matcher
+            opened = self._opened
+            self._opened = (
+                opened.fresh() if opened is not None else open_rules(path, judge=judge, documents=self._documents)
+            )
+            return self._opened
 
     def _tenant_store(self, tenant: str) -> Store:
         if self._store is None:
@@ -187,6 +186,15 @@ class Served:
 
         return tenant_matcher(self._tenant_store(tenant), tenant)
 
+    def _tenant_rules(self, tenant: str) -> Norma:
+        """The tenant's rules at their current version: its matcher (kept per store, refreshed when the version
+        changes) with this server's judge and documents."""
+        from norma.turns import Norma
+
+        store = self._tenant_store(tenant)
+        matcher = self._tenant_matcher(tenant)
+        return Norma(matcher, rules_version=store.version(tenant), judge=self.judge(), documents=self._documents)
+
     # --- check_turn ---------------------------------------------------------------------------------------------
 
     def check_turn(
@@ -200,19 +208,10 @@ class Served:
     ) -> CheckTurnOutput:
         """``norma check -m MESSAGE -o OUTPUT --format json`` against the rulebook, or ``--tenant TENANT``: the
         turn's :class:`~norma.turns.TurnReport` with its counts (and ``tenant`` when one was named)."""
-        from norma.turns import TurnChecker
-
         if not message.strip():
             raise InvalidInputError("the message is empty", location="message", hint="give the user's message")
-        if tenant is not None:
-            store = self._tenant_store(tenant)
-            matcher = self._tenant_matcher(tenant)
-            checker = TurnChecker(
-                matcher, judge=self.judge(), documents=self._documents, rules_version=store.version(tenant)
-            )
-        else:
-            checker = self._file_checker()
-        report = checker.check(message, output, session, audit=audit)
+        rules = self._tenant_rules(tenant) if tenant is not None else self._file_rules()
+        report = rules.check(message, output, session, audit=audit)
         return CheckTurnOutput(
             verdict=report.verdict,
             reward=report.reward,
@@ -235,17 +234,6 @@ class Served:
                 self._judge = make_judge(get_llm(), cache="memory")
                 self._judge_made = True
             return self._judge
-
-    def _file_checker(self) -> TurnChecker:
-        """The rulebook's checker, rebuilt when the rulebook's matcher is (the file changed)."""
-        from norma.turns import TurnChecker
-
-        matcher = self._file_matcher()
-        judge = self.judge()
-        with self._matcher_lock:
-            if self._checker is None or self._checker.matcher is not matcher:
-                self._checker = TurnChecker(matcher, judge=judge, documents=self._documents)
-            return self._checker
 
     # --- audit_output -------------------------------------------------------------------------------------------
 

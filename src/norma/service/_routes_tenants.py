@@ -184,13 +184,13 @@ async def check(tenant: TenantId, body: CheckRequest, request: Request, state: S
     unreachable, as ``/match`` is."""
 
     def work() -> JSONResponse:
-        from norma.turns import TurnChecker
+        from norma.turns import Norma
 
         matcher, version = _matcher_of(state, tenant, request)
         documents = state.documents() if body.audit else None
-        checker = TurnChecker(matcher, judge=state.judge(), documents=documents, rules_version=version)
-        found = matcher.match(body.message, body.session, embedder=state.batching(matcher.embedder))
-        report = checker.report(body.message, body.output, found, audit=body.audit)
+        rules = Norma(matcher, rules_version=version, judge=state.judge(), documents=documents)
+        embedder = state.batching(matcher.embedder)  # shares model calls with the concurrent requests' messages
+        report = rules.check(body.message, body.output, body.session, audit=body.audit, embedder=embedder)
         return JSONResponse({"tenant_id": tenant, **report.to_dict()})
 
     return await state.run(work)
