@@ -386,7 +386,7 @@ def test_a_trailing_slash_is_404_never_a_redirect_to_the_host_header(server: str
 
 
 @pytest.fixture(scope="module")
-def guarded(store: RuleStore) -> Iterator[str]:
+def capped(store: RuleStore) -> Iterator[str]:
     settings = make_settings(auth_failure_rate=0.2, auth_failure_burst=5)
     with serve_app(create_app(settings, store=store), http=http_protocol(settings)) as url:
         yield url
@@ -397,8 +397,8 @@ def _get(http: httpx.Client, key: str, client: str) -> httpx.Response:
     return http.get("/v1/tenants/acme", headers={**bearer(key), "X-Forwarded-For": client})
 
 
-def test_failed_authentications_are_429_per_client_address(guarded: str, acme_key: str) -> None:
-    with httpx.Client(base_url=guarded, timeout=10) as http:
+def test_failed_authentications_are_429_per_client_address(capped: str, acme_key: str) -> None:
+    with httpx.Client(base_url=capped, timeout=10) as http:
         statuses = [_get(http, f"wrong-{i}", "10.1.0.1").status_code for i in range(5)]
         assert statuses == [401] * 5
         limited = _get(http, "wrong-again", "10.1.0.1")
@@ -417,10 +417,10 @@ def test_failed_authentications_are_429_per_client_address(guarded: str, acme_ke
         assert many.count(429) == 55
 
 
-def test_failed_authentications_are_429_per_key_id(guarded: str, acme_key: str, store: RuleStore) -> None:
+def test_failed_authentications_are_429_per_key_id(capped: str, acme_key: str, store: RuleStore) -> None:
     """Wrong secrets naming one key id from many addresses: 429 past the burst; the right secret still works."""
     key_id = acme_key.split("_")[1]
-    with httpx.Client(base_url=guarded, timeout=10) as http:
+    with httpx.Client(base_url=capped, timeout=10) as http:
         wrong = f"nrm_{key_id}_{'x' * 43}"
         statuses = [_get(http, wrong, f"10.2.0.{i}").status_code for i in range(1, 9)]
         assert statuses == [401] * 5 + [429] * 3

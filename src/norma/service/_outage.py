@@ -11,7 +11,7 @@ may, tells clients when to retry, and logs state changes instead of one line per
   While the store is up every request is checked by the store (a revoked key stops at once); while it is down, a key
   the store verified within ``stale_for`` seconds is accepted, so a key revoked just before an outage keeps working
   at most ``stale_for`` seconds after its last successful check.
-* :class:`GuardedStore` is the store the service reads and writes through: a typed :class:`~norma.store.Store`
+* :class:`BreakerStore` is the store the service reads and writes through: a typed :class:`~norma.store.Store`
   whose every method goes through the :class:`StoreHealth`.
 """
 
@@ -42,11 +42,11 @@ __all__ = [
     "PROBE_INTERVAL",
     "REPORT_INTERVAL",
     "STALE_HEADER",
-    "GuardedSearchStore",
-    "GuardedStore",
+    "BreakerSearchStore",
+    "BreakerStore",
     "KeyCache",
     "StoreHealth",
-    "guard_store",
+    "through_breaker",
     "http_date",
 ]
 
@@ -198,10 +198,10 @@ class KeyCache:
         return dataclasses.replace(found[0], stale_since=found[1])
 
 
-class GuardedStore:
+class BreakerStore:
     """A :class:`~norma.store.Store` (each of its methods, typed as the protocol has it) whose every call goes
     through a :class:`StoreHealth` (fails fast while the store is down): what the service's routes and matchers read
-    and write through. Make one with :func:`guard_store`, which keeps :class:`~norma.store.VectorSearch` when the
+    and write through. Make one with :func:`through_breaker`, which keeps :class:`~norma.store.VectorSearch` when the
     store has it."""
 
     def __init__(self, store: Store, health: StoreHealth) -> None:
@@ -306,8 +306,8 @@ class GuardedStore:
         return repr(self._store)
 
 
-class GuardedSearchStore(GuardedStore):
-    """A :class:`GuardedStore` over a store that finds nearest vectors itself (PostgreSQL + pgvector)."""
+class BreakerSearchStore(BreakerStore):
+    """A :class:`BreakerStore` over a store that finds nearest vectors itself (PostgreSQL + pgvector)."""
 
     def search(
         self, tenant_id: str, vector: np.ndarray, *, model_id: str, limit: int = 30, ef_search: int | None = None
@@ -321,10 +321,10 @@ class GuardedSearchStore(GuardedStore):
         )
 
 
-def guard_store(store: Store, health: StoreHealth) -> GuardedStore:
+def through_breaker(store: Store, health: StoreHealth) -> BreakerStore:
     """``store`` with every call through ``health``; a :class:`~norma.store.VectorSearch` store stays one."""
     from norma.store import VectorSearch
 
     if isinstance(store, VectorSearch):
-        return GuardedSearchStore(store, health)
-    return GuardedStore(store, health)
+        return BreakerSearchStore(store, health)
+    return BreakerStore(store, health)

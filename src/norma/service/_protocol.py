@@ -41,7 +41,7 @@ from norma.service._logging import ACCESS_LOGGER
 from norma.service._middleware import API_CSP, SECURITY_HEADERS, problem_body
 from norma.service._settings import ServiceSettings
 
-__all__ = ["BODY_GRACE_SECONDS", "CHUNK_FRAMING_BYTES", "LINGER_SECONDS", "GuardedHttpToolsProtocol", "http_protocol"]
+__all__ = ["BODY_GRACE_SECONDS", "CHUNK_FRAMING_BYTES", "LINGER_SECONDS", "CappedHttpToolsProtocol", "http_protocol"]
 
 BODY_GRACE_SECONDS = 1.0
 """The protocol's body deadline is ``body_timeout`` plus this, so the app's own 408 (logged with its request id)
@@ -60,7 +60,7 @@ class _Refused(Exception):
     """Raised in a parser callback to stop parsing (httptools turns it into HttpParserCallbackError)."""
 
 
-class GuardedHttpToolsProtocol(HttpToolsProtocol):
+class CappedHttpToolsProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with the head's size and deadline capped and the connections counted."""
 
     def __init__(
@@ -318,12 +318,12 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 def http_protocol(settings: ServiceSettings) -> Callable[..., asyncio.Protocol]:
     """The HTTP protocol factory for ``uvicorn.Config(http=...)`` with the limits of ``settings``.
 
-    A :func:`functools.partial` of :class:`GuardedHttpToolsProtocol` (picklable, so uvicorn's worker processes get it
+    A :func:`functools.partial` of :class:`CappedHttpToolsProtocol` (picklable, so uvicorn's worker processes get it
     too). ``norma serve`` passes it; run ``create_app`` under your own uvicorn with
     ``uvicorn.run(app, http=http_protocol(settings))`` to get the same limits.
     """
     return functools.partial(
-        GuardedHttpToolsProtocol,
+        CappedHttpToolsProtocol,
         max_header_bytes=settings.max_header_bytes,
         max_head_bytes=settings.max_head_bytes,
         header_timeout=settings.header_timeout,

@@ -24,7 +24,7 @@ from norma.service._auth import (
     secret_from_headers,
 )
 from norma.service._errors import RequestTimeoutError, UnauthorizedError
-from norma.service._outage import GuardedStore, KeyCache, StoreHealth, guard_store
+from norma.service._outage import BreakerStore, KeyCache, StoreHealth, through_breaker
 from norma.service._settings import ServiceSettings
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ class ServiceState:
     def __init__(self, settings: ServiceSettings, store: Store | None = None) -> None:
         self.settings = settings
         self._store = store
-        self._guarded: GuardedStore | None = None
+        self._breaker_store: BreakerStore | None = None
         self._owns_store = store is None
         self._lock = threading.Lock()
         self._documents: DocumentSet | None = None
@@ -101,15 +101,15 @@ class ServiceState:
     def store(self) -> Store:
         """The rule store, opened on first use (``settings.db_url``), every call through :attr:`health` (fails at
         once while the store is marked down)."""
-        guarded = self._guarded
-        if guarded is None:
+        through = self._breaker_store
+        if through is None:
             with self._lock:
-                if self._guarded is None:
+                if self._breaker_store is None:
                     if self._store is None:
                         self._store = self.health.call(self._open_store)
-                    self._guarded = guard_store(self._store, self.health)
-                guarded = self._guarded
-        return guarded
+                    self._breaker_store = through_breaker(self._store, self.health)
+                through = self._breaker_store
+        return through
 
     def _open_store(self) -> Store:
         from norma.store import open_store
@@ -242,7 +242,7 @@ class ServiceState:
             if self._store is not None and self._owns_store:
                 self._store.close()
                 self._store = None
-            self._guarded = None
+            self._breaker_store = None
 
 
 def get_state(request: Request) -> ServiceState:
