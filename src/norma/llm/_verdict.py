@@ -22,13 +22,17 @@ VERDICT_SCHEMA = ReplySchema(
     "norma_verdict",
     {
         "type": "object",
-        "properties": {"pass": {"type": "boolean"}, "score": {"type": "number"}, "reason": {"type": "string"}},
+        "properties": {
+            "pass": {"type": "boolean"},
+            "score": {"type": "number", "minimum": 0, "maximum": 1},
+            "reason": {"type": "string"},
+        },
         "required": ["pass", "score", "reason"],
         "additionalProperties": False,
     },
 )
-"""The structured output a judge asks for: what :func:`parse_vote` reads. The range of ``score`` is left to
-:func:`parse_vote` (not every strict-mode server takes ``minimum``/``maximum``)."""
+"""The structured output a judge asks for: what :func:`parse_vote` reads (which still checks every field: a server
+may ignore a schema, or part of it)."""
 _FENCE = re.compile(r"\A```[ \t]*(?:json)?[ \t]*\r?\n(.*?)\r?\n?```\Z", flags=re.DOTALL | re.IGNORECASE)
 
 
