@@ -4,6 +4,7 @@ server cannot start (tests/_real_llm.py); the script's own failures are tested w
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -84,3 +85,9 @@ def test_check_without_xllamacpp_says_so_in_one_line(tmp_path: Path) -> None:
     assert done.stderr == (
         "real model unavailable: xllamacpp is not installed: pip install 'xllamacpp==2026.10.11549' (make test does)\n"
     )
+
+
+def test_the_makefile_installs_the_server_the_script_names() -> None:
+    makefile = (SCRIPT.parents[1] / "Makefile").read_text(encoding="utf-8")
+    assert re.findall(r"^LLM_SERVER_PACKAGE := (\S+)$", makefile, flags=re.MULTILINE) == ["xllamacpp==2026.10.11549"]
+    assert llm_server_script().SERVER_PACKAGE == "xllamacpp==2026.10.11549"
