@@ -16,10 +16,10 @@ from norma.llm import (
     LLMBackendError,
     OllamaClient,
     OpenAIClient,
+    Prompt,
     ReplySchema,
     accepts_schema,
 )
-from norma.llm._protocol import Prompt
 from tests._llm_server import FakeLLMServer
 from tests.llm.conftest import FAST
 
