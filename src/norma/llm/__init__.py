@@ -53,6 +53,9 @@ if _typing.TYPE_CHECKING:
     from norma.llm._protocol import LLMClient as LLMClient
     from norma.llm._protocol import Messages as Messages
     from norma.llm._protocol import Prompt as Prompt
+    from norma.llm._protocol import ReplySchema as ReplySchema
+    from norma.llm._protocol import accepts_schema as accepts_schema
+    from norma.llm._verdict import VERDICT_SCHEMA as VERDICT_SCHEMA
     from norma.llm._verdict import JudgeError as JudgeError
     from norma.llm._verdict import Verdict as Verdict
     from norma.llm._verdict import Vote as Vote
@@ -72,6 +75,7 @@ _PUBLIC: dict[str, str] = {
     "neutralise": "_judge",
     "OllamaClient": "_ollama",
     "OpenAIClient": "_openai",
+    "ReplySchema": "_protocol",
     "RetryPolicy": "_config",
     "Verdict": "_verdict",
     "Vote": "_verdict",
@@ -79,6 +83,7 @@ _PUBLIC: dict[str, str] = {
 """What a user calls: ``__all__``; each name to the module that defines it (loaded on first use)."""
 
 _INTERNAL: dict[str, str] = {
+    "accepts_schema": "_protocol",
     "API_KEY_ENV": "_config",
     "BackendKind": "_config",
     "ChatClient": "_http",
@@ -97,6 +102,7 @@ _INTERNAL: dict[str, str] = {
     "TIMEOUT_ENV": "_config",
     "to_messages": "_messages",
     "URL_ENV": "_config",
+    "VERDICT_SCHEMA": "_verdict",
 }
 """What norma's command line, service, MCP server and scripts use: importable from here, not in ``__all__``."""
 

@@ -13,6 +13,11 @@ those two actions, so both follow exactly the same policy:
 * connection refused, dropped or timed out while connecting: retried; when the retries run out, give up (the
   server is down for every model).
 * read timeout (the model is too slow): the next fallback model is tried at once, without a retry.
+
+Structured output: a call with a :class:`~norma.llm.ReplySchema` sends it in the backend's field
+(``response_format`` or ``format``). A server that rejects that field (400 or 422 naming it) is asked once more at
+once without it, and the client remembers, for its lifetime, not to send it again; the caller's strict reading of
+the reply is then all that holds it to the schema.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from norma._version import __version__
 from norma.errors import BackendError
 from norma.llm._config import BackendKind, LLMSettings, RetryPolicy, redact_url
 from norma.llm._messages import clean_reply, to_messages
-from norma.llm._protocol import Prompt
+from norma.llm._protocol import Prompt, ReplySchema
 
 __all__ = ["ChatClient", "ChatReply", "LLMBackendError"]
 
@@ -99,6 +104,8 @@ class ChatClient:
 
     kind: ClassVar[BackendKind]
     """The protocol: each subclass sets it."""
+    schema_field: ClassVar[str]
+    """The request field that carries a reply schema (``response_format``, ``format``): each subclass sets it."""
 
     def __init__(
         self,
@@ -125,6 +132,7 @@ class ChatClient:
         self.model = settings.model
         self.endpoint = self._endpoint(settings.url)
         self._rng = random.Random()
+        self._schema_refused = False
 
     def __repr__(self) -> str:
         fallbacks = f", fallback_models={self.settings.fallback_models!r}" if self.settings.fallback_models else ""
@@ -136,7 +144,13 @@ class ChatClient:
         raise NotImplementedError
 
     def _body(
-        self, model: str, messages: list[dict[str, str]], temperature: float, max_tokens: int | None, seed: int | None
+        self,
+        model: str,
+        messages: list[dict[str, str]],
+        temperature: float,
+        max_tokens: int | None,
+        seed: int | None,
+        schema: ReplySchema | None,
     ) -> dict[str, Any]:
         raise NotImplementedError
 
@@ -153,9 +167,16 @@ class ChatClient:
         temperature: float = 0.0,
         max_tokens: int | None = None,
         seed: int | None = None,
+        schema: ReplySchema | None = None,
     ) -> str:
-        """The model's reply to ``prompt_or_messages``; :class:`LLMBackendError` when every try failed."""
-        return self.chat(prompt_or_messages, temperature=temperature, max_tokens=max_tokens, seed=seed).text
+        """The model's reply to ``prompt_or_messages``; :class:`LLMBackendError` when every try failed.
+
+        ``schema``: ask for a reply that follows this JSON Schema (structured output), unless the server refused it
+        before; the reply is returned as text either way.
+        """
+        return self.chat(
+            prompt_or_messages, temperature=temperature, max_tokens=max_tokens, seed=seed, schema=schema
+        ).text
 
     async def acomplete(
         self,
@@ -164,9 +185,12 @@ class ChatClient:
         temperature: float = 0.0,
         max_tokens: int | None = None,
         seed: int | None = None,
+        schema: ReplySchema | None = None,
     ) -> str:
         """Same as :meth:`complete`, without blocking the event loop."""
-        reply = await self.achat(prompt_or_messages, temperature=temperature, max_tokens=max_tokens, seed=seed)
+        reply = await self.achat(
+            prompt_or_messages, temperature=temperature, max_tokens=max_tokens, seed=seed, schema=schema
+        )
         return reply.text
 
     def chat(
@@ -176,9 +200,10 @@ class ChatClient:
         temperature: float = 0.0,
         max_tokens: int | None = None,
         seed: int | None = None,
+        schema: ReplySchema | None = None,
     ) -> ChatReply:
         """Like :meth:`complete`, with the answering model, latency and attempt count."""
-        plan = self._plan(prompt_or_messages, temperature, max_tokens, seed)
+        plan = self._plan(prompt_or_messages, temperature, max_tokens, seed, schema)
         with httpx.Client(timeout=self._timeout(), verify=_ssl_context(), follow_redirects=False) as client:
             try:
                 action = next(plan)
@@ -204,9 +229,10 @@ class ChatClient:
         temperature: float = 0.0,
         max_tokens: int | None = None,
         seed: int | None = None,
+        schema: ReplySchema | None = None,
     ) -> ChatReply:
         """Like :meth:`chat`, without blocking the event loop."""
-        plan = self._plan(prompt_or_messages, temperature, max_tokens, seed)
+        plan = self._plan(prompt_or_messages, temperature, max_tokens, seed, schema)
         async with httpx.AsyncClient(timeout=self._timeout(), verify=_ssl_context(), follow_redirects=False) as client:
             try:
                 action = next(plan)
@@ -248,7 +274,14 @@ class ChatClient:
             headers["Authorization"] = f"Bearer {self.settings.api_key}"
         return headers
 
-    def _plan(self, prompt: Prompt, temperature: float, max_tokens: int | None, seed: int | None) -> _Plan:
+    @property
+    def sends_schema(self) -> bool:
+        """False once the server has refused a reply schema: later calls ask without one."""
+        return not self._schema_refused
+
+    def _plan(
+        self, prompt: Prompt, temperature: float, max_tokens: int | None, seed: int | None, schema: ReplySchema | None
+    ) -> _Plan:
         messages = to_messages(prompt)
         policy = self.settings.retry
         endpoint = redact_url(self.endpoint)
@@ -257,7 +290,8 @@ class ChatClient:
         status: int | None = None
         failures: list[str] = []
         for model in self.settings.models:
-            body = self._body(model, messages, temperature, max_tokens, seed)
+            asked = None if self._schema_refused else schema
+            body = self._body(model, messages, temperature, max_tokens, seed, asked)
             retry = 0
             while True:
                 attempts += 1
@@ -284,6 +318,17 @@ class ChatClient:
                     if status == 404:
                         failures.append(f"model {model!r}: {reason}")
                         break
+                    if asked is not None and self._refuses_schema(outcome):
+                        self._schema_refused = True
+                        asked = None
+                        logger.warning(
+                            "LLM %s: the server refused %s (%s); asking without it from now on",
+                            endpoint,
+                            self.schema_field,
+                            reason,
+                        )
+                        body = self._body(model, messages, temperature, max_tokens, seed, None)
+                        continue
                     if status != 429 and status < 500:
                         raise LLMBackendError(
                             f"the LLM server rejected the request for model {model!r}: {reason}",
@@ -323,6 +368,12 @@ class ChatClient:
             if model != self.settings.models[-1]:
                 logger.warning("LLM %s: giving up on model %r (%s); trying the next one", endpoint, model, failures[-1])
         raise self._give_up(endpoint, status=status, attempts=attempts, failures=failures)
+
+    def _refuses_schema(self, response: httpx.Response) -> bool:
+        """A 400 or 422 whose message names the schema field: the server does not take structured output."""
+        if response.status_code not in (400, 422):
+            return False
+        return self.schema_field in self._server_message(response).lower()
 
     def _decode(self, response: httpx.Response, endpoint: str, attempts: int) -> tuple[str, str | None]:
         try:

@@ -8,8 +8,11 @@ characters) has its ``<`` written ``&lt;``: the data cannot close a block early.
 model that everything inside the tags is data, never instructions.
 
 Each vote is one call at temperature 0 (by default) with ``seed`` = the vote's index, so a server that honours
-seeds gives votes it can vary. Replies are read strictly (:func:`norma.llm.parse_vote`): anything but
-``{"pass": bool, "score": 0..1, "reason": str}`` raises :class:`norma.llm.JudgeError`, never a pass.
+seeds gives votes it can vary. A client that takes a reply schema (:func:`norma.llm.accepts_schema`: the HTTP
+backends) is asked for structured output (:data:`VERDICT_SCHEMA`), which a server that supports it follows token by
+token; the prompt asks for the same JSON, for the servers that do not. Replies are read strictly
+(:func:`norma.llm.parse_vote`): anything but ``{"pass": bool, "score": 0..1, "reason": str}`` raises
+:class:`norma.llm.JudgeError`, never a pass.
 """
 
 from __future__ import annotations
@@ -23,8 +26,8 @@ from typing import Literal, overload
 
 from norma.errors import InvalidInputError
 from norma.llm._judge_cache import JudgeCache
-from norma.llm._protocol import LLMClient
-from norma.llm._verdict import Verdict, Vote, parse_vote
+from norma.llm._protocol import LLMClient, accepts_schema
+from norma.llm._verdict import VERDICT_SCHEMA, Verdict, Vote, parse_vote
 
 __all__ = ["JUDGE_PROMPT_VERSION", "Judge", "neutralise"]
 
@@ -163,7 +166,18 @@ class Judge:
             if vote is not None:
                 cached += 1
             else:
-                reply = self.llm.complete(prompt, temperature=self.temperature, max_tokens=self.max_tokens, seed=index)
+                if accepts_schema(self.llm):
+                    reply = self.llm.complete(
+                        prompt,
+                        temperature=self.temperature,
+                        max_tokens=self.max_tokens,
+                        seed=index,
+                        schema=VERDICT_SCHEMA,
+                    )
+                else:
+                    reply = self.llm.complete(
+                        prompt, temperature=self.temperature, max_tokens=self.max_tokens, seed=index
+                    )
                 vote = self._store(key, parse_vote(reply, model=self.model))
             collected.append(vote)
         return Verdict.of(tuple(collected), self.model, cached=cached)
@@ -175,9 +189,14 @@ class Judge:
         found = [self.cache.get(self.model, key) if self.cache is not None else None for key in keys]
 
         async def ask(index: int) -> Vote:
-            reply = await self.llm.acomplete(
-                prompt, temperature=self.temperature, max_tokens=self.max_tokens, seed=index
-            )
+            if accepts_schema(self.llm):
+                reply = await self.llm.acomplete(
+                    prompt, temperature=self.temperature, max_tokens=self.max_tokens, seed=index, schema=VERDICT_SCHEMA
+                )
+            else:
+                reply = await self.llm.acomplete(
+                    prompt, temperature=self.temperature, max_tokens=self.max_tokens, seed=index
+                )
             return self._store(keys[index], parse_vote(reply, model=self.model))
 
         missing = [index for index, vote in enumerate(found) if vote is None]

@@ -8,6 +8,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from norma.llm._config import BackendKind
 from norma.llm._http import ChatClient
+from norma.llm._protocol import ReplySchema
 
 __all__ = ["OllamaClient"]
 
@@ -17,10 +18,12 @@ class OllamaClient(ChatClient):
 
     ``url`` is the server (``http://localhost:11434``), optionally behind a path prefix; ``/api/chat`` is added
     unless the URL already ends with it. ``temperature``, ``seed`` and ``max_tokens`` (Ollama's ``num_predict``)
-    go into ``options``. An ``api_key``, if given, is sent as a bearer token (for Ollama behind a proxy).
+    go into ``options``. An ``api_key``, if given, is sent as a bearer token (for Ollama behind a proxy). A reply
+    schema goes in ``format`` (Ollama 0.5 and later).
     """
 
     kind: ClassVar[BackendKind] = "ollama"
+    schema_field: ClassVar[str] = "format"
 
     def _endpoint(self, url: str) -> str:
         parts = urlsplit(url)
@@ -30,14 +33,23 @@ class OllamaClient(ChatClient):
         return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
 
     def _body(
-        self, model: str, messages: list[dict[str, str]], temperature: float, max_tokens: int | None, seed: int | None
+        self,
+        model: str,
+        messages: list[dict[str, str]],
+        temperature: float,
+        max_tokens: int | None,
+        seed: int | None,
+        schema: ReplySchema | None,
     ) -> dict[str, Any]:
         options: dict[str, Any] = {"temperature": temperature}
         if seed is not None:
             options["seed"] = seed
         if max_tokens is not None:
             options["num_predict"] = max_tokens
-        return {"model": model, "messages": messages, "stream": False, "options": options}
+        body: dict[str, Any] = {"model": model, "messages": messages, "stream": False, "options": options}
+        if schema is not None:
+            body["format"] = dict(schema.schema)
+        return body
 
     def _parse(self, data: Any) -> tuple[str, str | None]:
         if not isinstance(data, Mapping):

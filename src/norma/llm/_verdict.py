@@ -10,12 +10,29 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from norma.errors import BackendError
+from norma.llm._protocol import ReplySchema
 
-__all__ = ["REASON_CHARS", "JudgeError", "Verdict", "Vote", "parse_vote"]
+__all__ = ["REASON_CHARS", "VERDICT_SCHEMA", "JudgeError", "Verdict", "Vote", "parse_vote"]
 
 REASON_CHARS = 500
 """Longest reason kept from a reply (a longer one is cut, with ``...``)."""
 _SNIPPET = 120
+
+VERDICT_SCHEMA = ReplySchema(
+    "norma_verdict",
+    {
+        "type": "object",
+        "properties": {
+            "pass": {"type": "boolean"},
+            "score": {"type": "number", "minimum": 0, "maximum": 1},
+            "reason": {"type": "string"},
+        },
+        "required": ["pass", "score", "reason"],
+        "additionalProperties": False,
+    },
+)
+"""The structured output a judge asks for: what :func:`parse_vote` reads (which still checks every field: a server
+may ignore a schema, or part of it)."""
 _FENCE = re.compile(r"\A```[ \t]*(?:json)?[ \t]*\r?\n(.*?)\r?\n?```\Z", flags=re.DOTALL | re.IGNORECASE)
 
 
