@@ -280,3 +280,31 @@ def test_scripts_use_public_names_only() -> None:
     assert len(scripts) > 20
     bad = {str(p.relative_to(REPO)): found for p in scripts if (found := _private_imports(p))}
     assert not bad
+
+
+CHECK_HOMES = {"norma", "norma.checks", "norma.rules", "norma.turns", "norma.testing", "norma.batch"}
+"""Where a public name may say "check": the output checks (their models, evaluation, the turn check, its batch job
+and test helpers). ``norma.rubrics.check_rubric_file`` is the one kept old name (CI scripts call it)."""
+
+
+def test_check_means_the_output_checks() -> None:
+    elsewhere = sorted(
+        f"{name}.{n}"
+        for name in PACKAGES
+        if name not in CHECK_HOMES
+        for n in importlib.import_module(name).__all__
+        if "check" in n.lower()
+    )
+    assert elsewhere == ["norma.rubrics.check_rubric_file"]
+
+
+def test_renamed_names_keep_working_without_being_public() -> None:
+    import norma.llm
+    import norma.rubrics
+
+    assert norma.rubrics.check_rubric is norma.rubrics.validate_rubric
+    assert norma.rubrics.RubricCheck is norma.rubrics.RubricValidity
+    assert norma.rubrics.check_rubric_inputs is norma.rubrics.validate_rubric_inputs
+    assert not {"check_rubric", "RubricCheck", "check_rubric_inputs"} & set(norma.rubrics.__all__)
+    assert hasattr(norma.llm, "ping_llm")
+    assert not hasattr(norma.llm, "Verdict")  # the judge's is JudgeVerdict: one Verdict, norma.rules'

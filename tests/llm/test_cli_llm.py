@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from norma.llm import LLMClient, Prompt, check_llm
+from norma.llm import LLMClient, Prompt, ping_llm
 from norma.matching import Rule
 from norma.store import open_store
 from tests._llm_server import FakeLLMServer
@@ -100,7 +100,7 @@ def test_check_llm_accepts_any_client() -> None:
 
     assert isinstance(Echo(), LLMClient)
 
-    result = check_llm(Echo(), "hi")
+    result = ping_llm(Echo(), "hi")
     assert (result.model, result.reply, result.endpoint, result.attempts) == ("echo", "HI", "", 1)
 
 

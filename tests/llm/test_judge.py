@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from norma.errors import BackendError, InvalidInputError, StoreError
-from norma.llm import Judge, JudgeCache, JudgeError, OllamaClient, Verdict, Vote, judge_cache_path, neutralise
+from norma.llm import Judge, JudgeCache, JudgeError, JudgeVerdict, OllamaClient, Vote, judge_cache_path, neutralise
 from tests._llm_server import FakeLLMServer
 from tests.llm.conftest import FAST
 
@@ -220,7 +220,7 @@ def test_ajudge_asks_the_missing_votes_concurrently_and_reads_the_cache(llm_serv
     assert sorted(request.body["options"]["seed"] for request in llm_server.requests) == [0, 1, 2]
     second = asyncio.run(judge.ajudge("text", "criterion", votes=3))
     assert len(llm_server.requests) == 3
-    assert first == second == Verdict((True), 0.5, "half", (Vote(True, 0.5, "half"),) * 3, "llama3.2")
+    assert first == second == JudgeVerdict((True), 0.5, "half", (Vote(True, 0.5, "half"),) * 3, "llama3.2")
     assert second.cached == 3
     assert judge.judge("text", "criterion", votes=3) == first  # sync and async share keys
     assert len(llm_server.requests) == 3

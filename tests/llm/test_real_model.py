@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from norma.llm import Judge, JudgeError, OpenAIClient, Verdict, parse_vote
+from norma.llm import Judge, JudgeError, JudgeVerdict, OpenAIClient, parse_vote
 from tests._real_llm import SCRIPT, llm_server_script
 
 MODEL = "smollm2-135m-instruct-q4_1"
@@ -39,7 +39,7 @@ def test_the_same_prompt_at_temperature_0_gives_byte_identical_answers(real_llm_
 def test_the_judge_gets_a_parsed_verdict_through_response_format(real_llm_url: str) -> None:
     client = OpenAIClient(real_llm_url, MODEL)
     verdict = Judge(client, max_tokens=64).judge(TEXT, CRITERION)
-    assert isinstance(verdict, Verdict)
+    assert isinstance(verdict, JudgeVerdict)
     assert len(verdict.votes) == 1
     vote = verdict.votes[0]
     assert isinstance(vote.passed, bool)

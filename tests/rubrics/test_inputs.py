@@ -1,4 +1,4 @@
-"""check_rubric_inputs: what an evaluation silently skips or takes as is; evaluate_rubric_file reports it."""
+"""validate_rubric_inputs: what an evaluation silently skips or takes as is; evaluate_rubric_file reports it."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from norma.rubrics import (
     Criterion,
     Rubric,
     RubricIssue,
-    check_rubric_inputs,
     evaluate_events_against_rubric,
     evaluate_outcome_against_rubric,
     evaluate_rubric_file,
+    validate_rubric_inputs,
 )
 
 RUBRIC = Rubric(
@@ -27,7 +27,7 @@ RUBRIC = Rubric(
 
 
 def _issues(**inputs: Any) -> list[tuple[str, str]]:
-    return [(issue.path, issue.message) for issue in check_rubric_inputs(RUBRIC, **inputs)]
+    return [(issue.path, issue.message) for issue in validate_rubric_inputs(RUBRIC, **inputs)]
 
 
 def test_clean_input_has_no_issues() -> None:
@@ -101,7 +101,7 @@ def test_an_unknown_id_near_a_criterion_id_gets_a_did_you_mean() -> None:
     criteria = [Criterion(id="correctness", description="C"), Criterion(id="style", description="S")]
     rubric = Rubric(version="1", criteria=criteria)
     events = [{"id": "corectness", "reward": 1}, {"id": "Style", "reward": 1}, {"id": "speed", "reward": 1}]
-    issues = check_rubric_inputs(rubric, events=events)
+    issues = validate_rubric_inputs(rubric, events=events)
     assert [(issue.path, issue.message) for issue in issues] == [
         ("[0]", "criterion id 'corectness' matches no criterion (did you mean 'correctness'?)"),
         ("[1]", "criterion id 'Style' matches no criterion (did you mean 'style'?)"),

@@ -17,12 +17,12 @@ import pytest
 
 from norma.errors import RubricError
 from norma.rubrics import (
-    check_rubric,
     evaluate_rubric,
     evaluate_rubric_file,
     load_rubric,
     load_rubric_file,
     parse_rubric_text,
+    validate_rubric,
 )
 from tests.conftest import EXAMPLES, CliResult
 
@@ -117,8 +117,8 @@ def test_file_helpers_refuse_a_non_mapping_with_the_file(tmp_path: Path, content
     path = tmp_path / "rubric.json"
     path.write_text(content, encoding="utf-8")
     for attempt in (
-        lambda: check_rubric(path),
-        lambda: check_rubric(path, strict=True),
+        lambda: validate_rubric(path),
+        lambda: validate_rubric(path, strict=True),
         lambda: load_rubric_file(path),
         lambda: evaluate_rubric_file(path, outcome_path=OUTCOME),
     ):

@@ -2,7 +2,7 @@
 
 The 0.2.x names (``score_events_against_rubric``, ``score_outcome_against_rubric``) read and report ``score``;
 the 0.5 names (``evaluate_*``) read and report ``reward``, and, as in synth-ai, silently skip an event that only
-has ``score``: ``check_rubric_inputs`` and ``norma rubric eval`` point that out.
+has ``score``: ``validate_rubric_inputs`` and ``norma rubric eval`` point that out.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import pytest
 from norma.rubrics import (
     Criterion,
     Rubric,
-    check_rubric_inputs,
     evaluate_events_against_rubric,
     score_events_against_rubric,
     score_outcome_against_rubric,
     scoring,
+    validate_rubric_inputs,
 )
 
 RUBRIC = Rubric(
@@ -68,15 +68,15 @@ def test_options_work_on_scores() -> None:
 def test_0_5_names_do_not_read_score_and_the_check_says_so() -> None:
     result = evaluate_events_against_rubric(EVENTS_0_2, RUBRIC)
     assert result["reward"] == 0.0  # as in synth-ai: no 'reward', the events are skipped
-    issues = check_rubric_inputs(RUBRIC, events=EVENTS_0_2)
+    issues = validate_rubric_inputs(RUBRIC, events=EVENTS_0_2)
     assert [issue.path for issue in issues] == ["[0].reward", "[1].reward", "", ""]
     assert "'score', the synth-ai 0.2.x key: rename it to 'reward'" in issues[0].message
     assert issues[2].message == "criterion 'correctness' not judged: it counts 0"
 
 
 def test_the_check_reads_score_when_asked() -> None:
-    assert check_rubric_inputs(RUBRIC, events=EVENTS_0_2, key="score") == []
-    issues = check_rubric_inputs(RUBRIC, events=[{"id": "style", "score": 2}], key="score")
+    assert validate_rubric_inputs(RUBRIC, events=EVENTS_0_2, key="score") == []
+    issues = validate_rubric_inputs(RUBRIC, events=[{"id": "style", "score": 2}], key="score")
     assert [(issue.path, issue.message) for issue in issues] == [
         ("[0].score", "2 is outside [0, 1]"),
         ("", "criterion 'correctness' not judged: it counts 0"),

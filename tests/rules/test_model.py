@@ -16,9 +16,9 @@ from norma.rules import (
     MAX_RULE_ID_LENGTH,
     Rule,
     Scope,
-    check_tenant_id,
     rule_fingerprint,
     rule_texts,
+    validate_tenant_id,
 )
 from tests.rules._values import nested
 
@@ -71,11 +71,11 @@ def test_fingerprint_changes_exactly_with_the_texts(condition: str, examples: li
 @pytest.mark.parametrize("tenant", ["", " acme", "acme ", "a\x01b", "x" * 201])
 def test_bad_tenant_ids_are_refused(tenant: str) -> None:
     with pytest.raises(InvalidInputError, match="tenant id"):
-        check_tenant_id(tenant)
+        validate_tenant_id(tenant)
 
 
 def test_a_good_tenant_id_is_returned() -> None:
-    assert check_tenant_id("acme-bank") == "acme-bank"
+    assert validate_tenant_id("acme-bank") == "acme-bank"
 
 
 @pytest.mark.parametrize(

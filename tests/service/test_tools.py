@@ -12,7 +12,7 @@ import pytest
 
 from norma.audit import analyze, load_documents
 from norma.names import build_query, generate_variations, score_record
-from norma.rubrics import check_rubric, evaluate_rubric
+from norma.rubrics import evaluate_rubric, validate_rubric
 from norma.store import RuleStore
 from tests.conftest import CliResult
 from tests.service.conftest import ADMIN_KEY, app_client, bearer, make_settings
@@ -64,7 +64,7 @@ async def test_rubric_validate_agrees_with_the_cli(
     rubric: dict[str, Any],
     strict: bool,
 ) -> None:
-    """``POST /v1/rubrics/validate`` and ``norma rubric validate`` give one verdict (``check_rubric``): a backend
+    """``POST /v1/rubrics/validate`` and ``norma rubric validate`` give one verdict (``validate_rubric``): a backend
     judge rubric is ``valid=false`` with its issue on both, not an HTTP 400 on one and a verdict on the other."""
     body = {"rubric": rubric, "strict": strict}
     response = await client.post("/v1/rubrics/validate", json=body, headers=bearer(acme_key))
@@ -75,7 +75,7 @@ async def test_rubric_validate_agrees_with_the_cli(
     (check,) = json.loads(result.out)["files"]
     assert result.code == (0 if check["valid"] else 1)
     assert response.json() == {key: check[key] for key in ("valid", "strict", "issues", "criteria")}
-    assert response.json() == check_rubric(rubric, strict=strict).model_dump(exclude={"file"})
+    assert response.json() == validate_rubric(rubric, strict=strict).model_dump(exclude={"file"})
 
 
 async def test_backend_judge_rubric_is_invalid_not_an_error(client: httpx.AsyncClient, acme_key: str) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from norma.batch._job import Worker, per_record
 from norma.errors import RubricError
-from norma.rubrics import check_rubric_inputs, evaluate_rubric, load_rubric_file
+from norma.rubrics import evaluate_rubric, load_rubric_file, validate_rubric_inputs
 
 __all__ = ["RubricJob"]
 
@@ -18,7 +18,7 @@ class RubricJob:
     """Evaluate one rubric over records: each an outcome (``{criterion_id: value}``) or ``{"events": [...]}``.
 
     The result of a record is :func:`norma.rubrics.evaluate_rubric`'s, with ``issues`` (what the evaluation
-    skipped or took as is, :func:`~norma.rubrics.check_rubric_inputs`) when there are any; with ``strict_inputs``
+    skipped or took as is, :func:`~norma.rubrics.validate_rubric_inputs`) when there are any; with ``strict_inputs``
     the first issue is the record's error instead.
     """
 
@@ -66,10 +66,10 @@ class RubricJob:
                 events = record["events"]
                 if not isinstance(events, list):
                     raise RubricError("events must be a list of {criterion_id, reward} objects", location="events")
-                issues = check_rubric_inputs(rubric, events=events)
+                issues = validate_rubric_inputs(rubric, events=events)
                 inputs: dict[str, Any] = {"events": events}
             elif isinstance(record, dict):
-                issues = check_rubric_inputs(rubric, outcome=record)
+                issues = validate_rubric_inputs(rubric, outcome=record)
                 inputs = {"outcome": record}
             else:
                 raise RubricError(

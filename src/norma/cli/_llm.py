@@ -20,7 +20,7 @@ from norma.cli._output import db_option, emit, format_option, print_table, resol
 from norma.errors import BackendError, ConfigError
 
 if TYPE_CHECKING:
-    from norma.llm import ChatClient, LLMCheck
+    from norma.llm import ChatClient, LLMPing
 
 __all__ = ["llm", "rules_examples"]
 
@@ -82,12 +82,12 @@ def check(
 
     Exit 0 when it answered, 1 when it could not be reached or failed, 2 when nothing is configured.
     """
-    from norma.llm import check_llm, redact_url
+    from norma.llm import ping_llm, redact_url
 
     fmt = resolve_format(ctx, output_format)
     client = _client(url, model, kind, timeout)
     try:
-        result = check_llm(client) if prompt is None else check_llm(client, prompt)
+        result = ping_llm(client) if prompt is None else ping_llm(client, prompt)
     except BackendError as exc:
         message = str(exc)
         payload = {"ok": False, "endpoint": redact_url(client.endpoint), "model": client.model, "error": message}
@@ -99,7 +99,7 @@ def check(
     return 0
 
 
-def _check_table(con: Console, result: LLMCheck) -> None:
+def _check_table(con: Console, result: LLMPing) -> None:
     table = Table(show_header=False, title="LLM check")
     table.add_row("endpoint", result.endpoint)
     table.add_row("model", escape(result.model))

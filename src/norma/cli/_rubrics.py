@@ -17,7 +17,7 @@ from norma.cli._llm import llm_options
 from norma.cli._output import emit, format_option, print_table, resolve_format, wide_option
 
 if TYPE_CHECKING:
-    from norma.rubrics import Rubric, RubricCheck, RubricIssue
+    from norma.rubrics import Rubric, RubricIssue, RubricValidity
 
 __all__ = ["rubric"]
 
@@ -29,7 +29,7 @@ def rubric() -> None:
     """Rubrics: weighted criteria turned into a reward (synth-ai compatible)."""
 
 
-def _render_checks(checks: list[RubricCheck]) -> Any:
+def _render_checks(checks: list[RubricValidity]) -> Any:
     def table(con: Console) -> None:
         for check in checks:
             if check.valid:
@@ -54,12 +54,12 @@ def validate(ctx: click.Context, files: tuple[Path, ...], strict: bool, output_f
     Exit 0 when every file is valid, 1 at the first invalid file (its field paths are printed), 2 when a file
     cannot be read or parsed.
     """
-    from norma.rubrics import check_rubric
+    from norma.rubrics import validate_rubric
 
     fmt = resolve_format(ctx, output_format)
-    checks: list[RubricCheck] = []
+    checks: list[RubricValidity] = []
     for file in files:
-        checks.append(check_rubric(file, strict=strict))
+        checks.append(validate_rubric(file, strict=strict))
         if not checks[-1].valid:
             break
     valid = all(check.valid for check in checks)
@@ -318,7 +318,7 @@ def schema(ctx: click.Context, strict: bool, output_format: str | None) -> int:
 
 
 def _demo_section(examples: Path) -> tuple[dict[str, Any], Any]:
-    from norma.rubrics import blend_rubric_files, check_rubric, evaluate_rubric_file
+    from norma.rubrics import blend_rubric_files, evaluate_rubric_file, validate_rubric
 
     folder = examples / "rubrics"
     events = evaluate_rubric_file(
@@ -334,7 +334,7 @@ def _demo_section(examples: Path) -> tuple[dict[str, Any], Any]:
         folder / "safety_gate.yaml", outcome_path=folder / "inputs" / "safety_gate_outcome.yaml", aggregator="min"
     )
     blended = blend_rubric_files(folder / "code_review.json", folder / "code_review_override.yaml")
-    strict = check_rubric(folder / "verifier_strict.json", strict=True)
+    strict = validate_rubric(folder / "verifier_strict.json", strict=True)
     summary = {
         "events_reward": events["reward"],
         "outcome_reward": outcome["reward"],

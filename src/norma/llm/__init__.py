@@ -6,8 +6,8 @@
 * :class:`OllamaClient`, :class:`OpenAIClient` — the two HTTP backends (sync and async, retries with backoff and
   jitter, fallback models); :class:`ChatReply` is what their ``chat``/``achat`` return.
 * :class:`LLMBackendError` — a :class:`norma.errors.BackendError` naming the endpoint and the last status.
-* :func:`check_llm` — send a tiny prompt and time the reply (``norma llm check``).
-* :class:`Judge` — an LLM as a judge: does a text satisfy a criterion? A strict JSON :class:`Verdict` over one or
+* :func:`ping_llm` — send a tiny prompt and time the reply (``norma llm check``).
+* :class:`Judge` — an LLM as a judge: does a text satisfy a criterion? A strict JSON :class:`JudgeVerdict` over one or
   more :class:`Vote` objects (majority, mean score, spread), the data between tags it is told never to obey, votes
   cached in a :class:`JudgeCache` (in memory or a SQLite file); a reply that is not a verdict is a
   :class:`JudgeError`, never a pass. :func:`make_judge` builds the judge of every part of norma, with its cache
@@ -23,8 +23,6 @@ import typing as _typing
 from norma._lazy import exports as _exports
 
 if _typing.TYPE_CHECKING:
-    from norma.llm._check import LLMCheck as LLMCheck
-    from norma.llm._check import check_llm as check_llm
     from norma.llm._config import API_KEY_ENV as API_KEY_ENV
     from norma.llm._config import KIND_ENV as KIND_ENV
     from norma.llm._config import MODEL_ENV as MODEL_ENV
@@ -50,6 +48,8 @@ if _typing.TYPE_CHECKING:
     from norma.llm._messages import to_messages as to_messages
     from norma.llm._ollama import OllamaClient as OllamaClient
     from norma.llm._openai import OpenAIClient as OpenAIClient
+    from norma.llm._ping import LLMPing as LLMPing
+    from norma.llm._ping import ping_llm as ping_llm
     from norma.llm._protocol import LLMClient as LLMClient
     from norma.llm._protocol import Messages as Messages
     from norma.llm._protocol import Prompt as Prompt
@@ -57,13 +57,13 @@ if _typing.TYPE_CHECKING:
     from norma.llm._protocol import accepts_schema as accepts_schema
     from norma.llm._verdict import VERDICT_SCHEMA as VERDICT_SCHEMA
     from norma.llm._verdict import JudgeError as JudgeError
-    from norma.llm._verdict import Verdict as Verdict
+    from norma.llm._verdict import JudgeVerdict as JudgeVerdict
     from norma.llm._verdict import Vote as Vote
     from norma.llm._verdict import parse_vote as parse_vote
 
 _PUBLIC: dict[str, str] = {
     "ChatReply": "_http",
-    "check_llm": "_check",
+    "ping_llm": "_ping",
     "get_llm": "_factory",
     "Judge": "_judge",
     "JudgeCache": "_judge_cache",
@@ -77,7 +77,7 @@ _PUBLIC: dict[str, str] = {
     "OpenAIClient": "_openai",
     "ReplySchema": "_protocol",
     "RetryPolicy": "_config",
-    "Verdict": "_verdict",
+    "JudgeVerdict": "_verdict",
     "Vote": "_verdict",
 }
 """What a user calls: ``__all__``; each name to the module that defines it (loaded on first use)."""
@@ -92,7 +92,7 @@ _INTERNAL: dict[str, str] = {
     "judge_cache_path": "_judge_cache",
     "JUDGE_PROMPT_VERSION": "_judge",
     "KIND_ENV": "_config",
-    "LLMCheck": "_check",
+    "LLMPing": "_ping",
     "LLMSettings": "_config",
     "Messages": "_protocol",
     "MODEL_ENV": "_config",

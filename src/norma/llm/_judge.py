@@ -27,7 +27,7 @@ from typing import Literal, overload
 from norma.errors import InvalidInputError
 from norma.llm._judge_cache import JudgeCache
 from norma.llm._protocol import LLMClient, accepts_schema
-from norma.llm._verdict import VERDICT_SCHEMA, Verdict, Vote, parse_vote
+from norma.llm._verdict import VERDICT_SCHEMA, JudgeVerdict, Vote, parse_vote
 
 __all__ = ["JUDGE_PROMPT_VERSION", "Judge", "neutralise"]
 
@@ -145,7 +145,7 @@ class Judge:
         shape = [JUDGE_PROMPT_VERSION, messages, self.temperature, self.max_tokens, vote]
         return hashlib.sha256(json.dumps(shape, ensure_ascii=False).encode("utf-8")).hexdigest()
 
-    def judge(self, text: str, criterion: str, *, message: str | None = None, votes: int = 1) -> Verdict:
+    def judge(self, text: str, criterion: str, *, message: str | None = None, votes: int = 1) -> JudgeVerdict:
         """Whether ``text`` satisfies ``criterion`` (given the user's ``message``, if any), by ``votes`` votes.
 
         Each vote not in the cache is one model call (``seed`` = the vote's index); the majority decides and the
@@ -180,9 +180,9 @@ class Judge:
                     )
                 vote = self._store(key, parse_vote(reply, model=self.model))
             collected.append(vote)
-        return Verdict.of(tuple(collected), self.model, cached=cached)
+        return JudgeVerdict.of(tuple(collected), self.model, cached=cached)
 
-    async def ajudge(self, text: str, criterion: str, *, message: str | None = None, votes: int = 1) -> Verdict:
+    async def ajudge(self, text: str, criterion: str, *, message: str | None = None, votes: int = 1) -> JudgeVerdict:
         """Same as :meth:`judge` without blocking the event loop; the votes not cached are asked concurrently."""
         prompt = self._prepare(text, criterion, message, votes)
         keys = [self.vote_key(prompt, index) for index in range(votes)]
@@ -204,7 +204,7 @@ class Judge:
         for index, vote in zip(missing, answers, strict=True):
             found[index] = vote
         votes_ = tuple(vote for vote in found if vote is not None)
-        return Verdict.of(votes_, self.model, cached=votes - len(missing))
+        return JudgeVerdict.of(votes_, self.model, cached=votes - len(missing))
 
     def _prepare(self, text: str, criterion: str, message: str | None, votes: int) -> list[dict[str, str]]:
         if isinstance(votes, bool) or not isinstance(votes, int) or votes < 1 or votes % 2 == 0:

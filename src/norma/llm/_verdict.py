@@ -1,4 +1,4 @@
-"""What a judge answers: one :class:`Vote` per model call, a :class:`Verdict` over the votes, and the strict
+"""What a judge answers: one :class:`Vote` per model call, a :class:`JudgeVerdict` over the votes, and the strict
 reading of a reply (:func:`parse_vote`), whose failures are :class:`JudgeError`\\ s, never a pass."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 from norma.errors import BackendError
 from norma.llm._protocol import ReplySchema
 
-__all__ = ["REASON_CHARS", "VERDICT_SCHEMA", "JudgeError", "Verdict", "Vote", "parse_vote"]
+__all__ = ["REASON_CHARS", "VERDICT_SCHEMA", "JudgeError", "JudgeVerdict", "Vote", "parse_vote"]
 
 REASON_CHARS = 500
 """Longest reason kept from a reply (a longer one is cut, with ``...``)."""
@@ -71,7 +71,7 @@ class Vote:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class JudgeVerdict:
     """The votes on one text and criterion: the majority decides ``passed``, ``score`` is their mean."""
 
     passed: bool
@@ -89,7 +89,7 @@ class Verdict:
     equal verdict."""
 
     @classmethod
-    def of(cls, votes: tuple[Vote, ...], model: str, *, cached: int = 0) -> Verdict:
+    def of(cls, votes: tuple[Vote, ...], model: str, *, cached: int = 0) -> JudgeVerdict:
         """The verdict of ``votes`` (at least one)."""
         if not votes:
             raise ValueError("a verdict needs at least one vote")

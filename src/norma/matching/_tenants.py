@@ -38,7 +38,7 @@ from norma.matching._gate import (
 )
 from norma.matching._index import MatchIndex
 from norma.matching._matcher import RuleMatcher
-from norma.rules import Rule, check_tenant_id, rule_fingerprint
+from norma.rules import Rule, rule_fingerprint, validate_tenant_id
 from norma.store import GateStore, RuleStore, VectorSearch
 
 __all__ = [
@@ -108,7 +108,7 @@ class TenantMatchers:
     ) -> RuleMatcher:
         """The tenant's matcher, built from the stored vectors on first use, cached, and brought up to date when the
         tenant's version changed (checked at most every :attr:`refresh_interval` seconds)."""
-        check_tenant_id(tenant_id)
+        validate_tenant_id(tenant_id)
         model = embedder if embedder is not None else get_embedder()
         key = (tenant_id, model.model_id, _config_key(config))
         with self._lock:
@@ -164,7 +164,7 @@ class TenantMatchers:
     ) -> Gate:
         """The tenant's gate for ``config``: see :func:`tenant_gate`. A measured gate is kept for the version of the
         tenant's rules it was measured on (one per tenant: a new version replaces it)."""
-        check_tenant_id(tenant_id)
+        validate_tenant_id(tenant_id)
         cfg = config or MatchConfig()
         if cfg.threshold != "auto":
             return resolve(MatchIndex.empty(), cfg, None)
@@ -251,7 +251,7 @@ def snapshot_matcher(
     writing to the store: vectors the store lacks for this model are computed in memory and not kept, and nothing
     is cached. For read-only tools (``norma rules eval`` / ``doctor``) and one-off checks; a service keeps its
     matchers with :func:`tenant_matcher`."""
-    check_tenant_id(tenant_id)
+    validate_tenant_id(tenant_id)
     if embedder is None:
         embedder, held_out = get_embedder(), held_out or default_held_out()
     return _from_snapshot(store, tenant_id, embedder, config, held_out)[1]
@@ -308,7 +308,7 @@ def candidate_matcher(
             f"{type(store).__name__} cannot search vectors in the database",
             hint="use a PostgreSQL store (postgresql://...) for push-down, or tenant_matcher() to load the tenant",
         )
-    check_tenant_id(tenant_id)
+    validate_tenant_id(tenant_id)
     model = embedder if embedder is not None else get_embedder()
     gate = tenant_gate(store, tenant_id, embedder=model, config=config, held_out=held_out)
     vector = np.asarray(model.embed([message]), dtype=np.float32)[0]
@@ -337,7 +337,7 @@ def tenant_gate(
     measured on every stored rule (the adapted encoder's with ``held_out``, else the rulebook's), once per version
     of the tenant's rules (kept by the store's :func:`tenant_matchers`), so a push-down matcher over a few candidates
     applies the gate of the whole tenant."""
-    check_tenant_id(tenant_id)
+    validate_tenant_id(tenant_id)
     return tenant_matchers(store).gate(tenant_id, embedder=embedder, config=config, held_out=held_out)
 
 

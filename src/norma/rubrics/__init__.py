@@ -10,10 +10,10 @@ The compatible surface (same names, behaviour, results and error texts as synth-
 
 Beyond it, opt-in: safe URL loading limits (``timeout``, ``max_bytes``), ``enforce_required`` and
 ``pass_threshold`` verdicts, named aggregators for ``custom`` rubrics (:func:`register_aggregator`), JSON Schema
-export (:func:`rubric_json_schema`), one check of a rubric file or mapping (:func:`check_rubric`, valid or not with
+export (:func:`rubric_json_schema`), one check of a rubric file or mapping (:func:`validate_rubric`, valid or not with
 every problem's field path) and one evaluation of events or an outcome (:func:`evaluate_rubric`), which the CLI and
 the HTTP service both call, a list of what an evaluation would silently skip or take as is
-(:func:`check_rubric_inputs`: ids matching no criterion, rewards not numbers or outside [0, 1]; the CLI warns about
+(:func:`validate_rubric_inputs`: ids matching no criterion, rewards not numbers or outside [0, 1]; the CLI warns about
 them), and file-level helpers for CI (:func:`check_rubric_file`, :func:`evaluate_rubric_file`). Criteria without a
 reward can be scored by an LLM judge (:func:`judge_rubric`, :func:`judge_rubric_file`, ``norma rubric judge``),
 with synth-ai's backend judge format read by :func:`backend_judge_rubric`.
@@ -36,12 +36,6 @@ if _typing.TYPE_CHECKING:
     from norma.rubrics._aggregators import register_aggregator as register_aggregator
     from norma.rubrics._blend import blend_rubrics as blend_rubrics
     from norma.rubrics._blend import blend_weights as blend_weights
-    from norma.rubrics._check import RubricCheck as RubricCheck
-    from norma.rubrics._check import RubricIssue as RubricIssue
-    from norma.rubrics._check import check_rubric as check_rubric
-    from norma.rubrics._check import check_rubric_file as check_rubric_file
-    from norma.rubrics._check import field_path as field_path
-    from norma.rubrics._check import validation_issues as validation_issues
     from norma.rubrics._errors import BackendJudgeFormatError as BackendJudgeFormatError
     from norma.rubrics._errors import RubricFileError as RubricFileError
     from norma.rubrics._errors import RubricFileMissingError as RubricFileMissingError
@@ -61,7 +55,8 @@ if _typing.TYPE_CHECKING:
     from norma.rubrics._files import blend_rubric_files as blend_rubric_files
     from norma.rubrics._files import evaluate_rubric_file as evaluate_rubric_file
     from norma.rubrics._files import load_rubric_file as load_rubric_file
-    from norma.rubrics._inputs import check_rubric_inputs as check_rubric_inputs
+    from norma.rubrics._inputs import validate_rubric_inputs as check_rubric_inputs  # noqa: F401 - old name, kept
+    from norma.rubrics._inputs import validate_rubric_inputs as validate_rubric_inputs
     from norma.rubrics._judge import BACKEND_JUDGE_SCALES as BACKEND_JUDGE_SCALES
     from norma.rubrics._judge import backend_judge_rubric as backend_judge_rubric
     from norma.rubrics._judge import judge_rubric as judge_rubric
@@ -81,6 +76,14 @@ if _typing.TYPE_CHECKING:
     from norma.rubrics._strict import validate_rubric_dict as validate_rubric_dict
     from norma.rubrics._strict import validate_rubric_file as validate_rubric_file
     from norma.rubrics._strict import validate_rubric_files as validate_rubric_files
+    from norma.rubrics._validate import RubricIssue as RubricIssue
+    from norma.rubrics._validate import RubricValidity as RubricCheck  # noqa: F401 - old name, kept
+    from norma.rubrics._validate import RubricValidity as RubricValidity
+    from norma.rubrics._validate import check_rubric_file as check_rubric_file
+    from norma.rubrics._validate import field_path as field_path
+    from norma.rubrics._validate import validate_rubric as check_rubric  # noqa: F401 - old name, kept
+    from norma.rubrics._validate import validate_rubric as validate_rubric
+    from norma.rubrics._validate import validation_issues as validation_issues
 
     RubricCriterion = StrictCriterion  # old name (synth_ai.rubrics), kept for compatibility
     RubricSpec = StrictRubric  # old name (synth_ai.rubrics), kept for compatibility
@@ -89,9 +92,9 @@ _PUBLIC: dict[str, str] = {
     "backend_judge_rubric": "_judge",
     "blend_rubric_files": "_files",
     "blend_rubrics": "_blend",
-    "check_rubric": "_check",
-    "check_rubric_file": "_check",
-    "check_rubric_inputs": "_inputs",
+    "validate_rubric": "_validate",
+    "check_rubric_file": "_validate",
+    "validate_rubric_inputs": "_inputs",
     "Criterion": "_models",
     "CriterionExample": "_models",
     "evaluate_events_against_rubric": "_evaluation",
@@ -108,10 +111,10 @@ _PUBLIC: dict[str, str] = {
     "register_aggregator": "_aggregators",
     "Rubric": "_models",
     "rubric_json_schema": "_schema",
-    "RubricCheck": "_check",
+    "RubricValidity": "_validate",
     "RubricCriterion": "_strict:StrictCriterion",
     "RubricError": "norma.errors",
-    "RubricIssue": "_check",
+    "RubricIssue": "_validate",
     "RubricSpec": "_strict:StrictRubric",
     "score_events_against_rubric": "_evaluation",
     "score_outcome_against_rubric": "_evaluation",
@@ -125,6 +128,9 @@ _PUBLIC: dict[str, str] = {
 """What a user calls: ``__all__``; each name to the module that defines it (loaded on first use)."""
 
 _INTERNAL: dict[str, str] = {
+    "check_rubric": "_validate:validate_rubric",
+    "check_rubric_inputs": "_inputs:validate_rubric_inputs",
+    "RubricCheck": "_validate:RubricValidity",
     "AGGREGATIONS": "_models",
     "Aggregator": "_aggregators",
     "aggregator_names": "_aggregators",
@@ -132,7 +138,7 @@ _INTERNAL: dict[str, str] = {
     "BACKEND_JUDGE_SCALES": "_judge",
     "BackendJudgeFormatError": "_errors",
     "blend_weights": "_blend",
-    "field_path": "_check",
+    "field_path": "_validate",
     "get_aggregator": "_aggregators",
     "read_rubric_file": "_loaders",
     "RubricFileError": "_errors",
@@ -142,7 +148,7 @@ _INTERNAL: dict[str, str] = {
     "RubricPermissionError": "_errors",
     "RubricSource": "_loaders",
     "RubricYAMLError": "_errors",
-    "validation_issues": "_check",
+    "validation_issues": "_validate",
     "RubricScore": "_evaluation",
 }
 """What norma's command line, service, MCP server and scripts use: importable from here, not in ``__all__``."""

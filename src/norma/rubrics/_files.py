@@ -17,12 +17,12 @@ import pydantic
 
 from norma.errors import RubricError
 from norma.rubrics._blend import blend_rubrics
-from norma.rubrics._check import RubricIssue, validation_issues
 from norma.rubrics._errors import RubricJSONError
 from norma.rubrics._evaluation import AggregatorChoice, evaluate_rubric
-from norma.rubrics._inputs import check_rubric_inputs
+from norma.rubrics._inputs import validate_rubric_inputs
 from norma.rubrics._loaders import _load, parse_rubric_text, read_rubric_file, unicode_checked
 from norma.rubrics._models import Rubric
+from norma.rubrics._validate import RubricIssue, validation_issues
 
 __all__ = ["blend_rubric_files", "evaluate_rubric_file", "load_rubric_file"]
 
@@ -123,7 +123,7 @@ def evaluate_rubric_file(
     Exactly one of ``events_path`` and ``outcome_path`` is given. Returns the evaluation result (key
     ``"reward"``) with the options of :func:`evaluate_events_against_rubric`.
 
-    What the evaluation would silently skip or take as is (:func:`check_rubric_inputs`: ids that match no
+    What the evaluation would silently skip or take as is (:func:`validate_rubric_inputs`: ids that match no
     criterion, rewards that are not numbers or outside [0, 1], criteria nothing judged) is passed to ``on_issue``
     one by one, in input order, before evaluating; with ``strict_inputs`` the first one raises instead. In a JSON
     Lines events file an event's path is its line (``line 5``, ``line 5, reward``), not its index.
@@ -144,14 +144,14 @@ def evaluate_rubric_file(
         events, lines = _read_data(Path(events_path))
         if not isinstance(events, list):
             raise RubricError("events must be a list of {criterion_id, reward} objects", source=str(events_path))
-        issues = _at_lines(check_rubric_inputs(rubric, events=events), lines)
+        issues = _at_lines(validate_rubric_inputs(rubric, events=events), lines)
         _report_inputs(issues, str(events_path), strict_inputs, on_issue)
         return evaluate_rubric(rubric, events=events, **options)
     assert outcome_path is not None
     outcome, _ = _read_data(Path(outcome_path))
     if not isinstance(outcome, dict):
         raise RubricError("an outcome must be a mapping of criterion id to value", source=str(outcome_path))
-    _report_inputs(check_rubric_inputs(rubric, outcome=outcome), str(outcome_path), strict_inputs, on_issue)
+    _report_inputs(validate_rubric_inputs(rubric, outcome=outcome), str(outcome_path), strict_inputs, on_issue)
     return evaluate_rubric(rubric, outcome=outcome, **options)
 
 

@@ -2,7 +2,7 @@
 
 The compatible evaluation (synth-ai's) never complains: an event or outcome id that matches no criterion is
 ignored, a reward that is not a number is skipped, a criterion nothing judged counts 0.0 and a reward outside
-[0, 1] is used unclamped. :func:`check_rubric_inputs` lists each of those, so a command line can warn about them
+[0, 1] is used unclamped. :func:`validate_rubric_inputs` lists each of those, so a command line can warn about them
 (``norma rubric eval``) or refuse them (``--strict-inputs``); the evaluation itself stays silent.
 """
 
@@ -12,11 +12,11 @@ import difflib
 from collections.abc import Iterable
 from typing import Any
 
-from norma.rubrics._check import RubricIssue
 from norma.rubrics._evaluation import _as_float, _event_id, _from_events, _from_outcome, _outcome_values
 from norma.rubrics._models import Rubric
+from norma.rubrics._validate import RubricIssue
 
-__all__ = ["check_rubric_inputs"]
+__all__ = ["validate_rubric_inputs"]
 
 _OLD_KEY = "score"
 
@@ -78,7 +78,7 @@ def _outcome_issues(outcome: dict[str, Any], ids: set[str], key: str) -> list[Ru
     return issues
 
 
-def check_rubric_inputs(
+def validate_rubric_inputs(
     rubric: Rubric,
     *,
     events: Iterable[Any] | None = None,

@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any, Literal
 import pydantic
 
 from norma.errors import RubricError
-from norma.rubrics._check import validation_issues
 from norma.rubrics._evaluation import AggregatorChoice, _from_events, _from_outcome, evaluate_values
 from norma.rubrics._files import _read_data, load_rubric_file
 from norma.rubrics._loaders import _is_backend_judge, parse_rubric_text, read_rubric_file
 from norma.rubrics._models import Criterion, Rubric
+from norma.rubrics._validate import validation_issues
 
 if TYPE_CHECKING:
     from norma.llm import Judge

@@ -3,7 +3,7 @@
 * :class:`Rule`, :class:`Scope` — one statement of expected behaviour and where it applies.
 * :func:`rule_texts` / :func:`rule_fingerprint` — the texts of a rule that get embedded, and a digest that changes
   exactly when they do (a store knows when a stored vector is stale).
-* :func:`check_tenant_id` and the limits (:data:`MAX_RULE_ID_LENGTH`, :data:`MAX_RULE_TEXT_CHARS`,
+* :func:`validate_tenant_id` and the limits (:data:`MAX_RULE_ID_LENGTH`, :data:`MAX_RULE_TEXT_CHARS`,
   :data:`MAX_RULE_ITEMS`, and for ``metadata`` :data:`MAX_METADATA_DEPTH`, :data:`MAX_METADATA_VALUES`,
   :data:`MAX_METADATA_CHARS`): the same for every way in (Python, a rulebook file, a request body), and chosen so
   that every rule the store accepts fits in a rulebook, so an export always imports back.
@@ -48,10 +48,10 @@ if _typing.TYPE_CHECKING:
     from norma.rules._model import MAX_RULE_TEXT_CHARS as MAX_RULE_TEXT_CHARS
     from norma.rules._model import Rule as Rule
     from norma.rules._model import Scope as Scope
-    from norma.rules._model import check_tenant_id as check_tenant_id
     from norma.rules._model import describe_validation_error as describe_validation_error
     from norma.rules._model import rule_fingerprint as rule_fingerprint
     from norma.rules._model import rule_texts as rule_texts
+    from norma.rules._model import validate_tenant_id as validate_tenant_id
     from norma.rules._rulebook import MAX_RULEBOOK_BYTES as MAX_RULEBOOK_BYTES
     from norma.rules._rulebook import MAX_RULEBOOK_RULES as MAX_RULEBOOK_RULES
     from norma.rules._rulebook import MAX_RULEBOOK_VALUES as MAX_RULEBOOK_VALUES
@@ -67,7 +67,7 @@ if _typing.TYPE_CHECKING:
 
 _PUBLIC: dict[str, str] = {
     "Check": "_checks",
-    "check_tenant_id": "_model",
+    "validate_tenant_id": "_model",
     "ContainsCheck": "_checks",
     "dump_rulebook": "_rulebook",
     "FailOn": "_vocabulary",

@@ -38,7 +38,7 @@ __all__ = [
     "MAX_RULE_TEXT_CHARS",
     "Rule",
     "Scope",
-    "check_tenant_id",
+    "validate_tenant_id",
     "describe_validation_error",
     "rule_fingerprint",
     "rule_problems",
@@ -300,7 +300,7 @@ def rule_fingerprint(rule: Rule) -> str:
     return digest.hexdigest()
 
 
-def check_tenant_id(tenant_id: str) -> str:
+def validate_tenant_id(tenant_id: str) -> str:
     """``tenant_id`` if it is a usable tenant id, else InvalidInputError."""
     if not isinstance(tenant_id, str) or not tenant_id or tenant_id != tenant_id.strip():
         raise InvalidInputError(

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict
 
 from norma._safety import InputLimits, load_json, load_yaml
 from norma.errors import InvalidInputError, LimitExceededError
-from norma.rules._model import Rule, check_tenant_id, rule_problems
+from norma.rules._model import Rule, rule_problems, validate_tenant_id
 
 __all__ = [
     "MAX_RULEBOOK_BYTES",
@@ -208,7 +208,7 @@ def load_rulebook(
     target = tenant_id if tenant_id is not None else file_tenant
     if target is not None:
         try:
-            check_tenant_id(target)
+            validate_tenant_id(target)
         except InvalidInputError as exc:
             problems.append(RulebookProblem(index=None, rule_id=None, field="tenant", message=exc.message))
             target = None

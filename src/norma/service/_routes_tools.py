@@ -74,9 +74,9 @@ async def audit(body: AuditRequest, state: State, caller: Caller) -> AuditReport
 async def rubric_validate(body: RubricValidateRequest, state: State, caller: Caller) -> RubricValidation:
     """The verdict of ``norma rubric validate``: ``valid=false`` with every issue for a rubric that breaks the
     format (the backend judge format included)."""
-    from norma.rubrics import check_rubric
+    from norma.rubrics import validate_rubric
 
-    check = await state.run(check_rubric, body.rubric, strict=body.strict)
+    check = await state.run(validate_rubric, body.rubric, strict=body.strict)
     return RubricValidation(valid=check.valid, strict=check.strict, issues=check.issues, criteria=check.criteria)
 
 

@@ -312,7 +312,7 @@ class KeyList(BaseModel):
 
 
 class RubricValidation(BaseModel):
-    """The verdict of ``norma rubric validate`` (:class:`norma.rubrics.RubricCheck` without the file)."""
+    """The verdict of ``norma rubric validate`` (:class:`norma.rubrics.RubricValidity` without the file)."""
 
     model_config = _STRICT
     valid: bool

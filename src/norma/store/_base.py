@@ -16,7 +16,7 @@ import numpy as np
 
 from norma.embeddings import Embedder
 from norma.errors import InvalidInputError, NotFoundError
-from norma.rules import Rule, Scope, check_tenant_id, rule_fingerprint, rule_texts
+from norma.rules import Rule, Scope, rule_fingerprint, rule_texts, validate_tenant_id
 from norma.store._models import RuleVersion
 from norma.store._sql import ApiKeys, Cursor
 
@@ -69,7 +69,7 @@ class SqlRuleStore(ApiKeys):
     # -- rules ---------------------------------------------------------------------------------------------------
 
     def _prepare(self, tenant_id: str, rules: Sequence[Rule]) -> list[Rule]:
-        check_tenant_id(tenant_id)
+        validate_tenant_id(tenant_id)
         prepared: list[Rule] = []
         seen: dict[str, int] = {}
         for index, rule in enumerate(rules):
@@ -191,7 +191,7 @@ class SqlRuleStore(ApiKeys):
         cur.execute(self._sql("UPDATE tenants SET version = ? WHERE tenant_id = ?"), (version, tenant_id))
 
     def get_rule(self, tenant_id: str, rule_id: str) -> Rule:
-        check_tenant_id(tenant_id)
+        validate_tenant_id(tenant_id)
         with self._read() as cur:
             cur.execute(self._sql("SELECT data FROM rules WHERE tenant_id = ? AND rule_id = ?"), (tenant_id, rule_id))
             row = cur.fetchone()
@@ -209,7 +209,7 @@ class SqlRuleStore(ApiKeys):
         enabled: bool | None = None,
         tag: str | None = None,
     ) -> list[Rule]:
-        check_tenant_id(tenant_id)
+        validate_tenant_id(tenant_id)
         where = ["tenant_id = ?"]
         params: list[Any] = [tenant_id]
         if scope is not None:
@@ -237,7 +237,7 @@ class SqlRuleStore(ApiKeys):
         return rules
 
     def delete_rules(self, tenant_id: str, rule_ids: Sequence[str]) -> int:
-        check_tenant_id(tenant_id)
+        validate_tenant_id(tenant_id)
         ids = list(dict.fromkeys(rule_ids))
         if not ids:
             return self.version(tenant_id)
@@ -318,7 +318,7 @@ class SqlRuleStore(ApiKeys):
     # -- the calibrated gate ---------------------------------------------------------------------------------------
 
     def save_gate(self, tenant_id: str, gate: Mapping[str, Any] | None) -> int:
-        check_tenant_id(tenant_id)
+        validate_tenant_id(tenant_id)
         data = None if gate is None else json.dumps(dict(gate), sort_keys=True, allow_nan=False)
         now = self._now()
 
@@ -348,14 +348,14 @@ class SqlRuleStore(ApiKeys):
         return self._write(work)
 
     def load_gate(self, tenant_id: str) -> dict[str, Any] | None:
-        check_tenant_id(tenant_id)
+        validate_tenant_id(tenant_id)
         with self._read() as cur:
             cur.execute(self._sql("SELECT data FROM tenant_gates WHERE tenant_id = ?"), (tenant_id,))
             row = cur.fetchone()
         return None if row is None else dict(json.loads(row[0]))
 
     def gate_history(self, tenant_id: str) -> list[tuple[int, dict[str, Any] | None, str]]:
-        check_tenant_id(tenant_id)
+        validate_tenant_id(tenant_id)
         with self._read() as cur:
             cur.execute(
                 self._sql(
@@ -368,14 +368,14 @@ class SqlRuleStore(ApiKeys):
         return [(int(v), None if d is None else dict(json.loads(d)), str(at)) for v, d, at in rows]
 
     def version(self, tenant_id: str) -> int:
-        check_tenant_id(tenant_id)
+        validate_tenant_id(tenant_id)
         with self._read() as cur:
             cur.execute(self._sql("SELECT version FROM tenants WHERE tenant_id = ?"), (tenant_id,))
             row = cur.fetchone()
         return int(row[0]) if row else 0
 
     def history(self, tenant_id: str, rule_id: str) -> list[RuleVersion]:
-        check_tenant_id(tenant_id)
+        validate_tenant_id(tenant_id)
         with self._read() as cur:
             cur.execute(
                 self._sql(
@@ -403,7 +403,7 @@ class SqlRuleStore(ApiKeys):
     ) -> tuple[int, list[Rule], list[str], dict[str, np.ndarray]]:
         """What changed after ``version``: ``(current version, rules now stored, ids now deleted, their fresh
         vectors for model_id)``, read in one transaction."""
-        check_tenant_id(tenant_id)
+        validate_tenant_id(tenant_id)
         with self._read(bulk=True) as cur:
             cur.execute(self._sql("SELECT version FROM tenants WHERE tenant_id = ?"), (tenant_id,))
             row = cur.fetchone()
@@ -423,7 +423,7 @@ class SqlRuleStore(ApiKeys):
 
     def snapshot(self, tenant_id: str, model_id: str) -> tuple[int, list[Rule], dict[str, np.ndarray]]:
         """``(version, rules, fresh vectors)`` of a tenant, read in one transaction."""
-        check_tenant_id(tenant_id)
+        validate_tenant_id(tenant_id)
         with self._read(bulk=True) as cur:
             cur.execute(self._sql("SELECT version FROM tenants WHERE tenant_id = ?"), (tenant_id,))
             row = cur.fetchone()
@@ -442,7 +442,7 @@ class SqlRuleStore(ApiKeys):
     ) -> tuple[list[Rule], dict[str, np.ndarray]]:
         """The stored rules among ``rule_ids`` (sorted by id; unknown ids are skipped) and their fresh vectors for
         ``model_id``, read in one transaction."""
-        check_tenant_id(tenant_id)
+        validate_tenant_id(tenant_id)
         ids = sorted(set(rule_ids))
         if not ids:
             return [], {}
@@ -456,7 +456,7 @@ class SqlRuleStore(ApiKeys):
     # -- vectors ------------------------------------------------------------------------------------
 
     def load_vectors(self, tenant_id: str, model_id: str) -> dict[str, np.ndarray]:
-        check_tenant_id(tenant_id)
+        validate_tenant_id(tenant_id)
         with self._read(bulk=True) as cur:
             return self._get_vectors(cur, tenant_id, model_id)
 
@@ -465,7 +465,7 @@ class SqlRuleStore(ApiKeys):
 
         ``vectors`` maps rule id to ``(fingerprint, matrix)``; entries whose rule changed meanwhile are dropped.
         """
-        check_tenant_id(tenant_id)
+        validate_tenant_id(tenant_id)
         if not vectors:
             return
 

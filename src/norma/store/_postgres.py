@@ -32,7 +32,7 @@ import numpy as np
 
 from norma.embeddings import Embedder
 from norma.errors import ConfigError, MissingDependencyError, StoreError, StoreUnavailableError
-from norma.rules import Rule, check_tenant_id
+from norma.rules import Rule, validate_tenant_id
 from norma.store._base import SqlRuleStore, _embedder
 from norma.store._schema import MIGRATIONS_TABLE, POSTGRES_MIGRATIONS
 from norma.store._sql import Cursor
@@ -540,7 +540,7 @@ class PostgresRuleStore(SqlRuleStore):
 
         Returns ``(rule_id, similarity)``, best first. Approximate (HNSW); only fresh vectors count.
         """
-        check_tenant_id(tenant_id)
+        validate_tenant_id(tenant_id)
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         dim = int(query.shape[0])
         fetch = max(limit * 2, 40)  # rows, several per rule: room to keep `limit` distinct rules

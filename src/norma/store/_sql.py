@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
 
 from norma.errors import InvalidInputError, NotFoundError
-from norma.rules import check_tenant_id
+from norma.rules import validate_tenant_id
 from norma.store._keys import hash_secret, new_secret, parse_key_id, secret_matches
 from norma.store._models import ApiKey
 
@@ -80,7 +80,7 @@ class ApiKeys(SqlBackend):
         if not admin:
             if tenant_id is None:
                 raise InvalidInputError("a key needs a tenant id unless it is an admin key")
-            check_tenant_id(tenant_id)
+            validate_tenant_id(tenant_id)
         key_id, secret = new_secret()
 
         def work(cur: Cursor) -> None:
@@ -124,7 +124,7 @@ class ApiKeys(SqlBackend):
         params: tuple[Any, ...] = ()
         if tenant_id is not None:
             sql += " WHERE tenant_id = ?"
-            params = (check_tenant_id(tenant_id),)
+            params = (validate_tenant_id(tenant_id),)
         with self._read() as cur:
             cur.execute(self._sql(sql + " ORDER BY created_at, key_id"), params)
             return [self._key(row) for row in cur.fetchall()]

@@ -45,7 +45,7 @@ def assert_rubric_reward(
     """
     __tracebackhide__ = True
     from norma.errors import RubricError
-    from norma.rubrics import check_rubric_inputs, evaluate_rubric
+    from norma.rubrics import evaluate_rubric, validate_rubric_inputs
 
     loaded = _load(rubric)
     events = None if events is None else list(events)
@@ -77,7 +77,7 @@ def assert_rubric_reward(
         if entry["reward"] < at_least:
             marks.append(f"below {at_least:g}")
         details.append(f"{cid} {entry['reward']:.4g} weight {entry['weight']:g}" + "".join(f", {m}" for m in marks))
-    for issue in check_rubric_inputs(loaded, events=events, outcome=None if outcome is None else dict(outcome)):
+    for issue in validate_rubric_inputs(loaded, events=events, outcome=None if outcome is None else dict(outcome)):
         details.append(f"input {issue.path or '(all)'}: {issue.message}")
     raise RubricAssertionError(summary, details, result)
 
@@ -98,7 +98,7 @@ def _load(rubric: Rubric | Mapping[str, Any] | str | os.PathLike[str]) -> Rubric
     except pydantic.ValidationError as exc:
         first = validation_issues(exc)[0]
         raise RubricError(
-            first.message, source="<dict>", location=first.path or None, hint="norma.rubrics.check_rubric lists all"
+            first.message, source="<dict>", location=first.path or None, hint="norma.rubrics.validate_rubric lists all"
         ) from None
     assert loaded is not None  # a mapping gives a rubric or raises
     return loaded

@@ -10,15 +10,15 @@ from norma.llm._config import redact_url
 from norma.llm._http import ChatClient
 from norma.llm._protocol import LLMClient
 
-__all__ = ["CHECK_PROMPT", "LLMCheck", "check_llm"]
+__all__ = ["PING_PROMPT", "LLMPing", "ping_llm"]
 
-CHECK_PROMPT = "Reply with the single word: ok"
-"""The prompt :func:`check_llm` sends unless told otherwise."""
+PING_PROMPT = "Reply with the single word: ok"
+"""The prompt :func:`ping_llm` sends unless told otherwise."""
 
 
 @dataclass(frozen=True)
-class LLMCheck:
-    """The outcome of one successful :func:`check_llm` round trip."""
+class LLMPing:
+    """The outcome of one successful :func:`ping_llm` round trip."""
 
     endpoint: str
     """The URL that answered, without credentials (empty when the client does not say)."""
@@ -36,14 +36,14 @@ class LLMCheck:
         return asdict(self)
 
 
-def check_llm(client: LLMClient, prompt: str = CHECK_PROMPT, *, max_tokens: int = 16) -> LLMCheck:
+def ping_llm(client: LLMClient, prompt: str = PING_PROMPT, *, max_tokens: int = 16) -> LLMPing:
     """Send ``prompt`` through ``client`` and report the model and latency; raises BackendError when it fails."""
     if isinstance(client, ChatClient):
         reply = client.chat(prompt, temperature=0.0, max_tokens=max_tokens)
-        return LLMCheck(
+        return LLMPing(
             redact_url(reply.endpoint), reply.model, round(reply.latency_s * 1000, 1), reply.attempts, reply.text
         )
     started = time.perf_counter()
     text = client.complete(prompt, temperature=0.0, max_tokens=max_tokens)
     elapsed = time.perf_counter() - started
-    return LLMCheck("", client.model, round(elapsed * 1000, 1), 1, text)
+    return LLMPing("", client.model, round(elapsed * 1000, 1), 1, text)

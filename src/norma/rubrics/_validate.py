@@ -1,6 +1,6 @@
 """Checking a rubric: valid or not, with every problem as a field path and a message.
 
-:func:`check_rubric` is the one verdict ``norma rubric validate`` and the service's ``POST /v1/rubrics/validate``
+:func:`validate_rubric` is the one verdict ``norma rubric validate`` and the service's ``POST /v1/rubrics/validate``
 give: a rubric that can be read but breaks the format (a bad field, the backend judge format) is ``valid=False``
 with its issues; only input that cannot be read at all (a missing file, malformed JSON/YAML) raises.
 """
@@ -21,7 +21,7 @@ from norma.rubrics._loaders import _load, read_rubric_file
 from norma.rubrics._models import Rubric
 from norma.rubrics._strict import StrictRubric, read_strict_rubric_file
 
-__all__ = ["RubricCheck", "RubricIssue", "check_rubric", "check_rubric_file", "field_path", "validation_issues"]
+__all__ = ["RubricValidity", "RubricIssue", "validate_rubric", "check_rubric_file", "field_path", "validation_issues"]
 
 
 class RubricIssue(BaseModel):
@@ -36,8 +36,8 @@ class RubricIssue(BaseModel):
     """What is wrong there."""
 
 
-class RubricCheck(BaseModel):
-    """The verdict of :func:`check_rubric` on one rubric."""
+class RubricValidity(BaseModel):
+    """The verdict of :func:`validate_rubric` on one rubric."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -84,7 +84,7 @@ def _strict_data(path: Path) -> dict[str, Any]:
     return data
 
 
-def check_rubric(source: str | os.PathLike[str] | Mapping[str, Any], *, strict: bool = False) -> RubricCheck:
+def validate_rubric(source: str | os.PathLike[str] | Mapping[str, Any], *, strict: bool = False) -> RubricValidity:
     """Check a rubric file (JSON or YAML) or a rubric mapping against the flexible format, or the strict one.
 
     Args:
@@ -113,14 +113,14 @@ def check_rubric(source: str | os.PathLike[str] | Mapping[str, Any], *, strict: 
             read_rubric_file(path)  # refuse missing files rather than read their name as rubric text
             rubric = _load(path)  # a file that is not a mapping cannot be read as a rubric: RubricError
     except pydantic.ValidationError as exc:
-        return RubricCheck(file=file, strict=strict, valid=False, issues=validation_issues(exc), criteria=0)
+        return RubricValidity(file=file, strict=strict, valid=False, issues=validation_issues(exc), criteria=0)
     except BackendJudgeFormatError as exc:
         issue = RubricIssue(path="", message=exc.message)
-        return RubricCheck(file=file, strict=strict, valid=False, issues=[issue], criteria=0)
+        return RubricValidity(file=file, strict=strict, valid=False, issues=[issue], criteria=0)
     count = len(rubric.criteria) if rubric is not None else 0
-    return RubricCheck(file=file, strict=strict, valid=True, issues=[], criteria=count)
+    return RubricValidity(file=file, strict=strict, valid=True, issues=[], criteria=count)
 
 
-def check_rubric_file(path: str | os.PathLike[str], *, strict: bool = False) -> RubricCheck:
-    """:func:`check_rubric` on one file (JSON or YAML): the name CI scripts have used since the first release."""
-    return check_rubric(path, strict=strict)
+def check_rubric_file(path: str | os.PathLike[str], *, strict: bool = False) -> RubricValidity:
+    """:func:`validate_rubric` on one file (JSON or YAML): the name CI scripts have used since the first release."""
+    return validate_rubric(path, strict=strict)
