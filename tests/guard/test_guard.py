@@ -77,7 +77,7 @@ def test_the_rules_that_govern_the_turn_go_into_the_system_message(rules: norma.
         "You are Acme's assistant.\n\n"
         "Follow these rules in your answer (rule ids in brackets):\n"
         "1. [refund] explain the refund policy and give the form reference\n"
-        "2. [no-cards] never repeat a card number"
+        "2. [no-cards] if customer shares payment details: never repeat a card number"
     )
     assert sent[1:] == ASK
     assert (result.passed, result.action, result.answer) == (True, "passed", GOOD)
@@ -92,7 +92,7 @@ def test_a_replaceable_template_and_a_new_system_message(rules: norma.Norma, ser
     assert sent[0] == {
         "role": "system",
         "content": "RULES:\n1. [refund] explain the refund policy and give the form reference\n"
-        "2. [no-cards] never repeat a card number\nEND",
+        "2. [no-cards] if customer shares payment details: never repeat a card number\nEND",
     }
 
 

@@ -80,7 +80,8 @@ class InjectedRule(BaseModel):
 
     rule_id: str
     text: str
-    """What the rule asks, as written into the prompt (its ``action_text``, else its ``condition_text``)."""
+    """What the rule asks, as written into the prompt: its ``action_text`` (``if <condition_text>: <action_text>``
+    for a rule that did not match; the ``condition_text`` alone for a rule without an action)."""
     why: str
     """``matched`` (an enforced match of the message) or ``always`` (a rule with ``when: always`` checks)."""
 
@@ -183,8 +184,13 @@ def _check_messages(messages: Any) -> list[dict[str, str]]:
     return out
 
 
-def _rule_text(rule: Rule) -> str:
-    return " ".join((rule.action_text or rule.condition_text).split())
+def _rule_text(rule: Rule, *, matched: bool) -> str:
+    """What the prompt says of a rule: what it asks (its ``action_text``); for a rule that did not match (its
+    ``when: always`` checks), also when it applies."""
+    action, condition = " ".join(rule.action_text.split()), " ".join(rule.condition_text.split())
+    if not action:
+        return condition
+    return action if matched or not condition else f"if {condition}: {action}"
 
 
 class Guard:
@@ -276,10 +282,10 @@ class Guard:
     def injected(self, match: MatchResult) -> tuple[InjectedRule, ...]:
         """The rules that govern a turn: its enforced matches (best first), then the rules with ``when: always``
         checks that did not match."""
-        found = [InjectedRule(rule_id=m.rule.id, text=_rule_text(m.rule), why="matched") for m in match if m.enforced]
+        found = [InjectedRule(rule_id=m.rule.id, text=_rule_text(m.rule, matched=True), why="matched") for m in match if m.enforced]
         seen = {r.rule_id for r in found}
         found += [
-            InjectedRule(rule_id=rule.id, text=_rule_text(rule), why="always")
+            InjectedRule(rule_id=rule.id, text=_rule_text(rule, matched=False), why="always")
             for rule in self.norma.matcher.always_rules
             if rule.id not in seen
         ]
