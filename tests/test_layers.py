@@ -42,6 +42,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("store", ("store",)),
     ("capabilities", ("rubrics", "names", "matching", "audit", "checks")),
     ("turn check", ("turns",)),
+    ("guard", ("guard",)),
     ("renderers", ("reports",)),
     ("batch engines", ("batch",)),
     ("test helpers", ("testing",)),

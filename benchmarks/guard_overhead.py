@@ -1,0 +1,133 @@
+"""The guarded turn (norma.guard): what the guard itself costs beyond the model call.
+
+The 28-rule banking rulebook (examples/rulebooks/banking-support.yaml), no judge, no audit. Each turn is one labelled
+message of the rulebook (banking-support.labelled.jsonl) with an answer from examples/turns/banking.jsonl made unique
+by its index; the "model" is an in-process client that returns that answer at once, so what is timed is the guard's
+own work: matching the message, writing the rules into the system message, the turn check of the answer and the
+decision (``GuardResult.guard_ms``: the turn's time less the model call). Policy ``flag`` (one model call per turn).
+Target: <= 5 ms p50. No tuned default is involved (the guard has no thresholds; matching uses its defaults).
+
+Run ``.venv/bin/python benchmarks/guard_overhead.py`` (``--turns N``, ``--no-write`` to leave docs/benchmarks.md
+alone).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+import norma  # noqa: E402
+from _docs import machine_line, write_section  # noqa: E402
+from norma.guard import Guard  # noqa: E402
+
+BEGIN, END = "<!-- guard_overhead.py:begin -->", "<!-- guard_overhead.py:end -->"
+BEFORE = "## audit\n"
+RULEBOOK = ROOT / "examples" / "rulebooks" / "banking-support.yaml"
+LABELLED = ROOT / "examples" / "rulebooks" / "banking-support.labelled.jsonl"
+TURNS = ROOT / "examples" / "turns" / "banking.jsonl"
+
+
+class _Answers:
+    """A chat model that answers at once with the next scripted answer (the model's time is not the guard's)."""
+
+    model = "scripted"
+
+    def __init__(self) -> None:
+        self.next = ""
+
+    def complete(
+        self,
+        prompt_or_messages: str | Sequence[Mapping[str, str]],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+    ) -> str:
+        return self.next
+
+    async def acomplete(
+        self,
+        prompt_or_messages: str | Sequence[Mapping[str, str]],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+    ) -> str:
+        return self.next
+
+
+def _pct(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
+
+
+def measure(turns: int) -> dict[str, float | int]:
+    messages = [json.loads(line)["message"] for line in LABELLED.read_text(encoding="utf-8").splitlines() if line]
+    outputs = [json.loads(line)["output"] for line in TURNS.read_text(encoding="utf-8").splitlines() if line]
+    model = _Answers()
+    guard = Guard(norma.open(RULEBOOK, judge=None), model, policy="flag")  # type: ignore[arg-type]
+    for i in range(20):  # warm-up: the model session, the caches of the first messages
+        model.next = outputs[i % len(outputs)]
+        guard.run([{"role": "user", "content": messages[i % len(messages)]}])
+    totals, prepares, checks, injected, failed = [], [], [], [], 0
+    for i in range(turns):
+        model.next = f"{outputs[i % len(outputs)]} ({i})"
+        result = guard.run([{"role": "user", "content": f"{messages[i % len(messages)]} ({i})"}])
+        totals.append(result.guard_ms)
+        prepares.append(result.prepare_ms)
+        checks.append(result.attempts[0].check_ms)
+        injected.append(len(result.rules))
+        failed += not result.passed
+    return {
+        "turns": turns,
+        "guard_p50": statistics.median(totals),
+        "guard_p95": _pct(totals, 0.95),
+        "prepare_p50": statistics.median(prepares),
+        "check_p50": statistics.median(checks),
+        "rules_injected": statistics.mean(injected),
+        "failed": failed,
+    }
+
+
+def render(row: dict[str, float | int]) -> str:
+    lines = [
+        BEGIN,
+        "## guard: overhead",
+        "",
+        f"{machine_line()}; `benchmarks/guard_overhead.py` (no tuned defaults involved: the guard has no thresholds, "
+        "matching runs on its defaults).",
+        "",
+        "The guard's own work per turn beyond the model call (match, rules into the system message, turn check, "
+        "decision), on the 28-rule banking rulebook, no judge, an in-process model that answers at once "
+        f"({row['turns']:,} distinct turns; target <= 5 ms p50).",
+        "",
+        "| turns | guard p50 ms | guard p95 ms | prepare p50 ms | check p50 ms | rules injected (mean) "
+        "| answers failed |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+        f"| {row['turns']:,} | {row['guard_p50']:.2f} | {row['guard_p95']:.2f} | {row['prepare_p50']:.2f} | "
+        f"{row['check_p50']:.2f} | {row['rules_injected']:.1f} | {row['failed']:,} |",
+        END,
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--turns", type=int, default=1000)
+    parser.add_argument("--no-write", action="store_true", help="print the table, leave docs/benchmarks.md alone")
+    args = parser.parse_args()
+    text = render(measure(args.turns))
+    print(text)
+    if not args.no_write:
+        write_section(text, BEGIN, END, BEFORE)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,45 @@
+"""The guarded turn (issue #49): norma in the LLM call.
+
+* :class:`Guard` — built once from rules (:func:`norma.open`'s :class:`~norma.turns.Norma`, a rulebook, a matcher)
+  and a chat model (:class:`~norma.llm.LLMClient`); :meth:`Guard.run` / :meth:`Guard.arun` guard one turn: the rules
+  that govern it go into the system message, the model answers, the turn check decides, and by
+  :class:`GuardPolicy` the answer is repaired, blocked or flagged. :class:`GuardResult` carries the answer, the
+  report, the rules injected, every attempt and the timings.
+
+The guarded endpoint of ``norma serve`` and the integrations (LiteLLM, the OpenAI Agents SDK) are built on
+:meth:`Guard.prepare` and :meth:`Guard.review`. See docs/guard.md.
+"""
+
+from __future__ import annotations
+
+import typing as _typing
+
+from norma._lazy import exports as _exports
+
+if _typing.TYPE_CHECKING:
+    from norma.guard._guard import DEFAULT_FALLBACK as DEFAULT_FALLBACK
+    from norma.guard._guard import DEFAULT_TEMPLATE as DEFAULT_TEMPLATE
+    from norma.guard._guard import Guard as Guard
+    from norma.guard._guard import GuardAttempt as GuardAttempt
+    from norma.guard._guard import GuardPolicy as GuardPolicy
+    from norma.guard._guard import GuardResult as GuardResult
+    from norma.guard._guard import InjectedRule as InjectedRule
+    from norma.guard._guard import Prepared as Prepared
+
+_PUBLIC: dict[str, str] = {
+    "Guard": "_guard",
+    "GuardPolicy": "_guard",
+    "GuardResult": "_guard",
+}
+"""What a user calls: ``__all__``; each name to the module that defines it (loaded on first use)."""
+
+_INTERNAL: dict[str, str] = {
+    "DEFAULT_FALLBACK": "_guard",
+    "DEFAULT_TEMPLATE": "_guard",
+    "GuardAttempt": "_guard",
+    "InjectedRule": "_guard",
+    "Prepared": "_guard",
+}
+"""What norma's service, integrations and scripts use: importable from here, not in ``__all__``."""
+
+__all__, __getattr__, __dir__ = _exports(globals(), _PUBLIC, _INTERNAL)

@@ -1,0 +1,392 @@
+"""The guarded turn: the rules that govern the turn go into the prompt, the answer is checked before anyone sees it.
+
+:class:`Guard` is built once from rules (a :class:`~norma.turns.Norma`, a rulebook path, a matcher) and a chat model
+(any :class:`~norma.llm.LLMClient`). One call with the conversation:
+
+1. :meth:`Guard.prepare` matches the last user message (and the session), picks the rules that govern the turn (the
+   enforced matches, then the rules with ``when: always`` checks) and writes them into the system message;
+2. the model answers;
+3. :meth:`Guard.review` runs the turn check on the answer against the same match (nothing is matched twice);
+4. by :class:`GuardPolicy`: ``repair`` asks again with the failed checks as feedback (at most ``max_repairs``
+   times, then blocks), ``block`` returns the fallback answer, ``flag`` returns the answer with its report.
+
+A failing answer is never returned as passed: :attr:`GuardResult.passed` is the last report's verdict under
+``fail_on``, and ``block`` (or an exhausted ``repair``) replaces the answer with the fallback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict
+
+from norma.errors import InvalidInputError
+from norma.matching import MatchResult, RuleMatcher, SessionState
+from norma.rules import FailOn, Rule
+from norma.turns import Norma, TurnReport
+from norma.turns import open as open_rules
+
+if TYPE_CHECKING:
+    from norma.llm import LLMClient, Messages
+
+__all__ = [
+    "DEFAULT_FALLBACK",
+    "DEFAULT_TEMPLATE",
+    "Guard",
+    "GuardAttempt",
+    "GuardPolicy",
+    "GuardResult",
+    "InjectedRule",
+    "Prepared",
+]
+
+DEFAULT_TEMPLATE = "Follow these rules in your answer (rule ids in brackets):\n{rules}"
+"""The rules block added to the system message: ``{rules}`` becomes one numbered line per rule,
+``1. [rule-id] what the rule asks``."""
+
+DEFAULT_FALLBACK = "I'm sorry, I can't give that answer. Please rephrase your request or ask for a person to help."
+"""What a blocked turn answers."""
+
+FEEDBACK = (
+    "Your previous answer broke these rules:\n{failures}\n"
+    "Answer the user's last message again, following every rule. Reply with the answer only."
+)
+"""The repair request sent after a failing answer: ``{failures}`` lists the failed checks."""
+
+_MAX_REPAIRS = 5
+
+
+class GuardPolicy(enum.StrEnum):
+    """What a guard does with an answer that fails the turn check."""
+
+    REPAIR = "repair"
+    """Ask the model again with the failed checks as feedback (at most ``max_repairs`` times); still failing: block."""
+    BLOCK = "block"
+    """Return the fallback answer instead."""
+    FLAG = "flag"
+    """Return the answer, marked as failed, with its report."""
+
+
+class InjectedRule(BaseModel):
+    """A rule written into the system message."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rule_id: str
+    text: str
+    """What the rule asks, as written into the prompt: its ``action_text`` (``if <condition_text>: <action_text>``
+    for a rule that did not match; the ``condition_text`` alone for a rule without an action)."""
+    why: str
+    """``matched`` (an enforced match of the message) or ``always`` (a rule with ``when: always`` checks)."""
+
+
+class GuardAttempt(BaseModel):
+    """One model call and the check of its answer."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    answer: str
+    report: TurnReport
+    model_ms: float
+    """How long the model took."""
+    check_ms: float
+    """How long the turn check took."""
+
+
+class GuardResult(BaseModel):
+    """What a guarded turn gives: the answer to show, whether it passed, and everything that led to it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    answer: str
+    """What to show the user: a passing answer, the fallback (``blocked``) or the failing answer (``flagged``)."""
+    passed: bool
+    """Whether :attr:`answer` is a model answer that passed the turn check (never True for a failing one)."""
+    action: str
+    """``passed`` (first answer), ``repaired`` (a later one passed), ``blocked`` or ``flagged``."""
+    policy: GuardPolicy
+    report: TurnReport
+    """The turn check of the last answer the model gave."""
+    rules: tuple[InjectedRule, ...]
+    """The rules written into the system message."""
+    attempts: tuple[GuardAttempt, ...]
+    """Every model call, in order."""
+    prepare_ms: float
+    """Matching and writing the prompt."""
+    total_ms: float
+    """The whole turn, model calls included."""
+
+    @property
+    def guard_ms(self) -> float:
+        """The guard's own work: :attr:`total_ms` less the model calls."""
+        return self.total_ms - sum(a.model_ms for a in self.attempts)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready mapping (each report as :meth:`TurnReport.to_dict`)."""
+        data = self.model_dump(mode="json", exclude={"report", "attempts"})
+        data["report"] = self.report.to_dict()
+        data["attempts"] = [
+            {"answer": a.answer, "verdict": a.report.verdict.value, "model_ms": a.model_ms, "check_ms": a.check_ms}
+            for a in self.attempts
+        ]
+        data["guard_ms"] = self.guard_ms
+        return data
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A turn ready for the model: the user's message, its match, the rules injected and the messages to send."""
+
+    message: str
+    """The last user message."""
+    match: MatchResult
+    rules: tuple[InjectedRule, ...]
+    messages: tuple[dict[str, str], ...]
+    """The conversation with the rules in its system message."""
+    prepare_ms: float
+
+
+def _last_user_message(messages: Messages) -> str:
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            content = message.get("content")
+            if not isinstance(content, str):
+                raise InvalidInputError("the last user message has no text content", location="messages")
+            return content
+    raise InvalidInputError(
+        "the conversation has no user message", location="messages", hint='add {"role": "user", "content": "..."}'
+    )
+
+
+def _check_messages(messages: Any) -> list[dict[str, str]]:
+    if isinstance(messages, str | bytes) or not isinstance(messages, Sequence) or not messages:
+        raise InvalidInputError(
+            "messages must be a non-empty list of chat messages",
+            location="messages",
+            hint='[{"role": "user", "content": "..."}]',
+        )
+    out: list[dict[str, str]] = []
+    for index, message in enumerate(messages):
+        if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
+            raise InvalidInputError(
+                "a chat message is an object with a role and a content", location=f"messages[{index}]"
+            )
+        content = message.get("content")
+        if not isinstance(content, str):
+            raise InvalidInputError("only text content is supported", location=f"messages[{index}].content")
+        out.append({"role": str(message["role"]), "content": content})
+    return out
+
+
+def _rule_text(rule: Rule, *, matched: bool) -> str:
+    """What the prompt says of a rule: what it asks (its ``action_text``); for a rule that did not match (its
+    ``when: always`` checks), also when it applies."""
+    action, condition = " ".join(rule.action_text.split()), " ".join(rule.condition_text.split())
+    if not action:
+        return condition
+    return action if matched or not condition else f"if {condition}: {action}"
+
+
+class Guard:
+    """Guards turns of a chat model with one set of rules (see the module docstring).
+
+    Args:
+        rules: a :class:`~norma.turns.Norma` (its judge decides ``judge`` checks), a rulebook path, a
+            :class:`~norma.matching.RuleMatcher` or rules (opened with :func:`norma.open`, no judge).
+        llm: the chat model (:class:`~norma.llm.LLMClient`); None for :meth:`prepare` and :meth:`review` alone
+            (a proxy that calls the model itself).
+        policy: ``repair`` (default), ``block`` or ``flag``.
+        max_repairs: how many times ``repair`` asks again (default 1, at most 5).
+        fallback: the answer of a blocked turn.
+        template: the rules block of the system message, with ``{rules}`` where the numbered rules go.
+        fail_on: which failed checks fail the answer: ``error`` (default, the turn check's FAIL) or ``warning``.
+        temperature, max_tokens: passed to the model.
+    """
+
+    def __init__(
+        self,
+        rules: Norma | RuleMatcher | Sequence[Rule] | str | os.PathLike[str],
+        llm: LLMClient | None = None,
+        *,
+        policy: GuardPolicy | str = GuardPolicy.REPAIR,
+        max_repairs: int = 1,
+        fallback: str = DEFAULT_FALLBACK,
+        template: str = DEFAULT_TEMPLATE,
+        fail_on: FailOn | str = FailOn.ERROR,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+    ) -> None:
+        self.norma = rules if isinstance(rules, Norma) else open_rules(rules, judge=None)
+        self.llm = llm
+        try:
+            self.policy = GuardPolicy(policy)
+        except ValueError:
+            raise InvalidInputError(
+                f"policy must be repair, block or flag, not {policy!r}", location="policy"
+            ) from None
+        if isinstance(max_repairs, bool) or not isinstance(max_repairs, int) or not 0 <= max_repairs <= _MAX_REPAIRS:
+            raise InvalidInputError(
+                f"max_repairs must be a whole number from 0 to {_MAX_REPAIRS}, not {max_repairs!r}",
+                location="max_repairs",
+            )
+        self.max_repairs = max_repairs
+        if not isinstance(template, str) or "{rules}" not in template:
+            raise InvalidInputError("the template must contain {rules}", location="template")
+        try:
+            template.format(rules="")
+        except (IndexError, KeyError, ValueError) as exc:
+            raise InvalidInputError(
+                f"the template has a placeholder other than {{rules}}: {exc}",
+                location="template",
+                hint="write literal braces as {{ and }}",
+            ) from None
+        if not isinstance(fallback, str) or not fallback.strip():
+            raise InvalidInputError("the fallback answer must be non-empty text", location="fallback")
+        self.template = template
+        self.fallback = fallback
+        self.fail_on = FailOn.parse(fail_on)
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+
+    # --- the parts a proxy uses ------------------------------------------------------------------------------------
+
+    def prepare(self, messages: Messages, session: SessionState | Mapping[str, Any] | None = None) -> Prepared:
+        """Match the conversation's last user message and write the rules that govern the turn into its system
+        message (prepended to the first system message, or a new one first)."""
+        started = time.perf_counter()
+        conversation = _check_messages(messages)
+        message = _last_user_message(conversation)
+        match = self.norma.match(message, session)
+        injected = self.injected(match)
+        if injected:
+            lines = "\n".join(f"{n}. [{r.rule_id}] {r.text}" for n, r in enumerate(injected, 1))
+            block = self.template.format(rules=lines)
+            if conversation[0]["role"] == "system":
+                conversation[0] = {"role": "system", "content": f"{conversation[0]['content'].rstrip()}\n\n{block}"}
+            else:
+                conversation.insert(0, {"role": "system", "content": block})
+        return Prepared(
+            message=message,
+            match=match,
+            rules=injected,
+            messages=tuple(conversation),
+            prepare_ms=(time.perf_counter() - started) * 1000,
+        )
+
+    def injected(self, match: MatchResult) -> tuple[InjectedRule, ...]:
+        """The rules that govern a turn: its enforced matches (best first), then the rules with ``when: always``
+        checks that did not match."""
+        found = [InjectedRule(rule_id=m.rule.id, text=_rule_text(m.rule, matched=True), why="matched") for m in match if m.enforced]
+        seen = {r.rule_id for r in found}
+        found += [
+            InjectedRule(rule_id=rule.id, text=_rule_text(rule, matched=False), why="always")
+            for rule in self.norma.matcher.always_rules
+            if rule.id not in seen
+        ]
+        return tuple(found)
+
+    def review(self, prepared: Prepared, answer: str) -> TurnReport:
+        """The turn check of ``answer`` against the turn's match (the message is not matched again)."""
+        return self.norma.checker.report(prepared.message, answer, prepared.match)
+
+    def fails(self, report: TurnReport) -> bool:
+        """Whether ``report`` fails under this guard's ``fail_on``."""
+        return report.failing(self.fail_on)
+
+    def feedback(self, prepared: Prepared, attempts: Sequence[GuardAttempt]) -> list[dict[str, str]]:
+        """The messages of a repair: the turn's messages, each failing answer and what it broke."""
+        conversation = list(prepared.messages)
+        for attempt in attempts:
+            levels = self.fail_on.severities
+            failures = [r for r in attempt.report.failures if r.severity in levels] or attempt.report.failures
+            listed = "\n".join(f"- [{r.rule_id}/{r.check_id}] {r.message}" for r in failures)
+            if attempt.report.audit is not None and not listed:
+                listed = "\n".join(f"- [{v.rule}] {v.description}" for v in attempt.report.audit.violations)
+            conversation.append({"role": "assistant", "content": attempt.answer})
+            conversation.append({"role": "user", "content": FEEDBACK.format(failures=listed or "- (the turn check)")})
+        return conversation
+
+    def decide(self, prepared: Prepared, attempts: Sequence[GuardAttempt], started: float) -> GuardResult:
+        """The result of a turn whose attempts are done: the last one passed, or the policy's answer."""
+        last = attempts[-1]
+        failing = self.fails(last.report)
+        if not failing:
+            action, answer = ("passed" if len(attempts) == 1 else "repaired"), last.answer
+        elif self.policy is GuardPolicy.FLAG:
+            action, answer = "flagged", last.answer
+        else:
+            action, answer = "blocked", self.fallback
+        return GuardResult(
+            answer=answer,
+            passed=not failing,
+            action=action,
+            policy=self.policy,
+            report=last.report,
+            rules=prepared.rules,
+            attempts=tuple(attempts),
+            prepare_ms=prepared.prepare_ms,
+            total_ms=(time.perf_counter() - started) * 1000,
+        )
+
+    def wants_repair(self, attempts: Sequence[GuardAttempt]) -> bool:
+        """Whether to ask the model again after ``attempts``."""
+        return (
+            self.policy is GuardPolicy.REPAIR and self.fails(attempts[-1].report) and len(attempts) <= self.max_repairs
+        )
+
+    # --- one call --------------------------------------------------------------------------------------------------
+
+    def _model(self) -> LLMClient:
+        if self.llm is None:
+            raise InvalidInputError(
+                "this guard has no chat model", location="llm", hint="Guard(rules, llm=OpenAIClient(...))"
+            )
+        return self.llm
+
+    def run(self, messages: Messages, session: SessionState | Mapping[str, Any] | None = None) -> GuardResult:
+        """Guard one turn: prepare, call the model, check, and repair, block or flag by policy.
+
+        Raises:
+            InvalidInputError: no user message, non-text content, a bad session.
+            BackendError: the model failed (after its client's retries).
+        """
+        started = time.perf_counter()
+        llm = self._model()
+        prepared = self.prepare(messages, session)
+        attempts: list[GuardAttempt] = []
+        conversation: Sequence[Mapping[str, str]] = prepared.messages
+        while True:
+            called = time.perf_counter()
+            answer = llm.complete(conversation, temperature=self.temperature, max_tokens=self.max_tokens)
+            checked = time.perf_counter()
+            report = self.review(prepared, answer)
+            attempts.append(GuardAttempt(answer=answer, report=report, model_ms=(checked - called) * 1000,
+                                         check_ms=(time.perf_counter() - checked) * 1000))  # fmt: skip
+            if not self.wants_repair(attempts):
+                return self.decide(prepared, attempts, started)
+            conversation = self.feedback(prepared, attempts)
+
+    async def arun(self, messages: Messages, session: SessionState | Mapping[str, Any] | None = None) -> GuardResult:
+        """:meth:`run` without blocking the event loop: the model through ``acomplete``, matching and checking in
+        a worker thread."""
+        started = time.perf_counter()
+        llm = self._model()
+        prepared = await asyncio.to_thread(self.prepare, messages, session)
+        attempts: list[GuardAttempt] = []
+        conversation: Sequence[Mapping[str, str]] = prepared.messages
+        while True:
+            called = time.perf_counter()
+            answer = await llm.acomplete(conversation, temperature=self.temperature, max_tokens=self.max_tokens)
+            checked = time.perf_counter()
+            report = await asyncio.to_thread(self.review, prepared, answer)
+            attempts.append(GuardAttempt(answer=answer, report=report, model_ms=(checked - called) * 1000,
+                                         check_ms=(time.perf_counter() - checked) * 1000))  # fmt: skip
+            if not self.wants_repair(attempts):
+                return self.decide(prepared, attempts, started)
+            conversation = self.feedback(prepared, attempts)

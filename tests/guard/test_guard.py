@@ -1,0 +1,196 @@
+"""norma.guard: the rules that govern a turn go into the prompt; the answer is checked, then repaired, blocked or
+flagged.
+
+The model is a scripted OpenAI-compatible server on a loopback port (tests/_llm_server.py) whose answers are known,
+so each outcome is worked out by hand from the rulebook below: an answer without "refund policy" fails the
+``policy`` check of the refund rule; one with a card number fails the always-on ``no-card`` check.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import norma
+from norma.errors import InvalidInputError
+from norma.guard import Guard, GuardPolicy
+from norma.llm import OpenAIClient, RetryPolicy
+from norma.rules import Verdict
+from tests._llm_server import FakeLLMServer
+
+pytestmark = pytest.mark.model
+
+RULEBOOK = """\
+format: norma.rulebook/v1
+tenant: acme
+rules:
+  - id: refund
+    condition_text: customer asks for a refund of an order
+    action_text: explain the refund policy and give the form reference
+    examples: ["I want my money back", "can I get a refund for my order"]
+    checks:
+      - {id: policy, kind: contains, terms: ["refund policy"]}
+  - id: weather
+    condition_text: customer asks about the weather forecast
+    action_text: say you cannot forecast the weather
+    examples: ["will it rain tomorrow"]
+  - id: no-cards
+    condition_text: customer shares payment details
+    action_text: never repeat a card number
+    checks:
+      - {id: no-card, kind: no_pii, kinds: [card], when: always}
+"""
+
+GOOD = "Our refund policy applies: fill in form REF-1234."
+BAD = "Fill in form REF-1234."
+ASK = [{"role": "user", "content": "I want a refund for my order"}]
+FAST = RetryPolicy(max_retries=0)
+
+
+@pytest.fixture(scope="module")
+def rules(tmp_path_factory: pytest.TempPathFactory) -> norma.Norma:
+    path: Path = tmp_path_factory.mktemp("guard") / "rules.yaml"
+    path.write_text(RULEBOOK, encoding="utf-8")
+    return norma.open(path, judge=None)
+
+
+@pytest.fixture
+def server() -> Iterator[FakeLLMServer]:
+    with FakeLLMServer() as fake:
+        yield fake
+
+
+def _guard(rules: norma.Norma, server: FakeLLMServer, **options: object) -> Guard:
+    return Guard(rules, OpenAIClient(server.openai_url, "m", retry=FAST), **options)  # type: ignore[arg-type]
+
+
+def test_the_rules_that_govern_the_turn_go_into_the_system_message(rules: norma.Norma, server: FakeLLMServer) -> None:
+    server.reply(GOOD)
+    result = _guard(rules, server).run([{"role": "system", "content": "You are Acme's assistant."}, *ASK])
+    assert [(r.rule_id, r.why) for r in result.rules] == [("refund", "matched"), ("no-cards", "always")]
+    sent = server.requests[-1].messages
+    assert sent[0]["role"] == "system"
+    assert sent[0]["content"] == (
+        "You are Acme's assistant.\n\n"
+        "Follow these rules in your answer (rule ids in brackets):\n"
+        "1. [refund] explain the refund policy and give the form reference\n"
+        "2. [no-cards] if customer shares payment details: never repeat a card number"
+    )
+    assert sent[1:] == ASK
+    assert (result.passed, result.action, result.answer) == (True, "passed", GOOD)
+    assert result.report.verdict is Verdict.PASS
+    assert len(result.attempts) == 1
+
+
+def test_a_replaceable_template_and_a_new_system_message(rules: norma.Norma, server: FakeLLMServer) -> None:
+    server.reply(GOOD)
+    _guard(rules, server, template="RULES:\n{rules}\nEND").run(ASK)
+    sent = server.requests[-1].messages
+    assert sent[0] == {
+        "role": "system",
+        "content": "RULES:\n1. [refund] explain the refund policy and give the form reference\n"
+        "2. [no-cards] if customer shares payment details: never repeat a card number\nEND",
+    }
+
+
+def test_repair_asks_once_more_with_the_failed_checks_and_returns_the_passing_answer(
+    rules: norma.Norma, server: FakeLLMServer
+) -> None:
+    server.reply(BAD).reply(GOOD)
+    result = _guard(rules, server).run(ASK)
+    assert len(server.requests) == 2  # one extra call exactly
+    assert (result.passed, result.action, result.answer) == (True, "repaired", GOOD)
+    assert [a.report.verdict for a in result.attempts] == [Verdict.FAIL, Verdict.PASS]
+    repair = server.requests[1].messages
+    assert repair[-2] == {"role": "assistant", "content": BAD}
+    assert repair[-1]["role"] == "user"
+    assert "[refund/policy]" in repair[-1]["content"]
+
+
+def test_repair_never_goes_past_its_bound_and_then_blocks(rules: norma.Norma, server: FakeLLMServer) -> None:
+    server.reply(BAD, times=5)
+    result = _guard(rules, server, max_repairs=2).run(ASK)
+    assert len(server.requests) == 3
+    assert (result.passed, result.action) == (False, "blocked")
+    assert result.answer == norma.guard.DEFAULT_FALLBACK
+    assert result.report.verdict is Verdict.FAIL  # the report of the last answer, never a pass
+    assert server.pending == 2
+
+
+def test_block_returns_the_fallback(rules: norma.Norma, server: FakeLLMServer) -> None:
+    server.reply(BAD)
+    result = _guard(rules, server, policy="block", fallback="Sorry.").run(ASK)
+    assert len(server.requests) == 1
+    assert (result.passed, result.action, result.answer) == (False, "blocked", "Sorry.")
+
+
+def test_flag_returns_the_failing_answer_marked_failed(rules: norma.Norma, server: FakeLLMServer) -> None:
+    server.reply("Your card 4111 1111 1111 1111 is refunded under our refund policy.")
+    result = _guard(rules, server, policy=GuardPolicy.FLAG).run(ASK)
+    assert (result.passed, result.action) == (False, "flagged")
+    assert result.answer.startswith("Your card 4111")
+    assert [(f.rule_id, f.check_id) for f in result.report.failures] == [("no-cards", "no-card")]
+    data = result.to_dict()
+    assert data["passed"] is False
+    assert data["report"]["verdict"] == "fail"
+    assert [a["verdict"] for a in data["attempts"]] == ["fail"]
+
+
+def test_async_run_gives_what_run_gives(rules: norma.Norma, server: FakeLLMServer) -> None:
+    server.reply(BAD).reply(GOOD)
+    result = asyncio.run(_guard(rules, server).arun(ASK))
+    assert (result.passed, result.action, len(server.requests)) == (True, "repaired", 2)
+
+
+def test_timings_are_split_between_the_model_and_the_guard(rules: norma.Norma, server: FakeLLMServer) -> None:
+    server.reply(GOOD, delay=0.2)
+    result = _guard(rules, server).run(ASK)
+    assert result.attempts[0].model_ms >= 200
+    assert result.total_ms >= result.attempts[0].model_ms
+    assert 0 <= result.guard_ms < result.total_ms
+
+
+def test_an_off_topic_message_injects_only_the_always_rules(rules: norma.Norma) -> None:
+    prepared = Guard(rules).prepare([{"role": "user", "content": "what is the capital of Peru"}])
+    assert [r.rule_id for r in prepared.rules] == ["no-cards"]
+
+
+@pytest.mark.parametrize(
+    ("messages", "location"),
+    [
+        ([], "messages"),
+        ("hello", "messages"),
+        ([{"role": "assistant", "content": "hi"}], "messages"),
+        ([{"role": "user", "content": [{"type": "text"}]}], "messages[0].content"),
+        ([{"content": "hi"}], "messages[0]"),
+    ],
+)
+def test_bad_conversations_are_refused(rules: norma.Norma, messages: object, location: str) -> None:
+    with pytest.raises(InvalidInputError) as caught:
+        Guard(rules).prepare(messages)  # type: ignore[arg-type]
+    assert caught.value.location == location
+
+
+@pytest.mark.parametrize(
+    ("options", "location"),
+    [
+        ({"policy": "retry"}, "policy"),
+        ({"max_repairs": 6}, "max_repairs"),
+        ({"max_repairs": -1}, "max_repairs"),
+        ({"template": "no placeholder"}, "template"),
+        ({"template": "{rules} {other}"}, "template"),
+        ({"fallback": " "}, "fallback"),
+    ],
+)
+def test_bad_options_are_refused(rules: norma.Norma, options: dict[str, object], location: str) -> None:
+    with pytest.raises(InvalidInputError) as caught:
+        Guard(rules, **options)  # type: ignore[arg-type]
+    assert caught.value.location == location
+
+
+def test_a_guard_without_a_model_says_so(rules: norma.Norma) -> None:
+    with pytest.raises(InvalidInputError, match="no chat model"):
+        Guard(rules).run(ASK)
