@@ -282,7 +282,11 @@ class Guard:
     def injected(self, match: MatchResult) -> tuple[InjectedRule, ...]:
         """The rules that govern a turn: its enforced matches (best first), then the rules with ``when: always``
         checks that did not match."""
-        found = [InjectedRule(rule_id=m.rule.id, text=_rule_text(m.rule, matched=True), why="matched") for m in match if m.enforced]
+        found = [
+            InjectedRule(rule_id=m.rule.id, text=_rule_text(m.rule, matched=True), why="matched")
+            for m in match
+            if m.enforced
+        ]
         seen = {r.rule_id for r in found}
         found += [
             InjectedRule(rule_id=rule.id, text=_rule_text(rule, matched=False), why="always")

@@ -93,7 +93,6 @@ _PUBLIC: dict[str, str] = {
     "blend_rubric_files": "_files",
     "blend_rubrics": "_blend",
     "validate_rubric": "_validate",
-    "check_rubric_file": "_validate",
     "validate_rubric_inputs": "_inputs",
     "Criterion": "_models",
     "CriterionExample": "_models",
@@ -128,6 +127,7 @@ _PUBLIC: dict[str, str] = {
 """What a user calls: ``__all__``; each name to the module that defines it (loaded on first use)."""
 
 _INTERNAL: dict[str, str] = {
+    "check_rubric_file": "_validate",
     "check_rubric": "_validate:validate_rubric",
     "check_rubric_inputs": "_inputs:validate_rubric_inputs",
     "RubricCheck": "_validate:RubricValidity",
