@@ -40,7 +40,7 @@ class _Handler(BaseHTTPRequestHandler):
 def server() -> Iterator[_Server]:
     httpd = _Server(("127.0.0.1", 0), _Handler)
     httpd.replies, httpd.prompts = [], []
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)  # quick shutdown
     thread.start()
     try:
         yield httpd

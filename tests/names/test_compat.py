@@ -3,6 +3,7 @@ deterministic, gap-free and never overshoots."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import os
@@ -33,6 +34,7 @@ GOLDEN = DATA / "golden_miid.json"
 FIXES = DATA / "golden_fixes.json"
 
 
+@functools.cache  # the same code under the same PYTHONHASHSEED, asked for by two tests: one process
 def run_python(code: str, hashseed: str) -> str:
     env = {**os.environ, "PYTHONHASHSEED": hashseed}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from norma._safety import load_json, load_yaml
-from norma.embeddings import Embedder
+from norma.embeddings import CachedEmbedder, Embedder
 from norma.errors import InvalidInputError
 from norma.rules import MAX_METADATA_DEPTH, Rule, Scope, load_rulebook
 from norma.store import RuleStore, export_rulebook, import_rulebook
@@ -47,6 +47,13 @@ def _rules(draw: st.DrawFn) -> dict[str, Any]:
     }
 
 
+@pytest.fixture(scope="module")
+def cached(embedder: Embedder) -> Embedder:
+    """The real embedder, each text embedded once for the module: an import after an export embeds every rule text
+    again (what is checked is the rules that come back, not their vectors)."""
+    return CachedEmbedder(embedder)
+
+
 def _accepted(fields: list[dict[str, Any]], tenant: str) -> list[Rule]:
     rules = []
     for item in fields:
@@ -66,13 +73,13 @@ def _accepted(fields: list[dict[str, Any]], tenant: str) -> list[Rule]:
     ]
 )
 def test_export_then_import_gives_the_same_rules(
-    store: RuleStore, embedder: Embedder, tmp_path: Path, fields: list[dict[str, Any]]
+    store: RuleStore, cached: Embedder, tmp_path: Path, fields: list[dict[str, Any]]
 ) -> None:
     tenant = f"roundtrip-{next(_tenants)}"
     rules = _accepted(fields, tenant)
     if not rules:
         return
-    store.upsert_rules(tenant, rules, embedder=embedder)
+    store.upsert_rules(tenant, rules, embedder=cached)
     stored = {r.id: r for r in store.list_rules(tenant)}
     assert stored == {r.id: r for r in rules}
     for fmt in ("yaml", "json"):
@@ -80,7 +87,7 @@ def test_export_then_import_gives_the_same_rules(
         path.write_text(export_rulebook(store, tenant, fmt=fmt), encoding="utf-8")  # as `norma rules export -o`
         store.delete_rules(tenant, list(stored))
         assert store.list_rules(tenant) == []
-        import_rulebook(store, path, embedder=embedder)  # as `norma rules import FILE`
+        import_rulebook(store, path, embedder=cached)  # as `norma rules import FILE`
         assert {r.id: r for r in store.list_rules(tenant)} == stored, fmt
 
 
