@@ -10,6 +10,9 @@ company" matches ``lawsuit``, tagged ``block``, which stops the turn before the 
 from __future__ import annotations
 
 import asyncio
+import os
+import re
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,6 +40,8 @@ from norma.guard._agents import AgentGuardrails
 from tests._llm_server import FakeLLMServer
 
 pytestmark = pytest.mark.model
+
+REPO = Path(__file__).resolve().parents[2]
 
 RULEBOOK = """\
 format: norma.rulebook/v1
@@ -255,3 +260,39 @@ def test_without_the_sdk_a_clear_error_names_the_extra(rules: norma.Norma, monke
         agent_guardrails(rules)
     assert caught.value.extra == "agents"
     assert "pip install 'norma-rules[agents]'" in str(caught.value)
+
+
+def _doc_blocks(language: str) -> list[str]:
+    """The ``language`` code blocks of the page that shows the Agents SDK example (docs/guard-agents.md, or
+    docs/guard.md once it holds the example)."""
+    for name in ("guard-agents.md", "guard.md"):
+        path = REPO / "docs" / name
+        if path.is_file() and "agent_guardrails(" in path.read_text(encoding="utf-8"):
+            return re.findall(rf"^```{language}\n(.*?)^```$", path.read_text(encoding="utf-8"), re.M | re.S)
+    raise AssertionError("no page of docs/ shows agent_guardrails")
+
+
+@pytest.mark.slow  # a Python process that loads the model and the SDK
+def test_the_documented_example_runs_as_shown(server: FakeLLMServer) -> None:
+    [script] = [block for block in _doc_blocks("python") if "Runner.run(" in block]
+    passing = "Your complaint is logged under reference CMP-20931; we answer within eight weeks."
+    server.reply(passing).reply("I have logged your complaint, reference CMP-20932.")
+    environment = {
+        **os.environ,
+        "OPENAI_BASE_URL": server.openai_url,
+        "OPENAI_API_KEY": "test-key",
+        "OPENAI_AGENTS_DISABLE_TRACING": "1",
+        "PYTHONPATH": str(REPO / "src"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO, env=environment, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        passing,
+        "[blocked: complaint/gives-deadline] Sorry, I can't answer that here.",
+        "[handed over: fraud-suspected] A colleague will take it from here.",
+    ]
+    assert len(server.requests) == 2  # the fraud message never reached the model
+    [shown] = [block for block in _doc_blocks("text") if "Follow these rules" in block]
+    assert server.requests[0].messages[0] == {"role": "system", "content": shown.rstrip("\n")}
