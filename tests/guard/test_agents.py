@@ -10,6 +10,7 @@ company" matches ``lawsuit``, tagged ``block``, which stops the turn before the 
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import re
 import subprocess
@@ -296,3 +297,18 @@ def test_the_documented_example_runs_as_shown(server: FakeLLMServer) -> None:
     assert len(server.requests) == 2  # the fraud message never reached the model
     [shown] = [block for block in _doc_blocks("text") if "Follow these rules" in block]
     assert server.requests[0].messages[0] == {"role": "system", "content": shown.rstrip("\n")}
+
+
+def test_a_run_is_matched_once_and_forgotten_after(rules: norma.Norma, server: FakeLLMServer) -> None:
+    sessions: list[Any] = []
+
+    def session(context: RunContextWrapper[Any]) -> None:
+        sessions.append(context.context)  # asked once for each match
+        return None
+
+    rails = agent_guardrails(rules, session=session)
+    server.reply(GOOD)
+    _run(rails, server, REFUND, context="run-1")
+    assert sessions == ["run-1"]  # the input guardrail, the instructions and the output guardrail share one match
+    gc.collect()
+    assert len(rails._runs) == 0  # the run's context is gone, and its match with it

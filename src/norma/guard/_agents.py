@@ -96,29 +96,48 @@ def _require_sdk() -> None:
 
 
 class _Runs:
-    """The match of each run in flight, by run context (the SDK passes one context object through a run)."""
+    """The match of each run in flight, by run context (the SDK passes one context object through a run); a run's
+    entry goes once its context is gone (at most :data:`_RUNS_KEPT` are kept in any case)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._items: OrderedDict[int, tuple[weakref.ref[Any], Prepared]] = OrderedDict()
+        self._gone: list[int] = []
+        """Keys of contexts collected since the last purge (appended by weakref callbacks, which may run in the
+        middle of anything, so they only append)."""
+
+    def _purge(self) -> None:
+        while self._gone:
+            key = self._gone.pop()
+            kept = self._items.get(key)
+            if kept is not None and kept[0]() is None:
+                del self._items[key]
 
     def get(self, context: object, message: str) -> Prepared | None:
         with self._lock:
+            self._purge()
             kept = self._items.get(id(context))
         if kept is None or kept[0]() is not context or kept[1].message != message:
             return None
         return kept[1]
 
     def put(self, context: object, prepared: Prepared) -> None:
+        key = id(context)
         try:
-            ref = weakref.ref(context)
+            ref = weakref.ref(context, lambda _: self._gone.append(key))
         except TypeError:  # a context that takes no weak reference is matched again by each part
             return
         with self._lock:
-            self._items[id(context)] = (ref, prepared)
-            self._items.move_to_end(id(context))
+            self._purge()
+            self._items[key] = (ref, prepared)
+            self._items.move_to_end(key)
             while len(self._items) > _RUNS_KEPT:
                 self._items.popitem(last=False)
+
+    def __len__(self) -> int:
+        with self._lock:
+            self._purge()
+            return len(self._items)
 
 
 class AgentGuardrails:
