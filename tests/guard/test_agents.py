@@ -33,6 +33,7 @@ from agents import (
     set_tracing_disabled,
 )
 from openai import AsyncOpenAI
+from pydantic import BaseModel
 
 import norma
 from norma.errors import InvalidInputError, MissingDependencyError
@@ -101,7 +102,9 @@ def server() -> Iterator[FakeLLMServer]:
         yield fake
 
 
-def _run(rails: AgentGuardrails, server: FakeLLMServer, given: str | list[Any], context: Any = None) -> Any:
+def _run(
+    rails: AgentGuardrails, server: FakeLLMServer, given: str | list[Any], context: Any = None, output_type: Any = None
+) -> Any:
     """Run a real agent guarded by ``rails`` on ``given``, its model the scripted server (the client closed after)."""
 
     async def run() -> Any:
@@ -112,6 +115,7 @@ def _run(rails: AgentGuardrails, server: FakeLLMServer, given: str | list[Any], 
                 model=OpenAIChatCompletionsModel(model="m", openai_client=client),
                 input_guardrails=[rails.input],
                 output_guardrails=[rails.output],
+                output_type=output_type,
             )
             return await Runner.run(agent, given, context=context)
 
@@ -191,6 +195,22 @@ def test_a_rule_tagged_block_stops_the_turn_before_any_model_request(rules: norm
             }
         ]
     }
+
+
+class Reply(BaseModel):
+    text: str
+    form: str
+
+
+def test_a_structured_output_is_checked_as_its_json(rules: norma.Norma, server: FakeLLMServer) -> None:
+    server.reply('{"text": "Our refund policy applies.", "form": "REF-1234"}')
+    result = _run(agent_guardrails(rules), server, REFUND, output_type=Reply)
+    assert result.final_output == Reply(text="Our refund policy applies.", form="REF-1234")
+    server.reply('{"text": "Fill it in.", "form": "REF-1234"}')
+    with pytest.raises(OutputGuardrailTripwireTriggered) as caught:
+        _run(agent_guardrails(rules), server, REFUND, output_type=Reply)
+    info = caught.value.guardrail_result.output.output_info
+    assert [r["rule_id"] for r in info["report"]["rules"] if r["verdict"] == "fail"] == ["refund"]
 
 
 def test_block_tags_are_configurable(rules: norma.Norma, server: FakeLLMServer) -> None:
