@@ -78,7 +78,7 @@ BAD = "Fill in form REF-1234."
 RULES_BLOCK = (
     "Follow these rules in your answer (rule ids in brackets):\n"
     "1. [refund] explain the refund policy and give the form reference\n"
-    "2. [no-cards] never repeat a card number"
+    "2. [no-cards] if customer shares payment details: never repeat a card number"
 )
 
 
@@ -171,7 +171,7 @@ def test_an_always_check_fails_an_answer_to_any_message(rules: norma.Norma, serv
     assert sent[0]["content"] == (
         "Follow these rules in your answer (rule ids in brackets):\n"
         "1. [weather] say you cannot forecast the weather\n"
-        "2. [no-cards] never repeat a card number"
+        "2. [no-cards] if customer shares payment details: never repeat a card number"
     )
     info = caught.value.guardrail_result.output.output_info
     assert [r["rule_id"] for r in info["report"]["rules"] if r["verdict"] == "fail"] == ["no-cards"]
@@ -247,7 +247,7 @@ def test_instructions_from_a_function_and_a_guard_with_its_own_template(
     assert seen == ["support"]
     assert server.requests[-1].messages[0]["content"] == (
         "You help Ada.\n\nRULES:\n1. [refund] explain the refund policy and give the form reference\n"
-        "2. [no-cards] never repeat a card number\nEND"
+        "2. [no-cards] if customer shares payment details: never repeat a card number\nEND"
     )
 
 
