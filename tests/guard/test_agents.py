@@ -315,7 +315,7 @@ def test_the_documented_example_runs_as_shown(server: FakeLLMServer) -> None:
         "[handed over: fraud-suspected] A colleague will take it from here.",
     ]
     assert len(server.requests) == 2  # the fraud message never reached the model
-    [shown] = [block for block in _doc_blocks("text") if "Follow these rules" in block]
+    [shown] = [block for block in _doc_blocks("text") if block.startswith("You are Northwind Bank's support")]
     assert server.requests[0].messages[0] == {"role": "system", "content": shown.rstrip("\n")}
 
 
