@@ -6,6 +6,9 @@
   :class:`GuardPolicy` the answer is repaired, blocked or flagged. :class:`GuardResult` carries the answer, the
   report, the rules injected, every attempt and the timings.
 
+* :func:`agent_guardrails` — the OpenAI Agents SDK (the ``agents`` extra): dynamic instructions with the rules that
+  apply, an output guardrail running the turn check and an input guardrail for rules that stop a turn.
+
 The guarded endpoint of ``norma serve`` and the integrations (LiteLLM, the OpenAI Agents SDK) are built on
 :meth:`Guard.prepare` and :meth:`Guard.review`. See docs/guard.md.
 """
@@ -17,6 +20,8 @@ import typing as _typing
 from norma._lazy import exports as _exports
 
 if _typing.TYPE_CHECKING:
+    from norma.guard._agents import AgentGuardrails as AgentGuardrails
+    from norma.guard._agents import agent_guardrails as agent_guardrails
     from norma.guard._guard import DEFAULT_FALLBACK as DEFAULT_FALLBACK
     from norma.guard._guard import DEFAULT_TEMPLATE as DEFAULT_TEMPLATE
     from norma.guard._guard import Guard as Guard
@@ -30,10 +35,12 @@ _PUBLIC: dict[str, str] = {
     "Guard": "_guard",
     "GuardPolicy": "_guard",
     "GuardResult": "_guard",
+    "agent_guardrails": "_agents",
 }
 """What a user calls: ``__all__``; each name to the module that defines it (loaded on first use)."""
 
 _INTERNAL: dict[str, str] = {
+    "AgentGuardrails": "_agents",
     "DEFAULT_FALLBACK": "_guard",
     "DEFAULT_TEMPLATE": "_guard",
     "GuardAttempt": "_guard",
