@@ -5,6 +5,7 @@ Exit codes (documented in docs/cli.md):
 * 0 — success; for checks, everything passed.
 * 1 — the input was evaluated and failed (violations, invalid rubric files, a failing verdict).
 * 2 — usage or input error: an unknown option, a missing file, input norma cannot read.
+* 130 — interrupted (Ctrl-C, SIGINT): ``norma: interrupted`` on stderr, whatever the command was doing.
 """
 
 from __future__ import annotations
@@ -20,11 +21,13 @@ from norma.cli._lazy import LazyCommand, LazyGroup
 from norma.cli._output import FORMATS
 from norma.errors import NormaError
 
-__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "cli", "main"]
+__all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "cli", "main"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+"""128 + SIGINT, as shells report a command stopped by Ctrl-C."""
 
 
 _COMMANDS = {
@@ -98,7 +101,7 @@ _COMMANDS = {
 def cli(ctx: click.Context, output_format: str, debug: bool) -> None:
     """norma: a rules engine for AI behaviour.
 
-    Exit codes: 0 success or pass, 1 evaluated and failed, 2 usage or input error.
+    Exit codes: 0 success or pass, 1 evaluated and failed, 2 usage or input error, 130 interrupted.
     """
     ctx.ensure_object(dict)
     ctx.obj["format"] = output_format
@@ -108,6 +111,11 @@ def cli(ctx: click.Context, output_format: str, debug: bool) -> None:
 def _fail(message: str) -> int:
     click.echo(f"norma: error: {' '.join(message.split())}", err=True)
     return EXIT_USAGE
+
+
+def _interrupted() -> int:
+    click.echo("norma: interrupted", err=True)
+    return EXIT_INTERRUPTED
 
 
 def _describe(exc: NormaError) -> str:
@@ -137,8 +145,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if debug:
             raise
         return _fail(exc.format_message())
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__context__, KeyboardInterrupt):  # click turns Ctrl-C into Abort
+            return _interrupted()
         return _fail("aborted")
+    except KeyboardInterrupt:
+        return _interrupted()
     except NormaError as exc:
         if debug:
             raise
