@@ -108,9 +108,18 @@ def cli(ctx: click.Context, output_format: str, debug: bool) -> None:
     ctx.obj["debug"] = debug
 
 
-def _fail(message: str) -> int:
+def _fail(message: str, *more: str) -> int:
+    """``norma: error: MESSAGE`` on one line (and each of ``more`` on a line of its own, indented); exit 2."""
     click.echo(f"norma: error: {' '.join(message.split())}", err=True)
+    for line in more:
+        click.echo(f"  {' '.join(line.split())}", err=True)
     return EXIT_USAGE
+
+
+def _problems(exc: NormaError) -> list[str]:
+    """The problems an error lists (a rulebook's: every bad rule), each for a line of its own."""
+    problems = getattr(exc, "problems", None)
+    return [str(problem) for problem in problems] if isinstance(problems, list) else []
 
 
 def _interrupted() -> int:
@@ -120,7 +129,13 @@ def _interrupted() -> int:
 
 def _describe(exc: NormaError) -> str:
     """The one line an error is reported with; malformed JSON reads the same whatever reported it (a rubric's
-    error keeps the decoder's own words as its ``str()``, for synth-ai compatibility)."""
+    error keeps the decoder's own words as its ``str()``, for synth-ai compatibility); an error listing problems
+    says how many (they follow, one a line)."""
+    if _problems(exc):
+        where = ":".join(part for part in (exc.source, exc.location) if part)
+        hint = f" ({exc.hint})" if exc.hint else ""
+        count = len(_problems(exc))
+        return f"{where + ': ' if where else ''}{count} problem{'s' if count > 1 else ''} in the rulebook{hint}:"
     if isinstance(exc, json.JSONDecodeError):
         where = f"{exc.source}:" if exc.source else ""
         return f"{where}line {exc.lineno}, column {exc.colno}: not valid JSON: {exc.msg}"
@@ -154,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except NormaError as exc:
         if debug:
             raise
-        return _fail(_describe(exc))
+        return _fail(_describe(exc), *_problems(exc))
     except OSError as exc:
         if debug:
             raise
