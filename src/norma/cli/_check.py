@@ -170,6 +170,8 @@ def check(
     from norma.reports import turns_exit_code
 
     check_rules_source(rules_file, tenant_id, db_url)
+    if documents is not None and not run_audit:
+        raise click.UsageError("--documents goes with --audit (the audit reads them; without --audit nothing does)")
     fmt = output_format or ((ctx.find_root().obj or {}).get("format") or "table")
     options = EngineOptions.pop(engine)
     if batch_file is not None:
@@ -230,9 +232,9 @@ def _parse_session(session_json: str | None) -> dict[str, Any] | None:
     try:
         value = json.loads(session_json)
     except json.JSONDecodeError as exc:
-        raise InvalidInputError(f"--session is not valid JSON ({exc.msg})", location="--session") from None
+        raise InvalidInputError(f"--session is not valid JSON: {exc.msg} (at column {exc.colno})") from None
     if not isinstance(value, dict):
-        raise InvalidInputError("--session must be a JSON object", location="--session")
+        raise InvalidInputError("--session must be a JSON object (a mapping of session fields)")
     return value
 
 
