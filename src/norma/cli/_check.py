@@ -46,26 +46,40 @@ def _rule_cell(checked: CheckedRule) -> str:
     return checked.rule_id if checked.enforced else f"{checked.rule_id} (neighbour)"
 
 
-def _render(con: Console, name: str, report: TurnReport) -> None:
+_EXCERPT = 40
+"""Most characters of the evidence shown in a table's message cell (masked for ``no_pii``, as in every format)."""
+
+
+def _message(result: Any) -> str:
+    """A check's message, with its first evidence excerpt (already masked for ``no_pii``) in quotes."""
+    if not result.evidence:
+        return str(result.message)
+    text = " ".join(str(result.evidence[0].text).split())
+    excerpt = text if len(text) <= _EXCERPT else text[: _EXCERPT - 1] + "…"
+    return f'{result.message}: "{excerpt}"'
+
+
+def _render(con: Console, name: str, report: TurnReport, everything: bool = True) -> None:
+    """A turn for people; without ``everything`` (outside a terminal, no --all) only its checks that did not pass."""
     matched = ", ".join(_matched(m) for m in report.matches) or "none"
     con.print(f"{'' if name.startswith('<') else f'{name}: '}matched {matched}", markup=False)
-    if report.rules:
+    shown = [(c, r) for c in report.rules for r in c.checks if everything or r.status.value != "pass"]
+    if shown:
         table = Table("rule", "check", "kind", "severity", "status", "where", "message")
-        for checked in report.rules:
-            for result in checked.checks:
-                first = result.evidence[0] if result.evidence else None
-                where = f"{first.line}:{first.column}" if first else ""
-                # a neighbour's requirement, not enforced, is no problem: dim, where a check not decided is yellow
-                status = "[dim]skip[/]" if not result.enforced else _STATUS[result.status]
-                table.add_row(
-                    escape(_rule_cell(checked)),
-                    escape(result.check_id),
-                    result.kind,
-                    result.severity.value,
-                    status,
-                    where,
-                    escape(result.message),
-                )
+        for checked, result in shown:
+            first = result.evidence[0] if result.evidence else None
+            where = f"{first.line}:{first.column}" if first else ""
+            # a neighbour's requirement, not enforced, is no problem: dim, where a check not decided is yellow
+            status = "[dim]skip[/]" if not result.enforced else _STATUS[result.status]
+            table.add_row(
+                escape(_rule_cell(checked)),
+                escape(result.check_id),
+                result.kind,
+                result.severity.value,
+                status,
+                where,
+                escape(_message(result)),
+            )
         print_table(con, table)
     if report.audit is not None:
         from norma.audit import severity_label
@@ -139,6 +153,12 @@ def _judge() -> Any:
     default=None,
     help="Write the --format output here instead of stdout.",
 )
+@click.option(
+    "--all",
+    "show_all",
+    is_flag=True,
+    help="The table lists every check (default: every check in a terminal, only those that did not pass otherwise).",
+)
 @report_option
 @engine_options
 @click.pass_context
@@ -159,6 +179,7 @@ def check(
     output_format: str | None,
     out_path: Path | None,
     reports_to_write: list[tuple[str, Path]],
+    show_all: bool,
     **engine: Any,
 ) -> int:
     """Check a turn: the rules that apply to --message, the --output checked against each, a verdict and a reward.
@@ -174,6 +195,7 @@ def check(
         raise click.UsageError("--documents goes with --audit (the audit reads them; without --audit nothing does)")
     fmt = output_format or ((ctx.find_root().obj or {}).get("format") or "table")
     options = EngineOptions.pop(engine)
+    everything = show_all or options.verbose or sys.stdout.isatty()  # a log or a CI job: what needs a look
     if batch_file is not None:
         if message is not None or output_text is not None or output_file is not None or session_json is not None:
             raise click.UsageError("with --batch, each turn's message, output and session are in its JSON Lines record")
@@ -189,6 +211,7 @@ def check(
             out_path,
             reports_to_write,
             options,
+            everything,
         )
     if fmt == "jsonl":
         raise click.UsageError("--format jsonl goes with --batch")
@@ -202,7 +225,7 @@ def check(
     report = checker.check(message, output, session)
     items = [(name, report)]
     if fmt == "table":
-        _render(console(), name, report)
+        _render(console(), name, report, everything)
     else:
         _write(fmt, items, fail_on, out_path)
     for report_fmt, path in reports_to_write:
@@ -278,6 +301,7 @@ def _batch(
     out_path: Path | None,
     reports_to_write: list[tuple[str, Path]],
     options: EngineOptions,
+    everything: bool = True,
 ) -> int:
     from norma.batch import CheckJob, MatchJob
     from norma.cli._engine import run_batch, succeeded
@@ -304,7 +328,7 @@ def _batch(
     if fmt == "table":
         con = console()
         for name, report in items:
-            _render(con, name, report)
+            _render(con, name, report, everything)
         con.print(
             f"{document['turns']} turns: {document['passed']} passed, {document['failed']} failed, "
             f"{document['skipped']} skipped"
