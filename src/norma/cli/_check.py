@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from norma.cli._demo import SECTIONS
 from norma.cli._engine import EngineOptions, engine_options
 from norma.cli._output import (
     check_rules_source,
@@ -375,3 +377,47 @@ def _read_turns(source: str) -> list[Any]:
             exc.source = where
             records.append(BatchRecord(index, where, exc))
     return records
+
+
+_DEMO_TURNS = ("good-fraud", "bad-asks-for-pin")
+"""The turns of ``turns/banking.jsonl`` the demo checks: one that passes, one that fails."""
+
+
+def _demo_section(examples: Path) -> tuple[dict[str, Any], Callable[[Console], None]]:
+    """The turn check on the banking rulebook: a passing and a failing turn of the examples, no judge."""
+    from norma.turns import TurnChecker
+
+    rulebook = examples / "rulebooks" / "banking-support.yaml"
+    turns_file = examples / "turns" / "banking.jsonl"
+    records = [json.loads(line) for line in turns_file.read_text(encoding="utf-8").splitlines() if line.strip()]
+    chosen = [r for wanted in _DEMO_TURNS for r in records if r.get("id") == wanted]
+    checker = TurnChecker(rulebook)  # judge checks (none on these turns' rules) would be skipped
+    reports = checker.check_many([(r["message"], r["output"], None) for r in chosen])
+    summary = {
+        "rulebook": rulebook.name,
+        "turns": [
+            {
+                "id": record["id"],
+                "message": record["message"],
+                "verdict": report.verdict.value,
+                "reward": None if report.reward is None else round(report.reward, 4),
+                "failed": [f"{f.rule_id}/{f.check_id}" for f in report.failures],
+            }
+            for record, report in zip(chosen, reports, strict=True)
+        ],
+    }
+
+    def render(con: Console) -> None:
+        con.print(f"{rulebook.name}: each turn's output checked against the rules its message matched", markup=False)
+        for record, report in zip(chosen, reports, strict=True):
+            reward = "none" if report.reward is None else f"{report.reward:.3f}"
+            con.print(f"{record['id']}: {record['message']!r}", markup=False)
+            con.print(f"  verdict {report.verdict.value.upper()}, reward {reward}", markup=False)
+            for failure in report.failures:
+                con.print(f"  failed {failure.rule_id}/{failure.check_id}: {_message(failure)}", markup=False)
+        con.print(f"more: norma check --rules {rulebook} --batch {turns_file}", markup=False)
+
+    return summary, render
+
+
+SECTIONS["turn check"] = _demo_section
