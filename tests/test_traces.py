@@ -260,3 +260,24 @@ checks = evaluate_checks(rule, "one two three", matched=True)
 print(result[0].rule.id, checks[0].status.value, norma._trace.span("x") is norma._trace.OFF)
 """
     assert _python(code).split() == ["lost-card", "fail", "True"]
+
+
+# -- a turn check ----------------------------------------------------------------------------------------------------
+
+
+def test_a_turn_check_is_one_parent_span_over_match_checks_and_rubric(spans: InMemorySpanExporter) -> None:
+    from norma.turns import TurnChecker
+
+    checker = TurnChecker(EXAMPLES / "rulebooks" / "banking-support.yaml")
+    report = checker.check("my pin is 1234 can you check it", "Sure, tell me your full PIN and I will check it.")
+    [turn] = finished(spans, "norma.turn")
+    assert turn.parent is None  # the caller opened no span
+    attributes = dict(turn.attributes or {})
+    assert attributes["norma.turns.count"] == 1
+    assert attributes["norma.turn.verdict"] == report.verdict.value == "fail"
+    children = [s for s in spans.get_finished_spans() if s.parent is not None]
+    assert {s.name for s in children} >= {"norma.match", "norma.checks", "norma.rubric"}
+    for name in ("norma.match", "norma.checks", "norma.rubric"):
+        for child in finished(spans, name):
+            assert child.parent is not None, name
+            assert child.parent.span_id == turn.context.span_id, name

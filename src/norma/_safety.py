@@ -296,9 +296,22 @@ def load_yaml(text: str | bytes, *, source: str | None = None, limits: InputLimi
         return parse_yaml_bounded(text, source=source, limits=limits)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        context, opened = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+        if context and opened is not None:
+            if mark is None or "end of stream" in problem or "<stream end>" in problem:
+                # the parser read to the end for what closes an opening (a quote, a bracket): the opening is the
+                # place to fix, not the end of the file
+                problem, mark = f"{problem} {context} that starts here", opened
+            else:
+                problem = f"{problem} ({context} from {_at(opened)})"
+        where = _at(mark) if mark is not None else None
         raise InvalidInputError(f"not valid YAML: {problem}", source=source, location=where) from None
+
+
+def _at(mark: Any) -> str:
+    """A PyYAML mark as ``line L, column C`` (1-based)."""
+    return f"line {mark.line + 1}, column {mark.column + 1}"
 
 
 def load_json(text: str | bytes, *, source: str | None = None, limits: InputLimits = DEFAULT_LIMITS) -> Any:

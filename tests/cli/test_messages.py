@@ -34,13 +34,13 @@ _FILE_ERROR_CASES: dict[str, tuple[str, bytes, str, str]] = {
     ),
     "a rule problem names its rule once": (
         "r.json", b'[{"id": "a", "condition_text": "x", "scope": "step"}]', "match --rules FILE hi",
-        "1 problem(s) in the rulebook, nothing imported: rules[0] (a).rule: a STEP rule needs step_id (fix every rule "
-        "listed (run `norma docs store` for the format))",
+        "1 problem in the rulebook (fix every rule listed; `norma docs store` shows the format):\n"
+        "  rules[0] (a).rule: a STEP rule needs step_id",
     ),
     "an empty rules file says so": (
         "empty.yaml", b"", "match --rules FILE hello",
-        "1 problem(s) in the rulebook, nothing imported: rulebook.rules: the file is empty: write a list of rules, or "
-        "a mapping with a 'rules' list (fix every rule listed (run `norma docs store` for the format))",
+        "1 problem in the rulebook (fix every rule listed; `norma docs store` shows the format):\n"
+        "  rulebook.rules: the file is empty: write a list of rules, or a mapping with a 'rules' list",
     ),
     "names score prints its error without a blank line": (
         "r.jsonl", b'{"name": "John", "variations": ["Jon"], "labels": "x"}\n', "names score FILE",
@@ -65,6 +65,39 @@ def test_a_bad_file_gives_one_exact_line(
     assert result.out == ""  # nothing was done, so nothing (not even an empty table) is printed
     separator = "" if message.startswith("line ") else " "
     assert result.err == f"norma: error: {path}:{separator}{message}\n"
+
+
+def test_a_bad_rulebook_lists_every_problem_one_a_line_duplicates_included(run_cli: Run, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "rules:\n"
+        "  - {id: a, condition_text: x, priority: high}\n"
+        "  - {id: a, condition_text: y}\n"  # a duplicate of a rule that is itself bad: reported with the rest
+        "  - {id: b}\n",
+        encoding="utf-8",
+    )
+    expected = (
+        f"norma: error: {bad}: 3 problems in the rulebook "
+        "(fix every rule listed; `norma docs store` shows the format):\n"
+        "  rules[0] (a).priority: Input should be a valid integer, unable to parse string as an integer\n"
+        "  rules[1] (a).id: duplicate of rules[0]\n"
+        "  rules[2] (b).condition_text: Field required\n"
+    )
+    for args in (("check", "--rules", str(bad), "-m", "hi", "-o", "hello"), ("match", "--rules", str(bad), "hi")):
+        result = run_cli(*args)
+        assert (result.code, result.out, result.err) == (2, "", expected), args
+    assert "nothing imported" not in expected  # that is what `norma rules import` says: it imports
+
+
+def test_an_unterminated_quote_is_reported_where_it_opens(run_cli: Run, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text('rules:\n  - id: a\n    condition_text: "never closed\n    priority: 1\n', encoding="utf-8")
+    result = run_cli("check", "--rules", str(bad), "-m", "hi", "-o", "hello")
+    assert (result.code, result.err) == (
+        2,
+        f"norma: error: {bad}:line 3, column 21: not valid YAML: found unexpected end of stream while scanning a "
+        "quoted scalar that starts here\n",
+    )
 
 
 def test_serve_on_a_busy_port_says_so_before_anything_else(tmp_path: Path) -> None:

@@ -153,3 +153,27 @@ def test_arguments_outside_the_schema_are_refused(server: Session) -> None:
     assert result.is_error
     assert "message" in text(result)
     assert server.call("check_turn", message="hello").is_error  # no output
+
+
+def test_input_schema_errors_are_structured_like_normas_own(server: Session) -> None:
+    result = server.call("check_turn", message="", output="hi")
+    assert result.is_error
+    assert result.structured_content == {
+        "error": "InvalidInputError",
+        "message": "String should have at least 1 character",
+        "source": "check_turn",
+        "location": "message",
+        "hint": "the tool's input schema (tools/list) gives each argument of check_turn and its bounds",
+    }
+    assert text(result).splitlines() == [
+        "InvalidInputError: String should have at least 1 character",
+        "where: check_turn:message",
+        "hint: the tool's input schema (tools/list) gives each argument of check_turn and its bounds",
+    ]
+    missing = server.call("check_turn", message="hello")
+    assert missing.structured_content is not None
+    assert (missing.structured_content["location"], missing.structured_content["message"]) == (
+        "output",
+        "Field required",
+    )
+    assert server.ok("list_rules")["count"] > 0  # the server goes on

@@ -37,8 +37,11 @@ def test_a_bad_rulebook_stops_it_before_serving(run_cli: Run, tmp_path: Path) ->
     bad.write_text("rules:\n  - id: x\n    priority: high\n", encoding="utf-8")
     result = run_cli("mcp", "--rules", str(bad))
     assert (result.code, result.out) == (2, "")
-    assert result.err.startswith(f"norma: error: {bad}"), result.err
-    assert result.err.count("\n") == 1, result.err
+    assert result.err.startswith(f"norma: error: {bad}: 2 problems in the rulebook"), result.err
+    assert result.err.splitlines()[1:] == [  # one problem a line (#50)
+        "  rules[0] (x).condition_text: Field required",
+        "  rules[0] (x).priority: Input should be a valid integer, unable to parse string as an integer",
+    ]
 
 
 def test_a_missing_store_is_not_created(run_cli: Run, tmp_path: Path) -> None:

@@ -196,3 +196,26 @@ def test_a_rule_id_that_is_not_unicode_is_reported_without_it() -> None:
     (problem,) = info.value.problems
     assert (problem.index, problem.rule_id, problem.field) == (0, None, "id")
     str(info.value).encode("utf-8")  # prints
+
+
+def test_a_duplicate_id_is_reported_with_the_other_problems(tmp_path: Path) -> None:
+    path = tmp_path / "r.yaml"
+    path.write_text(
+        "rules:\n  - {id: a, condition_text: x, priority: high}\n  - {id: a, condition_text: y}\n", encoding="utf-8"
+    )
+    with pytest.raises(RulebookError) as caught:
+        load_rulebook(path)
+    assert [(p.index, p.field, p.message) for p in caught.value.problems] == [
+        (0, "priority", "Input should be a valid integer, unable to parse string as an integer"),
+        (1, "id", "duplicate of rules[0]"),
+    ]
+    assert "nothing imported" not in str(caught.value)  # loading imports nothing; `rules import` says so itself
+
+
+def test_an_unterminated_quote_is_located_where_it_opens(tmp_path: Path) -> None:
+    path = tmp_path / "r.yaml"
+    path.write_text('rules:\n  - id: a\n    condition_text: "never closed\n    priority: 1\n', encoding="utf-8")
+    with pytest.raises(InvalidInputError) as caught:
+        load_rulebook(path)
+    assert caught.value.location == "line 3, column 21"  # the opening quote, not the end of the file (line 5)
+    assert "while scanning a quoted scalar" in caught.value.message

@@ -7,8 +7,13 @@ its result carries that error.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
-from collections.abc import Callable, Sequence
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any, Literal
 
@@ -46,12 +51,32 @@ def _results(chunk: Sequence[BatchRecord], outcomes: list[Outcome]) -> list[Batc
     ]
 
 
+_INTERRUPTED: list[bool] = []
+"""Set in a pool worker once it was sent SIGINT: the chunk it runs stops and it runs no other."""
+
+
+def _interrupt_worker(signum: int, frame: Any) -> None:
+    _INTERRUPTED.append(True)
+    if "chunk" in _STARTED:  # inside a chunk: stop it (its error goes back to the parent as a whole message)
+        raise KeyboardInterrupt
+
+
 def _init_pool_worker(job: Job) -> None:
+    # Ctrl-C in a terminal reaches the whole process group, and the parent sends SIGINT to its workers when it is
+    # interrupted: a worker stops its chunk then, never while it writes a result (no traceback, no torn message).
+    # Until here SIGINT is ignored (the parent started the worker so).
+    signal.signal(signal.SIGINT, _interrupt_worker)
     _STARTED["worker"] = job.start()
 
 
 def _pool_chunk(payloads: list[Any]) -> list[Outcome]:
-    return _STARTED["worker"](payloads)
+    _STARTED["chunk"] = _STARTED["worker"]
+    try:
+        if _INTERRUPTED:
+            raise KeyboardInterrupt
+        return _STARTED["worker"](payloads)
+    finally:
+        del _STARTED["chunk"]
 
 
 def _local(job: Job, todo: list[BatchRecord], on_result: Callable[[BatchResult], None] | None) -> list[BatchResult]:
@@ -75,25 +100,66 @@ def _pool(
     size = _chunk_size(job, len(todo), workers)
     chunks = [todo[start : start + size] for start in range(0, len(todo), size)]
     out: list[BatchResult] = []
-    with ProcessPoolExecutor(
+    pool = ProcessPoolExecutor(
         max_workers=workers,
         mp_context=multiprocessing.get_context(method),
         initializer=_init_pool_worker,
         initargs=(job,),
-    ) as pool:
-        futures: list[Future[list[Outcome]]] = [
-            pool.submit(_pool_chunk, [record.payload for record in chunk]) for chunk in chunks
-        ]
-        try:
-            for chunk, future in zip(chunks, futures, strict=True):
-                for item in _results(chunk, future.result()):
-                    out.append(item)
-                    if on_result is not None:
-                        on_result(item)
-        finally:
-            for future in futures:
-                future.cancel()
+    )
+    try:
+        with _sigint_ignored():  # the workers start (on the first submits) ignoring Ctrl-C until they are ready
+            futures: list[Future[list[Outcome]]] = [
+                pool.submit(_pool_chunk, [record.payload for record in chunk]) for chunk in chunks
+            ]
+        for chunk, future in zip(chunks, futures, strict=True):
+            for item in _results(chunk, future.result()):
+                out.append(item)
+                if on_result is not None:
+                    on_result(item)
+    except BaseException:  # Ctrl-C, a worker's error: stop now, finishing neither the running chunks nor the queued
+        _stop(pool)
+        raise
+    pool.shutdown(wait=True)
     return out
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored in this process (and the processes it starts) while the block runs (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+_STOP_GRACE_S = 0.5
+"""How long an interrupted worker has to stop its chunk and exit before it is terminated (one still starting or
+ending, say): an interrupted chunk stops within a few hundredths of a second."""
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Stop ``pool`` at once: its queued work cancelled, the chunks its workers run interrupted (SIGINT), a worker
+    still alive after :data:`_STOP_GRACE_S` terminated."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # the executor's workers, by pid
+    manager = getattr(pool, "_executor_manager_thread", None)
+    for process in processes:
+        if process.pid is not None and process.is_alive():
+            with contextlib.suppress(OSError):
+                os.kill(process.pid, signal.SIGINT)
+    pool.shutdown(wait=False, cancel_futures=True)
+    deadline = time.monotonic() + _STOP_GRACE_S
+    for process in processes:
+        process.join(timeout=max(0.0, deadline - time.monotonic()))
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+            process.join(timeout=_STOP_GRACE_S)
+    if isinstance(manager, threading.Thread):  # it sees the workers gone and ends; joined, it is not woken at exit
+        manager.join(timeout=_STOP_GRACE_S)
 
 
 def run_job(

@@ -5,6 +5,7 @@ Exit codes (documented in docs/cli.md):
 * 0 — success; for checks, everything passed.
 * 1 — the input was evaluated and failed (violations, invalid rubric files, a failing verdict).
 * 2 — usage or input error: an unknown option, a missing file, input norma cannot read.
+* 130 — interrupted (Ctrl-C, SIGINT): ``norma: interrupted`` on stderr, whatever the command was doing.
 """
 
 from __future__ import annotations
@@ -20,11 +21,13 @@ from norma.cli._lazy import LazyCommand, LazyGroup
 from norma.cli._output import FORMATS
 from norma.errors import NormaError
 
-__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "cli", "main"]
+__all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "cli", "main"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+"""128 + SIGINT, as shells report a command stopped by Ctrl-C."""
 
 
 _COMMANDS = {
@@ -105,21 +108,41 @@ _COMMANDS = {
 def cli(ctx: click.Context, output_format: str, debug: bool) -> None:
     """norma: a rules engine for AI behaviour.
 
-    Exit codes: 0 success or pass, 1 evaluated and failed, 2 usage or input error.
+    Exit codes: 0 success or pass, 1 evaluated and failed, 2 usage or input error, 130 interrupted.
     """
     ctx.ensure_object(dict)
     ctx.obj["format"] = output_format
     ctx.obj["debug"] = debug
 
 
-def _fail(message: str) -> int:
+def _fail(message: str, *more: str) -> int:
+    """``norma: error: MESSAGE`` on one line (and each of ``more`` on a line of its own, indented); exit 2."""
     click.echo(f"norma: error: {' '.join(message.split())}", err=True)
+    for line in more:
+        click.echo(f"  {' '.join(line.split())}", err=True)
     return EXIT_USAGE
+
+
+def _problems(exc: NormaError) -> list[str]:
+    """The problems an error lists (a rulebook's: every bad rule), each for a line of its own."""
+    problems = getattr(exc, "problems", None)
+    return [str(problem) for problem in problems] if isinstance(problems, list) else []
+
+
+def _interrupted() -> int:
+    click.echo("norma: interrupted", err=True)
+    return EXIT_INTERRUPTED
 
 
 def _describe(exc: NormaError) -> str:
     """The one line an error is reported with; malformed JSON reads the same whatever reported it (a rubric's
-    error keeps the decoder's own words as its ``str()``, for synth-ai compatibility)."""
+    error keeps the decoder's own words as its ``str()``, for synth-ai compatibility); an error listing problems
+    says how many (they follow, one a line)."""
+    if _problems(exc):
+        where = ":".join(part for part in (exc.source, exc.location) if part)
+        hint = f" ({exc.hint})" if exc.hint else ""
+        count = len(_problems(exc))
+        return f"{where + ': ' if where else ''}{count} problem{'s' if count > 1 else ''} in the rulebook{hint}:"
     if isinstance(exc, json.JSONDecodeError):
         where = f"{exc.source}:" if exc.source else ""
         return f"{where}line {exc.lineno}, column {exc.colno}: not valid JSON: {exc.msg}"
@@ -144,12 +167,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if debug:
             raise
         return _fail(exc.format_message())
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__context__, KeyboardInterrupt):  # click turns Ctrl-C into Abort
+            return _interrupted()
         return _fail("aborted")
+    except KeyboardInterrupt:
+        return _interrupted()
     except NormaError as exc:
         if debug:
             raise
-        return _fail(_describe(exc))
+        return _fail(_describe(exc), *_problems(exc))
     except OSError as exc:
         if debug:
             raise

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from norma.cli._demo import SECTIONS
 from norma.cli._engine import EngineOptions, engine_options
 from norma.cli._output import (
     check_rules_source,
@@ -47,26 +49,40 @@ def _rule_cell(checked: CheckedRule) -> str:
     return checked.rule_id if checked.enforced else f"{checked.rule_id} (neighbour)"
 
 
-def _render(con: Console, name: str, report: TurnReport) -> None:
+_EXCERPT = 40
+"""Most characters of the evidence shown in a table's message cell (masked for ``no_pii``, as in every format)."""
+
+
+def _message(result: Any) -> str:
+    """A check's message, with its first evidence excerpt (already masked for ``no_pii``) in quotes."""
+    if not result.evidence:
+        return str(result.message)
+    text = " ".join(str(result.evidence[0].text).split())
+    excerpt = text if len(text) <= _EXCERPT else text[: _EXCERPT - 1] + "…"
+    return f'{result.message}: "{excerpt}"'
+
+
+def _render(con: Console, name: str, report: TurnReport, everything: bool = True) -> None:
+    """A turn for people; without ``everything`` (outside a terminal, no --all) only its checks that did not pass."""
     matched = ", ".join(_matched(m) for m in report.matches) or "none"
     con.print(f"{'' if name.startswith('<') else f'{name}: '}matched {matched}", markup=False)
-    if report.rules:
+    shown = [(c, r) for c in report.rules for r in c.checks if everything or r.status.value != "pass"]
+    if shown:
         table = Table("rule", "check", "kind", "severity", "status", "where", "message")
-        for checked in report.rules:
-            for result in checked.checks:
-                first = result.evidence[0] if result.evidence else None
-                where = f"{first.line}:{first.column}" if first else ""
-                # a neighbour's requirement, not enforced, is no problem: dim, where a check not decided is yellow
-                status = "[dim]skip[/]" if not result.enforced else _STATUS[result.status]
-                table.add_row(
-                    escape(_rule_cell(checked)),
-                    escape(result.check_id),
-                    result.kind,
-                    result.severity.value,
-                    status,
-                    where,
-                    escape(result.message),
-                )
+        for checked, result in shown:
+            first = result.evidence[0] if result.evidence else None
+            where = f"{first.line}:{first.column}" if first else ""
+            # a neighbour's requirement, not enforced, is no problem: dim, where a check not decided is yellow
+            status = "[dim]skip[/]" if not result.enforced else _STATUS[result.status]
+            table.add_row(
+                escape(_rule_cell(checked)),
+                escape(result.check_id),
+                result.kind,
+                result.severity.value,
+                status,
+                where,
+                escape(_message(result)),
+            )
         print_table(con, table)
     if report.audit is not None:
         from norma.audit import severity_label, verdict_label
@@ -139,6 +155,12 @@ def _write(
     default=None,
     help="Write the --format output here instead of stdout.",
 )
+@click.option(
+    "--all",
+    "show_all",
+    is_flag=True,
+    help="The table lists every check (default: every check in a terminal, only those that did not pass otherwise).",
+)
 @report_option
 @engine_options
 @click.pass_context
@@ -159,6 +181,7 @@ def check(
     output_format: str | None,
     out_path: Path | None,
     reports_to_write: list[tuple[str, Path]],
+    show_all: bool,
     **engine: Any,
 ) -> int:
     """Check a turn: the rules that apply to --message, the --output checked against each, a verdict and a reward.
@@ -170,8 +193,11 @@ def check(
     from norma.reports import turns_exit_code
 
     check_rules_source(rules_file, tenant_id, db_url)
+    if documents is not None and not run_audit:
+        raise click.UsageError("--documents goes with --audit (the audit reads them; without --audit nothing does)")
     fmt = output_format or ((ctx.find_root().obj or {}).get("format") or "table")
     options = EngineOptions.pop(engine)
+    everything = show_all or options.verbose or sys.stdout.isatty()  # a log or a CI job: what needs a look
     if batch_file is not None:
         if message is not None or output_text is not None or output_file is not None or session_json is not None:
             raise click.UsageError("with --batch, each turn's message, output and session are in its JSON Lines record")
@@ -187,6 +213,7 @@ def check(
             out_path,
             reports_to_write,
             options,
+            everything,
         )
     if fmt == "jsonl":
         raise click.UsageError("--format jsonl goes with --batch")
@@ -200,7 +227,7 @@ def check(
     report = checker.check(message, output, session)
     items = [(name, report)]
     if fmt == "table":
-        _render(console(), name, report)
+        _render(console(), name, report, everything)
     else:
         _write(fmt, items, fail_on, out_path)
     for report_fmt, path in reports_to_write:
@@ -230,9 +257,9 @@ def _parse_session(session_json: str | None) -> dict[str, Any] | None:
     try:
         value = json.loads(session_json)
     except json.JSONDecodeError as exc:
-        raise InvalidInputError(f"--session is not valid JSON ({exc.msg})", location="--session") from None
+        raise InvalidInputError(f"--session is not valid JSON: {exc.msg} (at column {exc.colno})") from None
     if not isinstance(value, dict):
-        raise InvalidInputError("--session must be a JSON object", location="--session")
+        raise InvalidInputError("--session must be a JSON object (a mapping of session fields)")
     return value
 
 
@@ -260,6 +287,7 @@ def _batch(
     out_path: Path | None,
     reports_to_write: list[tuple[str, Path]],
     options: EngineOptions,
+    everything: bool = True,
 ) -> int:
     from norma.batch import CheckJob, MatchJob
     from norma.cli._engine import run_batch, succeeded
@@ -284,7 +312,7 @@ def _batch(
     if fmt == "table":
         con = console()
         for name, report in items:
-            _render(con, name, report)
+            _render(con, name, report, everything)
         con.print(
             f"{document['turns']} turns: {document['passed']} passed, {document['failed']} failed, "
             f"{document['skipped']} skipped"
@@ -331,3 +359,47 @@ def _read_turns(source: str) -> list[Any]:
             exc.source = where
             records.append(BatchRecord(index, where, exc))
     return records
+
+
+_DEMO_TURNS = ("good-fraud", "bad-asks-for-pin")
+"""The turns of ``turns/banking.jsonl`` the demo checks: one that passes, one that fails."""
+
+
+def _demo_section(examples: Path) -> tuple[dict[str, Any], Callable[[Console], None]]:
+    """The turn check on the banking rulebook: a passing and a failing turn of the examples, no judge."""
+    from norma.turns import TurnChecker
+
+    rulebook = examples / "rulebooks" / "banking-support.yaml"
+    turns_file = examples / "turns" / "banking.jsonl"
+    records = [json.loads(line) for line in turns_file.read_text(encoding="utf-8").splitlines() if line.strip()]
+    chosen = [r for wanted in _DEMO_TURNS for r in records if r.get("id") == wanted]
+    checker = TurnChecker(rulebook)  # judge checks (none on these turns' rules) would be skipped
+    reports = checker.check_many([(r["message"], r["output"], None) for r in chosen])
+    summary = {
+        "rulebook": rulebook.name,
+        "turns": [
+            {
+                "id": record["id"],
+                "message": record["message"],
+                "verdict": report.verdict.value,
+                "reward": None if report.reward is None else round(report.reward, 4),
+                "failed": [f"{f.rule_id}/{f.check_id}" for f in report.failures],
+            }
+            for record, report in zip(chosen, reports, strict=True)
+        ],
+    }
+
+    def render(con: Console) -> None:
+        con.print(f"{rulebook.name}: each turn's output checked against the rules its message matched", markup=False)
+        for record, report in zip(chosen, reports, strict=True):
+            reward = "none" if report.reward is None else f"{report.reward:.3f}"
+            con.print(f"{record['id']}: {record['message']!r}", markup=False)
+            con.print(f"  verdict {report.verdict.value.upper()}, reward {reward}", markup=False)
+            for failure in report.failures:
+                con.print(f"  failed {failure.rule_id}/{failure.check_id}: {_message(failure)}", markup=False)
+        con.print(f"more: norma check --rules {rulebook} --batch {turns_file}", markup=False)
+
+    return summary, render
+
+
+SECTIONS["turn check"] = _demo_section

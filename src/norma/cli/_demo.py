@@ -27,6 +27,7 @@ SECTION_MODULES = (
     "norma.cli._audit",
     "norma.cli._embeddings",
     "norma.cli._match",
+    "norma.cli._check",
     "norma.cli._names",
     "norma.cli._rubrics",
     "norma.cli._rules",

@@ -149,6 +149,8 @@ def run_batch(job: Job, records: Sequence[BatchRecord], options: EngineOptions, 
     if options.verbose:
         shard = "" if options.shard is None else f", shard {options.shard} ({len(chosen)} of {len(records)} records)"
         click.echo(f"norma: {plan.describe()}{shard}", err=True)
+    elif isinstance(options.workers, int) and plan.workers < options.workers:  # fewer than asked: never silently
+        click.echo(f"norma: --workers {options.workers}: {plan.describe()}", err=True)
     progress = Progress(
         TextColumn(label),
         BarColumn(),

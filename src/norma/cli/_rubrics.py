@@ -49,22 +49,56 @@ def _render_checks(checks: list[RubricValidity]) -> Any:
 @format_option
 @click.pass_context
 def validate(ctx: click.Context, files: tuple[Path, ...], strict: bool, output_format: str | None) -> int:
-    """Validate rubric files (JSON or YAML); stop at the first invalid one.
+    """Validate rubric files (JSON or YAML); every file is checked and every invalid one reported.
 
-    Exit 0 when every file is valid, 1 at the first invalid file (its field paths are printed), 2 when a file
-    cannot be read or parsed.
+    Exit 0 when every file is valid, 1 when one is invalid (its field paths are printed), 2 when a file cannot be
+    read or parsed (said on stderr, one line a file; the other files are still checked).
     """
+    from norma.errors import NormaError
     from norma.rubrics import validate_rubric
 
     fmt = resolve_format(ctx, output_format)
     checks: list[RubricValidity] = []
+    unreadable: list[NormaError] = []
     for file in files:
-        checks.append(validate_rubric(file, strict=strict))
-        if not checks[-1].valid:
-            break
+        try:
+            checks.append(validate_rubric(file, strict=strict))
+        except NormaError as exc:
+            unreadable.append(exc)
+    if unreadable and len(files) == 1:
+        raise unreadable[0]  # one file: the error as every command reports it
+    from norma.cli._app import _describe
+
+    for error in unreadable:
+        click.echo(f"norma: error: {_describe(error)}", err=True)
     valid = all(check.valid for check in checks)
-    emit(fmt, {"valid": valid, "files": [check.model_dump() for check in checks]}, _render_checks(checks))
-    return 0 if valid else 1
+    if checks:
+        emit(fmt, {"valid": valid, "files": [check.model_dump() for check in checks]}, _render_checks(checks))
+    return 2 if unreadable else 0 if valid else 1
+
+
+def _aggregator_needed() -> str:
+    from norma.rubrics import aggregator_names
+
+    return f"give --aggregator NAME, one of {', '.join(aggregator_names())}"
+
+
+def _check_aggregator(rubric_file: Path) -> None:
+    """A verdict (``--pass-threshold``) on a ``custom`` rubric needs ``--aggregator``: without one its reward is
+    None and every verdict would be FAIL, for no reason a user could see.
+
+    Raises:
+        InvalidInputError: the rubric is ``custom`` and no aggregator was given.
+    """
+    from norma.errors import InvalidInputError
+    from norma.rubrics import load_rubric_file
+
+    if load_rubric_file(rubric_file).aggregation == "custom":
+        raise InvalidInputError(
+            "a custom rubric has no reward without an aggregator, so --pass-threshold cannot decide",
+            source=str(rubric_file),
+            hint=_aggregator_needed(),
+        )
 
 
 def _render_result(result: dict[str, Any]) -> Any:
@@ -80,6 +114,8 @@ def _render_result(result: dict[str, Any]) -> Any:
         value = result[key]
         shown = "None" if value is None else f"{value:.6g}"
         how = result["aggregation"] + (f" via {result['aggregator']}" if "aggregator" in result else "")
+        if value is None and result["aggregation"] == "custom":
+            how = f"custom, without an aggregator: {_aggregator_needed()}"
         con.print(f"{key}: {shown} ({how})")
         if "passed" in result:
             con.print(f"verdict: {'PASS' if result['passed'] else 'FAIL'}")
@@ -156,6 +192,8 @@ def eval_(
     given = [name for name in (events_file, outcome_file, batch_file) if name is not None]
     if len(given) != 1:
         raise click.UsageError("give exactly one of --events FILE, --outcome FILE and --batch FILE")
+    if pass_threshold is not None and aggregator is None:
+        _check_aggregator(rubric_file)
     if batch_file is not None:
         from norma.batch import RubricJob
         from norma.cli._rubric_batch import rubric_batch

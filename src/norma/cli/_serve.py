@@ -210,6 +210,14 @@ def serve(
         raise click.BadParameter(str(first["msg"]), param_hint=option) from None
     _check_port_free(host, port)
     demo_info = seed_demo_tenant(settings.db_url, examples) if demo else None
+    if demo_info is not None:  # a store file may have been created in the working folder: say where
+        from norma.store import redact_url
+
+        click.echo(
+            f"norma: --demo: tenant {demo_info.tenant!r} and its key are in the store {redact_url(demo_info.store)} "
+            "(--db URL or $NORMA_DB_URL chooses another)",
+            err=True,
+        )
     banner = _banner(host, port, demo_info)
     if demo_info is None:  # every /v1 route but health and readiness needs a key: say how to get one
         from norma.store import redact_url

@@ -15,8 +15,9 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from norma._version import __version__
 from norma.audit import AuditReport
@@ -79,9 +80,41 @@ def _call(tool: str, work: Callable[[], BaseModel]) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload)
 
 
+def _schema_failure(tool: str, exc: ValidationError) -> CallToolResult:
+    """Arguments outside a tool's input schema (the SDK validates them before the tool runs), answered as norma's own
+    errors are: an InvalidInputError naming the argument, structured and in lines."""
+    first = exc.errors()[0]
+    location = ".".join(str(part) for part in first["loc"]) or None
+    more = exc.error_count() - 1
+    problem = ToolFailure(
+        error="InvalidInputError",
+        message=f"{first['msg']}" + (f" (and {more} more)" if more else ""),
+        source=tool,
+        location=location,
+        hint=f"the tool's input schema (tools/list) gives each argument of {tool} and its bounds",
+    )
+    return CallToolResult(
+        content=[TextContent(type="text", text=_failure_text(problem))],
+        structured_content=problem.model_dump(),
+        is_error=True,
+    )
+
+
+class _Server(MCPServer):
+    """``MCPServer`` whose input-schema errors come back structured, like every other failure of a norma tool."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError) and name in TOOLS:
+                return _schema_failure(name, exc.__cause__)
+            raise
+
+
 def make_server(served: Served, *, log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING") -> MCPServer:
     """An ``MCPServer`` named ``norma`` with the tools of :data:`TOOLS` over ``served``."""
-    server: MCPServer = MCPServer(
+    server: MCPServer = _Server(
         "norma", title="norma", version=__version__, instructions=_INSTRUCTIONS, log_level=log_level
     )
 

@@ -82,9 +82,9 @@ class RulebookError(InvalidInputError):
         shown = "; ".join(str(p) for p in self.problems[:10])
         more = f"; and {len(self.problems) - 10} more" if len(self.problems) > 10 else ""
         super().__init__(
-            f"{len(self.problems)} problem(s) in the rulebook, nothing imported: {shown}{more}",
+            f"{len(self.problems)} problem(s) in the rulebook: {shown}{more}",
             source=source,
-            hint="fix every rule listed (run `norma docs store` for the format)",
+            hint="fix every rule listed; `norma docs store` shows the format",
         )
 
 
@@ -222,6 +222,15 @@ def load_rulebook(
             )
             continue
         fields = {str(k): v for k, v in item.items()}
+        if isinstance(rule_id, str):  # a duplicate id is reported with the rule's other problems, if any
+            if rule_id in first_index:
+                problems.append(
+                    RulebookProblem(
+                        index=index, rule_id=rule_id, field="id", message=f"duplicate of rules[{first_index[rule_id]}]"
+                    )
+                )
+            else:
+                first_index[rule_id] = index
         if target is not None:
             own = fields.get("tenant_id")
             if own is not None and own not in (target, "default"):
@@ -238,14 +247,8 @@ def load_rulebook(
             for field, message in rule_problems(exc):
                 problems.append(RulebookProblem(index=index, rule_id=rule_id, field=field, message=message))
             continue
-        if rule.id in first_index:
-            problems.append(
-                RulebookProblem(
-                    index=index, rule_id=rule.id, field="id", message=f"duplicate of rules[{first_index[rule.id]}]"
-                )
-            )
+        if rule.id in first_index and first_index[rule.id] != index:  # reported above
             continue
-        first_index[rule.id] = index
         rules.append(rule)
     if problems:
         raise RulebookError(problems, source=where)

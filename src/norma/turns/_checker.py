@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from norma._trace import span
 from norma.checks import CheckedOutput, CheckResult, CheckStatus
 from norma.errors import InvalidInputError
 from norma.matching import MatchResult, RuleMatcher, SessionState
@@ -158,12 +159,17 @@ class TurnChecker:
                     hint="pass the AI's answer as a string",
                 )
         sessions = [_session(session) for _, _, session in turns]
-        results = self.matcher.match_many([m for m, _, _ in turns], sessions, embedder=embedder)
-        run_audit = self.audit if audit is None else audit
-        return [
-            self._report(message, output, result, run_audit)
-            for (message, output, _), result in zip(turns, results, strict=True)
-        ]
+        # one parent span: norma.match, each rule's norma.checks and the reward's norma.rubric are its children
+        with span("norma.turn", {"norma.tenant": self.matcher.tenant_id, "norma.turns.count": len(turns)}) as traced:
+            results = self.matcher.match_many([m for m, _, _ in turns], sessions, embedder=embedder)
+            run_audit = self.audit if audit is None else audit
+            reports = [
+                self._report(message, output, result, run_audit)
+                for (message, output, _), result in zip(turns, results, strict=True)
+            ]
+            if traced.recording and len(reports) == 1:
+                traced.set({"norma.turn.verdict": reports[0].verdict.value, "norma.turn.reward": reports[0].reward})
+        return reports
 
     def _output(self, message: str, output: str) -> CheckedOutput:
         """``output`` as each of the turn's rules is evaluated on it (the user's message goes to the judge only)."""
