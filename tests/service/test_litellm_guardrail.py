@@ -142,10 +142,8 @@ async def test_a_failing_answer_to_a_remembered_message_is_blocked_and_a_good_on
     blocked = await _guard(client, bank_key, _response(BAD, call_id="c-pass"))
     assert blocked == {
         "action": "BLOCKED",
-        "blocked_reason": "norma: the answer fails the turn check: [refund/policy] "
-        + blocked["blocked_reason"].split("[refund/policy] ", 1)[1],
+        "blocked_reason": "norma: the answer fails the turn check: [refund/policy] mentions none of 'refund policy'",
     }
-    assert "[no-cards/" not in blocked["blocked_reason"]
 
 
 async def test_every_choice_of_the_answer_is_checked(client: httpx.AsyncClient, bank_key: str) -> None:
