@@ -75,7 +75,7 @@ SYSTEM = "You are Bank's assistant."
 BLOCK = (
     "Follow these rules in your answer (rule ids in brackets):\n"
     "1. [refund] explain the refund policy and give the form reference\n"
-    "2. [no-cards] never repeat a card number"
+    "2. [no-cards] if customer shares payment details: never repeat a card number"
 )
 
 
