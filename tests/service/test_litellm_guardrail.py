@@ -10,12 +10,16 @@ fails the always-on ``no-cards/no-card``; a money-laundering request matches ``l
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +31,6 @@ from norma.service import create_app
 from norma.service._recall import ExpiringStore
 from norma.service._routes_litellm import PATH
 from norma.store import RuleStore, load_rulebook, open_store
-from tests._llm_server import FakeLLMServer
 from tests.service._server import free_port, serve_app, stop_process
 from tests.service.conftest import ADMIN_KEY, asgi_client, make_settings
 
@@ -347,6 +350,55 @@ def _litellm_command() -> list[str] | None:
     return [found] if found else None
 
 
+class _Upstream:
+    """A scripted OpenAI-compatible model on a loopback port that also streams (``stream: true``: one chunk per
+    word, as Server-Sent Events); records the messages of each request."""
+
+    def __init__(self) -> None:
+        self.replies: deque[str] = deque()
+        self.requests: list[list[dict[str, Any]]] = []
+        upstream = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+                upstream.requests.append(body["messages"])
+                text = upstream.replies.popleft()
+                if not body.get("stream"):
+                    message = {"role": "assistant", "content": text}
+                    self._send("application/json", _completion({"message": message, "finish_reason": "stop"}))
+                    return
+                words = text.split(" ")
+                events = [{"delta": {"content": w if i == 0 else f" {w}"}} for i, w in enumerate(words)]
+                events.append({"delta": {}, "finish_reason": "stop"})
+                lines = [f"data: {json.dumps(_completion(e, chunk=True))}\n\n" for e in events]
+                self._send("text/event-stream", "".join([*lines, "data: [DONE]\n\n"]))
+
+            def _send(self, kind: str, payload: Any) -> None:
+                data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
+                self.send_response(200)
+                self.send_header("content-type", kind)
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def _completion(choice: dict[str, Any], *, chunk: bool = False) -> dict[str, Any]:
+    kind = "chat.completion.chunk" if chunk else "chat.completion"
+    return {"id": "c-1", "object": kind, "created": 0, "model": "scripted", "choices": [{"index": 0, **choice}]}
+
+
 @contextlib.contextmanager
 def _litellm_proxy(config: str, tmp_path: Path) -> Iterator[str]:
     command = _litellm_command()
@@ -387,16 +439,14 @@ def _litellm_proxy(config: str, tmp_path: Path) -> Iterator[str]:
 
 @pytest.mark.slow
 def test_a_real_litellm_proxy_guarded_by_norma(store: RuleStore, bank_key: str, tmp_path: Path) -> None:
-    with (
-        FakeLLMServer() as upstream,
-        serve_app(create_app(make_settings(), store=store)) as norma_url,
-    ):
+    upstream = _Upstream()
+    with contextlib.closing(upstream), serve_app(create_app(make_settings(), store=store)) as norma_url:
         config = f"""\
 model_list:
   - model_name: bank-model
     litellm_params:
       model: openai/scripted
-      api_base: {upstream.url}/v1
+      api_base: {upstream.url}
       api_key: upstream-key
 general_settings:
   master_key: sk-proxy-test
@@ -408,31 +458,33 @@ guardrails:
       api_base: {norma_url}
       api_key: {bank_key}
       default_on: true
+      streaming_end_of_stream_only: true
       additional_provider_specific_params:
         inject_rules: true
 """
         with _litellm_proxy(config, tmp_path) as proxy:
 
-            def chat(text: str) -> httpx.Response:
+            def chat(text: str, *, stream: bool = False) -> httpx.Response:
                 return httpx.post(
                     f"{proxy}/v1/chat/completions",
                     json={
                         "model": "bank-model",
                         "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": text}],
+                        "stream": stream,
                     },
                     headers={"Authorization": "Bearer sk-proxy-test"},
                     timeout=60,
                 )
 
-            upstream.reply(GOOD)
+            upstream.replies.append(GOOD)
             passed = chat(ASK)
             assert passed.status_code == 200, passed.text
             assert passed.json()["choices"][0]["message"]["content"] == GOOD
-            sent = upstream.requests[-1].messages
+            sent = upstream.requests[-1]
             assert sent[0] == {"role": "system", "content": f"{SYSTEM}\n\n{BLOCK}"}  # the rules, injected
             assert sent[-1] == {"role": "user", "content": ASK}
 
-            upstream.reply(BAD)
+            upstream.replies.append(BAD)
             failed = chat(ASK)
             assert failed.status_code >= 400, failed.text
             assert "norma: the answer fails the turn check: [refund/policy]" in failed.text
@@ -443,3 +495,17 @@ guardrails:
             assert stopped.status_code >= 400, stopped.text
             assert "norma: the message matches rule [launder]" in stopped.text
             assert len(upstream.requests) == calls  # the model never ran
+
+            # streamed, checked once whole (streaming_end_of_stream_only): "refund policy" comes last and passes
+            late = "Fill in form REF-1234 and then read our refund policy"
+            upstream.replies.append(late)
+            streamed = chat(ASK, stream=True)
+            assert streamed.status_code == 200
+            assert "norma:" not in streamed.text
+            assert streamed.text.rstrip().endswith("data: [DONE]")
+            upstream.replies.append(BAD)
+            streamed = chat(ASK, stream=True)  # streamed out, then ended by the block
+            events = [line.removeprefix("data: ") for line in streamed.text.splitlines() if line.startswith("data: ")]
+            assert (
+                "norma: the answer fails the turn check: [refund/policy]" in json.loads(events[-1])["error"]["message"]
+            )
