@@ -1,7 +1,7 @@
 """A scripted OpenAI-compatible upstream on a loopback port, for the guarded endpoint's tests and benchmark.
 
 Plain HTTP/1.1 over asyncio streams in a thread of its own, so it sees what a real model server sees: each
-connection (``open`` now, ``connections`` in all), each request (``requests``: path, lower-cased headers, JSON
+connection (``open`` now, ``peak`` at most, ``connections`` in all), each request (``requests``: path, lower-cased headers, JSON
 body), and a client that closes its connection while it waits for an answer (``abandoned``).
 
 Each request takes the next scripted step (FIFO), else the default (``reply(default)`` after ``latency`` s):
@@ -70,6 +70,7 @@ class ChatUpstream:
     open: int = 0
     connections: int = 0
     abandoned: int = 0
+    peak: int = 0
     _steps: deque[_Step] = field(default_factory=deque)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _loop: asyncio.AbstractEventLoop | None = None
@@ -87,6 +88,11 @@ class ChatUpstream:
     ) -> ChatUpstream:
         body = json.dumps({"error": {"message": message, "type": "invalid_request_error"}}).encode()
         return self._push(_Step("raw", status=code, raw=body, retry_after=retry_after), times)
+
+    def empty_stream(self) -> ChatUpstream:
+        """A stream of no event: ``data: [DONE]`` at once."""
+        body = b"data: [DONE]\n\n"
+        return self._push(_Step("raw", raw=body, content_type="text/event-stream"), 1)
 
     def raw(self, body: bytes, *, content_type: str = "application/json") -> ChatUpstream:
         return self._push(_Step("raw", raw=body, content_type=content_type), 1)
@@ -154,6 +160,7 @@ class ChatUpstream:
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.open += 1
         self.connections += 1
+        self.peak = max(self.peak, self.open)
         try:
             while True:
                 try:
@@ -199,6 +206,8 @@ class ChatUpstream:
         if done:
             raise _Gone
         eof.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await eof  # the read is gone before the next one starts
 
     async def _answer(self, step: _Step, body: Any, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
         await self._pause(step.delay, reader)

@@ -396,11 +396,14 @@ async def test_garbage_from_the_upstream_is_a_502(
 
 
 async def test_a_stream_that_is_not_a_stream_is_a_502(chat_store: RuleStore, acme: str, upstream: ChatUpstream) -> None:
-    upstream.raw(b'{"choices": []}')
+    upstream.raw(b'{"choices": []}').empty_stream()
     async with guarded(chat_store, upstream.url, guard_policy="flag") as http:
         response = await http.post(PATH, json=ask(stream=True), headers=bearer(acme))
+        empty = await http.post(PATH, json=ask(stream=True), headers=bearer(acme))
     assert response.status_code == 502
     assert "did not stream" in response.json()["detail"]
+    assert empty.status_code == 502
+    assert "no events" in empty.json()["detail"]
 
 
 async def test_an_upstream_error_status_is_a_502_naming_it(

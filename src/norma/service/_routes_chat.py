@@ -303,7 +303,15 @@ async def _pass_through(
     """``flag`` with ``stream: true``: the upstream's events as they arrive, then ``norma``, then ``[DONE]``."""
     called = time.perf_counter()
     events = upstream.stream(body)
-    first = await _unless_disconnected(request, events.__anext__)  # a fault before any event: a problem answer
+
+
+    async def opening() -> dict[str, Any]:
+        try:
+            return await events.__anext__()
+        except StopAsyncIteration:
+            raise UpstreamError("the upstream's stream had no events") from None
+
+    first = await _unless_disconnected(request, opening)  # a fault before any event: a problem answer
     if first is None:
         await events.aclose()
         return Response(status_code=499)
