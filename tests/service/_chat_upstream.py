@@ -1,8 +1,8 @@
 """A scripted OpenAI-compatible upstream on a loopback port, for the guarded endpoint's tests and benchmark.
 
 Plain HTTP/1.1 over asyncio streams in a thread of its own, so it sees what a real model server sees: each
-connection (``open`` now, ``peak`` at most, ``connections`` in all), each request (``requests``: path, lower-cased headers, JSON
-body), and a client that closes its connection while it waits for an answer (``abandoned``).
+connection (``open`` now, ``peak`` at most, ``connections`` in all), each request (``requests``: path, lower-cased
+headers, JSON body), and a client that closes its connection while it waits for an answer (``abandoned``).
 
 Each request takes the next scripted step (FIFO), else the default (``reply(default)`` after ``latency`` s):
 

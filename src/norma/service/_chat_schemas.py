@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from norma.matching import SessionState
+
 __all__ = ["ChatCompletionRequest", "NormaChatOptions"]
 
 
@@ -17,8 +19,8 @@ class NormaChatOptions(BaseModel):
 
     policy: Literal["repair", "block", "flag"] | None = None
     """This turn's policy (default: the server's ``--guard-policy``)."""
-    session: dict[str, Any] | None = None
-    """The conversation's session state for matching (``active_scenario_id``, ``active_step_id``, ``turn``, ...)."""
+    session: SessionState | None = None
+    """Where the conversation is, for matching (as ``/match`` takes it); None: a fresh session."""
 
 
 class ChatCompletionRequest(BaseModel):
