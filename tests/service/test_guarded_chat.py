@@ -68,7 +68,7 @@ RULES_BLOCK = (
     "You are Acme's assistant.\n\n"
     "Follow these rules in your answer (rule ids in brackets):\n"
     "1. [refund] explain the refund policy and give the form reference\n"
-    "2. [no-cards] never repeat a card number"
+    "2. [no-cards] if customer shares payment details: never repeat a card number"
 )
 PATH = "/v1/tenants/acme/chat/completions"
 
