@@ -16,14 +16,14 @@ from hypothesis import HealthCheck, settings
 
 from norma.service import create_app
 from norma.store import open_store
+from tests.service._chat_upstream import ChatUpstream
 from tests.service.conftest import ADMIN_KEY, RULES, make_settings
 
 _STORE_DIR = Path(__import__("tempfile").mkdtemp(prefix="norma-schemathesis-"))
 _STORE = open_store(f"sqlite:///{_STORE_DIR / 'norma.db'}")
-_APP = create_app(
-    make_settings(audit_docs=Path(__file__).resolve().parents[2] / "examples" / "audit" / "docs", request_timeout=20),
-    store=_STORE,
-)
+_UPSTREAM = ChatUpstream(record=False).__enter__()  # the guarded endpoint's model: a loopback server, up all along
+_DOCS = Path(__file__).resolve().parents[2] / "examples" / "audit" / "docs"
+_APP = create_app(make_settings(audit_docs=_DOCS, request_timeout=20, upstream_url=_UPSTREAM.url), store=_STORE)
 schema = schemathesis.openapi.from_asgi("/openapi.json", _APP)
 
 pytestmark = pytest.mark.slow

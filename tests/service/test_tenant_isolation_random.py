@@ -31,15 +31,16 @@ from norma.matching import Rule
 from norma.service import PROBLEM_MEDIA_TYPE, create_app
 from norma.service._logging import ACCESS_LOGGER, JsonFormatter
 from norma.store import RuleStore, open_store
-from tests.service.conftest import ADMIN_KEY, app_client, asgi_client, bearer, make_settings
+from tests.service._chat_upstream import ChatUpstream
+from tests.service.conftest import ADMIN_KEY, asgi_client, bearer, make_settings
 
 pytestmark = pytest.mark.anyio
 
 SEED = 20261123
-ATTEMPTS = 500
+ATTEMPTS = 700
 MIN_PER_ROUTE = 8
-"""Direct cross-tenant attempts every tenant-scoped route must get (the fixed seed gives each about 20; 500 attempts
-over the 17 tenant-scoped routes)."""
+"""Direct cross-tenant attempts every tenant-scoped route must get (the fixed seed gives each about 20; 700 attempts
+over the 18 tenant-scoped routes)."""
 
 TENANTS = ("alpha", "beta", "gamma")
 METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH")
@@ -57,6 +58,8 @@ STATELESS = {
 """Capability routes any valid key may call: they compute on the request alone and never touch the store."""
 KEY_SCOPED = {("POST", "/beta/litellm_basic_guardrail_api")}
 """Routes whose tenant is the key's, not the path's (isolation tested in test_litellm_guardrail.py)."""
+UPSTREAM = ChatUpstream(record=False).__enter__()
+"""The guarded endpoint's model (``/chat/completions``): a loopback server, up all along."""
 PAGES = {"/", "/openapi.json", "/docs", "/docs/assets", "/docs/start.js", "/redoc", "/static"}
 """What the router serves outside the OpenAPI schema (documentation, the playground and its files)."""
 
@@ -282,6 +285,8 @@ class Builder:
     def _hint(self, name: str, schema: dict[str, Any]) -> Any:
         if name == "message":
             return self.sentence()
+        if name == "messages" and schema.get("type") == "array" and "$ref" not in schema["items"]:  # a chat's
+            return [{"role": "user", "content": self.sentence()}]
         if name == "format":
             return "norma.rulebook/v1"
         if name == "tenant":
@@ -405,8 +410,10 @@ def tenants(isolated_store: RuleStore) -> dict[str, Tenant]:
 
 @pytest.fixture
 async def http(isolated_store: RuleStore) -> AsyncIterator[httpx.AsyncClient]:
-    async with app_client(isolated_store) as client:
+    app = create_app(make_settings(upstream_url=UPSTREAM.url), store=isolated_store)
+    async with asgi_client(app) as client:
         yield client
+    await app.state.norma_upstream.aclose()  # what the app's shutdown does (no lifespan here)
 
 
 @pytest.fixture(scope="module")
@@ -495,7 +502,7 @@ async def test_the_same_requests_succeed_for_the_owner(tmp_path: Path, openapi: 
     store = open_store(f"sqlite:///{tmp_path / 'norma.db'}")
     try:
         tenants = _seed(store)
-        app = create_app(make_settings(), store=store)
+        app = create_app(make_settings(upstream_url=UPSTREAM.url), store=store)
         ops, _ = _operations(openapi)
         rng = random.Random(SEED)
         async with asgi_client(app) as client:
@@ -516,5 +523,6 @@ async def test_the_same_requests_succeed_for_the_owner(tmp_path: Path, openapi: 
                     if response.is_success:
                         break
                 assert answers[-1][0] < 300, (op.method, op.path, answers)
+        await app.state.norma_upstream.aclose()
     finally:
         store.close()

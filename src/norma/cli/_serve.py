@@ -29,7 +29,12 @@ if TYPE_CHECKING:
 
 __all__ = ["serve"]
 
-_OPTION_NAMES = {"request_timeout": "--timeout", "cors_origins": "--cors-origin", "db_url": "--db"}
+_OPTION_NAMES = {
+    "request_timeout": "--timeout",
+    "cors_origins": "--cors-origin",
+    "db_url": "--db",
+    "upstream_url": "--upstream",
+}
 _LEVELS = ("critical", "error", "warning", "info", "debug")
 
 
@@ -96,6 +101,26 @@ def _banner(host: str, port: int, demo: DemoTenant | None) -> dict[str, Any]:
     default=None,
     help="Store unreachable: seconds cached matchers and recently verified keys still answer (0: never; default 300).",
 )
+@click.option(
+    "--upstream",
+    "upstream_url",
+    default=None,
+    metavar="URL",
+    help="The OpenAI-compatible model the guarded endpoint (/v1/tenants/T/chat/completions) forwards to, its base "
+    "URL (e.g. https://api.openai.com/v1); its key from $NORMA_UPSTREAM_API_KEY.",
+)
+@click.option(
+    "--upstream-timeout", type=float, default=None, help="Seconds an upstream call may take; then 504 (default 60)."
+)
+@click.option(
+    "--guard-policy",
+    type=click.Choice(["repair", "block", "flag"]),
+    default=None,
+    help="What the guarded endpoint does with a failing answer (default repair).",
+)
+@click.option(
+    "--guard-max-repairs", type=int, default=None, help="Times repair asks the upstream again, 0-5 (default 1)."
+)
 @click.option("--cors-origin", "cors_origins", multiple=True, help="Allow browser calls from this origin (repeatable).")
 @click.option(
     "--graceful-timeout",
@@ -141,6 +166,10 @@ def serve(
     store_read_timeout: float | None,
     store_write_timeout: float | None,
     stale_for: float | None,
+    upstream_url: str | None,
+    upstream_timeout: float | None,
+    guard_policy: str | None,
+    guard_max_repairs: int | None,
     cors_origins: tuple[str, ...],
     graceful_timeout: int,
     int8: bool,
@@ -150,7 +179,8 @@ def serve(
 ) -> int:
     """Serve the HTTP API (/v1, OpenAPI at /docs) and the playground (/) until SIGINT or SIGTERM.
 
-    The admin key, if any, is read from $NORMA_ADMIN_KEY (never from the command line, where `ps` shows it).
+    The admin key, if any, is read from $NORMA_ADMIN_KEY, the upstream's key from $NORMA_UPSTREAM_API_KEY (never
+    from the command line, where `ps` shows it).
     """
     fmt = resolve_format(ctx, output_format)
     if int8:  # before anything builds an embedder; the workers inherit it
@@ -197,6 +227,10 @@ def serve(
         "store_write_timeout": store_write_timeout,
         "stale_for": stale_for,
         "cors_origins": cors_origins or None,
+        "upstream_url": upstream_url,
+        "upstream_timeout": upstream_timeout,
+        "guard_policy": guard_policy,
+        "guard_max_repairs": guard_max_repairs,
     }
     import pydantic
 

@@ -20,6 +20,7 @@ from fastapi.staticfiles import StaticFiles
 
 import norma.service._docs as docs
 import norma.service._routes_admin as routes_admin
+import norma.service._routes_chat as routes_chat
 import norma.service._routes_litellm as routes_litellm
 import norma.service._routes_system as routes_system
 import norma.service._routes_tenants as routes_tenants
@@ -90,6 +91,7 @@ def create_app(settings: ServiceSettings | None = None, *, store: Store | None =
     app.include_router(routes_tools.router)
     app.include_router(routes_admin.router)
     app.include_router(routes_litellm.router)
+    routes_chat.install(app, settings)  # the guarded endpoint (#49): its route, its upstream, closed on shutdown
     if settings.playground:
         app.include_router(routes_system.playground_router)
         app.mount("/static", StaticFiles(directory=routes_system.STATIC_DIR), name="static")
@@ -102,6 +104,7 @@ def create_app(settings: ServiceSettings | None = None, *, store: Store | None =
         )
     keyed = [*routes_tenants.router.routes, *routes_tools.router.routes, *routes_admin.router.routes]
     keyed += routes_litellm.router.routes
+    keyed += routes_chat.router.routes
     app.add_middleware(
         EdgeMiddleware,
         max_body_bytes=settings.max_body_bytes,

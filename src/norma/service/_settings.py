@@ -10,7 +10,8 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
@@ -42,6 +43,11 @@ _ENV_FIELDS: dict[str, str] = {
     "NORMA_STORE_READ_TIMEOUT": "store_read_timeout",
     "NORMA_STORE_WRITE_TIMEOUT": "store_write_timeout",
     "NORMA_STALE_FOR": "stale_for",
+    "NORMA_UPSTREAM_URL": "upstream_url",
+    "NORMA_UPSTREAM_API_KEY": "upstream_api_key",
+    "NORMA_UPSTREAM_TIMEOUT": "upstream_timeout",
+    "NORMA_GUARD_POLICY": "guard_policy",
+    "NORMA_GUARD_MAX_REPAIRS": "guard_max_repairs",
 }
 
 
@@ -110,6 +116,20 @@ class ServiceSettings(BaseModel):
     """Folder of normative documents for ``POST /v1/audit``; None: audits run without documents."""
     playground: bool = True
     """Serve the playground page at ``/``."""
+    upstream_url: str | None = None
+    """The OpenAI-compatible model the guarded endpoint (``POST /v1/tenants/{t}/chat/completions``) forwards to,
+    its base URL (``https://api.openai.com/v1``: requests go to ``{upstream_url}/chat/completions``); None: that
+    route answers 503."""
+    upstream_api_key: SecretStr | None = None
+    """The upstream's API key, sent as ``Authorization: Bearer``; from ``$NORMA_UPSTREAM_API_KEY`` only (never a
+    command-line option), never logged or answered."""
+    upstream_timeout: float = Field(default=60.0, gt=0, le=3600)
+    """Seconds one upstream call may take (a streamed one: before its first byte and between two); then 504."""
+    guard_policy: Literal["repair", "block", "flag"] = "repair"
+    """What the guarded endpoint does with an answer that fails the turn check (a request's ``norma.policy`` may
+    choose another)."""
+    guard_max_repairs: int = Field(default=1, ge=0, le=5)
+    """How many times ``repair`` asks the upstream again before it blocks."""
 
     @pydantic.field_validator("store_write_timeout")
     @classmethod
@@ -126,6 +146,20 @@ class ServiceSettings(BaseModel):
         if isinstance(header, int) and value < header:
             raise ValueError(f"must be at least max_header_bytes ({header})")
         return value
+
+    @pydantic.field_validator("upstream_url")
+    @classmethod
+    def _upstream_is_http(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        parts = urlsplit(value.strip())
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("must be an http:// or https:// URL, such as https://api.openai.com/v1")
+        if parts.username is not None or parts.password is not None:
+            raise ValueError("must not hold credentials: put the key in NORMA_UPSTREAM_API_KEY")
+        if parts.query or parts.fragment:
+            raise ValueError("must be a base URL without a query or fragment")
+        return value.strip().rstrip("/")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ServiceSettings:
@@ -157,4 +191,6 @@ class ServiceSettings(BaseModel):
         """The JSON :meth:`from_env` reads back into equal settings (secrets included: keep it in the environment)."""
         data = self.model_dump(mode="json")
         data["admin_key"] = self.admin_key.get_secret_value() if self.admin_key is not None else None
+        upstream_key = self.upstream_api_key
+        data["upstream_api_key"] = upstream_key.get_secret_value() if upstream_key is not None else None
         return json.dumps(data)

@@ -1,0 +1,42 @@
+"""The guarded endpoint's request body: an OpenAI chat completion request (every field passed on to the upstream
+as sent) and norma's own options in its ``norma`` object (never passed on)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from norma.matching import SessionState
+
+__all__ = ["ChatCompletionRequest", "NormaChatOptions"]
+
+
+class NormaChatOptions(BaseModel):
+    """What the ``norma`` object of a guarded request may say (it is not sent to the upstream)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    policy: Literal["repair", "block", "flag"] | None = None
+    """This turn's policy (default: the server's ``--guard-policy``)."""
+    session: SessionState | None = None
+    """Where the conversation is, for matching (as ``/match`` takes it); None: a fresh session."""
+
+
+class ChatCompletionRequest(BaseModel):
+    """An OpenAI chat completion request. ``model``, ``messages``, ``temperature``, ``max_tokens`` and any other
+    field are sent to the upstream unchanged, except the system message, where the rules that govern the turn are
+    added; ``norma`` is norma's and stays here."""
+
+    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
+
+    model: str = Field(min_length=1, max_length=500)
+    """The upstream's model."""
+    messages: list[dict[str, Any]] = Field(min_length=1)
+    """The conversation; text content only (``{"role": ..., "content": "..."}``), its last user message matched."""
+    stream: bool = False
+    """Answer as server-sent ``chat.completion.chunk`` events (see docs/service.md for how a stream is checked)."""
+    n: int | None = Field(default=None, ge=1, le=1)
+    """One answer per request (a guarded turn has one answer to check)."""
+    norma: NormaChatOptions | None = None
+    """norma's options for this turn (not sent to the upstream)."""
