@@ -62,13 +62,14 @@ def start_browser(width: int = 1400, height: int = 1000, extra_args: tuple[str, 
 
 
 @contextmanager
-def playground_site(store: Any, examples: Path) -> Iterator[str]:
-    """The service (with the example audit documents) over ``store`` on a loopback port: its base URL."""
+def playground_site(store: Any, examples: Path, upstream: str | None = None) -> Iterator[str]:
+    """The service (with the example audit documents) over ``store`` on a loopback port: its base URL.
+    ``upstream``: the model's base URL for the guarded endpoint (``norma serve --upstream``)."""
     from norma.service import create_app
     from tests.service._server import serve_app
     from tests.service.conftest import make_settings
 
-    app = create_app(make_settings(audit_docs=examples / "audit" / "docs"), store=store)
+    app = create_app(make_settings(audit_docs=examples / "audit" / "docs", upstream_url=upstream), store=store)
     with serve_app(app) as url:
         yield url
 

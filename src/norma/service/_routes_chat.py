@@ -33,11 +33,10 @@ import anyio
 from fastapi import APIRouter, Depends, FastAPI, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from norma.errors import ConfigError
 from norma.guard import Guard, GuardAttempt, GuardResult, Prepared
 from norma.service._bodies import StrictJsonRoute
 from norma.service._chat_schemas import ChatCompletionRequest
-from norma.service._errors import PROBLEM_MEDIA_TYPE
+from norma.service._errors import PROBLEM_MEDIA_TYPE, problem_response
 from norma.service._routes_tenants import Caller, TenantId, _matcher_of
 from norma.service._schemas import PROBLEM_RESPONSES, Problem
 from norma.service._state import ServiceState, get_state
@@ -128,14 +127,15 @@ class _SharedEmbedding(Norma):
         return super().match(message, session, explain=explain, tags=tags, config=config, embedder=embedder)
 
 
-def _upstream_of(request: Request) -> Upstream:
-    upstream = getattr(request.app.state, _UPSTREAM_STATE, None)
-    if not isinstance(upstream, Upstream):
-        raise ConfigError(
-            "the guarded endpoint has no upstream model",
-            hint="start the server with --upstream URL (or NORMA_UPSTREAM_URL)",
-        )
-    return upstream
+def _no_upstream() -> Response:
+    """The 503 of a server started without ``--upstream``: it says so (the option's name is no secret), unlike the
+    general words of other configuration errors, so that a client (the playground) can say what to do."""
+    return problem_response(
+        503,
+        "no model is configured: the guarded endpoint has no upstream",
+        hint="start norma serve with --upstream URL (or NORMA_UPSTREAM_URL); see docs/guard.md",
+        headers={"Retry-After": "1"},
+    )
 
 
 async def _unless_disconnected(request: Request, work: Callable[[], Awaitable[T]]) -> tuple[T] | None:
@@ -261,7 +261,9 @@ async def chat_completions(
 ) -> Response:
     """An OpenAI client pointed at ``/v1/tenants/{tenant}`` (its base URL) gets the upstream's answers, guarded by
     the tenant's rules: see docs/service.md (policies, streaming, faults)."""
-    upstream = _upstream_of(request)
+    upstream = getattr(request.app.state, _UPSTREAM_STATE, None)
+    if not isinstance(upstream, Upstream):
+        return _no_upstream()
     started = time.perf_counter()
     options = body.norma
     policy = (options.policy if options is not None else None) or state.settings.guard_policy

@@ -3,12 +3,14 @@
 import { $, buildHistoryCards, clearHistory, renderHistory } from "./core.js";
 import { AUDIT_EXAMPLE, auditForm, runAudit, setAuditForm, setupAudit } from "./audit.js";
 import { checkForm, runCheck, setCheckForm, setupCheck } from "./check.js";
+import { guardForm, runGuard, setGuardForm, setupGuard } from "./guard.js";
 import { matchForm, runMatch, setMatchForm, setupMatch } from "./match.js";
 import { namesForm, runNames, setNamesForm, setupNames } from "./names.js";
 
 const TABS = {
   match: { form: matchForm, restore: setMatchForm, run: runMatch },
   check: { form: checkForm, restore: setCheckForm, run: runCheck },
+  guard: { form: guardForm, restore: setGuardForm, run: runGuard },
   audit: { form: auditForm, restore: setAuditForm, run: runAudit },
   names: { form: namesForm, restore: setNamesForm, run: runNames },
 };
@@ -71,6 +73,7 @@ document.addEventListener("DOMContentLoaded", () => {
   setAuditForm(AUDIT_EXAMPLE);
   setupMatch(() => refreshHistory("match"));
   setupCheck(() => refreshHistory("check"));
+  setupGuard(() => refreshHistory("guard"));
   setupAudit(() => refreshHistory("audit"));
   setupNames(() => refreshHistory("names"));
   for (const tab of Object.keys(TABS)) {

@@ -103,11 +103,16 @@ function renderLines(output, rules) {
   }
 }
 
-function renderChecks(rules) {
-  const tbody = $("check-checks").querySelector("tbody");
+/**
+ * A row per check of ``rules`` into ``tbody`` (rule, check, kind, severity, status, message, where), the checks
+ * ``keep`` accepts (default: all); ``place(check)`` writes the "where" cell (default: each span's line:column).
+ * Text only ever through textContent.
+ */
+export function fillChecks(tbody, rules, { keep = () => true, place = where } = {}) {
   tbody.replaceChildren();
   for (const rule of rules) {
     for (const check of rule.checks) {
+      if (!keep(check)) continue;
       const row = document.createElement("tr");
       // a neighbour's requirement (enforced false): skipped because the rule does not govern the turn, no problem
       const neighbour = check.enforced === false;
@@ -123,10 +128,15 @@ function renderChecks(rules) {
         status.append(" ", badge);
       }
       cell(row, check.message, "message");
-      cell(row, where(check), "num");
+      cell(row, place(check), "num");
       tbody.appendChild(row);
     }
   }
+}
+
+function renderChecks(rules) {
+  const tbody = $("check-checks").querySelector("tbody");
+  fillChecks(tbody, rules);
   $("check-checks").hidden = tbody.children.length === 0;
 }
 
