@@ -27,7 +27,8 @@ The tree (a class that lives outside this module names, in parentheses, the pack
     │   └── StoreUnavailableError   the store could not be reached or did not answer in time (retry later)
     ├── BackendError                a model, LLM or HTTP backend failed or answered nonsense
     │   ├── LLMBackendError (norma.llm)   an LLM server that failed after every retry and fallback model
-    │   └── JudgeError (norma.llm)        a judge's reply that is not a verdict (never read as a pass)
+    │   ├── JudgeError (norma.llm)        a judge's reply that is not a verdict (never read as a pass)
+    │   └── UpstreamError (norma.service)   the guarded endpoint's upstream model failed (HTTP 502 / 504)
     └── RequestTimeoutError (norma.service)   a request that ran past the service's ``request_timeout``
 
 Each error carries *what* went wrong (the message), *where* (``source`` and ``location``: a file and

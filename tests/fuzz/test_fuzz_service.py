@@ -34,6 +34,7 @@ from norma.service import PROBLEM_MEDIA_TYPE, create_app
 from norma.store import open_store
 from tests.conftest import EXAMPLES
 from tests.fuzz._strategies import FUZZ, json_values
+from tests.service._chat_upstream import ChatUpstream
 from tests.service.conftest import ADMIN_KEY, RULES, make_settings
 
 TENANT = "acme"
@@ -221,7 +222,9 @@ class Service:
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     store = open_store(f"sqlite:///{tmp_path_factory.mktemp('fuzz-service') / 'norma.db'}")
     store.upsert_rules(TENANT, [Rule.from_mapping({**r, "tenant_id": TENANT}) for r in RULES])
-    app = create_app(make_settings(audit_docs=EXAMPLES / "audit" / "docs", request_timeout=20), store=store)
+    upstream = ChatUpstream(record=False).__enter__()  # the guarded endpoint's model: a loopback server
+    settings = make_settings(audit_docs=EXAMPLES / "audit" / "docs", request_timeout=20, upstream_url=upstream.url)
+    app = create_app(settings, store=store)
     client = httpx.AsyncClient(
         transport=httpx.ASGITransport(app=app),
         base_url="http://norma.test",
@@ -231,8 +234,10 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
         with anyio.from_thread.start_blocking_portal("asyncio") as portal:
             yield Service(portal, client)
             portal.call(client.aclose)
+            portal.call(app.state.norma_upstream.aclose)  # what the app's shutdown does (no lifespan here)
     finally:
         store.close()
+        upstream.__exit__(None, None, None)
 
 
 OPENAPI: dict[str, Any] = create_app(make_settings()).openapi()  # the schema only: no store is opened

@@ -91,7 +91,6 @@ def test_the_functions_that_take_hash_seed() -> None:
         if callable(getattr(names, name)) and "hash_seed" in _parameters(getattr(names, name))
     )
     assert takes == [
-        "NameScore",
         "ScoreOptions",
         "generate_from_labels",
         "generate_variations",

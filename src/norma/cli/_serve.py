@@ -277,9 +277,10 @@ def serve(
     sys.stdout.flush()  # the key and the URL now, also through a pipe or into a file, not when the server stops
     os.environ[SETTINGS_ENV] = settings.to_env()
     _share_cores(workers)
-    # uvicorn shuts down gracefully on SIGINT / SIGTERM, then re-raises the signal to the handler it found at start:
-    # make that handler a no-op, so a graceful shutdown ends the command with exit 0 and no KeyboardInterrupt.
-    previous = {signum: signal.signal(signum, _ignore_signal) for signum in (signal.SIGINT, signal.SIGTERM)}
+    # uvicorn shuts down gracefully on SIGINT / SIGTERM, then re-raises the signal to the handler it found at start.
+    # That handler ends the command with exit 0 and no KeyboardInterrupt, and it also stops a server signalled
+    # before uvicorn took the signals over (a no-op handler there would lose the signal: the server ran on).
+    previous = {signum: signal.signal(signum, _stop_signal) for signum in (signal.SIGINT, signal.SIGTERM)}
     uvicorn_options: dict[str, Any] = {
         "factory": True,
         "host": host,
@@ -304,6 +305,8 @@ def serve(
     except SystemExit as exc:
         if exc.code not in (None, 0):
             raise ConfigError(f"the server could not start on {host}:{port} (see the log above)") from None
+    except _Stopped:
+        pass  # SIGINT / SIGTERM: stopped as asked
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
@@ -347,5 +350,11 @@ def _share_cores(workers: int) -> None:
         os.environ[THREADS_ENV] = str(max(1, cores // workers))
 
 
-def _ignore_signal(signum: int, frame: FrameType | None) -> None:
-    """Stands in for the default handlers while uvicorn runs (it handles the signals itself)."""
+class _Stopped(Exception):
+    """SIGINT or SIGTERM reached the command outside uvicorn's own handlers."""
+
+
+def _stop_signal(signum: int, frame: FrameType | None) -> None:
+    """The handler uvicorn finds at start: stops the command (before uvicorn serves, or when it re-raises the signal
+    after its graceful shutdown)."""
+    raise _Stopped

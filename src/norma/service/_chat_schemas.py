@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from norma.matching import SessionState
 
-__all__ = ["ChatCompletionRequest", "NormaChatOptions"]
+__all__ = ["ChatCompletionRequest", "GuardedChatCompletion", "NormaChatOptions"]
 
 
 class NormaChatOptions(BaseModel):
@@ -40,3 +40,23 @@ class ChatCompletionRequest(BaseModel):
     """One answer per request (a guarded turn has one answer to check)."""
     norma: NormaChatOptions | None = None
     """norma's options for this turn (not sent to the upstream)."""
+
+
+class GuardedChatCompletion(BaseModel):
+    """The answer of a guarded chat completion (documentation only: the upstream's own object is sent, with its
+    answer replaced by the guard's): OpenAI's ``chat.completion`` fields as the upstream wrote them, plus ``norma``."""
+
+    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
+
+    id: str | None = None
+    """The upstream's completion id."""
+    object: str = "chat.completion"
+    model: str | None = None
+    """The model that answered (as the upstream names it)."""
+    choices: list[dict[str, Any]]
+    """One choice: ``message.content`` is the guard's answer (``finish_reason: content_filter`` when blocked)."""
+    usage: dict[str, Any] | None = None
+    """The upstream's token usage, summed over every call of the turn (a repair is a second call)."""
+    norma: dict[str, Any]
+    """The guarded turn (``norma.guard.GuardResult.to_dict()`` without the answer texts): ``passed``, ``action``,
+    ``policy``, ``report`` (the turn check), ``rules`` injected, ``attempts`` (verdicts and timings), timings."""

@@ -35,7 +35,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from norma.guard import Guard, GuardAttempt, GuardResult, Prepared
 from norma.service._bodies import StrictJsonRoute
-from norma.service._chat_schemas import ChatCompletionRequest
+from norma.service._chat_schemas import ChatCompletionRequest, GuardedChatCompletion
 from norma.service._errors import PROBLEM_MEDIA_TYPE, problem_response
 from norma.service._routes_tenants import Caller, TenantId, _matcher_of
 from norma.service._schemas import PROBLEM_RESPONSES, Problem
@@ -252,6 +252,7 @@ def _chunks(completion: Mapping[str, Any], *, usage: bool) -> list[bytes]:
         200: {
             "description": "The upstream's chat completion with the checked answer, a `norma` object and the "
             "headers Norma-Verdict and Norma-Action; with `stream: true`, server-sent events",
+            "model": GuardedChatCompletion,
             "content": {"text/event-stream": {}},
         }
     },
