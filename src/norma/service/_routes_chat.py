@@ -133,7 +133,7 @@ def _no_upstream() -> Response:
     return problem_response(
         503,
         "no model is configured: the guarded endpoint has no upstream",
-        hint="start norma serve with --upstream URL (or NORMA_UPSTREAM_URL); see docs/guard.md",
+        hint="start norma serve with --upstream URL (or NORMA_UPSTREAM_URL); `norma docs guard` explains it",
         headers={"Retry-After": "1"},
     )
 
