@@ -40,36 +40,20 @@ from norma.errors import InvalidInputError, MissingDependencyError
 from norma.guard import Guard, agent_guardrails
 from norma.guard._agents import AgentGuardrails
 from tests._llm_server import FakeLLMServer
+from tests._rulebooks import NO_CARDS, REFUND, WEATHER, rulebook
 
 pytestmark = pytest.mark.model
 
 REPO = Path(__file__).resolve().parents[2]
 
-RULEBOOK = """\
-format: norma.rulebook/v1
-tenant: acme
-rules:
-  - id: refund
-    condition_text: customer asks for a refund of an order
-    action_text: explain the refund policy and give the form reference
-    examples: ["I want my money back", "can I get a refund for my order"]
-    checks:
-      - {id: policy, kind: contains, terms: ["refund policy"]}
-  - id: weather
-    condition_text: customer asks about the weather forecast
-    action_text: say you cannot forecast the weather
-    examples: ["will it rain tomorrow"]
+LAWSUIT = """\
   - id: lawsuit
     condition_text: customer threatens to sue the company or asks for legal advice
     action_text: hand the conversation to the legal team
     tags: [block]
     examples: ["can I sue your company", "I will take you to court"]
-  - id: no-cards
-    condition_text: customer shares payment details
-    action_text: never repeat a card number
-    checks:
-      - {id: no-card, kind: no_pii, kinds: [card], when: always}
 """
+RULEBOOK = rulebook(REFUND, WEATHER, LAWSUIT, NO_CARDS)
 
 BASE = "You are Acme's assistant."
 REFUND = "I want a refund for my order"

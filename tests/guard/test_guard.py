@@ -20,29 +20,11 @@ from norma.guard import Guard, GuardPolicy
 from norma.llm import OpenAIClient, RetryPolicy
 from norma.rules import Verdict
 from tests._llm_server import FakeLLMServer
+from tests._rulebooks import NO_CARDS, REFUND, WEATHER, rulebook
 
 pytestmark = pytest.mark.model
 
-RULEBOOK = """\
-format: norma.rulebook/v1
-tenant: acme
-rules:
-  - id: refund
-    condition_text: customer asks for a refund of an order
-    action_text: explain the refund policy and give the form reference
-    examples: ["I want my money back", "can I get a refund for my order"]
-    checks:
-      - {id: policy, kind: contains, terms: ["refund policy"]}
-  - id: weather
-    condition_text: customer asks about the weather forecast
-    action_text: say you cannot forecast the weather
-    examples: ["will it rain tomorrow"]
-  - id: no-cards
-    condition_text: customer shares payment details
-    action_text: never repeat a card number
-    checks:
-      - {id: no-card, kind: no_pii, kinds: [card], when: always}
-"""
+RULEBOOK = rulebook(REFUND, WEATHER, NO_CARDS)
 
 GOOD = "Our refund policy applies: fill in form REF-1234."
 BAD = "Fill in form REF-1234."

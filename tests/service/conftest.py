@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from norma.matching import Rule
-from norma.service import ServiceSettings, create_app
+from norma.service import DemoTenant, ServiceSettings, create_app
 from norma.store import RuleStore, open_store
 
 ADMIN_KEY = "test-admin-key-0123456789abcdef"
@@ -107,3 +107,21 @@ def bearer(key: str) -> dict[str, str]:
 @pytest.fixture(scope="session")
 def examples() -> Path:
     return Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """A headless Chromium for the playground tests of one module (tests/service/_browser.py)."""
+    from tests.service._browser import start_browser
+
+    with start_browser() as driver:
+        yield driver
+
+
+@pytest.fixture(scope="module")
+def demo(store: RuleStore, examples: Path) -> DemoTenant:
+    """The example rulebooks in tenant ``demo``, as ``norma serve --demo`` loads them: scenarios, steps, a disabled
+    rule, and the banking rules with their checks."""
+    from norma.service import seed_demo_tenant
+
+    return seed_demo_tenant(store.url, examples)

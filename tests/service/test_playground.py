@@ -14,9 +14,9 @@ import httpx
 import pytest
 
 from norma.names import score_record
-from norma.service import DemoTenant, seed_demo_tenant
+from norma.service import DemoTenant
 from norma.store import RuleStore
-from tests.service._browser import needs_chromium, open_playground, playground_site, start_browser, wait_for
+from tests.service._browser import needs_chromium, open_playground, playground_site, wait_for
 
 pytestmark = [pytest.mark.slow, needs_chromium]
 
@@ -35,19 +35,6 @@ window.fetch = async (path, options) => {
   return new Response(JSON.stringify(data), { status: response.status, headers });
 };
 """
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with start_browser() as driver:
-        yield driver
-
-
-@pytest.fixture(scope="module")
-def demo(store: RuleStore, examples: Path) -> DemoTenant:
-    """The example rulebooks in tenant ``demo`` (what ``norma serve --demo`` loads): scenarios, steps, a disabled
-    rule, so a message leaves rules out for several reasons."""
-    return seed_demo_tenant(store.url, examples)
 
 
 @pytest.fixture(scope="module")

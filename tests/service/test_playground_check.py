@@ -16,27 +16,15 @@ from typing import Any
 import httpx
 import pytest
 
-from norma.service import DemoTenant, seed_demo_tenant
+from norma.service import DemoTenant
 from norma.store import RuleStore
-from tests.service._browser import needs_chromium, open_playground, playground_site, start_browser, wait_for
+from tests.service._browser import needs_chromium, open_playground, playground_site, wait_for
 
 pytestmark = [pytest.mark.slow, needs_chromium]
 
 PIN_CHECK = "never-ask-full-pin / does-not-ask-for-secrets"
 ASKS_FOR_PIN = "Sure, please confirm your PIN and the full card number so I can check it."
 INJECTION = "<img src=x onerror=alert(1)>"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with start_browser() as driver:
-        yield driver
-
-
-@pytest.fixture(scope="module")
-def demo(store: RuleStore, examples: Path) -> DemoTenant:
-    """examples/rulebooks in tenant ``demo``, as ``norma serve --demo`` loads them."""
-    return seed_demo_tenant(store.url, examples)
 
 
 @pytest.fixture(scope="module")

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from norma.service import DemoTenant, seed_demo_tenant
+from norma.service import DemoTenant
 from norma.store import RuleStore
-from tests.service._browser import needs_chromium, open_playground, playground_site, start_browser, wait_for
+from tests.service._browser import needs_chromium, open_playground, playground_site, wait_for
 from tests.service._chat_upstream import ChatUpstream
 
 pytestmark = [pytest.mark.slow, needs_chromium]
@@ -42,18 +42,6 @@ PIN_RULE_ALWAYS = (
 )
 PIN_RULE = "tell them never to share it, not even with the bank, and do not repeat it back"
 NO_MODEL = "No model is configured: start norma serve with --upstream URL (docs/guard.md)"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with start_browser() as driver:
-        yield driver
-
-
-@pytest.fixture(scope="module")
-def demo(store: RuleStore, examples: Path) -> DemoTenant:
-    """examples/rulebooks in tenant ``demo``, as ``norma serve --demo`` loads them."""
-    return seed_demo_tenant(store.url, examples)
 
 
 @pytest.fixture(scope="module")

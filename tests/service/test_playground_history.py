@@ -11,15 +11,9 @@ from typing import Any
 import pytest
 
 from norma.store import RuleStore
-from tests.service._browser import needs_chromium, open_playground, playground_site, start_browser, wait_for
+from tests.service._browser import needs_chromium, open_playground, playground_site, wait_for
 
 pytestmark = [pytest.mark.slow, needs_chromium]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with start_browser() as driver:
-        yield driver
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from norma.service import DemoTenant, seed_demo_tenant
+from norma.service import DemoTenant
 from norma.store import RuleStore
 from tests.service._browser import (
     Pixels,
@@ -37,12 +37,6 @@ WIDTH, HEIGHT = 1280, 900
 def browser() -> Iterator[Any]:
     with start_browser(WIDTH, HEIGHT) as driver:
         yield driver
-
-
-@pytest.fixture(scope="module")
-def demo(store: RuleStore, examples: Path) -> DemoTenant:
-    """The example rulebooks in tenant ``demo``: the Check tab's example turn is checked against their checks."""
-    return seed_demo_tenant(store.url, examples)
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -142,3 +143,31 @@ def test_an_output_is_audited_against_the_documents_given_to_open(rulebook: Path
     assert "IR.8.01" in [v.rule for v in report.violations]
     turn = opened.check(request["input"], request["output"], audit=True)
     assert turn.audit == report
+
+
+class _Counting:
+    """The real embedder, counting the texts it is given."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.texts = inner, []  # type: list[str]
+        self.model_id, self.dim = inner.model_id, inner.dim
+
+    def embed(self, texts: list[str]) -> Any:
+        self.texts.extend(texts)
+        return self.inner.embed(texts)
+
+
+def test_an_embedder_given_to_norma_embeds_every_message_it_matches_and_checks(rulebook: Path) -> None:
+    plain = norma.open(rulebook, judge=None)
+    counting = _Counting(plain.matcher.embedder)
+    shared = Norma(plain.matcher, embedder=counting)  # type: ignore[arg-type]
+    assert shared.match("can I get a refund for my order")[0].rule.id == "refund"
+    assert shared.check("I want a refund for my order", GOOD).verdict is Verdict.PASS
+    assert shared.check_many([("will it rain tomorrow", "No idea.", None)])[0].verdict is Verdict.SKIP
+    assert counting.texts == [
+        "can I get a refund for my order",
+        "I want a refund for my order",
+        "will it rain tomorrow",
+    ]
+    assert plain.check("I want a refund for my order", GOOD).verdict is Verdict.PASS  # the matcher's own
+    assert len(counting.texts) == 3

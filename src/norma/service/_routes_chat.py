@@ -44,8 +44,6 @@ from norma.service._upstream import Upstream, UpstreamError, answer_text
 from norma.turns import Norma
 
 if TYPE_CHECKING:
-    from norma.embeddings import Embedder
-    from norma.matching import MatchConfig, MatchResult, SessionState
     from norma.service._settings import ServiceSettings
 
 __all__ = ["VERDICT_HEADER", "ACTION_HEADER", "install", "router"]
@@ -105,26 +103,6 @@ def install(app: FastAPI, settings: ServiceSettings) -> None:
 
 def _problem(exc: UpstreamError) -> Response:
     return JSONResponse(exc.problem(), status_code=exc.status, headers=exc.headers(), media_type=PROBLEM_MEDIA_TYPE)
-
-
-class _SharedEmbedding(Norma):
-    """The tenant's rules, matching through the worker's shared embedder (concurrent turns' messages embedded in one
-    model call, as ``/match`` does)."""
-
-    embedder: Embedder | None = None
-
-    def match(
-        self,
-        message: str,
-        session: SessionState | Mapping[str, Any] | None = None,
-        *,
-        explain: bool = False,
-        tags: Sequence[str] | None = None,
-        config: MatchConfig | None = None,
-        embedder: Embedder | None = None,
-    ) -> MatchResult:
-        embedder = embedder if embedder is not None else self.embedder
-        return super().match(message, session, explain=explain, tags=tags, config=config, embedder=embedder)
 
 
 def _no_upstream() -> Response:
@@ -274,8 +252,8 @@ async def chat_completions(
 
     def prepare() -> tuple[Guard, Prepared]:
         matcher, version = _matcher_of(state, tenant, request)
-        rules = _SharedEmbedding(matcher, judge=state.judge(), rules_version=version)
-        rules.embedder = state.batching(matcher.embedder)
+        embedder = state.batching(matcher.embedder)  # concurrent turns' messages in one model call, as /match
+        rules = Norma(matcher, judge=state.judge(), rules_version=version, embedder=embedder)
         guard = Guard(rules, None, policy=policy, max_repairs=state.settings.guard_max_repairs)
         return guard, guard.prepare(body.messages, session)
 

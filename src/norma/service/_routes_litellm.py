@@ -261,7 +261,8 @@ async def litellm_guardrail(
 
     def work() -> GuardrailResponse:
         matcher, version = _matcher_of(state, tenant, request)
-        guard = Guard(Norma(matcher, rules_version=version, judge=state.judge()), fail_on=options.fail_on)
+        rules = Norma(matcher, rules_version=version, judge=state.judge(), embedder=state.batching(matcher.embedder))
+        guard = Guard(rules, fail_on=options.fail_on)
         if body.input_type == "request":
             message = _user_message(body)
             if message is None or not message.strip():

@@ -188,9 +188,9 @@ async def check(tenant: TenantId, body: CheckRequest, request: Request, state: S
 
         matcher, version = _matcher_of(state, tenant, request)
         documents = state.documents() if body.audit else None
-        rules = Norma(matcher, rules_version=version, judge=state.judge(), documents=documents)
         embedder = state.batching(matcher.embedder)  # shares model calls with the concurrent requests' messages
-        report = rules.check(body.message, body.output, body.session, audit=body.audit, embedder=embedder)
+        rules = Norma(matcher, rules_version=version, judge=state.judge(), documents=documents, embedder=embedder)
+        report = rules.check(body.message, body.output, body.session, audit=body.audit)
         return JSONResponse({"tenant_id": tenant, **report.to_dict()})
 
     return await state.run(work)

@@ -68,6 +68,8 @@ class Norma:
         documents: the audit's normative documents (a folder or a :class:`~norma.audit.DocumentSet`).
         audit_config: the audit's configuration.
         source: the rulebook file the rules were read from, when they were (:meth:`fresh` re-reads it once edited).
+        embedder: what embeds the messages :meth:`match` and :meth:`check` are given (a service's shared
+            :class:`~norma.embeddings.BatchingEmbedder`, say); None: the matcher's own.
     """
 
     def __init__(
@@ -80,8 +82,10 @@ class Norma:
         documents: DocumentSet | str | os.PathLike[str] | None = None,
         audit_config: AuditConfig | Mapping[str, Any] | None = None,
         source: Path | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
         self.matcher = matcher
+        self.embedder = embedder
         self.checker = TurnChecker(
             matcher,
             judge=judge,
@@ -133,6 +137,7 @@ class Norma:
             documents=checker.documents,
             audit_config=checker.audit_config,
             source=self.source,
+            embedder=self.embedder,
         )
 
     def match(
@@ -147,6 +152,7 @@ class Norma:
     ) -> MatchResult:
         """The rules that apply to ``message``, best first (:meth:`norma.matching.RuleMatcher.match`)."""
         state = SessionState.from_mapping(session) if isinstance(session, Mapping) else session
+        embedder = embedder if embedder is not None else self.embedder
         return self.matcher.match(message, state, explain=explain, tags=tags, config=config, embedder=embedder)
 
     def check(
@@ -161,6 +167,7 @@ class Norma:
         """The turn check of ``output``, the AI's answer to ``message`` (:meth:`norma.turns.TurnChecker.check`);
         ``audit`` overrides the default given to :func:`open`; ``embedder`` embeds the message (a shared
         :class:`~norma.embeddings.BatchingEmbedder`, say)."""
+        embedder = embedder if embedder is not None else self.embedder
         return self.checker.check_many([(message, output, session)], audit=audit, embedder=embedder)[0]
 
     def check_many(
@@ -170,7 +177,7 @@ class Norma:
         audit: bool | None = None,
     ) -> list[TurnReport]:
         """:meth:`check` for many ``(message, output, session)`` turns, with one embedding call for the messages."""
-        return self.checker.check_many(turns, audit=audit)
+        return self.checker.check_many(turns, audit=audit, embedder=self.embedder)
 
     def audit(self, output: str, message: str = "") -> AuditReport:
         """The IR.x.y audit of ``output`` (the answer to ``message``) against the documents given to :func:`open`
