@@ -195,3 +195,14 @@ def _unfilter(kind: int, line: bytearray, previous: bytearray, bpp: int) -> None
             line[i] = (line[i] + (left if a <= b and a <= c else up if b <= c else corner)) & 0xFF
         else:
             raise ValueError(f"unknown PNG filter {kind}")
+
+
+def by_id(driver: Any, element_id: str) -> Any:
+    """The page's element of that id."""
+    return driver.find_element("id", element_id)
+
+
+def set_value(driver: Any, element_id: str, text: str) -> None:
+    """Set a field's (or a select's) value through the DOM, as a user's paste would leave it (send_keys would type
+    '<' and newlines as keys, and fails on a field out of view)."""
+    driver.execute_script("arguments[0].value = arguments[1]", by_id(driver, element_id), text)

@@ -16,7 +16,7 @@ import pytest
 from norma.names import score_record
 from norma.service import DemoTenant
 from norma.store import RuleStore
-from tests.service._browser import needs_chromium, open_playground, playground_site, wait_for
+from tests.service._browser import by_id, needs_chromium, open_playground, playground_site, wait_for
 
 pytestmark = [pytest.mark.slow, needs_chromium]
 
@@ -49,12 +49,6 @@ def _post(site: str, key: str, path: str, body: dict[str, Any]) -> Any:
     return response.json()
 
 
-def _by_id(driver: Any, element_id: str) -> Any:
-    from selenium.webdriver.common.by import By
-
-    return driver.find_element(By.ID, element_id)
-
-
 def _css(driver: Any, selector: str) -> list[Any]:
     from selenium.webdriver.common.by import By
 
@@ -62,7 +56,7 @@ def _css(driver: Any, selector: str) -> list[Any]:
 
 
 def _type(driver: Any, element_id: str, text: str) -> None:
-    box = _by_id(driver, element_id)
+    box = by_id(driver, element_id)
     box.clear()
     box.send_keys(text)
 
@@ -72,14 +66,14 @@ def _status_after(driver: Any, prefix: str, busy: str) -> str:
     return str(
         wait_for(
             driver,
-            lambda d: (text := _by_id(d, f"{prefix}-status").text) and text != busy and text,
+            lambda d: (text := by_id(d, f"{prefix}-status").text) and text != busy and text,
         )
     )
 
 
 def _match(driver: Any, message: str) -> str:
     _type(driver, "match-message", message)
-    _by_id(driver, "match-run").click()
+    by_id(driver, "match-run").click()
     return _status_after(driver, "match", "matching\u2026")
 
 
@@ -96,9 +90,9 @@ def _rows(driver: Any, selector: str) -> list[list[str]]:
 
 def test_key_from_the_url_fragment_is_kept_in_the_tab_only(browser: Any, site: str, acme_key: str) -> None:
     open_playground(browser, site, acme_key)
-    assert _by_id(browser, "api-key").get_attribute("value") == acme_key
+    assert by_id(browser, "api-key").get_attribute("value") == acme_key
     assert "#key" not in browser.current_url
-    assert not _by_id(browser, "key-banner").is_displayed()
+    assert not by_id(browser, "key-banner").is_displayed()
 
 
 def test_every_tab_starts_with_an_empty_state_and_no_results_header(browser: Any, site: str, acme_key: str) -> None:
@@ -106,18 +100,18 @@ def test_every_tab_starts_with_an_empty_state_and_no_results_header(browser: Any
     expected = {"match": "press Match", "check": "press Check", "audit": "press Audit", "names": "Score"}
     for tab, words in expected.items():
         _tab(browser, tab)
-        empty = _by_id(browser, f"{tab}-empty")
+        empty = by_id(browser, f"{tab}-empty")
         assert empty.is_displayed()
         assert words in empty.text
-        assert not _by_id(browser, f"{tab}-out").is_displayed()
-        assert _by_id(browser, f"{tab}-status").text == ""
+        assert not by_id(browser, f"{tab}-out").is_displayed()
+        assert by_id(browser, f"{tab}-status").text == ""
         headers = [th for th in _css(browser, f"#tab-{tab} th") if th.is_displayed()]
         assert headers == []
 
 
 def test_no_key_shows_where_to_get_one(browser: Any, site: str) -> None:
     open_playground(browser, site, "")
-    banner = _by_id(browser, "key-banner")
+    banner = by_id(browser, "key-banner")
     assert banner.is_displayed()
     assert "norma keys create --tenant demo" in banner.text
     assert "norma serve --demo" in banner.text
@@ -127,14 +121,14 @@ def test_401_names_the_key_command_for_the_tenant(browser: Any, site: str) -> No
     open_playground(browser, site, "nrm_notakey_0000", tenant="acme")
     status = _match(browser, "I lost my card")
     assert status.startswith("401 unauthorized")
-    hint = _by_id(browser, "match-hint")
+    hint = by_id(browser, "match-hint")
     assert hint.is_displayed()
     assert "norma keys create --tenant acme" in hint.text
     assert "norma serve --demo" in hint.text
     _tab(browser, "audit")
-    _by_id(browser, "audit-run").click()
+    by_id(browser, "audit-run").click()
     assert _status_after(browser, "audit", "auditing\u2026").startswith("401")
-    assert "norma keys create --tenant acme" in _by_id(browser, "audit-hint").text
+    assert "norma keys create --tenant acme" in by_id(browser, "audit-hint").text
 
 
 def test_match_shows_the_score_breakdown(browser: Any, site: str, acme_key: str) -> None:
@@ -205,7 +199,7 @@ def test_match_error_is_shown_not_thrown(browser: Any, site: str, globex_key: st
     status = _match(browser, "I lost my card")
     assert status.startswith("404")
     assert "tenant 'acme' not found" in status
-    assert not _by_id(browser, "match-results").is_displayed()
+    assert not by_id(browser, "match-results").is_displayed()
 
 
 def test_dropped_rules_are_collapsed_and_closest_first(browser: Any, site: str, demo: DemoTenant) -> None:
@@ -213,10 +207,10 @@ def test_dropped_rules_are_collapsed_and_closest_first(browser: Any, site: str, 
     answer = _post(site, demo.key, "/v1/tenants/demo/match", {"message": message, "explain": True})
     open_playground(browser, site, demo.key, tenant="demo")
     _match(browser, message)
-    dropped = _by_id(browser, "match-dropped")
+    dropped = by_id(browser, "match-dropped")
     assert dropped.get_attribute("open") is None  # collapsed
     assert not _css(browser, "#match-dropped-list")[0].is_displayed()
-    assert _by_id(browser, "match-dropped-count").text == str(len(answer["dropped"]))
+    assert by_id(browser, "match-dropped-count").text == str(len(answer["dropped"]))
     rows = _rows(browser, "#match-dropped-list tbody tr")
     expected = sorted(answer["dropped"], key=lambda d: -d["similarity"])
     assert [r[0] for r in rows] == [d["rule_id"] for d in expected]
@@ -240,12 +234,12 @@ def test_match_shows_the_applied_gate(browser: Any, site: str, demo: DemoTenant)
     assert answer["matches"], "the demo's fraud rule should match this message"
     open_playground(browser, site, demo.key, tenant="demo")
     _match(browser, message)
-    gate = _by_id(browser, "match-gate")
+    gate = by_id(browser, "match-gate")
     assert gate.is_displayed()
     terms = _gate_terms(browser)
     reported = answer["gate"]  # the server names the gate it applied: the page shows that object
-    assert _by_id(browser, "match-gate-kind").text == f"{reported['kind']} \u00b7 {reported['score']}"
-    assert _by_id(browser, "match-gate-description").text == reported["description"]
+    assert by_id(browser, "match-gate-kind").text == f"{reported['kind']} \u00b7 {reported['score']}"
+    assert by_id(browser, "match-gate-description").text == reported["description"]
     assert set(terms) >= set(reported["terms"])
     assert terms["threshold"] == f"{reported['threshold']:.3f}"
 
@@ -263,7 +257,7 @@ def test_a_gate_quantile_is_sent_with_the_request(browser: Any, site: str, demo:
     terms = _gate_terms(browser)
     assert terms["quantile"] == "0.050"
     assert terms["threshold"] == f"{answer['gate']['threshold']:.3f}"
-    assert _by_id(browser, "match-gate-description").text == answer["gate"]["description"]
+    assert by_id(browser, "match-gate-description").text == answer["gate"]["description"]
 
 
 def test_a_gate_object_is_rendered_with_its_terms(browser: Any, site: str, acme_key: str) -> None:
@@ -279,8 +273,8 @@ def test_a_gate_object_is_rendered_with_its_terms(browser: Any, site: str, acme_
     open_playground(browser, site, acme_key)
     browser.execute_script(SPY, {"gate": gate})
     _match(browser, "help, my wallet with my card in it was stolen")
-    assert _by_id(browser, "match-gate-kind").text == "calibrated \u00b7 similarity"
-    assert _by_id(browser, "match-gate-description").text == gate["description"]
+    assert by_id(browser, "match-gate-kind").text == "calibrated \u00b7 similarity"
+    assert by_id(browser, "match-gate-description").text == gate["description"]
     assert _gate_terms(browser) == {
         "threshold": "0.414",
         "shift": "0.150",
@@ -288,7 +282,7 @@ def test_a_gate_object_is_rendered_with_its_terms(browser: Any, site: str, acme_
         "examples": "6",
         "margin": "0.025",
     }
-    assert _by_id(browser, "match-gate-source").text == ""
+    assert by_id(browser, "match-gate-source").text == ""
 
 
 def test_audit_fields_are_sent_as_one_request(browser: Any, site: str, acme_key: str) -> None:
@@ -300,10 +294,10 @@ def test_audit_fields_are_sent_as_one_request(browser: Any, site: str, acme_key:
     _type(browser, "audit-documents", "Domain_Rules.md\n\nIA_Context_Rules.md\n")
     from selenium.webdriver.support.ui import Select
 
-    Select(_by_id(browser, "audit-context")).select_by_value("technical")
+    Select(by_id(browser, "audit-context")).select_by_value("technical")
     _css(browser, "#tab-audit details.more summary")[0].click()
     _type(browser, "audit-extra", '{"document_versions": {"DR": "1.0"}}')
-    _by_id(browser, "audit-run").click()
+    by_id(browser, "audit-run").click()
     _status_after(browser, "audit", "auditing\u2026")
     sent = browser.execute_script("return window.__sent")
     assert sent[-1]["path"] == "/v1/audit"
@@ -315,7 +309,7 @@ def test_audit_fields_are_sent_as_one_request(browser: Any, site: str, acme_key:
         "document_versions": {"DR": "1.0"},
     }
     answer = _post(site, acme_key, "/v1/audit", sent[-1]["body"])
-    assert _by_id(browser, "audit-verdict").text == answer["result"]
+    assert by_id(browser, "audit-verdict").text == answer["result"]
     assert len(_css(browser, "#audit-lines tbody tr")) == 2
 
 
@@ -323,14 +317,14 @@ def test_audit_shows_the_whole_report(browser: Any, site: str, acme_key: str) ->
     open_playground(browser, site, acme_key)
     _tab(browser, "audit")
     request = {
-        "input": _by_id(browser, "audit-input").get_attribute("value"),
-        "output": _by_id(browser, "audit-output").get_attribute("value"),
+        "input": by_id(browser, "audit-input").get_attribute("value"),
+        "output": by_id(browser, "audit-output").get_attribute("value"),
         "active_documents": [],
     }
     answer = _post(site, acme_key, "/v1/audit", request)
-    _by_id(browser, "audit-run").click()
+    by_id(browser, "audit-run").click()
     assert _status_after(browser, "audit", "auditing\u2026") == f"FAIL: {len(answer['violations'])} violations"
-    assert _by_id(browser, "audit-verdict").text == "FAIL"
+    assert by_id(browser, "audit-verdict").text == "FAIL"
     lines = _rows(browser, "#audit-lines tbody tr")
     assert len(lines) == len(request["output"].split("\n")) == 8
     assert [int(row[0]) for row in lines] == list(range(1, 9))
@@ -352,11 +346,11 @@ def test_audit_shows_the_whole_report(browser: Any, site: str, acme_key: str) ->
         assert rule["reason"] in item
     info = [item.text for item in _css(browser, "#audit-info li")]
     assert [i.split(":")[0] for i in info] == [finding["rule"] for finding in answer["info"]]
-    assert _by_id(browser, "audit-notes").text == answer["notes"]
-    assert _by_id(browser, "audit-rules-box").get_attribute("open") is None
-    assert _by_id(browser, "audit-rules-count").text == str(len(answer["rules"]))
-    assert not _by_id(browser, "audit-extra-box").is_displayed()  # today's report: no field the page does not know
-    assert _by_id(browser, "audit-context-used").text.endswith(f"language {answer['lang']}")
+    assert by_id(browser, "audit-notes").text == answer["notes"]
+    assert by_id(browser, "audit-rules-box").get_attribute("open") is None
+    assert by_id(browser, "audit-rules-count").text == str(len(answer["rules"]))
+    assert not by_id(browser, "audit-extra-box").is_displayed()  # today's report: no field the page does not know
+    assert by_id(browser, "audit-context-used").text.endswith(f"language {answer['lang']}")
 
 
 def test_audit_shows_fields_it_does_not_know(browser: Any, site: str, acme_key: str) -> None:
@@ -364,9 +358,9 @@ def test_audit_shows_fields_it_does_not_know(browser: Any, site: str, acme_key: 
     open_playground(browser, site, acme_key)
     browser.execute_script(SPY, {"trace": "es", "norms": {"set": "netshaper", "documents": 4}})
     _tab(browser, "audit")
-    _by_id(browser, "audit-run").click()
+    by_id(browser, "audit-run").click()
     _status_after(browser, "audit", "auditing\u2026")
-    box = _by_id(browser, "audit-extra-box")
+    box = by_id(browser, "audit-extra-box")
     assert box.is_displayed()
     terms = [dt.text for dt in _css(browser, "#audit-extra-fields dt")]
     values = [dd.text for dd in _css(browser, "#audit-extra-fields dd")]
@@ -378,12 +372,12 @@ def test_audit_shows_fields_it_does_not_know(browser: Any, site: str, acme_key: 
 def test_names_score_equals_the_library(browser: Any, site: str, acme_key: str) -> None:
     open_playground(browser, site, acme_key)
     _tab(browser, "names")
-    _by_id(browser, "names-run").click()
+    by_id(browser, "names-run").click()
     assert _status_after(browser, "names", "scoring\u2026") == "scored 5 variations"
-    labels = json.loads(_by_id(browser, "names-labels").get_attribute("value"))
-    variations = [v for v in _by_id(browser, "names-variations").get_attribute("value").split("\n") if v.strip()]
+    labels = json.loads(by_id(browser, "names-labels").get_attribute("value"))
+    variations = [v for v in by_id(browser, "names-variations").get_attribute("value").split("\n") if v.strip()]
     expected = score_record({"name": "John Smith", "variations": variations, "labels": labels}, hash_seed=0)
-    assert float(_by_id(browser, "names-final").text) == pytest.approx(expected["final"], abs=5e-4)
+    assert float(by_id(browser, "names-final").text) == pytest.approx(expected["final"], abs=5e-4)
     details = {row[0]: row[1] for row in _rows(browser, "#names-details tr")}
     assert details["variations"] == "5"  # a count, never "5.000"
     assert details["rule_compliant"] == str(expected["rule_compliant"])
@@ -394,15 +388,15 @@ def test_names_generate_fills_and_scores_the_variations(browser: Any, site: str,
     open_playground(browser, site, acme_key)
     _tab(browser, "names")
     _type(browser, "names-variations", "")
-    _by_id(browser, "names-generate").click()
+    by_id(browser, "names-generate").click()
     status = _status_after(browser, "names", "generating\u2026")
     assert status == "generated and scored 5 variations", status
-    variations = _by_id(browser, "names-variations").get_attribute("value").split("\n")
+    variations = by_id(browser, "names-variations").get_attribute("value").split("\n")
     assert len(variations) == 5
     assert all(v.strip() and v != "John Smith" for v in variations)
-    labels = json.loads(_by_id(browser, "names-labels").get_attribute("value"))
+    labels = json.loads(by_id(browser, "names-labels").get_attribute("value"))
     expected = score_record({"name": "John Smith", "variations": variations, "labels": labels}, hash_seed=0)
-    assert float(_by_id(browser, "names-final").text) == pytest.approx(expected["final"], abs=5e-4)
+    assert float(by_id(browser, "names-final").text) == pytest.approx(expected["final"], abs=5e-4)
 
 
 def test_no_console_errors_and_no_csp_violations(browser: Any, site: str, acme_key: str) -> None:

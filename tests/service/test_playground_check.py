@@ -18,7 +18,7 @@ import pytest
 
 from norma.service import DemoTenant
 from norma.store import RuleStore
-from tests.service._browser import needs_chromium, open_playground, playground_site, wait_for
+from tests.service._browser import by_id, needs_chromium, open_playground, playground_site, set_value, wait_for
 
 pytestmark = [pytest.mark.slow, needs_chromium]
 
@@ -41,23 +41,11 @@ def page(browser: Any, site: str, demo: DemoTenant) -> Any:
     return browser
 
 
-def _by_id(driver: Any, element_id: str) -> Any:
-    return driver.find_element("id", element_id)
-
-
-def _type(driver: Any, element_id: str, text: str) -> None:
-    box = _by_id(driver, element_id)
-    box.clear()
-    if text:
-        # set through the DOM: send_keys would type '<' and newlines as keys, and a newline is no character here
-        driver.execute_script("arguments[0].value = arguments[1]", box, text)
-
-
 def _check(driver: Any, message: str, output: str) -> str:
     """Check the turn; the status line once the request answered."""
-    _type(driver, "check-message", message)
-    _type(driver, "check-output", output)
-    _by_id(driver, "check-run").click()
+    set_value(driver, "check-message", message)
+    set_value(driver, "check-output", output)
+    by_id(driver, "check-run").click()
     return _status(driver)
 
 
@@ -66,8 +54,8 @@ def _status(driver: Any) -> str:
         wait_for(
             driver,
             lambda d: (
-                "busy" not in (_by_id(d, "check-out").get_attribute("class") or "").split()
-                and (text := _by_id(d, "check-status").text) != "checking\u2026"
+                "busy" not in (by_id(d, "check-out").get_attribute("class") or "").split()
+                and (text := by_id(d, "check-status").text) != "checking\u2026"
                 and text
             ),
         )
@@ -96,10 +84,10 @@ def test_a_failing_turn_shows_fail_the_failing_check_and_its_span(page: Any) -> 
     # never-ask-full-pin alone matches: warns-never-share (weight 1) fails, does-not-ask-for-secrets (1, error)
     # fails, no-card-number (3) passes: score 3/5; the error check failing fails the turn
     assert status.startswith("FAIL, reward 0.600 (tenant demo"), status
-    assert _by_id(page, "check-verdict").text == "FAIL"
-    assert "verdict-FAIL" in _by_id(page, "check-verdict").get_attribute("class")
-    assert _by_id(page, "check-reward").text == "0.600"
-    assert _by_id(page, "check-counts").text == "1 passed \u00b7 2 failed \u00b7 0 skipped"
+    assert by_id(page, "check-verdict").text == "FAIL"
+    assert "verdict-FAIL" in by_id(page, "check-verdict").get_attribute("class")
+    assert by_id(page, "check-reward").text == "0.600"
+    assert by_id(page, "check-counts").text == "1 passed \u00b7 2 failed \u00b7 0 skipped"
     checks = _checks(page)
     assert set(checks) == {"warns-never-share", "does-not-ask-for-secrets", "no-card-number"}
     failing = checks["does-not-ask-for-secrets"]
@@ -121,7 +109,7 @@ def test_the_span_is_on_its_line_after_a_wide_character(page: Any) -> None:
     """Evidence offsets count characters: an emoji (two UTF-16 units) before the span does not shift it."""
     output = "Thanks for waiting \U0001f642\nThe account linked to card 4111 1111 1111 1111 is in credit."
     _check(page, "what is the balance on my account", output)
-    assert _by_id(page, "check-verdict").text == "FAIL"
+    assert by_id(page, "check-verdict").text == "FAIL"
     assert _marks(page) == [("2", "4111 1111 1111 1111", "never-ask-full-pin / no-card-number")]
     assert _checks(page)["no-card-number"][4:] == ["fail", "personal data found: card number (once)", "2:28"]
     flagged = _rows(page, "#check-lines tr.flagged")
@@ -137,8 +125,8 @@ def test_a_passing_turn_shows_pass_and_reward_one(page: Any) -> None:
     )
     # complaint: gives-deadline and gives-reference pass; never-ask-full-pin's always-on no-card-number passes
     assert status.startswith("PASS, reward 1.000"), status
-    assert _by_id(page, "check-verdict").text == "PASS"
-    assert _by_id(page, "check-reward").text == "1.000"
+    assert by_id(page, "check-verdict").text == "PASS"
+    assert by_id(page, "check-reward").text == "1.000"
     assert {row[1]: row[4] for row in _rows(page, "#check-checks tbody tr")} == {
         "gives-deadline": "pass",
         "gives-reference": "pass",
@@ -169,7 +157,7 @@ def test_a_neighbours_requirements_are_shown_skipped_as_a_neighbours(page: Any, 
     ).json()
     status = _check(page, message, output)
     assert status.startswith("PASS, reward 1.000"), status
-    assert _by_id(page, "check-counts").text == "3 passed \u00b7 0 failed \u00b7 2 skipped"
+    assert by_id(page, "check-counts").text == "3 passed \u00b7 0 failed \u00b7 2 skipped"
     checks = _checks(page)
     assert {check: row[4] for check, row in checks.items()} == {
         "warns-never-share": "pass",
@@ -200,7 +188,7 @@ def test_a_neighbours_requirements_are_shown_skipped_as_a_neighbours(page: Any, 
 def test_html_in_the_output_is_shown_as_text(page: Any) -> None:
     output = f"{INJECTION} please confirm {INJECTION} pin\n<script>alert(2)</script>"
     _check(page, "my pin is 1234 can you check it", output)
-    assert _by_id(page, "check-verdict").text == "FAIL"
+    assert by_id(page, "check-verdict").text == "FAIL"
     assert page.execute_script("return document.querySelectorAll('#tab-check img, #tab-check script').length") == 0
     assert [row[1] for row in _rows(page, "#check-lines tbody tr")] == output.split("\n")
     assert _marks(page) == [("1", f"confirm {INJECTION} pin", PIN_CHECK)]
@@ -213,12 +201,12 @@ def test_html_in_the_output_is_shown_as_text(page: Any) -> None:
 
 def test_an_empty_message_shows_the_problem(page: Any) -> None:
     _check(page, "I want to make a complaint", "We will answer within eight weeks.")  # a report first
-    assert _by_id(page, "check-report").is_displayed()
+    assert by_id(page, "check-report").is_displayed()
     status = _check(page, "", "some output")
     assert status.startswith("422 "), status
     assert "[body.message]" in status
-    assert "error" in _by_id(page, "check-status").get_attribute("class").split()
-    assert not _by_id(page, "check-report").is_displayed()  # the last report does not stay, as if it answered
+    assert "error" in by_id(page, "check-status").get_attribute("class").split()
+    assert not by_id(page, "check-report").is_displayed()  # the last report does not stay, as if it answered
 
 
 def test_an_unknown_tenant_shows_the_problem(browser: Any, site: str, demo: DemoTenant) -> None:
@@ -241,22 +229,22 @@ def test_the_examples_are_the_banking_turns(page: Any, examples: Path) -> None:
         source = turns[example["id"]]
         assert (example["message"], example["output"]) == (source["message"], source["output"])
     # the form starts with the first, and a chip fills the form and checks its turn
-    assert _by_id(page, "check-message").get_attribute("value") == shown[0]["message"]
-    assert _by_id(page, "check-output").get_attribute("value") == shown[0]["output"]
+    assert by_id(page, "check-message").get_attribute("value") == shown[0]["message"]
+    assert by_id(page, "check-output").get_attribute("value") == shown[0]["output"]
     chips = page.find_elements("css selector", "#check-examples button")
     assert [chip.text for chip in chips] == [example["id"] for example in shown]
     chip = next(chip for chip in chips if chip.text == "good-fraud")
     chip.click()
     assert _status(page).startswith("PASS, reward 1.000")
-    assert _by_id(page, "check-message").get_attribute("value") == turns["good-fraud"]["message"]
+    assert by_id(page, "check-message").get_attribute("value") == turns["good-fraud"]["message"]
 
 
 def test_ctrl_enter_checks_and_history_runs_it_again(page: Any) -> None:
     from selenium.webdriver.common.keys import Keys
 
-    _type(page, "check-message", "my pin is 1234 can you check it")
-    _type(page, "check-output", ASKS_FOR_PIN)
-    _by_id(page, "check-output").send_keys(Keys.CONTROL, Keys.ENTER)
+    set_value(page, "check-message", "my pin is 1234 can you check it")
+    set_value(page, "check-output", ASKS_FOR_PIN)
+    by_id(page, "check-output").send_keys(Keys.CONTROL, Keys.ENTER)
     assert _status(page).startswith("FAIL, reward 0.600")
     _check(page, "I want to make a complaint", "We will answer within eight weeks, reference CMP-482913.")
     labels = page.execute_script(
@@ -271,10 +259,10 @@ def test_ctrl_enter_checks_and_history_runs_it_again(page: Any) -> None:
         "I want to make a complaint",
         "my pin is 1234 can you check it",
     ]
-    _type(page, "check-output", "")
+    set_value(page, "check-output", "")
     page.find_elements("css selector", "#check-history .history-entry")[1].click()
-    wait_for(page, lambda d: _by_id(d, "check-verdict").text == "FAIL")
-    assert _by_id(page, "check-output").get_attribute("value") == ASKS_FOR_PIN
+    wait_for(page, lambda d: by_id(d, "check-verdict").text == "FAIL")
+    assert by_id(page, "check-output").get_attribute("value") == ASKS_FOR_PIN
 
 
 def test_the_audit_toggle_adds_the_audit(page: Any, site: str, demo: DemoTenant) -> None:
@@ -289,17 +277,17 @@ def test_the_audit_toggle_adds_the_audit(page: Any, site: str, demo: DemoTenant)
         "window.__sent = []; const real = window.fetch; window.fetch = (p, o) => {"
         " window.__sent.push(JSON.parse(o.body)); return real(p, o); };"
     )
-    _by_id(page, "check-audit").click()
+    by_id(page, "check-audit").click()
     _check(page, message, output)
     sent = page.execute_script("return window.__sent")
     assert sent[-1] == body
-    assert _by_id(page, "check-audit-box").is_displayed()
-    assert _by_id(page, "check-audit-verdict").text == answer["result"]
+    assert by_id(page, "check-audit-box").is_displayed()
+    assert by_id(page, "check-audit-verdict").text == answer["result"]
     shown = [item.text for item in page.find_elements("css selector", "#check-audit-violations li")]
     assert [item.split(" ")[0] for item in shown] == [v["rule"] for v in answer["violations"]]
-    assert _by_id(page, "check-verdict").text == "FAIL"  # the audit's FAIL fails the turn
-    _by_id(page, "check-audit").click()
+    assert by_id(page, "check-verdict").text == "FAIL"  # the audit's FAIL fails the turn
+    by_id(page, "check-audit").click()
     _check(page, message, output)
-    assert _by_id(page, "check-verdict").text == "PASS"  # no rule matched; the always-on card check passed
+    assert by_id(page, "check-verdict").text == "PASS"  # no rule matched; the always-on card check passed
     assert page.execute_script("return window.__sent")[-1]["audit"] is False
-    assert not _by_id(page, "check-audit-box").is_displayed()
+    assert not by_id(page, "check-audit-box").is_displayed()

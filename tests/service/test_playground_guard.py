@@ -19,7 +19,7 @@ import pytest
 
 from norma.service import DemoTenant
 from norma.store import RuleStore
-from tests.service._browser import needs_chromium, open_playground, playground_site, wait_for
+from tests.service._browser import by_id, needs_chromium, open_playground, playground_site, set_value, wait_for
 from tests.service._chat_upstream import ChatUpstream
 
 pytestmark = [pytest.mark.slow, needs_chromium]
@@ -66,21 +66,12 @@ def page(browser: Any, site: str, demo: DemoTenant, upstream: ChatUpstream) -> A
     return browser
 
 
-def _by_id(driver: Any, element_id: str) -> Any:
-    return driver.find_element("id", element_id)
-
-
-def _set(driver: Any, element_id: str, value: str) -> None:
-    """Set a field through the DOM (send_keys would type '<' and newlines as keys)."""
-    driver.execute_script("arguments[0].value = arguments[1]", _by_id(driver, element_id), value)
-
-
 def _send(driver: Any, message: str, policy: str, system: str = "") -> str:
     """Send the turn; the status line once the request answered."""
-    _set(driver, "guard-message", message)
-    _set(driver, "guard-system", system)
-    _set(driver, "guard-policy", policy)
-    _by_id(driver, "guard-run").click()
+    set_value(driver, "guard-message", message)
+    set_value(driver, "guard-system", system)
+    set_value(driver, "guard-policy", policy)
+    by_id(driver, "guard-run").click()
     return _status(driver)
 
 
@@ -89,8 +80,8 @@ def _status(driver: Any) -> str:
         wait_for(
             driver,
             lambda d: (
-                "busy" not in (_by_id(d, "guard-out").get_attribute("class") or "").split()
-                and (text := _by_id(d, "guard-status").get_attribute("textContent")) != "asking the model\u2026"
+                "busy" not in (by_id(d, "guard-out").get_attribute("class") or "").split()
+                and (text := by_id(d, "guard-status").get_attribute("textContent")) != "asking the model\u2026"
                 and text
             ),
         )
@@ -98,7 +89,7 @@ def _status(driver: Any) -> str:
 
 
 def _text(driver: Any, element_id: str) -> str:
-    return str(_by_id(driver, element_id).get_attribute("textContent"))
+    return str(by_id(driver, element_id).get_attribute("textContent"))
 
 
 def _rows(driver: Any, selector: str) -> list[list[str]]:
@@ -129,10 +120,10 @@ def test_repair_shows_repaired_the_rules_injected_two_calls_and_the_final_answer
     assert body["messages"] == [{"role": "system", "content": SYSTEM}, {"role": "user", "content": FRAUD}]
     assert body["norma"] == {"policy": "repair"}
     assert _text(page, "guard-action") == "repaired"
-    assert "action-repaired" in _by_id(page, "guard-action").get_attribute("class").split()
+    assert "action-repaired" in by_id(page, "guard-action").get_attribute("class").split()
     assert _text(page, "guard-verdict") == "PASS"
     assert _text(page, "guard-answer") == FRAUD_GOOD
-    assert not _by_id(page, "guard-answer-note").is_displayed()
+    assert not by_id(page, "guard-answer-note").is_displayed()
     assert _rules(page) == [
         ["fraud-suspected", FRAUD_RULE, "matched"],
         ["never-ask-full-pin", PIN_RULE_ALWAYS, "always"],
@@ -145,8 +136,8 @@ def test_repair_shows_repaired_the_rules_injected_two_calls_and_the_final_answer
         assert float(row[2].removesuffix(" ms")) >= 0
     assert _text(page, "guard-timings").startswith("prepare ")
     # the last answer passed: no failing check to show
-    assert not _by_id(page, "guard-checks").is_displayed()
-    assert _by_id(page, "guard-checks-none").is_displayed()
+    assert not by_id(page, "guard-checks").is_displayed()
+    assert by_id(page, "guard-checks-none").is_displayed()
     # what the model was sent: the rules in the system message, then the failed checks as feedback
     assert len(upstream.requests) == 2
     first = upstream.requests[0].messages
@@ -163,10 +154,10 @@ def test_block_shows_blocked_the_fallback_and_the_failing_checks_with_their_evid
     status = _send(page, PIN, "block")
     assert status == "blocked, FAIL (1 model call, tenant demo)", status
     assert _text(page, "guard-action") == "blocked"
-    assert "action-blocked" in _by_id(page, "guard-action").get_attribute("class").split()
+    assert "action-blocked" in by_id(page, "guard-action").get_attribute("class").split()
     assert _text(page, "guard-verdict") == "FAIL"
     assert _text(page, "guard-answer") == FALLBACK
-    assert _by_id(page, "guard-answer-note").is_displayed()
+    assert by_id(page, "guard-answer-note").is_displayed()
     assert _rules(page) == [["never-ask-full-pin", PIN_RULE, "matched"]]
     assert [row[:2] for row in _rows(page, "#guard-attempts tbody tr")] == [["1", "fail"]]
     assert len(upstream.requests) == 1  # block never asks again
@@ -200,7 +191,7 @@ def test_html_in_the_answer_is_shown_as_text(page: Any, upstream: ChatUpstream) 
 def test_the_examples_are_banking_messages_and_a_chip_sends_one(page: Any, upstream: ChatUpstream) -> None:
     chips = page.find_elements("css selector", "#guard-examples button")
     assert [chip.text for chip in chips] == [FRAUD, "I want to make a complaint"]
-    assert _by_id(page, "guard-message").get_attribute("value") == FRAUD  # the form starts with the first
+    assert by_id(page, "guard-message").get_attribute("value") == FRAUD  # the form starts with the first
     upstream.reply("I've logged your complaint under reference CMP-482913. We will answer within eight weeks.")
     chips[1].click()
     assert _status(page) == "passed, PASS (1 model call, tenant demo)"
@@ -220,8 +211,8 @@ def test_without_an_upstream_the_tab_says_how_to_configure_one(
         status = _send(browser, FRAUD, "repair")
         assert status == "No model is configured"
         assert _text(browser, "guard-hint") == NO_MODEL
-        assert _by_id(browser, "guard-hint").is_displayed()
-        assert "error" in _by_id(browser, "guard-status").get_attribute("class").split()
-        assert not _by_id(browser, "guard-report").is_displayed()
+        assert by_id(browser, "guard-hint").is_displayed()
+        assert "error" in by_id(browser, "guard-status").get_attribute("class").split()
+        assert not by_id(browser, "guard-report").is_displayed()
         codes = [c.text for c in browser.find_elements("css selector", "#guard-hint code")]
         assert codes == ["norma serve", "--upstream URL", "docs/guard.md"]
