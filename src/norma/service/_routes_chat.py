@@ -37,7 +37,7 @@ from norma.guard import Guard, GuardAttempt, GuardResult, Prepared
 from norma.service._bodies import StrictJsonRoute
 from norma.service._chat_schemas import ChatCompletionRequest, GuardedChatCompletion
 from norma.service._errors import PROBLEM_MEDIA_TYPE, problem_response
-from norma.service._routes_tenants import Caller, TenantId, _matcher_of
+from norma.service._routes_tenants import Caller, TenantId
 from norma.service._schemas import PROBLEM_RESPONSES, Problem
 from norma.service._state import ServiceState, get_state
 from norma.service._upstream import Upstream, UpstreamError, answer_text
@@ -251,7 +251,7 @@ async def chat_completions(
     base = {k: v for k, v in sent.items() if k not in _DROP}
 
     def prepare() -> tuple[Guard, Prepared]:
-        matcher, version = _matcher_of(state, tenant, request)
+        matcher, version = state.matcher_of(tenant, request)
         embedder = state.batching(matcher.embedder)  # concurrent turns' messages in one model call, as /match
         rules = Norma(matcher, judge=state.judge(), rules_version=version, embedder=embedder)
         guard = Guard(rules, None, policy=policy, max_repairs=state.settings.guard_max_repairs)

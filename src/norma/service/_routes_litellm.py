@@ -34,7 +34,6 @@ from norma.rules import FailOn
 from norma.service._auth import Principal
 from norma.service._bodies import StrictJsonRoute
 from norma.service._recall import ExpiringStore
-from norma.service._routes_tenants import _matcher_of
 from norma.service._schemas import PROBLEM_RESPONSES
 from norma.service._state import ServiceState, get_state
 from norma.turns import Norma, TurnReport
@@ -260,7 +259,7 @@ async def litellm_guardrail(
     key = (tenant, body.litellm_call_id) if body.litellm_call_id else None
 
     def work() -> GuardrailResponse:
-        matcher, version = _matcher_of(state, tenant, request)
+        matcher, version = state.matcher_of(tenant, request)
         rules = Norma(matcher, rules_version=version, judge=state.judge(), embedder=state.batching(matcher.embedder))
         guard = Guard(rules, fail_on=options.fail_on)
         if body.input_type == "request":

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import JSONResponse
 
-from norma.errors import ConflictError, StoreUnavailableError
+from norma.errors import ConflictError
 from norma.matching import Rule, Scope
 from norma.service._auth import Principal, require_tenant
 from norma.service._bodies import StrictJsonRoute
@@ -31,7 +31,7 @@ from norma.service._schemas import (
     TenantInfo,
     TenantRules,
 )
-from norma.service._state import STALE_STATE, ServiceState, get_state
+from norma.service._state import ServiceState, get_state
 
 __all__ = ["router"]
 
@@ -131,20 +131,6 @@ async def rule_history(tenant: TenantId, rule_id: RuleId, state: State, caller: 
     return RuleHistory(tenant_id=tenant, rule_id=rule_id, history=list(history))
 
 
-def _matcher_of(state: ServiceState, tenant: str, request: Request) -> tuple[Any, int]:
-    """The tenant's matcher and its rules version; while the store is unreachable, the one this replica last had
-    (for ``stale_for`` seconds after the store last confirmed it), the request marked stale since then."""
-    try:
-        matcher = state.matchers.get(tenant)
-        cached = state.matchers.cached(tenant)
-        return matcher, cached[1] if cached is not None else state.store.version(tenant)
-    except StoreUnavailableError as exc:
-        matcher, version, confirmed = state.cached_matcher(tenant, exc)
-        known = getattr(request.state, STALE_STATE, None)
-        setattr(request.state, STALE_STATE, confirmed if known is None else min(known, confirmed))
-        return matcher, version
-
-
 @router.post(
     "/match",
     response_model=MatchResponse,
@@ -155,7 +141,7 @@ async def match(tenant: TenantId, body: MatchRequest, request: Request, state: S
     ``stale_for`` seconds after the store last confirmed it), with ``Norma-Stale-Since``."""
 
     def work() -> JSONResponse:
-        matcher, version = _matcher_of(state, tenant, request)
+        matcher, version = state.matcher_of(tenant, request)
         embedder = state.batching(matcher.embedder)  # shares model calls with the concurrent requests' messages
         config = None if body.gate_quantile is None else matcher.config.with_(gate_quantile=body.gate_quantile)
         matches = matcher.match(
@@ -186,7 +172,7 @@ async def check(tenant: TenantId, body: CheckRequest, request: Request, state: S
     def work() -> JSONResponse:
         from norma.turns import Norma
 
-        matcher, version = _matcher_of(state, tenant, request)
+        matcher, version = state.matcher_of(tenant, request)
         documents = state.documents() if body.audit else None
         embedder = state.batching(matcher.embedder)  # shares model calls with the concurrent requests' messages
         rules = Norma(matcher, rules_version=version, judge=state.judge(), documents=documents, embedder=embedder)

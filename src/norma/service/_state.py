@@ -221,17 +221,25 @@ class ServiceState:
         self.keys.verified(secret, principal)
         return principal
 
-    def cached_matcher(self, tenant_id: str, error: StoreUnavailableError) -> tuple[Any, int, float]:
-        """The tenant's cached matcher, the rules version it reflects and when the store last confirmed it, while
-        the store is unreachable (``error``): re-raises ``error`` when there is none, or when it is older than
-        ``settings.stale_for``."""
+    def matcher_of(self, tenant_id: str, request: Request) -> tuple[Any, int]:
+        """The tenant's matcher and its rules version; while the store is unreachable, the one this replica last had
+        (for ``settings.stale_for`` seconds after the store last confirmed it), ``request`` marked stale since then
+        (else the store's error is raised)."""
         import time
 
-        found = self.matchers.cached(tenant_id)
-        if found is None or time.time() - found[2] > self.settings.stale_for:
-            raise error
-        self.health.served_stale()
-        return found
+        try:
+            matcher = self.matchers.get(tenant_id)
+            cached = self.matchers.cached(tenant_id)
+            return matcher, cached[1] if cached is not None else self.store.version(tenant_id)
+        except StoreUnavailableError:
+            found = self.matchers.cached(tenant_id)
+            if found is None or time.time() - found[2] > self.settings.stale_for:
+                raise
+            self.health.served_stale()
+        matcher, version, confirmed = found
+        known = getattr(request.state, STALE_STATE, None)
+        setattr(request.state, STALE_STATE, confirmed if known is None else min(known, confirmed))
+        return matcher, version
 
     def close(self) -> None:
         """Close the store if this state opened it."""
