@@ -12,6 +12,8 @@ Each request takes the next scripted step (FIFO), else the default (``reply(defa
 * ``status(code, message)``: an OpenAI error body with that status (``retry_after``: the header);
 * ``raw(body)``: those bytes with status 200 (garbage).
 
+``GET .../models`` answers :data:`MODELS`, unless the next step is a scripted fault (``status``, ``raw``).
+
 Keep-alive connections are kept; chunked transfer encoding for streams.
 """
 
@@ -26,7 +28,10 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ChatUpstream", "Seen"]
+__all__ = ["MODELS", "ChatUpstream", "Seen"]
+
+MODELS = {"object": "list", "data": [{"id": "scripted-model", "object": "model", "created": 1, "owned_by": "tests"}]}
+"""What ``GET /v1/models`` answers (a scripted fault instead, when one is next)."""
 
 
 @dataclass(frozen=True)
@@ -168,7 +173,7 @@ class ChatUpstream:
                 except (asyncio.IncompleteReadError, ConnectionError):
                     return
                 lines = head.decode("latin-1").split("\r\n")
-                path = lines[0].split(" ")[1]
+                method, path = lines[0].split(" ")[:2]
                 headers = {}
                 for line in lines[1:]:
                     if ":" in line:
@@ -181,8 +186,11 @@ class ChatUpstream:
                     body = None
                 if self.record:
                     self.requests.append(Seen(path, headers, body))
+                step = self._next()
+                if method == "GET" and path.rstrip("/").endswith("/models") and step.kind == "reply":
+                    step = _Step("raw", raw=json.dumps(MODELS).encode())  # the list, unless a fault is scripted
                 try:
-                    keep = await self._answer(self._next(), body, reader, writer)
+                    keep = await self._answer(step, body, reader, writer)
                 except _Gone:
                     self.abandoned += 1
                     return

@@ -4,8 +4,8 @@ upstream on a loopback port (tests/service/_chat_upstream.py) whose answers are 
 The tenant's rules are those of tests/guard/test_guard.py, so each outcome is worked out by hand: an answer without
 "refund policy" fails the ``policy`` check of the refund rule (:data:`BAD`), :data:`GOOD` passes.
 
-The ``openai`` package is not installed in this environment: the client side is httpx, sending what an OpenAI client
-sends once its base URL is ``http://host/v1/tenants/acme`` (``POST {base}/chat/completions``, bearer key, JSON).
+The client side is httpx, except in :func:`test_an_openai_client_changes_only_its_base_url`, which runs the
+``openai`` package itself (installed with the test dependencies, through ``openai-agents``) against ``norma serve``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from norma.rules import Rule, load_rulebook
 from norma.service import create_app
 from norma.store import RuleStore, open_store
 from tests.conftest import CliResult
-from tests.service._chat_upstream import ChatUpstream
+from tests.service._chat_upstream import MODELS, ChatUpstream
 from tests.service._server import free_port, serve_app, serve_process
 from tests.service.conftest import asgi_client, bearer, make_settings
 
@@ -272,6 +272,43 @@ async def test_no_upstream_configured_is_a_503(chat_store: RuleStore, acme: str)
     assert "Retry-After" in response.headers
 
 
+async def test_the_models_route_lists_the_upstreams_models(
+    chat_store: RuleStore, acme: str, globex: str, upstream: ChatUpstream
+) -> None:
+    models_path = "/v1/tenants/acme/models"
+    async with guarded(chat_store, upstream.url) as http:
+        listed = await http.get(models_path, headers=bearer(acme))
+        other = await http.get(models_path, headers=bearer(globex))
+        none = await http.get(models_path)
+    assert listed.status_code == 200
+    assert listed.json() == MODELS
+    assert [(r.path, r.headers["authorization"]) for r in upstream.requests] == [
+        ("/v1/models", f"Bearer {UPSTREAM_KEY}")
+    ]
+    assert other.status_code == 404  # another tenant's key: as on every tenant route
+    assert none.status_code == 401
+    assert len(upstream.requests) == 1
+
+
+async def test_the_models_route_without_an_upstream_or_with_a_broken_one(
+    chat_store: RuleStore, acme: str, upstream: ChatUpstream
+) -> None:
+    async with guarded(chat_store, None) as http:
+        unset = await http.get("/v1/tenants/acme/models", headers=bearer(acme))
+    upstream.status(500, "boom").raw(b"[1, 2]").raw(b'{"object": "list"}')
+    async with guarded(chat_store, upstream.url) as http:
+        broken, garbage, shapeless = [await http.get("/v1/tenants/acme/models", headers=bearer(acme)) for _ in range(3)]
+    assert unset.status_code == 503
+    assert "--upstream" in unset.json()["hint"]
+    assert (broken.status_code, broken.json()["upstream_status"], broken.headers["retry-after"]) == (502, 500, "1")
+    assert garbage.status_code == shapeless.status_code == 502
+    assert (
+        garbage.json()["detail"]
+        == shapeless.json()["detail"]
+        == ("the upstream's model list is not an OpenAI list (no data array)")
+    )
+
+
 # --- streaming ------------------------------------------------------------------------------------------------------
 
 
@@ -481,19 +518,21 @@ def test_a_client_that_disconnects_cancels_the_upstream_call(chat_store: RuleSto
 
 
 def test_an_openai_client_changes_only_its_base_url(chat_store: RuleStore, acme: str) -> None:
-    """What the ``openai`` package sends (not installed here): ``POST {base_url}/chat/completions``."""
+    """The ``openai`` package itself, pointed at ``/v1/tenants/acme``: it lists the models, asks, and streams."""
+    from openai import OpenAI
+
     with ChatUpstream() as up, serve_app(create_app(make_settings(upstream_url=up.url), store=chat_store)) as url:
-        client = httpx.Client(base_url=f"{url}/v1/tenants/acme", headers=bearer(acme), timeout=30)
-        with client:
-            response = client.post("/chat/completions", json={"model": "m", "messages": ASK[1:]})
-            with client.stream(
-                "POST", "/chat/completions", json={"model": "m", "messages": ASK[1:], "stream": True}
-            ) as s:
-                found = events("".join(s.iter_text()))
-    assert response.status_code == 200
-    assert response.json()["choices"][0]["message"]["content"] == up.default
-    assert streamed_text(found) == up.default
-    assert found[-1] == "[DONE]"
+        client = OpenAI(base_url=f"{url}/v1/tenants/acme", api_key=acme, max_retries=0, timeout=30)
+        listed = [model.id for model in client.models.list()]
+        answer = client.chat.completions.create(model="m", messages=ASK[1:])  # type: ignore[arg-type]
+        stream = client.chat.completions.create(model="m", messages=ASK[1:], stream=True)  # type: ignore[arg-type]
+        pieces = [chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices]
+        client.close()
+    assert listed == [model["id"] for model in MODELS["data"]]
+    assert answer.choices[0].message.content == up.default
+    assert answer.model_extra is not None
+    assert answer.model_extra["norma"]["report"]["verdict"] == "pass"
+    assert "".join(pieces) == up.default
 
 
 def test_norma_serve_forwards_to_its_upstream_with_the_key_from_the_environment(

@@ -41,7 +41,7 @@ PIN_RULE_ALWAYS = (
     "tell them never to share it, not even with the bank, and do not repeat it back"
 )
 PIN_RULE = "tell them never to share it, not even with the bank, and do not repeat it back"
-NO_MODEL = "No model is configured: start norma serve with --upstream URL (docs/guard.md)"
+NO_MODEL = "No model is configured: start norma serve with --upstream URL (norma docs guard)"
 
 
 @pytest.fixture(scope="module")
@@ -60,9 +60,10 @@ def site(store: RuleStore, examples: Path, demo: DemoTenant, upstream: ChatUpstr
 def page(browser: Any, site: str, demo: DemoTenant, upstream: ChatUpstream) -> Any:
     """The playground on the demo tenant, Guard tab open, the upstream's script and record empty."""
     upstream._steps.clear()
-    upstream.requests.clear()
     open_playground(browser, site, demo.key, tenant="demo")
     browser.find_element("css selector", "button[data-tab=guard]").click()
+    wait_for(browser, lambda d: _models(d) == ["scripted-model"])  # the tab asked the upstream's models
+    upstream.requests.clear()
     return browser
 
 
@@ -85,6 +86,13 @@ def _status(driver: Any) -> str:
                 and text
             ),
         )
+    )
+
+
+def _models(driver: Any) -> list[str]:
+    """The model names the model field suggests."""
+    return list(
+        driver.execute_script('return [...document.querySelectorAll("#guard-models option")].map((o) => o.value)')
     )
 
 
@@ -208,6 +216,10 @@ def test_without_an_upstream_the_tab_says_how_to_configure_one(
     with playground_site(store, examples) as url:
         open_playground(browser, url, demo.key, tenant="demo")
         browser.find_element("css selector", "button[data-tab=guard]").click()
+        wait_for(browser, lambda d: by_id(d, "guard-hint").is_displayed())  # said when the tab opens
+        assert _text(browser, "guard-hint") == NO_MODEL
+        assert _text(browser, "guard-status") == "No model is configured"
+        assert _models(browser) == []
         status = _send(browser, FRAUD, "repair")
         assert status == "No model is configured"
         assert _text(browser, "guard-hint") == NO_MODEL
@@ -215,4 +227,12 @@ def test_without_an_upstream_the_tab_says_how_to_configure_one(
         assert "error" in by_id(browser, "guard-status").get_attribute("class").split()
         assert not by_id(browser, "guard-report").is_displayed()
         codes = [c.text for c in browser.find_elements("css selector", "#guard-hint code")]
-        assert codes == ["norma serve", "--upstream URL", "docs/guard.md"]
+        assert codes == ["norma serve", "--upstream URL", "norma docs guard"]
+
+
+def test_opening_the_tab_offers_the_upstreams_models(page: Any, upstream: ChatUpstream) -> None:
+    assert _models(page) == ["scripted-model"]  # tests/service/_chat_upstream.py MODELS
+    assert by_id(page, "guard-model").get_attribute("value") == "scripted-model"  # the default was not offered
+    assert not by_id(page, "guard-hint").is_displayed()
+    _send(page, "I want to make a complaint", "flag")
+    assert upstream.requests[-1].body["model"] == "scripted-model"

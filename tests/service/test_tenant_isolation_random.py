@@ -40,7 +40,7 @@ SEED = 20261123
 ATTEMPTS = 700
 MIN_PER_ROUTE = 8
 """Direct cross-tenant attempts every tenant-scoped route must get (the fixed seed gives each about 20; 700 attempts
-over the 18 tenant-scoped routes)."""
+over the 19 tenant-scoped routes)."""
 
 TENANTS = ("alpha", "beta", "gamma")
 METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH")

@@ -60,3 +60,14 @@ class GuardedChatCompletion(BaseModel):
     norma: dict[str, Any]
     """The guarded turn (``norma.guard.GuardResult.to_dict()`` without the answer texts): ``passed``, ``action``,
     ``policy``, ``report`` (the turn check), ``rules`` injected, ``attempts`` (verdicts and timings), timings."""
+
+
+class UpstreamModels(BaseModel):
+    """The upstream's models, as its ``GET /models`` lists them (documentation only: the upstream's own object is
+    sent): OpenAI's ``list`` of ``model`` objects."""
+
+    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
+
+    object: str = "list"
+    data: list[dict[str, Any]]
+    """One object per model: ``id`` (the name to put in a request's ``model``), ``object``, ``owned_by``, ..."""

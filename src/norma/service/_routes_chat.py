@@ -35,7 +35,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from norma.guard import Guard, GuardAttempt, GuardResult, Prepared
 from norma.service._bodies import StrictJsonRoute
-from norma.service._chat_schemas import ChatCompletionRequest, GuardedChatCompletion
+from norma.service._chat_schemas import ChatCompletionRequest, GuardedChatCompletion, UpstreamModels
 from norma.service._errors import PROBLEM_MEDIA_TYPE, problem_response
 from norma.service._routes_tenants import Caller, TenantId
 from norma.service._schemas import PROBLEM_RESPONSES, Problem
@@ -293,6 +293,21 @@ async def chat_completions(
             yield chunk
 
     return StreamingResponse(replay(), media_type="text/event-stream", headers={**_SSE_HEADERS, **_headers(result)})
+
+
+@router.get(
+    "/models",
+    summary="The upstream's models (OpenAI's GET /models), for clients that list them first",
+    response_model=None,
+    responses={200: {"description": "The upstream's model list, as it sent it", "model": UpstreamModels}},
+)
+async def models(tenant: TenantId, request: Request, caller: Caller) -> Response:
+    """An OpenAI client pointed at ``/v1/tenants/{tenant}`` that lists models (``client.models.list()``) gets the
+    upstream's list; 503 without an upstream (how the playground learns it before a turn is sent)."""
+    upstream = getattr(request.app.state, _UPSTREAM_STATE, None)
+    if not isinstance(upstream, Upstream):
+        return _no_upstream()
+    return JSONResponse(await upstream.models())
 
 
 async def _pass_through(

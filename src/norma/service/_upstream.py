@@ -191,6 +191,26 @@ class Upstream:
         assert isinstance(data, dict)
         return data
 
+    async def models(self) -> dict[str, Any]:
+        """GET the upstream's model list (``{url}/models``, OpenAI's ``{"object": "list", "data": [...]}``);
+        UpstreamError for any fault or an answer of another shape, the call bounded by the timeout."""
+        try:
+            with anyio.fail_after(self.timeout):
+                response = await self.client.get(f"{self.url}/models")
+        except TimeoutError:
+            raise self.timed_out() from None
+        except httpx.HTTPError as exc:
+            raise self._transport_error(exc) from None
+        if response.status_code >= 400:
+            raise self._status_error(response, response.content)
+        try:
+            data = response.json()
+        except (ValueError, UnicodeDecodeError):
+            raise UpstreamError("the upstream's model list is not JSON") from None
+        if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+            raise UpstreamError("the upstream's model list is not an OpenAI list (no data array)")
+        return data
+
     async def stream(self, body: Mapping[str, Any]) -> AsyncGenerator[dict[str, Any]]:
         """POST one streamed chat completion and yield its events (``chat.completion.chunk`` objects) as they
         arrive, ending at ``data: [DONE]``; UpstreamError for any fault, also after some events (a stream that

@@ -3,7 +3,7 @@
 import { $, buildHistoryCards, clearHistory, renderHistory } from "./core.js";
 import { AUDIT_EXAMPLE, auditForm, runAudit, setAuditForm, setupAudit } from "./audit.js";
 import { checkForm, runCheck, setCheckForm, setupCheck } from "./check.js";
-import { guardForm, runGuard, setGuardForm, setupGuard } from "./guard.js";
+import { guardForm, probeModels, runGuard, setGuardForm, setupGuard } from "./guard.js";
 import { matchForm, runMatch, setMatchForm, setupMatch } from "./match.js";
 import { namesForm, runNames, setNamesForm, setupNames } from "./names.js";
 
@@ -36,6 +36,7 @@ function showTab(name) {
     tab.setAttribute("aria-selected", String(active));
   }
   for (const panel of document.querySelectorAll(".panel")) panel.hidden = panel.id !== "tab-" + name;
+  if (name === "guard") probeModels();
 }
 
 function refreshHistory(tab) {

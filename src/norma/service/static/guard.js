@@ -8,7 +8,7 @@ import { fillChecks } from "./check.js";
 // Messages of the demo tenant's banking rulebook (examples/rulebooks/banking-support.yaml) whose rules carry checks.
 export const GUARD_EXAMPLES = ["someone used my card without my permission", "I want to make a complaint"];
 
-export const NO_MODEL_HINT = "No model is configured: start norma serve with --upstream URL (docs/guard.md)";
+export const NO_MODEL_HINT = "No model is configured: start norma serve with --upstream URL (norma docs guard)";
 
 export function guardForm() {
   return {
@@ -47,7 +47,7 @@ function showNoModel() {
   const hint = $("guard-hint");
   const line = el("p");
   line.append("No model is configured: start ", el("code", "", "norma serve"), " with ", el("code", "", "--upstream URL"));
-  line.append(" (", el("code", "", "docs/guard.md"), ")");
+  line.append(" (", el("code", "", "norma docs guard"), ")");
   hint.replaceChildren(line);
   hint.hidden = false;
 }
@@ -131,6 +131,32 @@ export async function runGuard(onDone) {
     $("guard-out").classList.remove("busy");
     if (onDone) onDone();
   }
+}
+
+/** Ask the server for the upstream's models (GET /v1/tenants/{tenant}/models) when the tab opens: a server without
+ * --upstream is said at once, not after a Send; the model names fill the model field's suggestions, and a model
+ * field still at its default takes the first of them. Any other failure (no key yet, a tenant typo) says nothing
+ * here: sending a turn shows it. */
+export async function probeModels() {
+  const tenant = $("tenant").value.trim();
+  if (!tenant || !$("api-key").value.trim()) return;
+  let data;
+  try {
+    data = await api("GET", "/v1/tenants/" + encodeURIComponent(tenant) + "/models");
+  } catch (error) {
+    if (noUpstream(error)) showNoModel();
+    return;
+  }
+  const ids = (data.data || []).map((model) => model && model.id).filter((id) => typeof id === "string" && id);
+  $("guard-models").replaceChildren(...ids.map((id) => {
+    const option = document.createElement("option");
+    option.value = id;
+    return option;
+  }));
+  const field = $("guard-model");
+  if (ids.length > 0 && field.value === field.defaultValue && !ids.includes(field.value)) field.value = ids[0];
+  $("guard-hint").hidden = true;
+  $("guard-hint").replaceChildren();
 }
 
 export function setupGuard(onDone) {
