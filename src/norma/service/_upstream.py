@@ -171,12 +171,12 @@ class Upstream:
         """The error of a call slower than the timeout."""
         return UpstreamError(f"the upstream did not answer within {self.timeout:g} s", status=504, retry_after=5.0)
 
-    async def complete(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        """POST one chat completion (not streamed) and return the upstream's JSON object, its answer checked for
-        text (:func:`answer_text`); UpstreamError for any fault, the whole call bounded by the timeout."""
+    async def _json(self, method: str, url: str, body: Mapping[str, Any] | None, what: str) -> Any:
+        """One request whose answer is JSON (``what`` names it in errors); UpstreamError for any fault, the whole
+        call bounded by the timeout."""
         try:
             with anyio.fail_after(self.timeout):
-                response = await self.client.post(self.endpoint, json=dict(body))
+                response = await self.client.request(method, url, json=None if body is None else dict(body))
         except TimeoutError:
             raise self.timed_out() from None
         except httpx.HTTPError as exc:
@@ -184,9 +184,14 @@ class Upstream:
         if response.status_code >= 400:
             raise self._status_error(response, response.content)
         try:
-            data = response.json()
+            return response.json()
         except (ValueError, UnicodeDecodeError):
-            raise UpstreamError("the upstream's answer is not JSON") from None
+            raise UpstreamError(f"the upstream's {what} is not JSON") from None
+
+    async def complete(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """POST one chat completion (not streamed) and return the upstream's JSON object, its answer checked for
+        text (:func:`answer_text`); UpstreamError for any fault, the whole call bounded by the timeout."""
+        data = await self._json("POST", self.endpoint, body, "answer")
         answer_text(data)
         assert isinstance(data, dict)
         return data
@@ -194,19 +199,7 @@ class Upstream:
     async def models(self) -> dict[str, Any]:
         """GET the upstream's model list (``{url}/models``, OpenAI's ``{"object": "list", "data": [...]}``);
         UpstreamError for any fault or an answer of another shape, the call bounded by the timeout."""
-        try:
-            with anyio.fail_after(self.timeout):
-                response = await self.client.get(f"{self.url}/models")
-        except TimeoutError:
-            raise self.timed_out() from None
-        except httpx.HTTPError as exc:
-            raise self._transport_error(exc) from None
-        if response.status_code >= 400:
-            raise self._status_error(response, response.content)
-        try:
-            data = response.json()
-        except (ValueError, UnicodeDecodeError):
-            raise UpstreamError("the upstream's model list is not JSON") from None
+        data = await self._json("GET", f"{self.url}/models", None, "model list")
         if not isinstance(data, dict) or not isinstance(data.get("data"), list):
             raise UpstreamError("the upstream's model list is not an OpenAI list (no data array)")
         return data
