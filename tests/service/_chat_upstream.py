@@ -10,7 +10,8 @@ Each request takes the next scripted step (FIFO), else the default (``reply(defa
   per word (``chunk_delay`` s apart), then ``data: [DONE]``; ``cut=True`` closes the connection after the first
   event;
 * ``status(code, message)``: an OpenAI error body with that status (``retry_after``: the header);
-* ``raw(body)``: those bytes with status 200 (garbage).
+* ``raw(body)``: those bytes with status 200 (garbage);
+* ``pieces(*chunks)``: an event stream written in those pieces, apart in time (lines cut anywhere).
 
 ``GET .../models`` answers :data:`MODELS`, unless the next step is a scripted fault (``status``, ``raw``).
 
@@ -57,6 +58,8 @@ class _Step:
     content_type: str = "application/json"
     retry_after: str | None = None
     cut: bool = False
+    pieces: tuple[bytes, ...] = ()
+    gap: float = 0.0
 
 
 class _Gone(Exception):
@@ -98,6 +101,11 @@ class ChatUpstream:
         """A stream of no event: ``data: [DONE]`` at once."""
         body = b"data: [DONE]\n\n"
         return self._push(_Step("raw", raw=body, content_type="text/event-stream"), 1)
+
+    def pieces(self, *pieces: bytes, gap: float = 0.05) -> ChatUpstream:
+        """An event stream written as these bytes, one write ``gap`` s apart (lines and characters may be cut
+        anywhere between two pieces)."""
+        return self._push(_Step("pieces", pieces=pieces, gap=gap), 1)
 
     def raw(self, body: bytes, *, content_type: str = "application/json") -> ChatUpstream:
         return self._push(_Step("raw", raw=body, content_type=content_type), 1)
@@ -220,6 +228,16 @@ class ChatUpstream:
     async def _answer(self, step: _Step, body: Any, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
         await self._pause(step.delay, reader)
         model = body.get("model", "m") if isinstance(body, dict) else "m"
+        if step.kind == "pieces":
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+            for n, piece in enumerate(step.pieces):
+                if n:
+                    await self._pause(step.gap, reader)
+                self._chunk(writer, piece)
+                await writer.drain()
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+            return True
         if step.kind == "raw":
             extra = f"Retry-After: {step.retry_after}\r\n" if step.retry_after else ""
             reason = "OK" if step.status == 200 else "Error"

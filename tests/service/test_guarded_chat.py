@@ -369,6 +369,31 @@ async def test_a_stream_in_flag_passes_the_upstream_through_then_the_verdict(
     assert found[-1] == "[DONE]"
 
 
+async def test_a_stream_in_flag_reads_lines_cut_anywhere_between_network_reads(
+    chat_store: RuleStore, acme: str, upstream: ChatUpstream
+) -> None:
+    """Events cut mid-line, a character cut mid-byte, CRLF line ends, a comment, ``[DONE]`` without a line end:
+    every event passes, in order, and the verdict is that of the whole answer."""
+    first = json.dumps({"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m",
+                        "choices": [{"index": 0, "delta": {"content": "Our refund policy: caf\u00e9 "}}]},
+                       ensure_ascii=False).encode()  # fmt: skip
+    second = json.dumps({"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m",
+                         "choices": [{"index": 0, "delta": {"content": "form REF-1."}}]}).encode()  # fmt: skip
+    cut = first.index("\u00e9".encode()) + 1  # inside the two bytes of the accented letter
+    upstream.pieces(
+        b": keep-alive\r\n\r\ndata: " + first[:cut],
+        first[cut:] + b"\r\n\r\ndata: " + second[:10],
+        second[10:] + b"\r\n\r\ndata: [DONE]",
+    )
+    async with guarded(chat_store, upstream.url, guard_policy="flag") as http:
+        response = await http.post(PATH, json=ask(stream=True), headers=bearer(acme))
+    found = events(response.text)
+    assert streamed_text(found) == "Our refund policy: caf\u00e9 form REF-1."
+    assert found[-1] == "[DONE]"
+    assert found[-2]["norma"]["report"]["verdict"] == "pass"
+    assert [e["id"] for e in found[:-1]] == ["c1", "c1", "c1"]
+
+
 async def test_a_stream_cut_by_the_upstream_ends_with_an_error_and_no_done(
     chat_store: RuleStore, acme: str, upstream: ChatUpstream
 ) -> None:

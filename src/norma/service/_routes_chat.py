@@ -323,7 +323,7 @@ async def _pass_through(
     called = time.perf_counter()
     events = upstream.stream(body)
 
-    async def opening() -> dict[str, Any]:
+    async def opening() -> list[dict[str, Any]]:
         try:
             return await events.__anext__()
         except StopAsyncIteration:
@@ -336,15 +336,15 @@ async def _pass_through(
 
     async def relay() -> AsyncIterator[bytes]:
         text: list[str] = []
-        last: Mapping[str, Any] = first[0]
+        last: Mapping[str, Any] = first[0][-1]
         try:
-            event: Mapping[str, Any] = first[0]
+            batch: list[dict[str, Any]] = first[0]
             while True:
-                text.append(_delta_text(event))
-                last = event
-                yield _event(event)
+                text.extend(_delta_text(event) for event in batch)
+                last = batch[-1]
+                yield b"".join(_event(event) for event in batch)  # the events that came together, in one write
                 try:
-                    event = await events.__anext__()
+                    batch = await events.__anext__()
                 except StopAsyncIteration:
                     break
         except UpstreamError as exc:
@@ -358,9 +358,8 @@ async def _pass_through(
         attempt = GuardAttempt(answer=answer, report=report, model_ms=(checked - called) * 1000,
                                check_ms=(time.perf_counter() - checked) * 1000)  # fmt: skip
         result = guard.decide(prepared, [attempt], started)
-        head = {k: last[k] for k in ("id", "created", "model") if k in last}
-        yield _event({**head, "object": "chat.completion.chunk", "choices": [], "norma": _norma_field(result)})
-        yield _DONE
+        head: dict[str, Any] = {k: last[k] for k in ("id", "created", "model") if k in last}
+        yield _event({**head, "object": "chat.completion.chunk", "choices": [], "norma": _norma_field(result)}) + _DONE
 
     return StreamingResponse(relay(), media_type="text/event-stream", headers=_SSE_HEADERS)
 

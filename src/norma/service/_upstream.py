@@ -20,7 +20,8 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-from collections.abc import AsyncGenerator, Mapping
+import re
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -38,6 +39,8 @@ MAX_KEEPALIVE = 50
 _KEEPALIVE_EXPIRY = 5.0
 _KEY_MARK = "<upstream key>"
 _MAX_ECHO = 300
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+"""What ends a line of a server-sent event stream (a JSON payload holds none: JSON escapes control characters)."""
 
 
 class UpstreamError(BackendError):
@@ -204,10 +207,33 @@ class Upstream:
             raise UpstreamError("the upstream's model list is not an OpenAI list (no data array)")
         return data
 
-    async def stream(self, body: Mapping[str, Any]) -> AsyncGenerator[dict[str, Any]]:
+    def _events(self, lines: Sequence[str]) -> tuple[list[dict[str, Any]], bool, UpstreamError | None]:
+        """The events of whole server-sent-event lines, whether ``data: [DONE]`` came, and the fault that stopped
+        the reading (the events before it are kept)."""
+        events: list[dict[str, Any]] = []
+        for line in lines:
+            if not line.startswith("data:"):
+                continue  # comments, event names, blank separators
+            payload = line[5:].strip()
+            if payload == "[DONE]":
+                return events, True, None
+            try:
+                event = json.loads(payload)
+            except ValueError:
+                return events, False, UpstreamError("the upstream streamed an event that is not JSON")
+            if not isinstance(event, dict):
+                return events, False, UpstreamError("the upstream streamed an event that is not an object")
+            if "error" in event and "choices" not in event:
+                said = event["error"].get("message", "") if isinstance(event["error"], dict) else ""
+                return events, False, UpstreamError(f"the upstream failed mid-stream: {self._clean(str(said))}")
+            events.append(event)
+        return events, False, None
+
+    async def stream(self, body: Mapping[str, Any]) -> AsyncGenerator[list[dict[str, Any]]]:
         """POST one streamed chat completion and yield its events (``chat.completion.chunk`` objects) as they
-        arrive, ending at ``data: [DONE]``; UpstreamError for any fault, also after some events (a stream that
-        ends without ``[DONE]`` is a fault: its answer may be cut)."""
+        arrive, those read together in one list (so that a relay writes them at once), ending at ``data: [DONE]``;
+        UpstreamError for any fault, also after some events (a stream that ends without ``[DONE]`` is a fault: its
+        answer may be cut)."""
         try:
             async with self.client.stream("POST", self.endpoint, json={**body, "stream": True}) as response:
                 if response.status_code >= 400:
@@ -215,22 +241,23 @@ class Upstream:
                 kind = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
                 if kind != "text/event-stream":
                     raise UpstreamError(f"the upstream did not stream (content type {kind or 'none'!r})")
-                async for line in response.aiter_lines():
-                    if not line.startswith("data:"):
-                        continue  # comments, event names, blank separators
-                    payload = line[5:].strip()
-                    if payload == "[DONE]":
+                pending = ""
+                async for text in response.aiter_text():
+                    *lines, pending = _LINE_BREAK.split(pending + text)
+                    events, done, fault = self._events(lines)
+                    if events:
+                        yield events
+                    if fault is not None:
+                        raise fault
+                    if done:
                         return
-                    try:
-                        event = json.loads(payload)
-                    except ValueError:
-                        raise UpstreamError("the upstream streamed an event that is not JSON") from None
-                    if not isinstance(event, dict):
-                        raise UpstreamError("the upstream streamed an event that is not an object")
-                    if "error" in event and "choices" not in event:
-                        said = event["error"].get("message", "") if isinstance(event["error"], dict) else ""
-                        raise UpstreamError(f"the upstream failed mid-stream: {self._clean(str(said))}")
-                    yield event
+                events, done, fault = self._events([pending])  # a last line without its line break
+                if events:
+                    yield events
+                if fault is not None:
+                    raise fault
+                if done:
+                    return
         except httpx.HTTPError as exc:
             raise self._transport_error(exc) from None
         raise UpstreamError("the upstream's stream ended without [DONE]")
