@@ -26,8 +26,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# One worker per core (pytest-xdist), each test file on one worker: its module fixtures (a server, a wheel, a
+# pre-commit environment) are built once. `$(BIN)/pytest -q` alone runs the suite in one process.
 pytest: $(STAMP)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n auto --dist loadfile
 
 # Long fuzzing (docs/security.md): every atheris target (tests/fuzz/atheris_fuzz.py) for FUZZ_RUNS coverage-guided
 # inputs, then the Hypothesis fuzz tests with FUZZ_EXAMPLES fresh random inputs each. `make test` runs a small

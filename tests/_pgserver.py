@@ -120,10 +120,18 @@ class ControlledServer:
         self._server.stop()
 
     def kill(self) -> None:
-        """SIGKILL the postmaster and all its processes at once (a crash, open transactions included)."""
+        """SIGKILL the postmaster and all its processes at once (a crash, open transactions included).
+
+        Every process is stopped (SIGSTOP) before any is killed, the postmaster first (it starts no other after): a
+        client never sees one backend gone while another still answers, however late this thread runs between two
+        signals on a busy machine (a flapping outage, logged twice)."""
         import psutil
 
-        victims = self.processes()
+        self.freeze()
+        victims = self.processes()  # the same, and any the postmaster started while the first ones were stopped
+        for process in victims:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.suspend()
         for process in victims:
             with contextlib.suppress(psutil.NoSuchProcess):
                 process.kill()

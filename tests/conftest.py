@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,21 @@ EXAMPLES = REPO / "examples"
 # The tests never write to the user's cache folder (rulebook snapshots, embedding and model caches): they use the
 # checkout's own (.cache/, ignored by git), unless the caller chose one. Tests of the cache itself set their own.
 os.environ.setdefault("NORMA_CACHE_DIR", str(REPO / ".cache" / "test-user-cache"))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test gets an id of its own: pytest-xdist (``make pytest``) sends tests to its workers by id and runs only
+    one test of each id. Since pytest 9 builds an id from the function's name and its parametrization, every
+    schemathesis test (one per API operation, tests/service/test_schemathesis.py) has its function's id: each is
+    given its name's, operation included (``test_no_server_errors[GET /v1/health]``). Tests still sharing an id stop
+    the run."""
+    for item in items:
+        original = getattr(item, "originalname", item.name)
+        if item.parent is not None and item.name != original and item.nodeid.endswith(f"::{original}"):
+            item._id = item.parent.id.child(item.name)
+    shared = sorted(nodeid for nodeid, count in Counter(item.nodeid for item in items).items() if count > 1)
+    if shared:
+        raise pytest.UsageError(f"tests sharing an id (pytest-xdist would run one of them): {', '.join(shared)}")
 
 
 @dataclass

@@ -6,6 +6,7 @@ import sqlite3
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
@@ -104,6 +105,26 @@ def test_a_file_that_is_not_sqlite_is_a_store_error(tmp_path: Path) -> None:
     path.write_bytes(b"this is not a database" * 100)
     with pytest.raises(StoreError, match="embedding cache"):
         EmbeddingCache(path)
+
+
+def test_a_write_waits_for_another_process_writing_the_file(tmp_path: Path) -> None:
+    """Two ``norma match`` runs share the user's cache file: a write waits for the other's, it does not fail."""
+    path = tmp_path / "c.sqlite"
+    cache = EmbeddingCache(path)
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)  # another process's, to SQLite
+    other.execute("BEGIN IMMEDIATE")  # holds the write lock
+    other.execute("INSERT INTO embeddings VALUES ('m', x'00', 1, x'0000803f')")
+    release = threading.Timer(0.3, other.execute, ["COMMIT"])
+    release.start()
+    try:
+        cache.put_many("m", ["a"], np.ones((1, 2), dtype=np.float32))
+        assert not release.is_alive()  # it waited for the other writer to commit
+    finally:
+        release.join()
+        other.close()
+    with closing(sqlite3.connect(path)) as db:
+        rows = db.execute("SELECT model_id, dim FROM embeddings ORDER BY dim").fetchall()
+    assert rows == [("m", 1), ("m", 2)]
 
 
 @pytest.mark.model

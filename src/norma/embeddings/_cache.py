@@ -30,6 +30,8 @@ __all__ = ["CachedEmbedder", "EmbeddingCache", "USER_CACHE_FILE", "text_key", "u
 DEFAULT_MAX_ENTRIES = 100_000
 USER_CACHE_FILE = "vectors.sqlite3"
 """Name of the persisted cache in the user's cache folder (:meth:`EmbeddingCache.in_user_cache`)."""
+_BUSY_MS = 10_000
+"""How long a write waits for another process's (``norma match`` runs sharing the user's cache) before failing."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS embeddings (
@@ -80,7 +82,7 @@ class EmbeddingCache:
 
     @staticmethod
     def _open(path: Path) -> sqlite3.Connection:
-        return open_sqlite_cache(path, _SCHEMA, "embedding cache")
+        return open_sqlite_cache(path, _SCHEMA, "embedding cache", busy_ms=_BUSY_MS)
 
     def __len__(self) -> int:
         """How many vectors are in memory."""
