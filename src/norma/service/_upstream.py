@@ -21,7 +21,7 @@ import asyncio
 import json
 import math
 import re
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -242,8 +242,11 @@ class Upstream:
                 if kind != "text/event-stream":
                     raise UpstreamError(f"the upstream did not stream (content type {kind or 'none'!r})")
                 pending = ""
-                async for text in response.aiter_text():
-                    *lines, pending = _LINE_BREAK.split(pending + text)
+                async for text in _then_none(response.aiter_text()):
+                    if text is None:  # the end: a last line without its line break
+                        lines, pending = [pending], ""
+                    else:
+                        *lines, pending = _LINE_BREAK.split(pending + text)
                     events, done, fault = self._events(lines)
                     if events:
                         yield events
@@ -251,13 +254,13 @@ class Upstream:
                         raise fault
                     if done:
                         return
-                events, done, fault = self._events([pending])  # a last line without its line break
-                if events:
-                    yield events
-                if fault is not None:
-                    raise fault
-                if done:
-                    return
         except httpx.HTTPError as exc:
             raise self._transport_error(exc) from None
         raise UpstreamError("the upstream's stream ended without [DONE]")
+
+
+async def _then_none(texts: AsyncIterator[str]) -> AsyncIterator[str | None]:
+    """``texts``, then None."""
+    async for text in texts:
+        yield text
+    yield None
