@@ -206,3 +206,18 @@ def set_value(driver: Any, element_id: str, text: str) -> None:
     """Set a field's (or a select's) value through the DOM, as a user's paste would leave it (send_keys would type
     '<' and newlines as keys, and fails on a field out of view)."""
     driver.execute_script("arguments[0].value = arguments[1]", by_id(driver, element_id), text)
+
+
+def status_after(driver: Any, tab: str, working: str) -> str:
+    """The ``tab``'s status line once its request answered: the results no longer busy, the line neither empty nor
+    ``working`` (what it reads while the request runs)."""
+    return str(
+        wait_for(
+            driver,
+            lambda d: (
+                "busy" not in (by_id(d, f"{tab}-out").get_attribute("class") or "").split()
+                and (text := by_id(d, f"{tab}-status").get_attribute("textContent")) != working
+                and text
+            ),
+        )
+    )

@@ -16,7 +16,7 @@ import pytest
 from norma.names import score_record
 from norma.service import DemoTenant
 from norma.store import RuleStore
-from tests.service._browser import by_id, needs_chromium, open_playground, playground_site, wait_for
+from tests.service._browser import by_id, needs_chromium, open_playground, playground_site, status_after
 
 pytestmark = [pytest.mark.slow, needs_chromium]
 
@@ -61,20 +61,10 @@ def _type(driver: Any, element_id: str, text: str) -> None:
     box.send_keys(text)
 
 
-def _status_after(driver: Any, prefix: str, busy: str) -> str:
-    """The tab's status line once it no longer reads ``busy`` (the request answered)."""
-    return str(
-        wait_for(
-            driver,
-            lambda d: (text := by_id(d, f"{prefix}-status").text) and text != busy and text,
-        )
-    )
-
-
 def _match(driver: Any, message: str) -> str:
     _type(driver, "match-message", message)
     by_id(driver, "match-run").click()
-    return _status_after(driver, "match", "matching\u2026")
+    return status_after(driver, "match", "matching\u2026")
 
 
 def _tab(driver: Any, name: str) -> None:
@@ -127,7 +117,7 @@ def test_401_names_the_key_command_for_the_tenant(browser: Any, site: str) -> No
     assert "norma serve --demo" in hint.text
     _tab(browser, "audit")
     by_id(browser, "audit-run").click()
-    assert _status_after(browser, "audit", "auditing\u2026").startswith("401")
+    assert status_after(browser, "audit", "auditing\u2026").startswith("401")
     assert "norma keys create --tenant acme" in by_id(browser, "audit-hint").text
 
 
@@ -298,7 +288,7 @@ def test_audit_fields_are_sent_as_one_request(browser: Any, site: str, acme_key:
     _css(browser, "#tab-audit details.more summary")[0].click()
     _type(browser, "audit-extra", '{"document_versions": {"DR": "1.0"}}')
     by_id(browser, "audit-run").click()
-    _status_after(browser, "audit", "auditing\u2026")
+    status_after(browser, "audit", "auditing\u2026")
     sent = browser.execute_script("return window.__sent")
     assert sent[-1]["path"] == "/v1/audit"
     assert sent[-1]["body"] == {
@@ -323,7 +313,7 @@ def test_audit_shows_the_whole_report(browser: Any, site: str, acme_key: str) ->
     }
     answer = _post(site, acme_key, "/v1/audit", request)
     by_id(browser, "audit-run").click()
-    assert _status_after(browser, "audit", "auditing\u2026") == f"FAIL: {len(answer['violations'])} violations"
+    assert status_after(browser, "audit", "auditing\u2026") == f"FAIL: {len(answer['violations'])} violations"
     assert by_id(browser, "audit-verdict").text == "FAIL"
     lines = _rows(browser, "#audit-lines tbody tr")
     assert len(lines) == len(request["output"].split("\n")) == 8
@@ -359,7 +349,7 @@ def test_audit_shows_fields_it_does_not_know(browser: Any, site: str, acme_key: 
     browser.execute_script(SPY, {"trace": "es", "norms": {"set": "netshaper", "documents": 4}})
     _tab(browser, "audit")
     by_id(browser, "audit-run").click()
-    _status_after(browser, "audit", "auditing\u2026")
+    status_after(browser, "audit", "auditing\u2026")
     box = by_id(browser, "audit-extra-box")
     assert box.is_displayed()
     terms = [dt.text for dt in _css(browser, "#audit-extra-fields dt")]
@@ -373,7 +363,7 @@ def test_names_score_equals_the_library(browser: Any, site: str, acme_key: str) 
     open_playground(browser, site, acme_key)
     _tab(browser, "names")
     by_id(browser, "names-run").click()
-    assert _status_after(browser, "names", "scoring\u2026") == "scored 5 variations"
+    assert status_after(browser, "names", "scoring\u2026") == "scored 5 variations"
     labels = json.loads(by_id(browser, "names-labels").get_attribute("value"))
     variations = [v for v in by_id(browser, "names-variations").get_attribute("value").split("\n") if v.strip()]
     expected = score_record({"name": "John Smith", "variations": variations, "labels": labels}, hash_seed=0)
@@ -389,7 +379,7 @@ def test_names_generate_fills_and_scores_the_variations(browser: Any, site: str,
     _tab(browser, "names")
     _type(browser, "names-variations", "")
     by_id(browser, "names-generate").click()
-    status = _status_after(browser, "names", "generating\u2026")
+    status = status_after(browser, "names", "generating\u2026")
     assert status == "generated and scored 5 variations", status
     variations = by_id(browser, "names-variations").get_attribute("value").split("\n")
     assert len(variations) == 5

@@ -18,7 +18,15 @@ import pytest
 
 from norma.service import DemoTenant
 from norma.store import RuleStore
-from tests.service._browser import by_id, needs_chromium, open_playground, playground_site, set_value, wait_for
+from tests.service._browser import (
+    by_id,
+    needs_chromium,
+    open_playground,
+    playground_site,
+    set_value,
+    status_after,
+    wait_for,
+)
 
 pytestmark = [pytest.mark.slow, needs_chromium]
 
@@ -46,20 +54,7 @@ def _check(driver: Any, message: str, output: str) -> str:
     set_value(driver, "check-message", message)
     set_value(driver, "check-output", output)
     by_id(driver, "check-run").click()
-    return _status(driver)
-
-
-def _status(driver: Any) -> str:
-    return str(
-        wait_for(
-            driver,
-            lambda d: (
-                "busy" not in (by_id(d, "check-out").get_attribute("class") or "").split()
-                and (text := by_id(d, "check-status").text) != "checking\u2026"
-                and text
-            ),
-        )
-    )
+    return status_after(driver, "check", "checking\u2026")
 
 
 def _rows(driver: Any, selector: str) -> list[list[str]]:
@@ -235,7 +230,7 @@ def test_the_examples_are_the_banking_turns(page: Any, examples: Path) -> None:
     assert [chip.text for chip in chips] == [example["id"] for example in shown]
     chip = next(chip for chip in chips if chip.text == "good-fraud")
     chip.click()
-    assert _status(page).startswith("PASS, reward 1.000")
+    assert status_after(page, "check", "checking\u2026").startswith("PASS, reward 1.000")
     assert by_id(page, "check-message").get_attribute("value") == turns["good-fraud"]["message"]
 
 
@@ -245,7 +240,7 @@ def test_ctrl_enter_checks_and_history_runs_it_again(page: Any) -> None:
     set_value(page, "check-message", "my pin is 1234 can you check it")
     set_value(page, "check-output", ASKS_FOR_PIN)
     by_id(page, "check-output").send_keys(Keys.CONTROL, Keys.ENTER)
-    assert _status(page).startswith("FAIL, reward 0.600")
+    assert status_after(page, "check", "checking\u2026").startswith("FAIL, reward 0.600")
     _check(page, "I want to make a complaint", "We will answer within eight weeks, reference CMP-482913.")
     labels = page.execute_script(
         "return [...document.querySelectorAll('#check-history .history-entry')].map((e) => e.textContent)"

@@ -19,7 +19,15 @@ import pytest
 
 from norma.service import DemoTenant
 from norma.store import RuleStore
-from tests.service._browser import by_id, needs_chromium, open_playground, playground_site, set_value, wait_for
+from tests.service._browser import (
+    by_id,
+    needs_chromium,
+    open_playground,
+    playground_site,
+    set_value,
+    status_after,
+    wait_for,
+)
 from tests.service._chat_upstream import ChatUpstream
 
 pytestmark = [pytest.mark.slow, needs_chromium]
@@ -73,20 +81,7 @@ def _send(driver: Any, message: str, policy: str, system: str = "") -> str:
     set_value(driver, "guard-system", system)
     set_value(driver, "guard-policy", policy)
     by_id(driver, "guard-run").click()
-    return _status(driver)
-
-
-def _status(driver: Any) -> str:
-    return str(
-        wait_for(
-            driver,
-            lambda d: (
-                "busy" not in (by_id(d, "guard-out").get_attribute("class") or "").split()
-                and (text := by_id(d, "guard-status").get_attribute("textContent")) != "asking the model\u2026"
-                and text
-            ),
-        )
-    )
+    return status_after(driver, "guard", "asking the model\u2026")
 
 
 def _models(driver: Any) -> list[str]:
@@ -202,7 +197,7 @@ def test_the_examples_are_banking_messages_and_a_chip_sends_one(page: Any, upstr
     assert by_id(page, "guard-message").get_attribute("value") == FRAUD  # the form starts with the first
     upstream.reply("I've logged your complaint under reference CMP-482913. We will answer within eight weeks.")
     chips[1].click()
-    assert _status(page) == "passed, PASS (1 model call, tenant demo)"
+    assert status_after(page, "guard", "asking the model\u2026") == "passed, PASS (1 model call, tenant demo)"
     assert upstream.requests[-1].messages[-1] == {"role": "user", "content": "I want to make a complaint"}
     assert _rules(page)[0][:2] == [
         "complaint",
