@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -18,7 +18,7 @@ from norma.service import ServiceSettings, create_app
 from norma.service._auth import Principal
 from norma.service._outage import KeyCache
 from tests._pgserver import ControlledServer, controlled_postgres, fresh_database
-from tests.service._outage_load import OutageLoad
+from tests.service._outage_load import Answer, OutageLoad
 from tests.service._server import serve_app
 from tests.service.conftest import ADMIN_KEY, RULES, bearer
 
@@ -34,16 +34,24 @@ def server() -> Iterator[ControlledServer]:
 
 
 def _settings(url: str, **extra: Any) -> ServiceSettings:
-    return ServiceSettings(
-        db_url=url,
-        admin_key=ADMIN_KEY,
-        rate_limit=0,
-        store_connect_timeout=2.0,
-        store_read_timeout=1.0,
-        store_write_timeout=2.0,
-        playground=False,
-        **extra,
-    )
+    fields: dict[str, Any] = {
+        "db_url": url,
+        "admin_key": ADMIN_KEY,
+        "rate_limit": 0,
+        "store_connect_timeout": 2.0,
+        "store_read_timeout": 1.0,
+        "store_write_timeout": 2.0,
+        "playground": False,
+    }
+    return ServiceSettings(**{**fields, **extra})
+
+
+def _until(done: Callable[[], bool], what: str, limit: float = 120.0) -> None:
+    """Wait for an event (``done()`` true); the limit only guards a hang, it is no speed requirement."""
+    deadline = time.monotonic() + limit
+    while not done():
+        assert time.monotonic() < deadline, f"not {what} within {limit:g} s"
+        time.sleep(0.05)
 
 
 def _written_since(load: OutageLoad, moment: float) -> list[float]:
@@ -70,19 +78,21 @@ def test_matches_answer_from_memory_through_a_stop_and_a_kill(
 ) -> None:
     url = fresh_database(server.url, prefix="norma_outage")
     caplog.set_level(logging.INFO, logger="norma.service")
-    app = create_app(_settings(url))
+    # a stopped or killed server refuses at once; long deadlines keep a loaded machine's slow query from being
+    # taken for an outage (the deadlines are the frozen-database test's subject)
+    app = create_app(_settings(url, store_connect_timeout=10.0, store_read_timeout=10.0, store_write_timeout=10.0))
     with serve_app(app) as base, httpx.Client(timeout=30) as http:
         auth = _tenant_key(http, base)
         unused = http.post(f"{base}/v1/tenants/shop/keys", json={"name": "idle"}, headers=bearer(ADMIN_KEY)).json()
         assert http.post(f"{base}/v1/tenants/shop/match", json=MESSAGE, headers=auth).status_code == 200
         outages: list[tuple[float, float]] = []
-        recoveries: list[float] = []
+        fresh: list[Answer] = []
         with OutageLoad(base, auth, MESSAGE, match_pause=0.01, write_pause=0.05, timeout=30) as load:
-            time.sleep(1.5)
+            _until(lambda: sum(m.status == 200 for m in load.matches) >= 20, "20 matches answered")
             for breaker in (server.stop, server.kill):
                 down = time.monotonic()
                 breaker()
-                time.sleep(3.0)
+                _until(lambda: http.get(f"{base}/v1/ready").status_code == 503, "the store said unreachable")
                 # a key the store never verified before the outage cannot be checked: 503, not 401 and not 200
                 idle = http.post(f"{base}/v1/tenants/shop/match", json=MESSAGE, headers=bearer(unused["secret"]))
                 assert idle.status_code == 503, idle.text
@@ -91,30 +101,27 @@ def test_matches_answer_from_memory_through_a_stop_and_a_kill(
                 assert ready.status_code == 503
                 assert "retry-after" in ready.headers
                 assert ready.json()["checks"]["store"].startswith("unreachable since ")
+                _until(lambda d=down: sum(m.stale for m in load.matches if m.sent > d) >= 30, "30 matches from memory")
                 server.start()
                 up = time.monotonic()
                 outages.append((down, up))
-                while time.monotonic() - up < 10 and not any(w.answered > up and w.status == 200 for w in load.writes):
-                    time.sleep(0.05)
-                recoveries.append(
-                    min((w.answered for w in load.writes if w.answered > up and w.status == 200), default=999) - up
-                )
-                time.sleep(2.0)
-        assert http.get(f"{base}/v1/ready").status_code == 200
+                _until(lambda u=up: bool(_written_since(load, u)), "a write acknowledged after the restart")
+                _until(lambda: http.get(f"{base}/v1/ready").status_code == 200, "ready again")
+                again = time.monotonic()
+                _until(lambda a=again: sum(m.sent > a for m in load.matches) >= 10, "10 matches after recovering")
+                fresh = [m for m in load.matches if m.sent > again]
+                assert all(m.status == 200 and not m.stale for m in fresh)
 
     for down, up in outages:
         during = load.matches_answered_between(down + 0.2, up)  # the answers in flight when it went down aside
         answered = [m for m in during if m.status == 200]
-        assert len(during) > 20
+        assert len(during) >= 30
         assert len(answered) / len(during) >= 0.95, f"{len(answered)} of {len(during)} matches answered"
         assert all(m.stale for m in answered[5:])
     assert all(m.status in (200, 503) for m in load.matches)
     every_503 = [a for a in (*load.matches, *load.writes) if a.status == 503]
     assert all(a.retry_after for a in every_503)
-    assert max(recoveries) < 3.0, f"writes came back {recoveries} s after PostgreSQL did"
-    fresh = [m for m in load.matches if m.answered > outages[-1][1] + recoveries[-1] + 0.5]
     assert fresh
-    assert all(m.status == 200 and not m.stale for m in fresh)
 
     stored = _stored_rule_ids(url)
     acknowledged = {w.rule_id for w in load.writes if w.status == 200}
