@@ -13,13 +13,15 @@ gap over both kinds (``experiments/gate_mixed.py``, docs/design/040-matching.md)
    the gap. Per kind and data set: mean and worst gap, draws within 0.05, the objective at the gate.
 2. **Report draws** of the development protocol (``dev_sets("report")``, BANKING77 test.csv as an outside user
    would build it, the smaller rulebooks' report draws), both kinds, the same figures.
-3. **Cost**: measuring a rulebook's gate (once per rules version) at 1k and 10k rules; calibrating a 1k-rule tenant
-   from 1k labelled messages.
+3. **Cost**: measuring a rulebook's gate (once per rules version) at 1k and 10k rules; the probe similarities it
+   takes (2,048 probes x 16,384 rows, exact on every CPU) against a plain float32 product; calibrating a 1k-rule
+   tenant from 1k labelled messages.
 
 Usage::
 
     .venv/bin/python benchmarks/matching_gate.py            # prints the tables (about 10 minutes, cached vectors)
     .venv/bin/python benchmarks/matching_gate.py --write    # and replaces its tables in docs/benchmarks.md
+    .venv/bin/python benchmarks/matching_gate.py --cost-only --write   # only the cost tables (about 3 minutes)
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _devsets import DevSet, banking77_subset, banking77_test, dev_sets, foreign, fresh_sets
-from norma.embeddings import CachedEmbedder, EmbeddingCache, get_embedder
+from norma.embeddings import CachedEmbedder, EmbeddingCache, get_embedder, probe_similarities
 from norma.matching import Gate, HeldOut, MatchConfig, MatchResult, Rule, RuleMatcher
 
 REPO = Path(__file__).resolve().parents[1]
@@ -171,6 +173,35 @@ def cost() -> list[str]:
     return lines
 
 
+def probe_cost(probes: int = 2_048, rows: int = 16_384, rounds: int = 5) -> list[str]:
+    """``probe_similarities`` (exact on every CPU: float64 on an integer grid) of ``probes`` texts against ``rows``
+    384-dim rows, next to the plain float32 product and row max it replaced (not the same bits across block shapes
+    or CPUs, issue #55), in alternating rounds."""
+    rng = np.random.default_rng(3)
+    matrix = rng.standard_normal((rows, 384)).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    texts: list[str | None] = [f"t{i}" for i in range(rows)]
+    picked = list(range(0, rows, rows // probes))[:probes]
+
+    def float32_product() -> None:
+        block = matrix[picked]
+        for first in range(0, probes, 256):
+            (block[first : first + 256] @ matrix.T).max(axis=1)
+
+    times: dict[str, list[float]] = {"exact (float64 on the grid, shipped)": [], "float32 product (before)": []}
+    for _ in range(rounds):
+        for name, work in zip(times, (lambda: probe_similarities(matrix, texts, picked), float32_product), strict=True):
+            started = time.perf_counter()
+            work()
+            times[name].append(time.perf_counter() - started)
+    lines = [
+        f"| probe similarities, {probes:,} probes x {rows:,} rows | median of {rounds} | worst |",
+        "|---|---:|---:|",
+    ]
+    lines += [f"| {name} | {np.median(t) * 1000:.0f} ms | {max(t) * 1000:.0f} ms |" for name, t in times.items()]
+    return lines
+
+
 def calibration_cost(embedder: CachedEmbedder, rules: int = 1_000, messages: int = 1_000) -> list[str]:
     """``calibrate_gate`` for a ``rules``-rule tenant from ``messages`` labelled messages: the rule vectors are the
     tenant's stored ones (precomputed, not timed); the messages are embedded by the plain model (timed)."""
@@ -254,6 +285,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="replace this script's tables in docs/benchmarks.md")
     parser.add_argument("--no-cost", action="store_true", help="skip the cost tables")
+    parser.add_argument("--cost-only", action="store_true", help="only the cost tables")
     args = parser.parse_args()
     CACHE.parent.mkdir(exist_ok=True)
     embedder = CachedEmbedder(get_embedder(), EmbeddingCache(CACHE))
@@ -261,12 +293,12 @@ def main() -> None:
     stamp = machine_stamp()
     outside = [banking77_test(seed) for seed in (1, 2, 3)]
     report_sets = [*dev_sets("report"), *outside, *subsets("report")]
-    sections = {
-        "fresh": _timed("fresh", lambda: quality(both_kinds(fresh_sets(), embedder), "fresh draws")),
-        "report": _timed("report", lambda: quality(both_kinds(report_sets, embedder), "report draws")),
-    }
+    sections: dict[str, list[str]] = {}
+    if not args.cost_only:
+        sections["fresh"] = _timed("fresh", lambda: quality(both_kinds(fresh_sets(), embedder), "fresh draws"))
+        sections["report"] = _timed("report", lambda: quality(both_kinds(report_sets, embedder), "report draws"))
     if not args.no_cost:
-        sections["cost"] = _timed("cost", lambda: [*cost(), "", *calibration_cost(embedder)])
+        sections["cost"] = _timed("cost", lambda: [*cost(), "", *probe_cost(), "", *calibration_cost(embedder)])
     minutes = (time.perf_counter() - started) / 60
     for lines in sections.values():
         lines += ["", f"Run: {stamp}; {minutes:.0f} min for the whole script."]

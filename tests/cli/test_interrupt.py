@@ -26,9 +26,19 @@ from tests.conftest import EXAMPLES, REPO
 BANKING = str(EXAMPLES / "rulebooks" / "banking-support.yaml")
 
 
+# A shell starts a foreground command with SIGINT at its default, whatever the shell itself does with it; the test
+# process may ignore SIGINT (a process started while another test's pool batch ignored it inherits that), and a
+# Python started with SIGINT ignored never turns Ctrl-C into KeyboardInterrupt. So the command is started as a shell
+# would: SIGINT reset to its default, then norma exec'd in the same process.
+_AS_A_SHELL_WOULD = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.executable, [sys.executable, '-m', 'norma', *sys.argv[1:]])"
+)
+
+
 def _start(*args: str, **kwargs: object) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "norma", *args],
+        [sys.executable, "-c", _AS_A_SHELL_WOULD, *args],
         cwd=REPO,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

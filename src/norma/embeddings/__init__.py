@@ -16,7 +16,7 @@
   :func:`norma.matching.read_held_out` reads); :func:`find_model_dir` — the folder :func:`get_embedder` loads.
 * :func:`probe_similarities` — each probe text's best cosine to every other text of a rulebook (identical texts left
   out), at most :data:`MAX_PROBES` texts picked by :func:`pick_probes` (the smallest CRC-32 keys, :func:`text_key`):
-  the one measurement the matcher and adapting both take.
+  the one measurement the matcher and adapting both take; exact, the same bits on every CPU and block size.
 
 See docs/embeddings.md.
 """
