@@ -98,7 +98,3 @@ class OutageLoad:
         self.stop.set()
         for thread in self.threads:
             thread.join(timeout=self.timeout + 5)
-
-    def matches_answered_between(self, start: float, end: float) -> list[Answer]:
-        """The matches whose answer came between ``start`` and ``end``."""
-        return [m for m in self.matches if start <= m.answered <= end]

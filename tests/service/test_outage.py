@@ -90,9 +90,9 @@ def test_matches_answer_from_memory_through_a_stop_and_a_kill(
         with OutageLoad(base, auth, MESSAGE, match_pause=0.01, write_pause=0.05, timeout=30) as load:
             _until(lambda: sum(m.status == 200 for m in load.matches) >= 20, "20 matches answered")
             for breaker in (server.stop, server.kill):
-                down = time.monotonic()
-                breaker()
+                breaker()  # returns once PostgreSQL is down (a stop can take seconds on a loaded machine)
                 _until(lambda: http.get(f"{base}/v1/ready").status_code == 503, "the store said unreachable")
+                down = time.monotonic()  # the service knows: every match sent from now on is answered from memory
                 # a key the store never verified before the outage cannot be checked: 503, not 401 and not 200
                 idle = http.post(f"{base}/v1/tenants/shop/match", json=MESSAGE, headers=bearer(unused["secret"]))
                 assert idle.status_code == 503, idle.text
@@ -113,11 +113,11 @@ def test_matches_answer_from_memory_through_a_stop_and_a_kill(
                 assert all(m.status == 200 and not m.stale for m in fresh)
 
     for down, up in outages:
-        during = load.matches_answered_between(down + 0.2, up)  # the answers in flight when it went down aside
+        during = [m for m in load.matches if m.sent > down and m.answered < up]
         answered = [m for m in during if m.status == 200]
         assert len(during) >= 30
         assert len(answered) / len(during) >= 0.95, f"{len(answered)} of {len(during)} matches answered"
-        assert all(m.stale for m in answered[5:])
+        assert all(m.stale for m in answered)
     assert all(m.status in (200, 503) for m in load.matches)
     every_503 = [a for a in (*load.matches, *load.writes) if a.status == 503]
     assert all(a.retry_after for a in every_503)
