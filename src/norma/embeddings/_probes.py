@@ -22,15 +22,15 @@ import numpy as np
 
 from norma.errors import InvalidInputError
 
-__all__ = ["MAX_PROBES", "MIN_PROBES", "exact_grid", "pick_probes", "probe_similarities", "text_key"]
+__all__ = ["MAX_PROBES", "MIN_PROBES", "grid_step", "on_grid", "pick_probes", "probe_similarities", "text_key"]
 
 MIN_PROBES = 20
 """Fewest probes whose similarities are worth a quantile (the matcher measures no rulebook, and adapting stores no
 held-out similarities, below it)."""
 MAX_PROBES = 2048
 """Most texts a measurement probes (those with the smallest :func:`text_key`)."""
-_PROBE_BLOCK = 256  # probes x rows scored at once: at most 256 x 16,384 float64 (32 MB)
-_ROW_BLOCK = 16_384
+_PROBE_BLOCK = 256  # probes x rows scored at once: at most 256 x 8,192 float64 (16 MB)
+_ROW_BLOCK = 8_192  # rows put on the grid at once: 8,192 x 384 float64 (25 MB)
 
 T = TypeVar("T")
 
@@ -50,28 +50,30 @@ def pick_probes(keyed: Iterable[tuple[str, T]], count: int = MAX_PROBES) -> list
     return [entry[3] for entry in heapq.nsmallest(count, decorated)]
 
 
-def exact_grid(matrix: np.ndarray) -> tuple[np.ndarray, float]:
-    """``matrix`` rounded to a grid on which float64 dot products are exact: integer-valued float64 rows and the
-    factor that turns a dot product of two of them back into a cosine.
-
-    Each value becomes an integer of at most ``2**k`` in magnitude, ``k`` chosen so that ``dim * 4**k <= 2**53``
-    (22 bits for 384 dimensions): every product and every partial sum of a dot product is then an integer that
-    float64 holds exactly, so the BLAS may sum in any order, split the work by any block shape or thread count, and
-    use FMA or not, on any CPU: the result is the same bits. The grid's step comes from the largest magnitude of the
-    whole matrix (a power of two), so a row's values never depend on which block it is scored in. Rounding to the
-    grid moves a cosine of unit vectors by at most ``2**-k * sqrt(dim)`` (5e-6 at 384 dimensions; in practice 1e-7).
-    """
-    values = np.asarray(matrix, dtype=np.float64)
-    dim = values.shape[1] if values.ndim == 2 else 0
-    top = float(np.max(np.abs(values))) if values.size else 0.0
+def grid_step(matrix: np.ndarray) -> float:
+    """The step of the grid on which dot products of ``matrix``'s rows are exact in float64 (see
+    :func:`on_grid`): a power of two such that every value is at most ``2**k`` steps from 0, ``k`` chosen so that
+    ``dim * 4**k <= 2**53`` (22 bits for 384 dimensions). It comes from the largest magnitude of the whole matrix, so
+    a row's grid values never depend on which block it is scored in."""
+    dim = matrix.shape[1] if matrix.ndim == 2 else 0
+    top = float(np.max(np.abs(matrix))) if matrix.size else 0.0
     if not np.isfinite(top):
         raise InvalidInputError("the vectors hold a NaN or an infinity", location="matrix")
     if top == 0.0:
-        return np.zeros(values.shape, dtype=np.float64), 1.0
+        return 1.0
     bits = (53 - max(dim - 1, 1).bit_length()) // 2  # dim * 4**bits <= 2**53
     exponent = math.frexp(top)[1]  # top < 2**exponent
-    step = math.ldexp(1.0, exponent - bits)  # |value / step| <= 2**bits
-    return np.rint(values / step), step * step
+    return math.ldexp(1.0, exponent - bits)  # |value / step| <= 2**bits
+
+
+def on_grid(rows: np.ndarray, step: float) -> np.ndarray:
+    """``rows`` as integer-valued float64: each value rounded to a multiple of ``step`` (:func:`grid_step`), in
+    steps. Every product and every partial sum of a dot product of two such rows is an integer below ``2**53``, which
+    float64 holds exactly: the BLAS may sum in any order, split the work by any block shape or thread count, and use
+    FMA or not, on any CPU, and the result is the same bits. ``step**2`` turns such a dot product back into a cosine;
+    rounding moves a cosine of unit vectors by at most ``2**-k * sqrt(dim)`` (5e-6 at 384 dimensions; in practice
+    1e-7)."""
+    return np.rint(np.asarray(rows, dtype=np.float64) / step)
 
 
 def probe_similarities(matrix: np.ndarray, texts: Sequence[str | None], probes: Sequence[int]) -> np.ndarray:
@@ -80,7 +82,7 @@ def probe_similarities(matrix: np.ndarray, texts: Sequence[str | None], probes: 
     and every row of the same text are left out, and so is a row whose text is None (a free row). 0 where no row is
     left. float64, aligned with ``probes``.
 
-    The dot products are exact on :func:`exact_grid` (within 1e-6 of the float32 cosines), so the result is the
+    The dot products are exact on a grid (:func:`on_grid`; within 1e-6 of the float32 cosines), so the result is the
     same bits whatever the block sizes, the thread count and the CPU (a float32 matrix product is not: the BLAS picks
     its kernels and summation order by shape and CPU, issue #55)."""
     if len(texts) != len(matrix):
@@ -95,18 +97,21 @@ def probe_similarities(matrix: np.ndarray, texts: Sequence[str | None], probes: 
             free_rows.append(row)
     free = np.zeros(len(texts), dtype=bool)
     free[free_rows] = True
-    grid, unit = exact_grid(matrix)
+    step = grid_step(matrix)
+    picked = on_grid(matrix[np.asarray(probes, dtype=np.intp)], step)
+    left_out = [(j, row) for j, text in enumerate(probe_texts) for row in same[text]]
     best = np.full(len(probes), -np.inf, dtype=np.float64)
-    for first in range(0, len(probes), _PROBE_BLOCK):
-        block = grid[np.asarray(probes[first : first + _PROBE_BLOCK], dtype=np.intp)]
-        left_out = [(j, row) for j, text in enumerate(probe_texts[first : first + len(block)]) for row in same[text]]
-        for start in range(0, len(grid), _ROW_BLOCK):
-            end = min(start + _ROW_BLOCK, len(grid))
-            scores = block @ grid[start:end].T
+    for start in range(0, len(matrix), _ROW_BLOCK):  # each row put on the grid once
+        end = min(start + _ROW_BLOCK, len(matrix))
+        rows = on_grid(matrix[start:end], step).T
+        inside = [(j, row - start) for j, row in left_out if start <= row < end]
+        for first in range(0, len(probes), _PROBE_BLOCK):
+            last = min(first + _PROBE_BLOCK, len(probes))
+            scores = picked[first:last] @ rows
             scores[:, free[start:end]] = -np.inf
-            for j, row in left_out:
-                if start <= row < end:
-                    scores[j, row - start] = -np.inf
-            found = best[first : first + len(block)]
+            for j, column in inside:
+                if first <= j < last:
+                    scores[j - first, column] = -np.inf
+            found = best[first:last]
             np.maximum(found, scores.max(axis=1, initial=-np.inf), out=found)
-    return np.where(np.isfinite(best), best * unit, 0.0)
+    return np.where(np.isfinite(best), best * (step * step), 0.0)
