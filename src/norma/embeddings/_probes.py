@@ -53,8 +53,9 @@ def pick_probes(keyed: Iterable[tuple[str, T]], count: int = MAX_PROBES) -> list
 def grid_step(matrix: np.ndarray) -> float:
     """The step of the grid on which dot products of ``matrix``'s rows are exact in float64 (see
     :func:`on_grid`): a power of two such that every value is at most ``2**k`` steps from 0, ``k`` chosen so that
-    ``dim * 4**k <= 2**53`` (22 bits for 384 dimensions). It comes from the largest magnitude of the whole matrix, so
-    a row's grid values never depend on which block it is scored in."""
+    ``dim * 4**k <= 2**53`` (22 bits for 384 dimensions). For unit vectors (every value within 1) it is ``2**(1-k)``
+    whatever the rows, so a row's grid values depend on that row alone; larger values widen it (the largest magnitude
+    of the whole matrix, so never on the block a row is scored in)."""
     dim = matrix.shape[1] if matrix.ndim == 2 else 0
     top = float(np.max(np.abs(matrix))) if matrix.size else 0.0
     if not np.isfinite(top):
@@ -62,7 +63,7 @@ def grid_step(matrix: np.ndarray) -> float:
     if top == 0.0:
         return 1.0
     bits = (53 - max(dim - 1, 1).bit_length()) // 2  # dim * 4**bits <= 2**53
-    exponent = math.frexp(top)[1]  # top < 2**exponent
+    exponent = max(math.frexp(top)[1], 1)  # top < 2**exponent, and 2 >= every unit vector's bound
     return math.ldexp(1.0, exponent - bits)  # |value / step| <= 2**bits
 
 
@@ -71,8 +72,8 @@ def on_grid(rows: np.ndarray, step: float) -> np.ndarray:
     steps. Every product and every partial sum of a dot product of two such rows is an integer below ``2**53``, which
     float64 holds exactly: the BLAS may sum in any order, split the work by any block shape or thread count, and use
     FMA or not, on any CPU, and the result is the same bits. ``step**2`` turns such a dot product back into a cosine;
-    rounding moves a cosine of unit vectors by at most ``2**-k * sqrt(dim)`` (5e-6 at 384 dimensions; in practice
-    1e-7)."""
+    rounding moves a cosine of unit vectors by at most ``step * sqrt(dim)`` (1e-5 at 384 dimensions; 7e-7
+    measured on random unit vectors)."""
     return np.rint(np.asarray(rows, dtype=np.float64) / step)
 
 
@@ -82,7 +83,7 @@ def probe_similarities(matrix: np.ndarray, texts: Sequence[str | None], probes: 
     and every row of the same text are left out, and so is a row whose text is None (a free row). 0 where no row is
     left. float64, aligned with ``probes``.
 
-    The dot products are exact on a grid (:func:`on_grid`; within 1e-6 of the float32 cosines), so the result is the
+    The dot products are exact on a grid (:func:`on_grid`; within 1e-5 of the float32 cosines), so the result is the
     same bits whatever the block sizes, the thread count and the CPU (a float32 matrix product is not: the BLAS picks
     its kernels and summation order by shape and CPU, issue #55)."""
     if len(texts) != len(matrix):
