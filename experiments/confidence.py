@@ -34,13 +34,17 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
+sys.path.insert(0, str(REPO / "experiments"))
 
 from _devsets import DevSet, Labelled, banking77_subset, dev_sets, foreign, fresh_sets  # noqa: E402
+
+from turn_enforcement import figures as turn_figures  # noqa: E402
 
 from norma.embeddings import CachedEmbedder, EmbeddingCache, get_embedder  # noqa: E402
 from norma.matching import MatchConfig, RuleMatcher  # noqa: E402
@@ -259,28 +263,10 @@ Design = Callable[[Turn], np.ndarray]  # the confidence of each candidate
 
 
 def figures(turns: list[Turn], governs: Callable[[Turn], set[str]], rng: np.random.Generator) -> dict[str, float]:
-    good = bad = multi = oos = 0
-    n_in = n_multi = n_oos = 0
-    for t in turns:
-        chosen = governs(t)
-        if not t.expected:
-            n_oos += 1
-            oos += not chosen
-            continue
-        n_in += 1
-        good += chosen <= t.expected
-        bad += bool(chosen)
-        if len(t.expected) >= 2:
-            n_multi += 1
-            dropped = sorted(t.expected)[int(rng.integers(len(t.expected)))]
-            multi += dropped in chosen or bool(chosen - t.expected)
-    nan = float("nan")
-    return {
-        "good": good / n_in if n_in else nan,
-        "bad": bad / n_in if n_in else nan,
-        "multi": multi / n_multi if n_multi else nan,
-        "oos": oos / n_oos if n_oos else nan,
-    }
+    """The turn figures of ``experiments/turn_enforcement.py`` (one protocol for both studies), for a decision that
+    names the rules it enforces rather than their places among the candidates."""
+    chosen = [SimpleNamespace(expected=t.expected, ids=sorted(governs(t))) for t in turns]
+    return turn_figures(chosen, lambda view: set(range(len(view.ids))), rng)  # type: ignore[arg-type]
 
 
 def ece(p: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
