@@ -30,6 +30,7 @@ Usage: .venv/bin/python experiments/confidence.py [--fresh-every 3]
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -61,6 +62,7 @@ class Turn:
     today: set[str]  # rules the shipped decision enforces
     loo: tuple[np.ndarray, np.ndarray] | None = None  # the draw's own examples left out: (features, labels)
     head: np.ndarray | None = None  # the draw's own head (design HEADS)
+    gated: set[str] = frozenset()  # type: ignore[assignment]  # rules the shipped gate lets through (matched)
 
 
 NO_BM25 = [9, 10, 3, 4, 11, 12, 13]  # SMOOTH's features but BM25 (the examples left out have none)
@@ -133,6 +135,27 @@ FEATURES = (
 
 PRIOR = {"probe": 0.772, "in": 0.762, "out": 0.669}  # set from the tune draws' medians (printed by --priors)
 SHRINK = 20.0  # texts' worth of prior (declared, not tuned)
+WITH_LOO = True  # iteration 5's data (off with --ship)
+CLAUSES = False  # iteration 7: the message and each of its clauses as query windows
+
+
+def clauses_of(text: str) -> list[str]:
+    """A message's clauses: split at sentence punctuation, commas, semicolons and "and" / "also" / "then" / "but";
+    kept with 2 words or more; none when that leaves one."""
+    parts = [p.strip() for p in re.split(r"[.?!;,]+|\b(?:and|also|then|but)\b", text, flags=re.IGNORECASE)]
+    kept = [p for p in parts if len(p.split()) >= 2]
+    return kept if len(kept) > 1 else []
+
+
+def clause_windows(texts: list[str], queries: np.ndarray, embedder: CachedEmbedder) -> list[np.ndarray]:
+    split = [clauses_of(t) for t in texts]
+    flat = [c for cs in split for c in cs]
+    found = embedder.embed(flat) if flat else np.zeros((0, queries.shape[1]), dtype=np.float32)
+    out, at = [], 0
+    for q, cs in zip(queries, split, strict=True):
+        out.append(np.vstack([q[None, :], found[at : at + len(cs)]]).astype(np.float32))
+        at += len(cs)
+    return out
 HEAD_STRENGTH = 20.0  # how hard a rulebook's own head is pulled toward the shipped coefficients (declared)
 
 
@@ -197,8 +220,10 @@ def turns_of(dev: DevSet, embedder: CachedEmbedder) -> list[Turn]:
     queries = embedder.embed(texts)
     vectors = [q[None, :] for q in queries]
     today = shipped.match_many(texts, query_vectors=vectors)
+    if CLAUSES:
+        vectors = clause_windows(texts, queries, embedder)
     found = open_matcher.match_many(texts, query_vectors=vectors)
-    loo = loo_data(dev, open_matcher, probe, smooth)
+    loo = loo_data(dev, open_matcher, probe, smooth) if WITH_LOO else None
     out = []
     for labelled, ranked, decided, query in zip(dev.messages, found, today, queries, strict=True):
         sims = np.array([m.similarity_score for m in ranked])
@@ -233,6 +258,7 @@ def turns_of(dev: DevSet, embedder: CachedEmbedder) -> list[Turn]:
                 np.array(rows, dtype=np.float64).reshape(len(ranked), len(FEATURES)),
                 {m.rule.id for m in decided if m.enforcement.enforced},
                 loo,
+                gated={m.rule.id for m in decided},
             )
         )
     return out
@@ -428,7 +454,19 @@ def main() -> None:
     parser.add_argument("--sweep", action="store_true", help="only the size sweep (after fitting on the tune draws)")
     parser.add_argument("--two-levels", action="store_true", help="iteration 2: two thresholds, multi in the rule")
     parser.add_argument("--priors", action="store_true", help="print the tune draws' medians (PRIOR) and stop")
+    parser.add_argument("--ship", action="store_true", help="iteration 6: SMOOTH alone, gated or not, to ship")
+    parser.add_argument("--clauses", action="store_true", help="iteration 7: SMOOTH on clause windows")
+    parser.add_argument("--per-rule", action="store_true", help="iteration 8: SMOOTH without gap and top")
     args = parser.parse_args()
+    if args.ship:
+        ship(args.fresh_every)
+        return
+    if args.clauses:
+        clause_iteration(args.fresh_every)
+        return
+    if args.per_rule:
+        per_rule_iteration(args.fresh_every)
+        return
     embedder = CachedEmbedder(get_embedder(), EmbeddingCache(str(CACHE)))
     tune_sets = [*dev_sets("tune")]
     tune_sets += [banking77_subset(s, "tune", kept=k, held_out=h) for k, h in ((12, 4), (25, 6)) for s in (101, 102)]
@@ -509,6 +547,102 @@ def main() -> None:
         one_level, _ = worst(tune, governs_at(w2, columns2, chosen[name][2]), multi=True)
         print(f"{name} two levels on tune (with multi): worst {best2[0]:.3f} at {best2[1:]}; one level {one_level:.3f}")
         report(f"{name} two levels {best2[1:]} (fresh)", fresh, two_levels(w2, columns2, best2[1], best2[2]), None)
+
+def ship(fresh_every: int) -> None:
+    """Iteration 6 (declared before measuring): SMOOTH's coefficients printed in full for the product, and its
+    threshold chosen on the tune draws for two ways of placing it after the relevance gate: A, a governing rule is
+    relevant whatever the gate (SMOOTH as measured); B, only the rules the shipped gate lets through can govern.
+    The same declared rule; A wins ties (the gate's steps at rulebook sizes do not reach the turn)."""
+    global WITH_LOO
+    WITH_LOO = False
+    embedder = CachedEmbedder(get_embedder(), EmbeddingCache(str(CACHE)))
+    tune_sets = [*dev_sets("tune")]
+    tune_sets += [banking77_subset(s, "tune", kept=k, held_out=h) for k, h in ((12, 4), (25, 6)) for s in (101, 102)]
+    tune = load(tune_sets, embedder)
+    columns = [9, 10, 2, 3, 4, 11, 12, 13]
+    x, y = stacked(tune, columns)
+    w = fit_logistic(x, y)
+    print("SMOOTH coefficients (features, then intercept):", repr(w.tolist()))
+
+    def gated(tau: float) -> Callable[[Turn], set[str]]:
+        inner = governs_at(w, columns, tau)
+        return lambda t: inner(t) & t.gated
+
+    taus = [float(t) for t in np.round(np.arange(0.05, 0.96, 0.025), 3)]
+    best_a = max((worst(tune, governs_at(w, columns, tau))[0], tau) for tau in taus)
+    best_b = max((worst(tune, gated(tau))[0], tau) for tau in taus)
+    print(f"A on tune: worst {best_a[0]:.3f} at {best_a[1]}; B: worst {best_b[0]:.3f} at {best_b[1]}")
+    fresh = load(fresh_sets()[::fresh_every], embedder)
+
+    def scorer(t: Turn) -> np.ndarray:
+        return predict(w, t.x[:, columns])
+
+    report("TODAY (fresh)", fresh, lambda t: t.today, None)
+    report(f"A tau {best_a[1]} (fresh)", fresh, governs_at(w, columns, best_a[1]), scorer)
+    report(f"B tau {best_b[1]} (fresh)", fresh, gated(best_b[1]), None)
+
+
+def clause_iteration(fresh_every: int) -> None:
+    """Iteration 7 (declared before measuring): SMOOTH's features with the message's clauses as extra query windows
+    (a rule's similarity is its best over the message and each clause), coefficients and threshold refitted on the
+    tune draws. Criterion: iteration 2's (the worst of min(good, bad, out-of-scope, multi-label missing one caught));
+    SMOOTH on whole messages is the simpler design and wins within 0.02."""
+    global WITH_LOO, CLAUSES
+    WITH_LOO = False
+    embedder = CachedEmbedder(get_embedder(), EmbeddingCache(str(CACHE)))
+    tune_sets = [*dev_sets("tune")]
+    tune_sets += [banking77_subset(s, "tune", kept=k, held_out=h) for k, h in ((12, 4), (25, 6)) for s in (101, 102)]
+    fresh_list = fresh_sets()[::fresh_every]
+    columns = [9, 10, 2, 3, 4, 11, 12, 13]
+    taus = [float(t) for t in np.round(np.arange(0.05, 0.96, 0.025), 3)]
+    for clauses in (False, True):
+        CLAUSES = clauses
+        name = "CLAUSE" if clauses else "SMOOTH"
+        tune = load(tune_sets, embedder)
+        x, y = stacked(tune, columns)
+        w = fit_logistic(x, y)
+        plain = max((worst(tune, governs_at(w, columns, tau))[0], tau) for tau in taus)
+        multi = max((worst(tune, governs_at(w, columns, tau), multi=True)[0], tau) for tau in taus)
+        print(f"{name} coefficients {w.tolist()!r}")
+        print(f"{name} on tune: iteration 1's rule {plain[0]:.3f} at {plain[1]}; with multi {multi[0]:.3f} at {multi[1]}")
+        fresh = load(fresh_list, embedder)
+
+        def scorer(t: Turn, w: np.ndarray = w) -> np.ndarray:
+            return predict(w, t.x[:, columns])
+
+        report(f"{name} tau {multi[1]} (fresh)", fresh, governs_at(w, columns, multi[1]), scorer)
+        if plain[1] != multi[1]:
+            report(f"{name} tau {plain[1]} (fresh)", fresh, governs_at(w, columns, plain[1]), None)
+
+
+def per_rule_iteration(fresh_every: int) -> None:
+    """Iteration 8 (declared before measuring): SMOOTH without the two features that compare a candidate with the
+    others (the gap to the best other, the top candidate), so that a rule's confidence is its own and two rules can
+    both govern a message. Criterion: iteration 1's rule and, reported beside it, iteration 2's (multi-label);
+    the simpler design (PER-RULE: fewer features) wins within 0.02 of iteration 1's rule."""
+    global WITH_LOO
+    WITH_LOO = False
+    embedder = CachedEmbedder(get_embedder(), EmbeddingCache(str(CACHE)))
+    tune_sets = [*dev_sets("tune")]
+    tune_sets += [banking77_subset(s, "tune", kept=k, held_out=h) for k, h in ((12, 4), (25, 6)) for s in (101, 102)]
+    tune = load(tune_sets, embedder)
+    fresh = load(fresh_sets()[::fresh_every], embedder)
+    taus = [float(t) for t in np.round(np.arange(0.05, 0.96, 0.025), 3)]
+    for name, columns in (("SMOOTH", [9, 10, 2, 3, 4, 11, 12, 13]), ("PER-RULE", [9, 10, 2, 11, 12, 13])):
+        x, y = stacked(tune, columns)
+        w = fit_logistic(x, y)
+        plain = max((worst(tune, governs_at(w, columns, tau))[0], tau) for tau in taus)
+        multi = max((worst(tune, governs_at(w, columns, tau), multi=True)[0], tau) for tau in taus)
+        print(f"{name} coefficients {w.tolist()!r}")
+        print(f"{name} on tune: iteration 1's rule {plain[0]:.3f} at {plain[1]}; with multi {multi[0]:.3f} at {multi[1]}")
+
+        def scorer(t: Turn, w: np.ndarray = w, columns: list[int] = columns) -> np.ndarray:
+            return predict(w, t.x[:, columns])
+
+        report(f"{name} tau {plain[1]} (fresh)", fresh, governs_at(w, columns, plain[1]), scorer)
+        if plain[1] != multi[1]:
+            report(f"{name} tau {multi[1]} (fresh)", fresh, governs_at(w, columns, multi[1]), None)
+
 
 if __name__ == "__main__":
     main()

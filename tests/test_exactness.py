@@ -59,8 +59,9 @@ if "matching" in parts:
     vectors = {rule.id: matrix[4 * i : 4 * i + 4] for i, rule in enumerate(book)}
     matcher = RuleMatcher(book, vectors=vectors, embedder=NoEmbedder())
     out["gate"] = repr(matcher.gate().threshold)
+    out["stats"] = repr(matcher.stats())
     found = matcher.match("ex 3 1", query_vector=matrix[13] + matrix[100] * np.float32(0.5))
-    out["matches"] = [[m.rule.id, m.similarity_score, m.final_score] for m in found]
+    out["matches"] = [[m.rule.id, m.similarity_score, m.final_score, m.confidence] for m in found]
 
 if "embeddings" in parts:
     sentences = [
@@ -109,7 +110,9 @@ def test_probes_and_the_gate_are_the_same_bits_on_every_cpu_and_block_size_match
         found = _run("Haswell", ("matching",))
         assert (found["probes"], found["probes_small_blocks"]) == (native["probes"], native["probes"])
         assert found["gate"] == native["gate"]
-        # match scores are float32 vectors summed in float64 by numpy's own loops: the same rules, scores within 1e-9
+        assert found["stats"] == native["stats"]  # the confidence's rulebook figures: the same bits
+        # match scores (float32 vectors summed in float64 by numpy's own loops) and confidences: the same rules,
+        # within 1e-9
         assert [m[0] for m in found["matches"]] == [m[0] for m in native["matches"]]
         assert np.allclose([m[1:] for m in found["matches"]], [m[1:] for m in native["matches"]], rtol=0, atol=1e-9)
 

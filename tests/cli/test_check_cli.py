@@ -195,7 +195,7 @@ PASSWORD_ANSWER = (
 """examples/turns/banking.jsonl's good-pin turn: never-ask-full-pin governs it; fraud-suspected (two ``contains``
 requirements) matches only as a neighbour."""
 NEIGHBOUR = (
-    "the rule matched only as a neighbour (similarity 0.571, 0.429 below the top match's 1.000): "
+    "the rule matched only as a neighbour (confidence 0.02 < 0.7 that it governs the message): "
     "a requirement applies when the rule governs the turn"
 )
 
@@ -256,12 +256,12 @@ def test_json_says_which_rules_and_checks_are_enforced(run_cli: Run) -> None:
     result = check(run_cli, "-m", PASSWORD, "-o", PASSWORD_ANSWER, "--format", "json")
     payload = json.loads(result.out)
     assert [(m["rule_id"], m["enforced"], m["enforcement"]["reason"]) for m in payload["matches"]] == [
-        ("never-ask-full-pin", True, "top"),
+        ("never-ask-full-pin", True, "governs"),
         ("fraud-suspected", False, "neighbour"),
         ("scam-warning", False, "neighbour"),
         ("lost-or-stolen-card", False, "neighbour"),
     ]
-    assert payload["matches"][1]["enforcement"]["detail"] == "similarity 0.571, 0.429 below the top match's 1.000"
+    assert payload["matches"][1]["enforcement"]["detail"] == "confidence 0.02 < 0.7 that it governs the message"
     rules = {r["rule_id"]: r for r in payload["rules"]}
     assert (rules["never-ask-full-pin"]["enforced"], rules["fraud-suspected"]["enforced"]) == (True, False)
     assert [(c["check_id"], c["status"], c["enforced"]) for c in rules["fraud-suspected"]["checks"]] == [

@@ -63,16 +63,16 @@ def test_the_table_says_which_matches_govern_the_turn(
     lines = [line.rstrip() for line in result.out.splitlines()]
     top = next(i for i, line in enumerate(lines) if line.startswith("│ lost-card "))
     neighbour = next(i for i, line in enumerate(lines) if line.startswith("│ refund-request "))
-    assert lines[top + 1].startswith("│ enforced: top ")
-    assert lines[neighbour + 1].startswith("│ neighbour ")
-    at = lines.index("governs the turn (a turn check applies its requirements):")
+    assert lines[top + 1].startswith("│ governs 0.94 ")
+    assert lines[neighbour + 1].startswith("│ neighbour 0.07 ")
+    at = lines.index("governs the turn (a turn check applies its requirements) from a confidence of 0.7:")
     assert lines[at + 1 : at + 3] == [
-        "  lost-card: enforced (top): the most relevant match",
-        "  refund-request: not enforced (neighbour): similarity 0.567, 0.221 below the top match's 0.788",
+        "  lost-card: enforced (governs): confidence 0.94 >= 0.7 that it governs the message",
+        "  refund-request: not enforced (neighbour): confidence 0.07 < 0.7 that it governs the message",
     ]
     _fits_80_columns(result.out)
     plain = run_cli("match", "--rules", RULES, TWO_INTENTS)  # the label without --explain, the detail with it
-    assert "│ neighbour " in plain.out
+    assert "│ neighbour 0.07 " in plain.out
     assert "governs the turn" not in plain.out
 
 
@@ -83,21 +83,19 @@ def test_json_carries_the_enforcement_of_each_match(run_cli: Callable[..., CliRe
     assert [list(m) for m in matches] == [
         ["rule_id", "similarity_score", "bm25_score", "final_score", "enforcement", "explanation", "rule"]
     ] * 2
-    assert [(m["rule_id"], m["enforcement"]) for m in matches] == [
-        ("lost-card", {"enforced": True, "reason": "top", "detail": "the most relevant match"}),
-        (
-            "refund-request",
-            {
-                "enforced": False,
-                "reason": "neighbour",
-                "detail": "similarity 0.567, 0.221 below the top match's 0.788",
-            },
-        ),
+    assert [(m["rule_id"], m["enforcement"]["reason"], m["enforcement"]["enforced"]) for m in matches] == [
+        ("lost-card", "governs", True),
+        ("refund-request", "neighbour", False),
+    ]
+    assert [round(m["enforcement"]["confidence"], 2) for m in matches] == [0.94, 0.07]
+    assert [m["enforcement"]["detail"] for m in matches] == [
+        "confidence 0.94 >= 0.7 that it governs the message",
+        "confidence 0.07 < 0.7 that it governs the message",
     ]
     assert (round(matches[0]["similarity_score"], 3), round(matches[1]["similarity_score"], 3)) == (0.788, 0.567)
 
 
-def test_a_match_as_close_as_the_top_one_is_enforced_and_ids_are_shown_as_written(
+def test_two_rules_can_both_govern_and_ids_are_shown_as_written(
     run_cli: Callable[..., CliResult], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     book = tmp_path / "twins.yaml"
@@ -109,8 +107,8 @@ def test_a_match_as_close_as_the_top_one_is_enforced_and_ids_are_shown_as_writte
     lines = [line.rstrip() for line in result.out.splitlines()]
     rows = [i for i, line in enumerate(lines) if line.startswith("│ ") and "│ ex.0:" in line]
     labels = {lines[i].split("│")[1].strip(): lines[i + 1].split("│")[1].strip() for i in rows}
-    assert labels == {"[dim]twin": "enforced: top", "card-stolen": "enforced: as close"}
-    assert "  card-stolen: enforced (as_close_as_top): similarity 1.000, at or above the top match's 1.000" in lines
+    assert labels == {"[dim]twin": "governs 0.96", "card-stolen": "governs 0.83"}  # per rule, not a share of one
+    assert "  card-stolen: enforced (governs): confidence 0.83 >= 0.7 that it governs the message" in lines
 
 
 def test_the_batch_table_marks_the_neighbours(
@@ -247,7 +245,10 @@ def test_the_rulebook_gate_is_kept_with_the_cached_rules(run_cli: Callable[..., 
         run_cli("match", "--rules", banking, "my bank card went missing yesterday", "--format", "json").out
     )
     assert second["gate"]["threshold"] == 0.99
-    assert second["matches"] == []  # nothing reaches 0.99
+    # nothing reaches 0.99: what matches, matches because it governs the message
+    assert second["matches"]
+    assert all(m["enforcement"]["enforced"] for m in second["matches"])
+    assert all(m["similarity_score"] < 0.99 for m in second["matches"])
     # a kept gate that does not read back is measured again (and kept again)
     kept.write_text("not json", encoding="utf-8")
     third = json.loads(
@@ -302,7 +303,9 @@ def test_a_tenant_batch_applies_the_calibrated_gate_and_is_pinned_to_its_version
         work = job.start()
         (found, error), *_ = work([{"message": "please give me a refund", "session": None}])
         assert error is None
-        assert (found["gate"]["kind"], found["gate"]["threshold"], found["matches"]) == ("calibrated", 0.99, [])
+        assert (found["gate"]["kind"], found["gate"]["threshold"]) == ("calibrated", 0.99)
+        # under 0.99, in because it governs the message
+        assert [(m["rule_id"], m["enforcement"]["enforced"]) for m in found["matches"]] == [("refund-request", True)]
         rule = store.get_rule("shop", "refund-request")
         store.upsert_rules("shop", [rule.model_copy(update={"priority": rule.priority + 1})])
         with pytest.raises(ConflictError, match=r"tenant 'shop' moved from version \d+ to \d+ while the batch ran"):

@@ -41,6 +41,8 @@ def test_eval_table(run_cli: Run) -> None:
     assert "│ password-reset │ card-blocked         │        1 │" in lines
     assert any(line.startswith("never matched at the gate (") for line in lines)
     assert any(line.startswith("worst rules at the gate (") for line in lines)
+    assert any(line.startswith("│ ECE ") for line in lines)
+    assert "reliability of the confidence (every candidate, no gate)" in lines
     _fits_80_columns(result.out)
 
 
@@ -49,10 +51,13 @@ def test_eval_json_and_k(run_cli: Run) -> None:
     assert result.code == 0, result.err
     data = json.loads(result.out)
     assert sorted(data) == [
-        "accuracy_at_1", "confusions", "expect_nothing", "gate", "k", "labelled", "messages", "mrr", "multi_label",
-        "never_matched", "outcomes", "precision", "priority_changed", "recall", "recall_at_k", "rejection",
-        "rule_count", "rulebook", "rules",
+        "accuracy_at_1", "confusions", "ece", "expect_nothing", "gate", "governs_precision", "governs_recall", "k",
+        "labelled", "messages", "mrr", "multi_label", "never_matched", "outcomes", "precision", "priority_changed",
+        "recall", "recall_at_k", "rejection", "reliability", "rule_count", "rulebook", "rules",
     ]  # fmt: skip
+    assert [b["low"] for b in data["reliability"]] == [i / 10 for i in range(10)]
+    assert sum(b["candidates"] for b in data["reliability"]) > 9  # every candidate of the 9 messages
+    assert 0 <= data["ece"] <= 1
     assert (data["rulebook"], data["rule_count"], data["k"]) == (RULEBOOK, 10, [1, 2])
     assert data["recall_at_k"] == {"1": pytest.approx(6 / 7), "2": 1.0}
     assert data["confusions"] == [{"expected": "password-reset", "took": "card-blocked", "count": 1}]

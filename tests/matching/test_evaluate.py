@@ -107,8 +107,9 @@ def test_the_default_gate_is_the_matchers_and_the_evaluation_is_deterministic() 
     assert first["gate"]["threshold"] == 0.99
     assert first["rejection"] == 0.5
     assert sorted(first) == [
-        "accuracy_at_1", "confusions", "expect_nothing", "gate", "k", "labelled", "messages", "mrr", "multi_label",
-        "never_matched", "outcomes", "precision", "recall", "recall_at_k", "rejection", "rules",
+        "accuracy_at_1", "confusions", "ece", "expect_nothing", "gate", "governs_precision", "governs_recall", "k",
+        "labelled", "messages", "mrr", "multi_label", "never_matched", "outcomes", "precision", "recall",
+        "recall_at_k", "rejection", "reliability", "rules",
     ]  # fmt: skip
     assert first["recall_at_k"] == {"1": pytest.approx(6 / 7), "3": 1.0, "5": 1.0}
     assert first["outcomes"][0] == {
@@ -149,3 +150,30 @@ def test_bad_arguments_are_typed_errors(matcher: RuleMatcher) -> None:
     unknown = [LabelledMessage(message="hi", expected=("nope",), line=7)]
     with pytest.raises(LabelledMessagesError, match=r"^set.jsonl:line 7: unknown rule id\(s\) 'nope'"):
         evaluate_rulebook(matcher, unknown, source="set.jsonl")
+
+
+def test_the_reliability_of_the_confidence_by_hand() -> None:
+    from norma.matching._evaluate import _reliability
+
+    table, ece = _reliability([(0.05, False), (0.95, True), (0.85, False), (0.15, True), (1.0, True)])
+    assert [(b.low, b.high, b.candidates) for b in table][:2] == [(0.0, 0.1, 1), (0.1, 0.2, 1)]
+    assert [b.candidates for b in table] == [1, 1, 0, 0, 0, 0, 0, 0, 1, 2]  # 1.0 falls in the last bin
+    assert (table[9].confidence, table[9].right) == (pytest.approx(0.975), 1.0)
+    assert (table[2].confidence, table[2].right) == (None, None)
+    assert ece == pytest.approx((0.05 + 0.85 + 0.85 + 2 * 0.025) / 5)
+    assert _reliability([]) == (table.__class__(b.__class__(b.low, b.high, 0, None, None) for b in table), None)
+
+
+def test_the_evaluation_counts_every_candidate_and_the_rules_that_govern(matcher: RuleMatcher) -> None:
+    from norma.matching._evaluate import _session
+
+    labelled = load_labelled(LABELLED)
+    ev = evaluate_rulebook(matcher, labelled)
+    messages, sessions = [i.message for i in labelled], [_session(i) for i in labelled]
+    found = matcher.match_many(messages, sessions, config=MatchConfig(threshold=None, max_matched=50))
+    assert sum(b.candidates for b in ev.reliability) == sum(map(len, found))
+    governing = [(m.rule.id in i.expected) for i, r in zip(labelled, matcher.match_many(messages, sessions),
+                                                           strict=True) for m in r if m.enforced]  # fmt: skip
+    assert ev.governs_precision == pytest.approx(sum(governing) / len(governing))
+    assert ev.ece is not None
+    assert 0 <= ev.ece <= 1

@@ -108,10 +108,11 @@ def test_the_band_matches_one_rule_that_stands_out_below_the_gate(axis: AxisEmbe
     assert result[0].explanation.threshold == BAND  # the threshold in force for this message
     dropped = next(d for d in result.dropped if d.rule_id == "refund")
     assert dropped.detail == f"similarity 0.5774 < threshold {BAND}"
-    # without the band the same message matches nothing
-    assert matcher.match("refund card hello", config=MatchConfig(gate_band_quantile=None)) == []
-    # a margin the best rule does not reach: no band
-    assert matcher.match("refund card hello", config=MatchConfig(gate_margin=0.3)) == []
+    # without the band, or with a margin the best rule does not reach, the gate alone would drop it: it matches
+    # because it governs the message (its confidence passes the automatic gate), under the gate's own threshold
+    for config in (MatchConfig(gate_band_quantile=None), MatchConfig(gate_margin=0.3)):
+        (match,) = matcher.match("refund card hello", config=config)
+        assert (match.rule.id, match.enforced, match.explanation.threshold) == ("delivery", True, EXPECTED)
 
 
 def test_the_band_rule_is_one_rule_for_one_message_and_for_many() -> None:
@@ -295,7 +296,8 @@ def test_a_balanced_calibration_moves_the_margin_band_with_the_gate(axis: AxisEm
     (match,) = matcher.match("refund card hello")
     assert (match.rule.id, match.explanation.threshold) == ("delivery", 0.7346)
     matcher.set_gate(gate)
-    assert matcher.match("refund card hello") == []  # under the band of 0.8171
+    (match,) = matcher.match("refund card hello")  # under the band of 0.8171: in because it governs the message
+    assert (match.rule.id, match.enforced, match.explanation.threshold) == ("delivery", True, 0.9928)
     assert matcher.measured_gate().kind == "rulebook"  # what a calibration moves, whatever is set
     assert gate_from_dict(gate.to_dict()) == gate
     # a near miss of delivery says the same as the message that expects nothing

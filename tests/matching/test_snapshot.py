@@ -68,7 +68,8 @@ def test_a_second_matcher_reads_the_snapshot(book: Path, cache_dir: Path, monkey
     first = file_matcher(book, embedder=first_embedder)
     assert sorted(first_embedder.texts) == sorted(all_texts(book))
     (kept,) = snapshots(cache_dir)
-    assert {p.name for p in kept.iterdir()} == {"rules.json", "vectors.npy", "gates.json"}
+    assert {p.name for p in kept.iterdir()} == {"rules.json", "vectors.npy", "gates.json", "confidence.json"}
+    assert json.loads((kept / "confidence.json").read_bytes()) == first.stats().to_dict()
     # neither the embedding cache nor the reader is there for the second matcher: all of it comes from the snapshot
     shutil.rmtree(cache_dir / "embeddings")
 
@@ -157,7 +158,7 @@ def test_the_measured_gate_is_kept_and_reused(book: Path, cache_dir: Path) -> No
     (kept / "gates.json").write_text(json.dumps([forged]), encoding="utf-8")
     second = file_matcher(book, embedder=Counting())
     assert second.gate().threshold == 0.99
-    assert all(not r for r in second.match_many(MESSAGES, embedder=get_embedder()))
+    assert all(m.enforced for r in second.match_many(MESSAGES, embedder=get_embedder()) for m in r)  # gate: governing
     # another quantile: not the kept gate; measured and kept beside it
     low = MatchConfig(gate_quantile=0.08)
     third = file_matcher(book, low, embedder=Counting())

@@ -93,15 +93,26 @@ def test_match_rules_says_which_matches_govern_the_turn(server: Session) -> None
     assert schema is not None
     assert "enforcement" in schema["$defs"]["MatchedRuleData"]["required"]
     enforcement = schema["$defs"]["EnforcementData"]
-    assert enforcement["required"] == ["enforced", "reason", "detail"]
-    assert schema["$defs"]["EnforcementReason"]["enum"] == ["top", "as_close_as_top", "neighbour"]
+    assert enforcement["required"] == ["enforced", "reason", "confidence", "detail"]
+    assert schema["$defs"]["EnforcementReason"]["enum"] == ["governs", "neighbour"]
     # examples/turns/banking.jsonl's good-pin message: never-ask-full-pin governs it, fraud-suspected is a neighbour
     found = server.ok("match_rules", message="here is my online banking password")
     decided = {m["rule_id"]: m["enforcement"] for m in found["matches"]}
-    assert decided["never-ask-full-pin"] == {"enforced": True, "reason": "top", "detail": "the most relevant match"}
+    governs = decided["never-ask-full-pin"]["confidence"]
+    assert decided["never-ask-full-pin"] == {
+        "enforced": True,
+        "reason": "governs",
+        "confidence": governs,
+        "detail": f"confidence {governs:.2f} >= 0.7 that it governs the message",
+    }
+    assert 0.7 <= governs <= 1
     assert (decided["fraud-suspected"]["enforced"], decided["fraud-suspected"]["reason"]) == (False, "neighbour")
-    assert decided["fraud-suspected"]["detail"].startswith("similarity ")
-    assert sum(e["reason"] == "top" for e in decided.values()) == 1
+    relevant = decided["fraud-suspected"]["confidence"]
+    assert 0 <= relevant < 0.7
+    assert decided["fraud-suspected"]["detail"] == f"confidence {relevant:.2f} < 0.7 that it governs the message"
+    # enforced exactly from a confidence of 0.7; here never-ask-full-pin alone governs the message
+    assert all(e["enforced"] == (e["confidence"] >= 0.7) == (e["reason"] == "governs") for e in decided.values())
+    assert [rule for rule, e in decided.items() if e["enforced"]] == ["never-ask-full-pin"]
 
 
 @pytest.mark.model

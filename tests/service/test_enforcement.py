@@ -55,9 +55,14 @@ async def test_the_schema_documents_the_enforcement(http: httpx.AsyncClient) -> 
     assert match_items == {"$ref": "#/components/schemas/MatchedRuleData"}
     assert schemas["MatchedRuleData"]["properties"]["enforcement"]["$ref"] == "#/components/schemas/EnforcementData"
     enforcement = schemas["EnforcementData"]
-    assert set(enforcement["properties"]) == set(enforcement["required"]) == {"enforced", "reason", "detail"}
-    assert schemas["EnforcementReason"]["enum"] == ["top", "as_close_as_top", "neighbour"]
-    assert "neighbour" in enforcement["properties"]["enforced"]["description"]
+    fields = {"enforced", "reason", "confidence", "detail"}
+    assert set(enforcement["properties"]) == set(enforcement["required"]) == fields
+    assert schemas["EnforcementReason"]["enum"] == ["governs", "neighbour"]
+    enforced = enforcement["properties"]["enforced"]["description"]
+    assert "0.7" in enforced  # enforced from a confidence of 0.7
+    assert "skip" in enforced  # a match that does not govern: its requirements skipped
+    assert "neighbour" in enforcement["properties"]["reason"]["description"]
+    assert enforcement["properties"]["confidence"]["type"] == "number"
     check = schemas["CheckResponse"]["properties"]
     assert check["matches"]["items"] == {"$ref": "#/components/schemas/MatchedRuleSummary"}
     assert check["rules"]["items"] == {"$ref": "#/components/schemas/CheckedRule"}
@@ -75,17 +80,22 @@ async def test_match_answers_which_matches_govern_the_turn(http: httpx.AsyncClie
     answer: dict[str, Any] = response.json()
     (await _validator(http, "MatchResponse")).validate(answer)
     top, neighbour = answer["matches"]
+    governs = top["enforcement"]["confidence"]
     assert (top["rule_id"], top["enforcement"]) == (
         "lost-card",
-        {"enforced": True, "reason": "top", "detail": "the most relevant match"},
+        {
+            "enforced": True,
+            "reason": "governs",
+            "confidence": governs,
+            "detail": f"confidence {governs:.2f} >= 0.7 that it governs the message",
+        },
     )
+    assert 0.7 <= governs <= 1
     assert (neighbour["rule_id"], neighbour["enforcement"]["enforced"]) == ("refund-request", False)
     assert neighbour["enforcement"]["reason"] == "neighbour"
-    below = top["similarity_score"] - neighbour["similarity_score"]
-    assert neighbour["enforcement"]["detail"] == (
-        f"similarity {neighbour['similarity_score']:.3f}, {below:.3f} below the top match's "
-        f"{top['similarity_score']:.3f}"
-    )
+    relevant = neighbour["enforcement"]["confidence"]
+    assert 0 <= relevant < 0.7
+    assert neighbour["enforcement"]["detail"] == f"confidence {relevant:.2f} < 0.7 that it governs the message"
 
 
 async def test_check_skips_a_neighbours_requirements_and_passes_the_turn(http: httpx.AsyncClient) -> None:

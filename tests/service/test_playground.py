@@ -133,14 +133,21 @@ def test_match_shows_the_score_breakdown(browser: Any, site: str, acme_key: str)
     assert bm25 >= 0
     assert final > 0
     assert all(len(c.split(".")[1]) == 3 for c in rows[0][2:5])  # three decimals for scores
-    assert rows[0][5] == "enforced \u00b7 top"  # the only match governs the turn
+    word, _, shown = rows[0][5].partition(" \u00b7 ")  # the only match governs the turn: "governs · 0.94"
+    assert (word, len(shown)) == ("governs", 4), rows[0][5]
+    assert 0.7 <= float(shown) <= 1
+    ((_, _, detail, _, neighbour),) = browser.execute_script(BADGES, "#match-results tbody tr")
+    assert (detail, neighbour) == (f"confidence {shown} >= 0.7 that it governs the message", False)  # its title
     gate = next(part for part in rows[0][6].split("; ") if part.startswith("gate "))  # how the gate let it through
     passed, _, needed = gate.removeprefix("gate ").partition(" \u2265 ")
     assert float(passed) >= float(needed) > 0
 
 
-LABELS = {"top": "enforced \u00b7 top", "as_close_as_top": "enforced \u00b7 as close", "neighbour": "neighbour"}
-"""The badge of each ``enforcement.reason`` in the match and check tabs."""
+def label(enforcement: dict[str, Any]) -> str:
+    """The badge of an ``enforcement`` in the match and check tabs: its reason and its confidence."""
+    return f"{enforcement['reason']} \u00b7 {enforcement['confidence']:.2f}"
+
+
 BADGES = """return [...document.querySelectorAll(arguments[0])].map((row) => {
   const badge = row.querySelector("td.governs .badge");
   return [row.cells[0].textContent, badge ? badge.textContent : null, badge ? badge.title : null,
@@ -155,13 +162,19 @@ def test_match_shows_whether_each_match_governs_the_turn(browser: Any, site: str
     _match(browser, message)
     shown = browser.execute_script(BADGES, "#match-results tbody tr")
     assert [row[:3] for row in shown] == [
-        [m["rule"]["id"], LABELS[m["enforcement"]["reason"]], m["enforcement"]["detail"]] for m in answer["matches"]
+        [m["rule"]["id"], label(m["enforcement"]), m["enforcement"]["detail"]] for m in answer["matches"]
     ]
     assert [row[4] for row in shown] == [not m["enforcement"]["enforced"] for m in answer["matches"]]
     reasons = {m["rule_id"]: m["enforcement"]["reason"] for m in answer["matches"]}
-    assert (reasons["never-ask-full-pin"], reasons["fraud-suspected"]) == ("top", "neighbour")
-    colours = {row[1]: row[3] for row in shown}
-    assert colours["enforced \u00b7 top"] != colours["neighbour"]  # told apart by colour too, not by text alone
+    assert (reasons["never-ask-full-pin"], reasons["fraud-suspected"]) == ("governs", "neighbour")
+    confidence = {m["rule_id"]: m["enforcement"]["confidence"] for m in answer["matches"]}
+    assert confidence["never-ask-full-pin"] >= 0.7 > confidence["fraud-suspected"]
+    assert [row[2] for row in shown] == [
+        f"confidence {c:.2f} {'>=' if c >= 0.7 else '<'} 0.7 that it governs the message"
+        for c in (m["enforcement"]["confidence"] for m in answer["matches"])
+    ]  # the badge's title: the confidence it was read from
+    colours = {row[0]: row[3] for row in shown}
+    assert colours["never-ask-full-pin"] != colours["fraud-suspected"]  # told apart by colour too, not by text alone
 
 
 def test_an_enforcement_is_shown_as_text_and_an_answer_without_one_is_shown(

@@ -33,6 +33,8 @@ pytestmark = [pytest.mark.slow, needs_chromium]
 PIN_CHECK = "never-ask-full-pin / does-not-ask-for-secrets"
 ASKS_FOR_PIN = "Sure, please confirm your PIN and the full card number so I can check it."
 INJECTION = "<img src=x onerror=alert(1)>"
+GOVERNS = "governs \u00b7 "
+"""The badge of a rule that governs the turn: ``governs`` and its confidence ("governs \u00b7 0.94")."""
 
 
 @pytest.fixture(scope="module")
@@ -95,9 +97,10 @@ def test_a_failing_turn_shows_fail_the_failing_check_and_its_span(page: Any) -> 
     lines = _rows(page, "#check-lines tbody tr")
     assert lines == [["1", ASKS_FOR_PIN, PIN_CHECK]]  # the text unchanged
     rules = _rows(page, "#check-rules tbody tr")
-    assert [(r[0], r[2], r[3], r[4], r[5], r[6]) for r in rules] == [
-        ("never-ask-full-pin", "enforced \u00b7 top", "fail", "0.600", "5.000", "yes")
+    assert [(r[0], r[2][: len(GOVERNS)], r[3], r[4], r[5], r[6]) for r in rules] == [
+        ("never-ask-full-pin", GOVERNS, "fail", "0.600", "5.000", "yes")
     ]
+    assert 0.7 <= float(rules[0][2].removeprefix(GOVERNS)) <= 1
 
 
 def test_the_span_is_on_its_line_after_a_wide_character(page: Any) -> None:
@@ -130,10 +133,11 @@ def test_a_passing_turn_shows_pass_and_reward_one(page: Any) -> None:
     assert _marks(page) == []
     assert _rows(page, "#check-lines tr.flagged") == []
     rules = _rows(page, "#check-rules tbody tr")
-    assert [(r[0], r[2], r[3], r[4]) for r in rules] == [
-        ("complaint", "enforced \u00b7 top", "pass", "1.000"),
+    assert [(r[0], r[2][: len(GOVERNS)], r[3], r[4]) for r in rules] == [
+        ("complaint", GOVERNS, "pass", "1.000"),
         ("never-ask-full-pin", "\u2014", "pass", "1.000"),  # not matched: it governs nothing
     ]
+    assert 0.7 <= float(rules[0][2].removeprefix(GOVERNS)) <= 1
     assert float(rules[0][1]) > 0  # matched: its final score
     assert rules[1][1] == "always"  # applied through its when: always check only
 
@@ -175,9 +179,23 @@ def test_a_neighbours_requirements_are_shown_skipped_as_a_neighbours(page: Any, 
     )
     details = {m["rule_id"]: m["enforcement"]["detail"] for m in answer["matches"]}
     by_rule = {row[0]: row[1:] for row in rules}
-    assert by_rule["never-ask-full-pin"] == ["pass", "enforced \u00b7 top", details["never-ask-full-pin"]]
-    assert by_rule["fraud-suspected"] == ["skip", "neighbour", details["fraud-suspected"]]
-    assert details["fraud-suspected"].startswith("similarity ")
+    confidence = {m["rule_id"]: m["enforcement"]["confidence"] for m in answer["matches"]}
+    assert by_rule["never-ask-full-pin"] == [
+        "pass",
+        f"governs \u00b7 {confidence['never-ask-full-pin']:.2f}",
+        details["never-ask-full-pin"],
+    ]
+    assert by_rule["fraud-suspected"] == [
+        "skip",
+        f"neighbour \u00b7 {confidence['fraud-suspected']:.2f}",
+        details["fraud-suspected"],
+    ]
+    assert confidence["never-ask-full-pin"] >= 0.7 > confidence["fraud-suspected"]
+    assert details == {
+        rule: f"confidence {c:.2f} {'>=' if c >= 0.7 else '<'} 0.7 that it governs the message"
+        for rule, c in confidence.items()
+    }
+    assert checks["offers-freeze"][5].startswith(f"the rule matched only as a neighbour ({details['fraud-suspected']})")
 
 
 def test_html_in_the_output_is_shown_as_text(page: Any) -> None:

@@ -1,13 +1,16 @@
-"""Which matches govern the turn (issue #47): the decision on hand-built cases with the real model, the ``skip`` of
-a neighbour's requirements with its reason, the per-check override, and the decision's arithmetic by hand."""
+"""Which matches govern the turn (issues #47, #56): the decision on hand-built cases with the real model, the ``skip``
+of a neighbour's requirements with its reason, the per-check override, and the decision's arithmetic by hand."""
 
 from __future__ import annotations
+
+import math
 
 import pytest
 
 from norma.checks import CheckStatus
 from norma.matching import EnforcementReason, RuleMatcher
-from norma.matching._enforce import enforcements
+from norma.matching._confidence import COEFFICIENTS, RulebookStats, confidences
+from norma.matching._enforce import enforcement
 from norma.rules import Rule
 from norma.turns import TurnChecker, TurnVerdict
 
@@ -51,19 +54,21 @@ def _decisions(checker: TurnChecker, message: str) -> dict[str, str]:
 
 
 def test_a_clear_single_intent_enforces_its_rule_and_leaves_the_neighbour(checker: TurnChecker) -> None:
-    assert _decisions(checker, "please block my card") == {"block-card": "top", "replace-card": "neighbour"}
+    assert _decisions(checker, "please block my card") == {"block-card": "governs", "replace-card": "neighbour"}
     report = checker.check("please block my card", "Done: blockword. Your card is frozen.")
     assert report.verdict is TurnVerdict.PASS
     neighbour = next(r for r in report.rules if r.rule_id == "replace-card")
     assert (neighbour.matched, neighbour.enforced, neighbour.verdict) == (True, False, CheckStatus.SKIP)
     (skipped,) = neighbour.checks
     assert (skipped.status, skipped.enforced) == (CheckStatus.SKIP, False)
-    assert skipped.message.startswith("the rule matched only as a neighbour (similarity 0.")
-    assert skipped.message.endswith("): a requirement applies when the rule governs the turn")
+    assert skipped.message.startswith("the rule matched only as a neighbour (confidence 0.")
+    assert skipped.message.endswith(
+        " < 0.7 that it governs the message): a requirement applies when the rule governs the turn"
+    )
     assert (neighbour.weight, neighbour.required, neighbour.score) == (0.0, False, None)  # not in the reward
     assert report.reward == 1.0
     assert [(m.rule_id, m.enforced, m.enforcement["reason"]) for m in report.matches] == [
-        ("block-card", True, "top"),
+        ("block-card", True, "governs"),
         ("replace-card", False, "neighbour"),
     ]
     bad = checker.check("please block my card", "Please visit a branch.")
@@ -71,18 +76,33 @@ def test_a_clear_single_intent_enforces_its_rule_and_leaves_the_neighbour(checke
     assert [(f.rule_id, f.check_id) for f in bad.failures] == [("block-card", "says-token")]
 
 
-def test_two_stated_intents_are_both_enforced(checker: TurnChecker) -> None:
+def test_two_rules_can_both_govern_a_message() -> None:
+    # the confidence is per rule, not a share of one: two rules the message states as much both govern it
+    twin = {"condition_text": "customer reports a stolen card", "examples": ["my card was stolen"]}
+    rules = [
+        Rule(id="card-stolen", **twin, checks=[{"id": "says-token", "kind": "contains", "terms": ["blockword"]}]),
+        Rule(id="twin", **twin, checks=[{"id": "says-token", "kind": "contains", "terms": ["reportword"]}]),
+    ]
+    checker = TurnChecker(RuleMatcher(rules))
+    message = "my card was stolen"
+    assert _decisions(checker, message) == {"twin": "governs", "card-stolen": "governs"}
+    assert sum(m.confidence for m in checker.matcher.match(message)) > 1
+    assert checker.check(message, "blockword and reportword: both done.").verdict is TurnVerdict.PASS
+    one = checker.check(message, "reportword: filed.")
+    assert [(f.rule_id, f.check_id) for f in one.failures] == [("card-stolen", "says-token")]
+
+
+def test_a_second_intent_stated_less_strongly_is_a_neighbour(checker: TurnChecker) -> None:
+    # the shipped confidence lets a second intent govern only when the message states it as strongly as the first
+    # (docs/design/040-matching.md: multi-label messages are its weak side)
     message = "freeze my card and send me a new one"
-    assert _decisions(checker, message) == {"replace-card": "top", "block-card": "as_close_as_top"}
-    assert checker.check(message, "blockword and replaceword: both done.").verdict is TurnVerdict.PASS
-    one = checker.check(message, "replaceword: a new card is on its way.")
-    assert one.verdict is TurnVerdict.FAIL
-    assert [(f.rule_id, f.check_id) for f in one.failures] == [("block-card", "says-token")]
+    assert _decisions(checker, message) == {"replace-card": "governs", "block-card": "neighbour"}
+    assert checker.check(message, "replaceword: a new card is on its way.").verdict is TurnVerdict.PASS
 
 
 def test_a_near_neighbour_does_not_fail_a_good_answer(checker: TurnChecker) -> None:
     message = "I need a new card"
-    assert _decisions(checker, message) == {"replace-card": "top", "block-card": "neighbour"}
+    assert _decisions(checker, message) == {"replace-card": "governs", "block-card": "neighbour"}
     assert checker.check(message, "replaceword: ordered.").verdict is TurnVerdict.PASS
 
 
@@ -106,14 +126,18 @@ def test_the_author_overrides_per_check_with_when() -> None:
     ]
     checker = TurnChecker(RuleMatcher(rules))
     message = "please block my card, is there a fee for that"
-    assert _decisions(checker, message) == {"block-card": "top", "no-fees": "neighbour", "replace-card": "neighbour"}
+    assert _decisions(checker, message) == {
+        "block-card": "governs",
+        "no-fees": "neighbour",
+        "replace-card": "neighbour",
+    }
     report = checker.check(message, "blockword: frozen, and there is no fee.")
     # `when: matched` on a requirement: the neighbour's requirement applies, and fails the good answer
     assert [(f.rule_id, f.check_id) for f in report.failures] == [("replace-card", "says-token")]
     # `when: enforced` on a prohibition: as a neighbour's it is a skip, though the output holds the word
     (fees,) = [r for r in report.rules if r.rule_id == "no-fees"]
     assert [(c.status, c.enforced) for c in fees.checks] == [(CheckStatus.SKIP, False)]
-    unmatched = TurnChecker(RuleMatcher(rules[2:])).check(message, "blockword")  # no-fees is the top match now
+    unmatched = TurnChecker(RuleMatcher(rules[2:])).check(message, "blockword")  # no-fees governs alone
     assert [(f.rule_id, f.check_id) for f in unmatched.failures] == [("no-fees", "no-promise")]
 
 
@@ -128,47 +152,56 @@ def test_a_prohibition_of_a_neighbour_applies_by_default() -> None:
         ),
     ]
     checker = TurnChecker(RuleMatcher(rules))
-    assert _decisions(checker, "please block my card") == {"block-card": "top", "replace-card": "neighbour"}
+    assert _decisions(checker, "please block my card") == {"block-card": "governs", "replace-card": "neighbour"}
     report = checker.check("please block my card", "blockword. A new card has a fee of 5 pounds.")
     assert [(f.rule_id, f.check_id) for f in report.failures] == [("replace-card", "no-fee-talk")]
 
 
 def test_the_decision_by_hand() -> None:
-    # matcher order: [a, b, c, d]; the top is the highest hybrid score (a); b is 0.005 below a's similarity, c 0.1
-    # below, d above it
-    got = enforcements([0.70, 0.695, 0.60, 0.75], [0.9, 0.8, 0.7, 0.6])
-    assert [(e.enforced, e.reason) for e in got] == [
-        (True, EnforcementReason.TOP),
-        (True, EnforcementReason.AS_CLOSE_AS_TOP),
+    assert [(e.enforced, e.reason) for e in map(enforcement, [0.7, 0.6999, 1.0, 0.0])] == [
+        (True, EnforcementReason.GOVERNS),
         (False, EnforcementReason.NEIGHBOUR),
-        (True, EnforcementReason.AS_CLOSE_AS_TOP),
+        (True, EnforcementReason.GOVERNS),
+        (False, EnforcementReason.NEIGHBOUR),
     ]
-    assert [e.detail for e in got] == [
-        "the most relevant match",
-        "similarity 0.695, within 0.01 of the top match's 0.700",
-        "similarity 0.600, 0.100 below the top match's 0.700",
-        "similarity 0.750, at or above the top match's 0.700",
-    ]
-    assert got[2].to_dict() == {
+    assert enforcement(0.34).to_dict() == {
         "enforced": False,
         "reason": "neighbour",
-        "detail": "similarity 0.600, 0.100 below the top match's 0.700",
+        "confidence": 0.34,
+        "detail": "confidence 0.34 < 0.7 that it governs the message",
     }
-    # the top is the first of equal hybrid scores; exactly 0.01 below is enforced, 0.011 is not
-    assert [e.reason.value for e in enforcements([0.5, 0.6, 0.59, 0.589], [0.3, 0.3, 0.2, 0.1])] == [
-        "top", "as_close_as_top", "as_close_as_top", "as_close_as_top"
-    ]  # fmt: skip
-    assert [e.enforced for e in enforcements([0.6, 0.59, 0.589], [0.3, 0.2, 0.1])] == [True, True, False]
-    assert enforcements([], []) == []
+    assert enforcement(0.912).detail == "confidence 0.91 >= 0.7 that it governs the message"
+
+
+def test_the_confidence_by_hand() -> None:
+    # two scored rules; the features by hand: (sim - probe, vector - probe, bm25, gap to the other, top,
+    # sim - inside, sim - outside, inside - outside), then the logistic of the shipped coefficients
+    stats = RulebookStats(0.75, 30, {"a": 0.8, "b": 0.7}, {"a": 0.6, "b": 0.65})
+    got = confidences(stats, ["a", "b"], [0.9, 0.7], [0.85, 0.72], [0.5, 0.0], top=1)
+    rows = [
+        (0.9 - 0.75, 0.85 - 0.75, 0.5, 0.9 - 0.7, 0.0, 0.9 - 0.8, 0.9 - 0.6, 0.8 - 0.6),
+        (0.7 - 0.75, 0.72 - 0.75, 0.0, 0.7 - 0.9, 1.0, 0.7 - 0.7, 0.7 - 0.65, 0.7 - 0.65),
+    ]
+    for value, row in zip(got, rows, strict=True):
+        logit = sum(w * x for w, x in zip(COEFFICIENTS, row, strict=False)) + COEFFICIENTS[-1]
+        assert value == pytest.approx(1 / (1 + math.exp(-logit)), abs=1e-12)
+    # one rule alone: its gap is its similarity; a rule the statistics do not know gets the prior
+    (alone,) = confidences(RulebookStats(0.772, 0), ["x"], [0.6], [0.6], [0.0], top=0)
+    row = (0.6 - 0.772, 0.6 - 0.772, 0.0, 0.6, 1.0, 0.6 - 0.762, 0.6 - 0.669, 0.762 - 0.669)
+    logit = sum(w * x for w, x in zip(COEFFICIENTS, row, strict=False)) + COEFFICIENTS[-1]
+    assert alone == pytest.approx(1 / (1 + math.exp(-logit)), abs=1e-12)
+    assert len(confidences(stats, [], [], [], [], top=0)) == 0
 
 
 def test_the_decision_travels_in_json(checker: TurnChecker) -> None:
     result = checker.matcher.match("please block my card")
-    assert [m.to_dict()["enforcement"]["reason"] for m in result] == ["top", "neighbour"]
+    assert [m.to_dict()["enforcement"]["reason"] for m in result] == ["governs", "neighbour"]
+    assert [m.to_dict()["enforcement"]["confidence"] for m in result] == [m.confidence for m in result]
+    assert result[0].confidence >= 0.7 > result[1].confidence
     assert list(result[0].to_dict())[:5] == ["rule_id", "similarity_score", "bm25_score", "final_score", "enforcement"]
     data = checker.check("please block my card", "blockword").to_dict()
     assert [(m["rule_id"], m["enforced"], m["enforcement"]["reason"]) for m in data["matches"]] == [
-        ("block-card", True, "top"),
+        ("block-card", True, "governs"),
         ("replace-card", False, "neighbour"),
     ]
     assert [c["enforced"] for rule in data["rules"] for c in rule["checks"]] == [True, False]

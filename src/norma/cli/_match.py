@@ -36,11 +36,13 @@ if TYPE_CHECKING:
 
 __all__ = ["match"]
 
-_ENFORCEMENT_LABEL = {"top": "enforced: top", "as_close_as_top": "enforced: as close", "neighbour": "neighbour"}
+_ENFORCEMENT_LABEL = {"governs": "governs", "neighbour": "neighbour"}
 """Under each match's id: whether it governs the turn (``Enforcement.reason``; ``--explain`` prints the detail)."""
 
 
 def _render(con: Console, message: str, result: MatchResult, explain: bool) -> None:
+    from norma.matching import GOVERNS
+
     if not result:
         con.print(f"no rule matches {message!r}")
     else:
@@ -58,7 +60,7 @@ def _render(con: Console, message: str, result: MatchResult, explain: bool) -> N
             e = m.explanation
             label = e.matched_text if e.matched_example is None else f"ex.{e.matched_example}: {e.matched_text}"
             table.add_row(
-                f"{escape(m.rule.id)}\n[dim]{_ENFORCEMENT_LABEL[m.enforcement.reason]}[/]",
+                f"{escape(m.rule.id)}\n[dim]{_ENFORCEMENT_LABEL[m.enforcement.reason]} {m.confidence:.2f}[/]",
                 f"{m.final_score:.3f}",
                 f"{m.similarity_score:.3f}",
                 f"{m.bm25_score:.3f}",
@@ -69,7 +71,7 @@ def _render(con: Console, message: str, result: MatchResult, explain: bool) -> N
             )
         print_table(con, table)
         if explain:
-            con.print("governs the turn (a turn check applies its requirements):")
+            con.print(f"governs the turn (a turn check applies its requirements) from a confidence of {GOVERNS:g}:")
             for m in result:
                 how = "enforced" if m.enforced else "not enforced"
                 con.print(f"  {m.rule.id}: {how} ({m.enforcement.reason.value}): {m.enforcement.detail}", markup=False)

@@ -139,7 +139,18 @@ def _render_eval(
                         f"{ml.false_positives} wrong)")  # fmt: skip
         summary.add_row("multi-label R", _num(ml.recall), f"expected rules returned ({ml.false_negatives} missed)")
         summary.add_row("multi-label F1", _num(ml.f1), "harmonic mean of the two")
+        summary.add_row("governs P", _num(ev.governs_precision), "matches governing (from 0.7) that are expected")
+        summary.add_row("governs R", _num(ev.governs_recall), "expected rules that govern their message")
+        summary.add_row("ECE", _num(ev.ece), "calibration error of the confidence (below)")
         con.print(summary)
+        if ev.reliability:
+            table = Table(title="reliability of the confidence (every candidate, no gate)", title_justify="left")
+            for column in ("confidence", "candidates", "mean", "right"):
+                table.add_column(column, justify="left" if column == "confidence" else "right", no_wrap=True)
+            for b in ev.reliability:
+                if b.candidates:
+                    table.add_row(f"{b.low:.1f}-{b.high:.1f}", str(b.candidates), _num(b.confidence), _num(b.right))
+            con.print(table)
         if ev.confusions:
             shown = ev.confusions[:_TOP]
             table = Table(title=f"top confusions ({len(shown)} of {len(ev.confusions)})", title_justify="left")

@@ -47,6 +47,7 @@ if _typing.TYPE_CHECKING:
     from norma.embeddings._probes import MIN_PROBES as MIN_PROBES
     from norma.embeddings._probes import pick_probes as pick_probes
     from norma.embeddings._probes import probe_similarities as probe_similarities
+    from norma.embeddings._probes import probe_similarities_by_owner as probe_similarities_by_owner
     from norma.embeddings._probes import text_key as text_key
     from norma.embeddings._protocol import Embedder as Embedder
     from norma.embeddings._protocol import EmbedderWrapper as EmbedderWrapper
@@ -81,6 +82,7 @@ _INTERNAL: dict[str, str] = {
     "MIN_PROBES": "_probes",
     "MODEL_DIR_ENV": "_model_files",
     "MODEL_INSTALL_COMMAND": "_model_files",
+    "probe_similarities_by_owner": "_probes",
     "text_key": "_probes",
     "THREADS_ENV": "_session",
     "user_cache_dir": "_cache",

@@ -22,7 +22,16 @@ import numpy as np
 
 from norma.errors import InvalidInputError
 
-__all__ = ["MAX_PROBES", "MIN_PROBES", "grid_step", "on_grid", "pick_probes", "probe_similarities", "text_key"]
+__all__ = [
+    "MAX_PROBES",
+    "MIN_PROBES",
+    "grid_step",
+    "on_grid",
+    "pick_probes",
+    "probe_similarities",
+    "probe_similarities_by_owner",
+    "text_key",
+]
 
 MIN_PROBES = 20
 """Fewest probes whose similarities are worth a quantile (the matcher measures no rulebook, and adapting stores no
@@ -86,33 +95,69 @@ def probe_similarities(matrix: np.ndarray, texts: Sequence[str | None], probes: 
     The dot products are exact on a grid (:func:`on_grid`; within 1e-5 of the float32 cosines), so the result is the
     same bits whatever the block sizes, the thread count and the CPU (a float32 matrix product is not: the BLAS picks
     its kernels and summation order by shape and CPU, issue #55)."""
+    _, other = probe_similarities_by_owner(matrix, texts, probes, np.arange(len(matrix)))
+    return np.where(np.isfinite(other), other, 0.0)
+
+
+def probe_similarities_by_owner(
+    matrix: np.ndarray, texts: Sequence[str | None], probes: Sequence[int], owners: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`probe_similarities` split by owner (``owners[row]``: the rule a row belongs to): each probe's best
+    cosine to another text of its own owner, and to a text of another owner; -inf where there is none. Exact the same
+    way (the same bits on every CPU)."""
     if len(texts) != len(matrix):
         raise InvalidInputError(f"{len(texts)} texts for {len(matrix)} rows of vectors", location="texts")
-    probe_texts = [texts[row] for row in probes]
+    if len(owners) != len(matrix):
+        raise InvalidInputError(f"{len(owners)} owners for {len(matrix)} rows of vectors", location="owners")
+    probe_rows = np.asarray(probes, dtype=np.intp)
+    probe_texts = [texts[row] for row in probe_rows.tolist()]
     same: dict[str | None, list[int]] = {text: [] for text in probe_texts}
-    free_rows: list[int] = []
+    free = np.zeros(len(texts), dtype=bool)
     for row, text in enumerate(texts):
         if text in same:
             same[text].append(row)
         if text is None:
-            free_rows.append(row)
-    free = np.zeros(len(texts), dtype=bool)
-    free[free_rows] = True
+            free[row] = True
+    owners = np.asarray(owners)
+    probe_owners = owners[probe_rows]
+    by_owner: dict[int, list[int]] = {int(owner): [] for owner in probe_owners.tolist()}
+    for row, owner in enumerate(owners.tolist()):
+        if owner in by_owner:
+            by_owner[owner].append(row)
+    left_out = _cells((j, row) for j, text in enumerate(probe_texts) for row in same[text])
+    own = _cells((j, row) for j, owner in enumerate(probe_owners.tolist()) for row in by_owner[owner])
     step = grid_step(matrix)
-    picked = on_grid(matrix[np.asarray(probes, dtype=np.intp)], step)
-    left_out = [(j, row) for j, text in enumerate(probe_texts) for row in same[text]]
-    best = np.full(len(probes), -np.inf, dtype=np.float64)
+    picked = on_grid(matrix[probe_rows], step)
+    best_own = np.full(len(probe_rows), -np.inf, dtype=np.float64)
+    best_other = np.full(len(probe_rows), -np.inf, dtype=np.float64)
     for start in range(0, len(matrix), _ROW_BLOCK):  # each row put on the grid once
         end = min(start + _ROW_BLOCK, len(matrix))
         rows = on_grid(matrix[start:end], step).T
-        inside = [(j, row - start) for j, row in left_out if start <= row < end]
-        for first in range(0, len(probes), _PROBE_BLOCK):
-            last = min(first + _PROBE_BLOCK, len(probes))
+        for first in range(0, len(probe_rows), _PROBE_BLOCK):
+            last = min(first + _PROBE_BLOCK, len(probe_rows))
             scores = picked[first:last] @ rows
             scores[:, free[start:end]] = -np.inf
-            for j, column in inside:
-                if first <= j < last:
-                    scores[j - first, column] = -np.inf
-            found = best[first:last]
+            j, column = _within(left_out, first, last, start, end)
+            scores[j, column] = -np.inf
+            j, column = _within(own, first, last, start, end)
+            np.maximum.at(best_own, j + first, scores[j, column])
+            scores[j, column] = -np.inf
+            found = best_other[first:last]
             np.maximum(found, scores.max(axis=1, initial=-np.inf), out=found)
-    return np.where(np.isfinite(best), best * (step * step), 0.0)
+    scale = step * step
+    return best_own * scale, best_other * scale
+
+
+def _cells(pairs: Iterable[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """(probe, row) pairs as two arrays."""
+    flat = np.fromiter((value for pair in pairs for value in pair), dtype=np.intp)
+    return flat[0::2], flat[1::2]
+
+
+def _within(
+    cells: tuple[np.ndarray, np.ndarray], first: int, last: int, start: int, end: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The cells in probes ``first:last`` and rows ``start:end``, as positions in that block."""
+    j, row = cells
+    inside = (j >= first) & (j < last) & (row >= start) & (row < end)
+    return j[inside] - first, row[inside] - start

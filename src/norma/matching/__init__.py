@@ -29,12 +29,14 @@ from norma._lazy import exports as _exports
 if _typing.TYPE_CHECKING:
     from norma.matching import _explain, _pipeline
     from norma.matching._calibrate import calibrate_gate as calibrate_gate
+    from norma.matching._confidence import GOVERNS as GOVERNS
+    from norma.matching._confidence import RulebookStats as RulebookStats
     from norma.matching._config import MatchConfig as MatchConfig
     from norma.matching._doctor import Diagnosis as Diagnosis
     from norma.matching._doctor import diagnose_rulebook as diagnose_rulebook
     from norma.matching._enforce import Enforcement as Enforcement
     from norma.matching._enforce import EnforcementReason as EnforcementReason
-    from norma.matching._enforce import enforcements as enforcements
+    from norma.matching._enforce import enforcement as enforcement
     from norma.matching._evaluate import RulebookEvaluation as RulebookEvaluation
     from norma.matching._evaluate import evaluate_rulebook as evaluate_rulebook
     from norma.matching._examples import fill_examples as fill_examples
@@ -118,7 +120,9 @@ _INTERNAL: dict[str, str] = {
     "ADAPTED_QUANTILE": "_gate",
     "cpu_flags": "_packed",
     "EnforcementReason": "_enforce",
-    "enforcements": "_enforce",
+    "enforcement": "_enforce",
+    "GOVERNS": "_confidence",
+    "RulebookStats": "_confidence",
     "explain_module": "_explain:*",
     "LabelledMessage": "_labelled",
     "pipeline_module": "_pipeline:*",

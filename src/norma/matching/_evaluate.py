@@ -3,8 +3,10 @@
 :func:`evaluate_rulebook` matches every labelled message twice through the matcher's public API (the message is
 embedded once): without a threshold and ranked by relevance (the hybrid score: the priority and scope weights
 set to 0; the ranking figures: acc@1, recall@k, MRR, confusions) and with the config in force
-(the gate: precision, recall, rejection, multi-label and per-rule figures, rules never returned). The definitions
-are in docs/matching.md, "Evaluating a rulebook"; a figure whose denominator is 0 is None, never 0 or NaN.
+(the gate: precision, recall, rejection, multi-label and per-rule figures, rules never returned), and once more
+without a threshold and with the config in force, for the confidence of every candidate (a reliability table and
+its ECE). The definitions are in docs/matching.md, "Evaluating a rulebook"; a figure whose denominator is 0 is None,
+never 0 or NaN.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ __all__ = [
     "Confusion",
     "MessageOutcome",
     "MultiLabelScores",
+    "ReliabilityBin",
     "RuleQuality",
     "RulebookEvaluation",
     "evaluate_rulebook",
@@ -34,6 +37,8 @@ __all__ = [
 
 DEFAULT_K: tuple[int, ...] = (1, 3, 5)
 """The default cut-offs of recall@k."""
+RELIABILITY_BINS = 10
+"""The reliability table's bins: [0, 0.1), [0.1, 0.2), ... [0.9, 1]."""
 
 
 def _ratio(part: int, whole: int) -> float | None:
@@ -132,6 +137,40 @@ class MultiLabelScores:
 
 
 @dataclass(frozen=True, slots=True)
+class ReliabilityBin:
+    """The candidates whose confidence that they govern the message falls in ``[low, high)`` (the last bin
+    includes 1): how many, their mean confidence, and how often the rule was one the message expects."""
+
+    low: float
+    high: float
+    candidates: int
+    confidence: float | None
+    """Their mean confidence (None when the bin is empty)."""
+    right: float | None
+    """The share that are an expected rule of their message (None when empty)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready mapping."""
+        return record_dict(self)
+
+
+def _reliability(pairs: list[tuple[float, bool]]) -> tuple[tuple[ReliabilityBin, ...], float | None]:
+    """The reliability table of (confidence, right) pairs and its expected calibration error: the mean, weighted by
+    candidates, of |mean confidence - share right| over the bins (None without a candidate)."""
+    bins: list[list[tuple[float, bool]]] = [[] for _ in range(RELIABILITY_BINS)]
+    for confidence, right in pairs:
+        bins[min(int(confidence * RELIABILITY_BINS), RELIABILITY_BINS - 1)].append((confidence, right))
+    table, gap = [], 0.0
+    for i, members in enumerate(bins):
+        mean = sum(c for c, _ in members) / len(members) if members else None
+        share = sum(r for _, r in members) / len(members) if members else None
+        if mean is not None and share is not None:
+            gap += len(members) * abs(mean - share)
+        table.append(ReliabilityBin(i / RELIABILITY_BINS, (i + 1) / RELIABILITY_BINS, len(members), mean, share))
+    return tuple(table), (gap / len(pairs) if pairs else None)
+
+
+@dataclass(frozen=True, slots=True)
 class RulebookEvaluation:
     """The figures of :func:`evaluate_rulebook` (definitions in docs/matching.md, "Evaluating a rulebook")."""
 
@@ -168,6 +207,15 @@ class RulebookEvaluation:
     """Enabled rules no message returned at the gate, sorted."""
     outcomes: tuple[MessageOutcome, ...]
     """Per message, in input order."""
+    reliability: tuple[ReliabilityBin, ...] = ()
+    """Every candidate of every message (no threshold, the config in force) by its confidence that it governs the
+    message: how often it is an expected rule, per bin."""
+    ece: float | None = None
+    """Expected calibration error of those confidences (0: a confidence of 0.8 is right 80 % of the time)."""
+    governs_precision: float | None = None
+    """Of the matches that govern (confidence >= 0.7), the share that are an expected rule."""
+    governs_recall: float | None = None
+    """Of the expected rules, the share that govern their message."""
 
     @property
     def priority_changed(self) -> tuple[MessageOutcome, ...]:
@@ -232,6 +280,15 @@ def evaluate_rulebook(
     embedder = CachedEmbedder(matcher.embedder, EmbeddingCache(max_entries=max(1, 4 * len(texts))))
     ranked = matcher.match_many(texts, sessions, config=ranking_config, embedder=embedder)
     gated = matcher.match_many(texts, sessions, config=gated_config, embedder=embedder)
+    candidates = matcher.match_many(
+        texts, sessions, config=gated_config.with_(threshold=None, max_matched=len(rules) or 1), embedder=embedder
+    )
+    pairs = [(m.confidence, m.rule.id in item.expected) for item, found in zip(items, candidates, strict=True)
+             for m in found]  # fmt: skip
+    table, ece = _reliability(pairs)
+    governing = [(m.rule.id in item.expected) for item, result in zip(items, gated, strict=True)
+                 for m in result if m.enforced]  # fmt: skip
+    expected_total = sum(len(set(item.expected)) for item in items)
 
     top1 = 0
     hits = dict.fromkeys(cuts, 0)
@@ -290,4 +347,8 @@ def evaluate_rulebook(
         ),
         never_matched=tuple(r.id for r in rules if r.enabled and not returned[r.id]),
         outcomes=tuple(outcomes),
+        reliability=table,
+        ece=ece,
+        governs_precision=_ratio(sum(governing), len(governing)),
+        governs_recall=_ratio(sum(governing), expected_total),
     )

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from norma.matching._config import MatchConfig
-from norma.matching._enforce import enforcements
+from norma.matching._enforce import enforcement
 from norma.matching._index import MatchIndex
 from norma.matching._models import SessionState
 from norma.matching._results import DroppedRule, MatchedRule, MatchExplanation
@@ -18,9 +18,15 @@ __all__ = ["explain_dropped", "explain_matches", "gate_reason"]
 
 
 def explain_matches(
-    index: MatchIndex, lexical: LexicalScores, scores: Scores, chosen: Chosen, cfg: MatchConfig
+    index: MatchIndex,
+    lexical: LexicalScores,
+    scores: Scores,
+    confidence: np.ndarray,
+    chosen: Chosen,
+    cfg: MatchConfig,
 ) -> list[MatchedRule]:
-    """The chosen rules, best first, each with every component of its score."""
+    """The chosen rules, best first, each with every component of its score and its enforcement (read from its
+    ``confidence``, aligned with the scored rules)."""
     weights = {
         "vector": cfg.vector_weight,
         "bm25": cfg.bm25_weight,
@@ -43,12 +49,12 @@ def explain_matches(
         scores.scope_weight[picked].tolist(),
         scores.final[picked].tolist(),
         scores.centroid[picked].tolist(),
+        confidence[picked].tolist(),
         strict=True,
     )
     matches: list[MatchedRule] = []
-    decided = enforcements(chosen.similarity, scores.hybrid[picked].tolist())
     terms_of, terms = lexical.bm25_index.terms_of, lexical.terms
-    for slot, rule, texts, sim, row, vector_score, raw, bm25, hybrid_score, prio, scope_w, final, mean in columns:
+    for slot, rule, texts, sim, row, vector_score, raw, bm25, hybrid_score, prio, scope_w, final, mean, sure in columns:
         assert rule is not None
         explanation = MatchExplanation(
             similarity=sim,
@@ -68,7 +74,7 @@ def explain_matches(
             bm25_normalization=cfg.bm25_normalization,
             example_centroid=None if math.isnan(mean) else mean,
         )
-        matches.append(MatchedRule(rule, sim, bm25, final, explanation, decided[len(matches)]))
+        matches.append(MatchedRule(rule, sim, bm25, final, explanation, enforcement(sure)))
     return matches
 
 

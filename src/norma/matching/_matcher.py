@@ -21,6 +21,7 @@ from norma.embeddings import Embedder, get_embedder
 from norma.errors import InvalidInputError, NotFoundError
 from norma.matching._buffers import ScoreBuffers
 from norma.matching._compile import IndexBuilder, check_batch, check_dims, checked_vectors
+from norma.matching._confidence import RulebookStats, measure_stats
 from norma.matching._config import MatchConfig
 from norma.matching._gate import CalibratedGate, FixedGate, Gate, GateSource, HeldOut, RulebookGate, resolve
 from norma.matching._index import MatchIndex
@@ -82,6 +83,7 @@ class RuleMatcher:
         self._given: GateSource | None = None
         self._given_for: MatchIndex | None = None  # the rules a given rulebook gate was measured on
         self._resolved: tuple[MatchIndex, tuple[object, ...], Gate] | None = None  # the last gate resolved
+        self._stats: tuple[MatchIndex, RulebookStats] | None = None  # the confidence's statistics, per version
         self._apply(list(rules), vectors, bump=False)
         if gate is not None:
             self.set_gate(gate)
@@ -256,6 +258,34 @@ class RuleMatcher:
         self._resolved = (index, key, gate)
         return gate
 
+    # -- the confidence --------------------------------------------------------------------------------------------
+
+    def stats(self) -> RulebookStats:
+        """The rulebook's statistics the confidence reads (``_confidence.py``), measured once per version of the
+        rules (deterministic: the same on every CPU)."""
+        with self._lock:
+            return self._stats_of(self._index)
+
+    def keep_stats(self, stats: RulebookStats) -> bool:
+        """Statistics measured earlier on these same rules (a snapshot's): used until the rules change. Ignored
+        (False) when they name other rules than today's."""
+        with self._lock:
+            index = self._index
+            alive = np.flatnonzero(index.alive[: index.size]).tolist()
+            if set(stats.inside) != {index.ids[slot] for slot in alive}:
+                return False
+            self._stats = (index, stats)
+            return True
+
+    def _stats_of(self, index: MatchIndex) -> RulebookStats:
+        """Under the lock: the statistics of ``index``."""
+        cached = self._stats
+        if cached is not None and cached[0] is index:
+            return cached[1]
+        stats = measure_stats(index)
+        self._stats = (index, stats)
+        return stats
+
     # -- matching ------------------------------------------------------------------------------------------------
 
     def match(
@@ -370,12 +400,14 @@ class RuleMatcher:
         with self._lock:
             index = self._index
             gate = self._gate(index, cfg)
+            stats = self._stats_of(index)
             band = None if gate.band is None else (gate.band.threshold, gate.band.margin)
-            if cfg.threshold == "auto":
+            automatic = cfg.threshold == "auto"
+            if automatic:
                 cfg = cfg.model_copy(update={"threshold": gate.threshold, "threshold_on": gate.score})
             results = [
                 match_one(index, self._buffers, items[i], queries[i], sessions[i] if sessions else None, wanted, cfg,
-                          explain, band)
+                          explain, stats, band, automatic)
                 for i in range(len(items))
             ]  # fmt: skip
         for result in results:

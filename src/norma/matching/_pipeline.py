@@ -8,7 +8,9 @@
 3. :func:`lexical_scores` — BM25 of every slot, and the BM25 top for the hybrid pool;
 4. :func:`pool` — the vector top and the BM25 top rescored exactly in float64: the slots that get scores;
 5. :func:`fuse` — BM25 normalisation, vector score (with the example centroid), hybrid, priority, scope, final;
-6. :func:`gate` — the threshold and the session filters (max fires, cooldown);
+   :func:`confide` — each scored rule's confidence that it governs the message (``_confidence.py``);
+6. :func:`gate` — the threshold (a rule that governs is relevant whatever it) and the session filters (max fires,
+   cooldown);
 7. :func:`order` — sort by (-final, -priority, id), the first ``max_matched``;
 8. explain (``_explain.py``) — a :class:`~norma.matching.MatchExplanation` per match and, with ``explain=True``,
    the rules left out and why (:func:`dropped`).
@@ -23,6 +25,7 @@ import numpy as np
 
 from norma.errors import InvalidInputError
 from norma.matching._buffers import ExactScores, ScoreBuffers
+from norma.matching._confidence import GOVERNS, RulebookStats, confidences
 from norma.matching._config import MatchConfig
 from norma.matching._explain import explain_dropped, explain_matches
 from norma.matching._gate import band_lowers
@@ -45,6 +48,7 @@ from norma.matching._vectors import VectorIndex, int8_scan_available
 
 __all__ = [
     "candidates",
+    "confide",
     "describe_scan",
     "dropped",
     "fuse",
@@ -76,10 +80,15 @@ def match_one(
     tags: list[str] | None,
     cfg: MatchConfig,
     explain: bool,
+    stats: RulebookStats,
     band: tuple[float, float] | None = None,
+    automatic: bool = False,
 ) -> MatchResult:
     """The rules of ``index`` that apply to ``message`` (``query``: its ``(windows, dim)`` vectors, None for an
-    empty message), best first. ``band``: (lower threshold, margin) of a similarity gate with a margin band."""
+    empty message), best first. ``stats``: the rulebook's statistics for the confidence (measured on ``index``).
+    ``band``: (lower threshold, margin) of a similarity gate with a margin band. ``automatic``: the threshold is the
+    automatic gate's (``threshold="auto"``), which a rule that governs the message passes whatever its similarity;
+    a number the caller set is the gate alone."""
     if query is None or index.vectors is None or not len(index):
         return MatchResult()
     if query.shape[1] != index.vectors.dim:
@@ -91,13 +100,14 @@ def match_one(
     try:
         pooled = pool(index, query, mask, vector, lexical, cfg, exact)
         scores = fuse(index, query, pooled, lexical, mask, cfg, exact)
-        gated = gate(index, pooled, scores, session, cfg, band)
+        confidence = confide(index, pooled, scores, stats)
+        gated = gate(index, pooled, scores, session, cfg, band, confidence if automatic else None)
         if gated.threshold != cfg.threshold:  # the band applied: explain with the threshold in force
             cfg = cfg.model_copy(update={"threshold": gated.threshold})
         chosen = order(index, query, pooled, scores, gated, cfg, exact)
     finally:
         exact.clear()
-    result = MatchResult(explain_matches(index, lexical, scores, chosen, cfg))
+    result = MatchResult(explain_matches(index, lexical, scores, confidence, chosen, cfg))
     if explain:
         result.dropped = dropped(index, query, mask, vector, pooled, scores, gated, chosen, session, tags, cfg)
     return result
@@ -389,6 +399,20 @@ def centroid_similarities(index: MatchIndex, slots: np.ndarray, query: np.ndarra
     return out
 
 
+def confide(index: MatchIndex, pooled: Pool, scores: Scores, stats: RulebookStats) -> np.ndarray:
+    """Each scored rule's confidence that it governs the message, aligned with ``scored``: ``_confidence.py``
+    over its similarity, vector score, normalised BM25, the other scored rules' similarities and the top candidate
+    (the most relevant one: the highest hybrid score, before priority and scope; ties by id)."""
+    scored = pooled.scored
+    if not len(scored):
+        return np.zeros(0, dtype=np.float64)
+    top = int(np.lexsort((index.id_rank[scored], -scores.hybrid))[0])  # the most relevant: before priority, scope
+    similarity = np.zeros(len(scored), dtype=np.float64)  # the ADR pool: only its vector top has a similarity
+    similarity[pooled.pooled_at] = scores.similarity[pooled.pooled_at]
+    ids = index.ids
+    return confidences(stats, [ids[s] for s in scored.tolist()], similarity, scores.vector, scores.bm25, top)
+
+
 # -- 6. gate -------------------------------------------------------------------------------------------------------
 
 
@@ -399,11 +423,13 @@ def gate(
     session: SessionState | None,
     cfg: MatchConfig,
     band: tuple[float, float] | None = None,
+    confidence: np.ndarray | None = None,
 ) -> Gated:
     """The threshold on the score ``threshold_on`` names, and the session filters. With a ``band`` (lower
     threshold, margin) on a similarity gate: when no rule reaches the threshold but the best one reaches the lower
     threshold and stands ``margin`` above every other scored rule, the lower threshold is in force
-    (:func:`~norma.matching._gate.band_lowers`)."""
+    (:func:`~norma.matching._gate.band_lowers`). A rule whose ``confidence`` reaches ``GOVERNS`` governs the message,
+    and so passes whatever the threshold."""
     score = threshold_scores(cfg, scores.final, scores.similarity)
     threshold = cfg.threshold
     if threshold is not None and band is not None and len(score):
@@ -411,6 +437,8 @@ def gate(
         if band_lowers(float(top.max()), float(top.min()), float(threshold), band):
             threshold = band[0]
     passed = np.ones(len(pooled.scored), dtype=bool) if threshold is None else score >= threshold
+    if threshold is not None and confidence is not None:
+        passed |= confidence >= GOVERNS
     blocked = session_blocked(index, session)
     allowed = passed
     if blocked:

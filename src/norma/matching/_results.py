@@ -99,8 +99,13 @@ class MatchedRule:
 
     @property
     def enforced(self) -> bool:
-        """Whether the rule governs the turn: the top match, or as close to the message as it."""
+        """Whether the rule governs the turn: its confidence reaches ``GOVERNS``."""
         return self.enforcement.enforced
+
+    @property
+    def confidence(self) -> float:
+        """The confidence that the rule governs the message, in [0, 1] (calibrated: docs/matching.md)."""
+        return self.enforcement.confidence
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready mapping: the rule id, its scores, whether it is enforced, the explanation and the rule."""
@@ -177,13 +182,15 @@ class EnforcementData(BaseModel):
 
     model_config = _DATA
     enforced: bool
-    """True for the top match and a match as close to the message as it; False for a neighbour: its requirement
-    checks are reported ``skip``, its prohibitions still apply."""
+    """True when the rule governs the message (its confidence reaches 0.7); False for a match that is relevant
+    only: its requirement checks are reported ``skip``, its prohibitions still apply."""
     reason: EnforcementReason
-    """``top``: the most relevant match; ``as_close_as_top``: its similarity is within 0.01 of the top match's (or
-    above it); ``neighbour``: every other match, relevant but not enforced."""
+    """``governs``, or ``neighbour``: relevant, its requirements not enforced."""
+    confidence: float
+    """The confidence that the rule governs the message, in [0, 1]: calibrated, a 0.8 is right about 80 % of the
+    time (docs/matching.md)."""
     detail: str
-    """The reason in words, with the figures ("similarity 0.567, 0.221 below the top match's 0.788")."""
+    """The reason in words, with the figures ("confidence 0.34 < 0.7 that it governs the message")."""
 
 
 class MatchedRuleData(BaseModel):

@@ -7,9 +7,11 @@ A snapshot is a folder ``<cache>/rulebooks/<file key>-<model key>/`` holding
   validating YAML again), the model id and, per rule, how many vector rows it has (the rows follow the rules'
   order, each rule's in :func:`~norma.rules.rule_texts` order);
 * ``vectors.npy``: those rows (float32, as the embedder returned them), memory-mapped when read;
-* ``gates.json`` (optional): the measured rulebook gates (one per quantile and probe setting asked for).
+* ``gates.json`` (optional): the measured rulebook gates (one per quantile and probe setting asked for);
+* ``confidence.json`` (optional): the rulebook's statistics for the confidence (:class:`RulebookStats`).
 
-A folder is written whole under a temporary name and renamed into place, ``gates.json`` through a temporary file:
+A folder is written whole under a temporary name and renamed into place, ``gates.json`` and ``confidence.json``
+through a temporary file:
 a reader sees a snapshot whole or not at all. A snapshot that does not read back (missing, truncated, another
 format) is ignored and written again: a cache only costs time. Messages are never written here; the rule texts of
 the first build also go through the user's embedding cache (``EmbeddingCache.in_user_cache``), so an edited file
@@ -31,6 +33,7 @@ import numpy as np
 
 from norma.embeddings import Embedder, get_embedder, user_cache_dir
 from norma.errors import NormaError
+from norma.matching._confidence import RulebookStats
 from norma.matching._config import MatchConfig
 from norma.matching._files import load_rules
 from norma.matching._gate import (
@@ -51,6 +54,7 @@ _FOLDER = "rulebooks"
 _RULES = "rules.json"
 _VECTORS = "vectors.npy"
 _GATES = "gates.json"
+_STATS = "confidence.json"
 _MAX_GATES = 8  # gates kept per snapshot (one per quantile / probe setting asked for)
 MAX_SNAPSHOTS = 16
 """Snapshots kept in the cache folder: past it, writing one removes the least recently used (a 3,000-rule file's is
@@ -94,13 +98,14 @@ def file_matcher(
             matcher.set_gate(held_out)
         else:
             _keep_gate(matcher, cfg, kept.gates, kept.folder)
+        _keep_stats(matcher, kept.stats, kept.folder)
         return matcher
     rules = load_rules(source)
     rows, vectors = _embed(rules, model_embedder)
     matcher = RuleMatcher(rules, cfg, embedder=embedder, vectors=_by_rule(rules, rows, vectors), gate=held_out)
     gate = _gate(matcher, cfg, []) if held_out is None else None
     if folder is not None:
-        _write(folder, _name(file_key, model), model, rules, rows, vectors, gate)
+        _write(folder, _name(file_key, model), model, rules, rows, vectors, gate, matcher.stats().to_dict())
     return matcher
 
 
@@ -137,6 +142,17 @@ def _keep_gate(matcher: RuleMatcher, config: MatchConfig, kept: list[dict[str, A
         _write_file(folder / _GATES, json.dumps([gate, *kept][:_MAX_GATES]).encode())
 
 
+def _keep_stats(matcher: RuleMatcher, kept: dict[str, Any] | None, folder: Path) -> None:
+    """Take the kept statistics of the confidence, or measure them and keep them."""
+    if kept is not None:
+        try:
+            if matcher.keep_stats(RulebookStats.from_dict(kept)):
+                return
+        except NormaError:  # kept statistics that do not read back: measure them
+            pass
+    _write_file(folder / _STATS, json.dumps(matcher.stats().to_dict()).encode())
+
+
 # -- reading ---------------------------------------------------------------------------------------------------------
 
 
@@ -158,6 +174,11 @@ class _Snapshot:
         except (OSError, ValueError):
             gates = []
         self.gates: list[dict[str, Any]] = [g for g in gates if isinstance(g, dict)] if isinstance(gates, list) else []
+        try:
+            stats = json.loads((folder / _STATS).read_bytes())
+        except (OSError, ValueError):
+            stats = None
+        self.stats: dict[str, Any] | None = stats if isinstance(stats, dict) else None
 
     def matcher(self, config: MatchConfig, embedder: Embedder | None) -> RuleMatcher | None:
         """The matcher of the snapshot's rules and vectors; None when they do not read back whole."""
@@ -222,6 +243,7 @@ def _write(
     rows: list[int],
     vectors: np.ndarray,
     gate: dict[str, Any] | None,
+    stats: dict[str, Any],
 ) -> None:
     """Write a snapshot whole under a temporary name, then rename it into place (replacing one that did not read
     back); any failure leaves no snapshot, and no error."""
@@ -235,6 +257,7 @@ def _write(
         np.save(partial / _VECTORS, np.ascontiguousarray(vectors, dtype=np.float32), allow_pickle=False)
         if gate is not None:
             (partial / _GATES).write_text(json.dumps([gate]), encoding="utf-8")
+        (partial / _STATS).write_text(json.dumps(stats), encoding="utf-8")
         if target.exists():  # a snapshot that did not read back: out of the way first
             stale = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".old", dir=folder))
             os.replace(target, stale / "snapshot")

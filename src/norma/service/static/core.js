@@ -59,7 +59,7 @@ export function el(tag, className, text) {
   return node;
 }
 
-const ENFORCEMENT_LABELS = { top: "enforced \u00b7 top", as_close_as_top: "enforced \u00b7 as close", neighbour: "neighbour" };
+const ENFORCEMENT_LABELS = { governs: "governs", neighbour: "neighbour" };
 
 /**
  * Whether a match governs the turn (its ``enforcement``: a check applies its requirements), as a badge whose title
@@ -67,7 +67,8 @@ const ENFORCEMENT_LABELS = { top: "enforced \u00b7 top", as_close_as_top: "enfor
  */
 export function enforcementBadge(enforcement) {
   if (!enforcement || typeof enforcement !== "object") return null;
-  const label = ENFORCEMENT_LABELS[enforcement.reason] || (enforcement.enforced ? "enforced" : "not enforced");
+  const word = ENFORCEMENT_LABELS[enforcement.reason] || (enforcement.enforced ? "enforced" : "not enforced");
+  const label = typeof enforcement.confidence === "number" ? `${word} \u00b7 ${enforcement.confidence.toFixed(2)}` : word;
   const badge = el("span", "badge " + (enforcement.enforced ? "badge-enforced" : "badge-neighbour"), label);
   badge.title = enforcement.detail || "";
   return badge;
