@@ -467,9 +467,7 @@ def main() -> None:
     if args.per_rule:
         per_rule_iteration(args.fresh_every)
         return
-    embedder = CachedEmbedder(get_embedder(), EmbeddingCache(str(CACHE)))
-    tune_sets = [*dev_sets("tune")]
-    tune_sets += [banking77_subset(s, "tune", kept=k, held_out=h) for k, h in ((12, 4), (25, 6)) for s in (101, 102)]
+    embedder, tune_sets = tune_setup()
     tune = load(tune_sets, embedder)
     designs = {
         "SIM": [5], "REL": [0, 1, 2, 3, 4], "RULE": [0, 1, 2, 3, 4, 6, 7, 8], "SMOOTH": [9, 10, 2, 3, 4, 11, 12, 13],
@@ -548,6 +546,14 @@ def main() -> None:
         print(f"{name} two levels on tune (with multi): worst {best2[0]:.3f} at {best2[1:]}; one level {one_level:.3f}")
         report(f"{name} two levels {best2[1:]} (fresh)", fresh, two_levels(w2, columns2, best2[1], best2[2]), None)
 
+def tune_setup() -> tuple[CachedEmbedder, list[DevSet]]:
+    """The cached embedder and the tune draws every iteration fits on."""
+    embedder = CachedEmbedder(get_embedder(), EmbeddingCache(str(CACHE)))
+    tune_sets = [*dev_sets("tune")]
+    tune_sets += [banking77_subset(s, "tune", kept=k, held_out=h) for k, h in ((12, 4), (25, 6)) for s in (101, 102)]
+    return embedder, tune_sets
+
+
 def ship(fresh_every: int) -> None:
     """Iteration 6 (declared before measuring): SMOOTH's coefficients printed in full for the product, and its
     threshold chosen on the tune draws for two ways of placing it after the relevance gate: A, a governing rule is
@@ -555,9 +561,7 @@ def ship(fresh_every: int) -> None:
     The same declared rule; A wins ties (the gate's steps at rulebook sizes do not reach the turn)."""
     global WITH_LOO
     WITH_LOO = False
-    embedder = CachedEmbedder(get_embedder(), EmbeddingCache(str(CACHE)))
-    tune_sets = [*dev_sets("tune")]
-    tune_sets += [banking77_subset(s, "tune", kept=k, held_out=h) for k, h in ((12, 4), (25, 6)) for s in (101, 102)]
+    embedder, tune_sets = tune_setup()
     tune = load(tune_sets, embedder)
     columns = [9, 10, 2, 3, 4, 11, 12, 13]
     x, y = stacked(tune, columns)
@@ -582,6 +586,21 @@ def ship(fresh_every: int) -> None:
     report(f"B tau {best_b[1]} (fresh)", fresh, gated(best_b[1]), None)
 
 
+def fit_both_rules(
+    name: str, tune: dict[str, list[list[Turn]]], columns: list[int]
+) -> tuple[np.ndarray, tuple[float, float], tuple[float, float]]:
+    """Coefficients fitted on the tune draws, and the best (worst, tau) by iteration 1's rule and by iteration 2's
+    (multi-label included), printed."""
+    taus = [float(t) for t in np.round(np.arange(0.05, 0.96, 0.025), 3)]
+    x, y = stacked(tune, columns)
+    w = fit_logistic(x, y)
+    plain = max((worst(tune, governs_at(w, columns, tau))[0], tau) for tau in taus)
+    multi = max((worst(tune, governs_at(w, columns, tau), multi=True)[0], tau) for tau in taus)
+    print(f"{name} coefficients {w.tolist()!r}")
+    print(f"{name} on tune: iteration 1's rule {plain[0]:.3f} at {plain[1]}; with multi {multi[0]:.3f} at {multi[1]}")
+    return w, plain, multi
+
+
 def clause_iteration(fresh_every: int) -> None:
     """Iteration 7 (declared before measuring): SMOOTH's features with the message's clauses as extra query windows
     (a rule's similarity is its best over the message and each clause), coefficients and threshold refitted on the
@@ -589,22 +608,14 @@ def clause_iteration(fresh_every: int) -> None:
     SMOOTH on whole messages is the simpler design and wins within 0.02."""
     global WITH_LOO, CLAUSES
     WITH_LOO = False
-    embedder = CachedEmbedder(get_embedder(), EmbeddingCache(str(CACHE)))
-    tune_sets = [*dev_sets("tune")]
-    tune_sets += [banking77_subset(s, "tune", kept=k, held_out=h) for k, h in ((12, 4), (25, 6)) for s in (101, 102)]
+    embedder, tune_sets = tune_setup()
     fresh_list = fresh_sets()[::fresh_every]
     columns = [9, 10, 2, 3, 4, 11, 12, 13]
-    taus = [float(t) for t in np.round(np.arange(0.05, 0.96, 0.025), 3)]
     for clauses in (False, True):
         CLAUSES = clauses
         name = "CLAUSE" if clauses else "SMOOTH"
         tune = load(tune_sets, embedder)
-        x, y = stacked(tune, columns)
-        w = fit_logistic(x, y)
-        plain = max((worst(tune, governs_at(w, columns, tau))[0], tau) for tau in taus)
-        multi = max((worst(tune, governs_at(w, columns, tau), multi=True)[0], tau) for tau in taus)
-        print(f"{name} coefficients {w.tolist()!r}")
-        print(f"{name} on tune: iteration 1's rule {plain[0]:.3f} at {plain[1]}; with multi {multi[0]:.3f} at {multi[1]}")
+        w, plain, multi = fit_both_rules(name, tune, columns)
         fresh = load(fresh_list, embedder)
 
         def scorer(t: Turn, w: np.ndarray = w) -> np.ndarray:
@@ -622,19 +633,11 @@ def per_rule_iteration(fresh_every: int) -> None:
     the simpler design (PER-RULE: fewer features) wins within 0.02 of iteration 1's rule."""
     global WITH_LOO
     WITH_LOO = False
-    embedder = CachedEmbedder(get_embedder(), EmbeddingCache(str(CACHE)))
-    tune_sets = [*dev_sets("tune")]
-    tune_sets += [banking77_subset(s, "tune", kept=k, held_out=h) for k, h in ((12, 4), (25, 6)) for s in (101, 102)]
+    embedder, tune_sets = tune_setup()
     tune = load(tune_sets, embedder)
     fresh = load(fresh_sets()[::fresh_every], embedder)
-    taus = [float(t) for t in np.round(np.arange(0.05, 0.96, 0.025), 3)]
     for name, columns in (("SMOOTH", [9, 10, 2, 3, 4, 11, 12, 13]), ("PER-RULE", [9, 10, 2, 11, 12, 13])):
-        x, y = stacked(tune, columns)
-        w = fit_logistic(x, y)
-        plain = max((worst(tune, governs_at(w, columns, tau))[0], tau) for tau in taus)
-        multi = max((worst(tune, governs_at(w, columns, tau), multi=True)[0], tau) for tau in taus)
-        print(f"{name} coefficients {w.tolist()!r}")
-        print(f"{name} on tune: iteration 1's rule {plain[0]:.3f} at {plain[1]}; with multi {multi[0]:.3f} at {multi[1]}")
+        w, plain, multi = fit_both_rules(name, tune, columns)
 
         def scorer(t: Turn, w: np.ndarray = w, columns: list[int] = columns) -> np.ndarray:
             return predict(w, t.x[:, columns])
