@@ -63,6 +63,7 @@ class Turn:
     loo: tuple[np.ndarray, np.ndarray] | None = None  # the draw's own examples left out: (features, labels)
     head: np.ndarray | None = None  # the draw's own head (design HEADS)
     gated: set[str] = frozenset()  # type: ignore[assignment]  # rules the shipped gate lets through (matched)
+    first: str | None = None  # the first rule the shipped matcher returns (None: nothing matched)
 
 
 NO_BM25 = [9, 10, 3, 4, 11, 12, 13]  # SMOOTH's features but BM25 (the examples left out have none)
@@ -259,6 +260,7 @@ def turns_of(dev: DevSet, embedder: CachedEmbedder) -> list[Turn]:
                 {m.rule.id for m in decided if m.enforcement.enforced},
                 loo,
                 gated={m.rule.id for m in decided},
+                first=decided[0].rule.id if decided else None,
             )
         )
     return out
@@ -457,6 +459,7 @@ def main() -> None:
     parser.add_argument("--ship", action="store_true", help="iteration 6: SMOOTH alone, gated or not, to ship")
     parser.add_argument("--clauses", action="store_true", help="iteration 7: SMOOTH on clause windows")
     parser.add_argument("--per-rule", action="store_true", help="iteration 8: SMOOTH without gap and top")
+    parser.add_argument("--relevance", action="store_true", help="iteration 9: the gate from the confidence")
     args = parser.parse_args()
     if args.ship:
         ship(args.fresh_every)
@@ -466,6 +469,9 @@ def main() -> None:
         return
     if args.per_rule:
         per_rule_iteration(args.fresh_every)
+        return
+    if args.relevance:
+        relevance_iteration(args.fresh_every)
         return
     embedder, tune_sets = tune_setup()
     tune = load(tune_sets, embedder)
@@ -645,6 +651,65 @@ def per_rule_iteration(fresh_every: int) -> None:
         report(f"{name} tau {plain[1]} (fresh)", fresh, governs_at(w, columns, plain[1]), scorer)
         if plain[1] != multi[1]:
             report(f"{name} tau {multi[1]} (fresh)", fresh, governs_at(w, columns, multi[1]), None)
+
+
+def match_objective(turns: list[Turn], first: Callable[[Turn], str | None]) -> tuple[float, float]:
+    """(acc@1, rejection) of a matcher that returns ``first(t)`` first (None: nothing)."""
+    inside = [t for t in turns if t.expected]
+    outside = [t for t in turns if not t.expected]
+    acc = sum(first(t) in t.expected for t in inside) / max(len(inside), 1)
+    rejection = sum(first(t) is None for t in outside) / max(len(outside), 1)
+    return acc, rejection
+
+
+def relevance_iteration(fresh_every: int) -> None:
+    """Iteration 9 (declared before measuring): which rules are *relevant* (what `norma match` returns) read from
+    the shipped confidence: the candidates whose confidence reaches ``rho``, in the matcher's order (final score),
+    against what the matcher returns since #56 (the similarity gate and every rule that governs). Criterion: the
+    worst, over data sets and both kinds of out-of-scope traffic, of min(acc@1, rejection); ``rho`` chosen on the
+    tune draws; the similarity gate (the shipped design) wins within 0.02. The best single similarity threshold of
+    each set (the oracle) is printed for reference."""
+    global WITH_LOO
+    WITH_LOO = False
+    w = np.array(SHIPPED)
+    columns = [9, 10, 2, 3, 4, 11, 12, 13]
+    embedder, tune_sets = tune_setup()
+    tune = load(tune_sets, embedder)
+
+    def by_confidence(rho: float) -> Callable[[Turn], str | None]:
+        def first(t: Turn) -> str | None:
+            if not len(t.ids):
+                return None
+            p = predict(w, t.x[:, columns])
+            return next((i for i, v in zip(t.ids, p, strict=True) if v >= rho), None)
+
+        return first
+
+    def worst_of(draws: dict[str, list[list[Turn]]], first: Callable[[Turn], str | None]) -> tuple[float, dict]:
+        per = {name: match_objective([t for d in ds for t in d], first) for name, ds in draws.items()}
+        return min(min(v) for v in per.values()), per
+
+    shipped = worst_of(tune, lambda t: t.first)
+    rhos = [float(r) for r in np.round(np.arange(0.05, 0.96, 0.025), 3)]
+    best = max((worst_of(tune, by_confidence(rho))[0], rho) for rho in rhos)
+    print(f"tune: shipped (gate and governs) {shipped[0]:.3f}; confidence >= rho: {best[0]:.3f} at {best[1]}")
+    at_governs = worst_of(tune, by_confidence(0.7))[0]
+    print(f"tune: confidence >= 0.7 (the governing threshold, one number for both): {at_governs:.3f}")
+    fresh = load(fresh_sets()[::fresh_every], embedder)
+    designs = [("shipped", lambda t: t.first), (f"confidence >= {best[1]}", by_confidence(best[1]))]
+    for name, first in [*designs, ("confidence >= 0.7", by_confidence(0.7))]:
+        low, per = worst_of(fresh, first)
+        print(f"\n## {name} (fresh): worst {low:.3f}")
+        print("| set | acc@1 | rejection | min |")
+        print("|---|---:|---:|---:|")
+        for set_name, (acc, rej) in per.items():
+            print(f"| {set_name} | {acc:.3f} | {rej:.3f} | {min(acc, rej):.3f} |")
+
+
+SHIPPED = (
+    -21.23681611455893, 13.982845745802262, 2.504857981280025, 6.672089010631528, 1.7194315780176554,
+    9.39326826793507, 5.653406247926872, -3.7398620200026476, -1.709671071421327,
+)  # norma.matching._confidence.COEFFICIENTS (iteration 6)
 
 
 if __name__ == "__main__":
