@@ -93,7 +93,8 @@ def test_the_rulebook_gate_decides_the_match_and_is_named_in_the_result(axis: Ax
     assert {d.rule_id for d in result.dropped[:2]} == {"refund", "card"}
     assert all(d.reason == "threshold" for d in result.dropped)
     detail = next(d.detail for d in result.dropped if d.rule_id == "refund")
-    assert detail == f"similarity 0.7071 < threshold {EXPECTED}"  # two rules tie: the band does not apply
+    # two rules tie: the band does not apply, and neither governs the message
+    assert detail == f"similarity 0.7071 < threshold {EXPECTED}; confidence 0.10 < 0.7 that it governs the message"
     assert result.gate is not None
     assert result.to_dict()["gate"]["kind"] == "rulebook"
     assert result.to_dict()["gate"]["threshold"] == EXPECTED
@@ -107,7 +108,7 @@ def test_the_band_matches_one_rule_that_stands_out_below_the_gate(axis: AxisEmbe
     assert [(m.rule.id, round(m.similarity_score, 4)) for m in result] == [("delivery", 0.8165)]
     assert result[0].explanation.threshold == BAND  # the threshold in force for this message
     dropped = next(d for d in result.dropped if d.rule_id == "refund")
-    assert dropped.detail == f"similarity 0.5774 < threshold {BAND}"
+    assert dropped.detail == f"similarity 0.5774 < threshold {BAND}; confidence 0.01 < 0.7 that it governs the message"
     # without the band, or with a margin the best rule does not reach, the gate alone would drop it: it matches
     # because it governs the message (its confidence passes the automatic gate), under the gate's own threshold
     for config in (MatchConfig(gate_band_quantile=None), MatchConfig(gate_margin=0.3)):

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from norma.matching._confidence import GOVERNS
 from norma.matching._config import MatchConfig
 from norma.matching._enforce import enforcement
 from norma.matching._index import MatchIndex
@@ -123,11 +124,14 @@ def explain_dropped(
     session: SessionState | None,
     tags: list[str] | None,
     config: MatchConfig,
+    confidence: np.ndarray | None = None,
 ) -> list[DroppedRule]:
     """The nearest non-candidates (by ``approx``, the similarity by slot; up to ``max_candidates``) and the scored
     rules not returned.
 
-    Non-candidates first (by similarity), then scored ones (by final score); each with its reason.
+    Non-candidates first (by similarity), then scored ones (by final score); each with its reason. ``confidence``
+    (aligned with the scored rules; the automatic gate, which a rule that governs passes): a rule under the
+    threshold says its confidence too.
     """
     out: list[DroppedRule] = []
     gated_out = np.flatnonzero(index.alive[: index.size] & ~mask & np.isfinite(approx))
@@ -152,6 +156,8 @@ def explain_dropped(
         elif not gated.passed[i]:
             top_last = below[0] if below is not None and below[1][i] else None
             reason, detail = "threshold", threshold_detail(config, scores, i, float(gated.score[i]), top_last)
+            if confidence is not None:
+                detail += f"; confidence {confidence[i]:.2f} < {GOVERNS:g} that it governs the message"
         else:
             reason, detail = "max_matched", f"ranked past max_matched={config.max_matched}"
         out.append(DroppedRule(rule.id, reason, detail, similarity, float(final[i])))

@@ -109,7 +109,8 @@ def match_one(
         exact.clear()
     result = MatchResult(explain_matches(index, lexical, scores, confidence, chosen, cfg))
     if explain:
-        result.dropped = dropped(index, query, mask, vector, pooled, scores, gated, chosen, session, tags, cfg)
+        result.dropped = dropped(index, query, mask, vector, pooled, scores, gated, chosen, session, tags, cfg,
+                                 confidence if automatic else None)  # fmt: skip
     return result
 
 
@@ -518,9 +519,10 @@ def dropped(
     session: SessionState | None,
     tags: list[str] | None,
     cfg: MatchConfig,
+    confidence: np.ndarray | None = None,
 ) -> list[DroppedRule]:
     """``explain=True``: the nearest non-candidates and the scored rules not returned, each with why."""
     approx = vector.approx
     if approx is None:  # the int8 scan gave bounds only: the dropped rules' similarities come from float32
         approx = similarities(index, query, mask, cfg)
-    return explain_dropped(index, approx, mask, pooled, scores, gated, chosen, session, tags, cfg)
+    return explain_dropped(index, approx, mask, pooled, scores, gated, chosen, session, tags, cfg, confidence)
