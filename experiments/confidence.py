@@ -457,27 +457,20 @@ def main() -> None:
     parser.add_argument("--sweep", action="store_true", help="only the size sweep (after fitting on the tune draws)")
     parser.add_argument("--two-levels", action="store_true", help="iteration 2: two thresholds, multi in the rule")
     parser.add_argument("--priors", action="store_true", help="print the tune draws' medians (PRIOR) and stop")
-    parser.add_argument("--ship", action="store_true", help="iteration 6: SMOOTH alone, gated or not, to ship")
-    parser.add_argument("--clauses", action="store_true", help="iteration 7: SMOOTH on clause windows")
-    parser.add_argument("--per-rule", action="store_true", help="iteration 8: SMOOTH without gap and top")
-    parser.add_argument("--relevance", action="store_true", help="iteration 9: the gate from the confidence")
-    parser.add_argument("--adapted", action="store_true", help="iteration 10: the shipped decision, adapted encoder")
+    iterations: dict[str, tuple[str, Callable[[], None]]] = {
+        "ship": ("iteration 6: SMOOTH alone, gated or not, to ship", lambda: ship(args.fresh_every)),
+        "clauses": ("iteration 7: SMOOTH on clause windows", lambda: clause_iteration(args.fresh_every)),
+        "per_rule": ("iteration 8: SMOOTH without gap and top", lambda: per_rule_iteration(args.fresh_every)),
+        "relevance": ("iteration 9: the gate from the confidence", lambda: relevance_iteration(args.fresh_every)),
+        "adapted": ("iteration 10: the shipped decision, adapted encoder", adapted_iteration),
+    }
+    for flag, (text, _) in iterations.items():
+        parser.add_argument("--" + flag.replace("_", "-"), action="store_true", help=text)
     args = parser.parse_args()
-    if args.ship:
-        ship(args.fresh_every)
-        return
-    if args.clauses:
-        clause_iteration(args.fresh_every)
-        return
-    if args.per_rule:
-        per_rule_iteration(args.fresh_every)
-        return
-    if args.relevance:
-        relevance_iteration(args.fresh_every)
-        return
-    if args.adapted:
-        adapted_iteration()
-        return
+    for flag, (_, run) in iterations.items():
+        if getattr(args, flag):
+            run()
+            return
     embedder, tune_sets = tune_setup()
     tune = load(tune_sets, embedder)
     designs = {
