@@ -297,7 +297,9 @@ def test_a_tenant_batch_applies_the_calibrated_gate_and_is_pinned_to_its_version
     store = open_store(url)
     try:
         import_rulebook(store, RULES, tenant_id="shop")
-        store.save_gate("shop", {"kind": "calibrated", "score": "similarity", "threshold": 0.99, "terms": {}})
+        store.save_gate(
+            "shop", {"kind": "calibrated", "score": "similarity", "threshold": 0.99, "terms": {"target": "balanced"}}
+        )
         job = MatchJob.for_tenant("shop", url)
         assert (job.tenant_id, job.tenant_version, job.rule_count()) == ("shop", store.version("shop"), 6)
         work = job.start()

@@ -24,7 +24,9 @@ from norma.matching import (
     RuleMatcher,
     calibrate_gate,
 )
+from norma.matching._calibrate import Observed, fit_gate, observe
 from norma.matching._gate import FALLBACK_SIMILARITY, Band, band_lowers, gate_from_dict
+from norma.matching._labelled import LabelledMessage
 from norma.matching._synthetic import NearMiss
 from tests.matching.conftest import AxisEmbedder
 
@@ -270,6 +272,7 @@ def test_a_balanced_calibration_moves_the_gate_by_the_shrunk_best_shift(axis: Ax
         "similarity >= 0.4614: calibrated on 4 labelled messages at tenant version 0: the fixed gate 0.4350 moved by "
         "+0.0264 (the best shift for min(acc@1, rejection) on them, +0.066, weighted 0.40 for 2 that expect no rule "
         "against a prior of 3; acc@1 1.000, rejection 0.000)"
+        f"; confidence refitted: {gate.refit.words}"  # its words: tests/matching/test_confidence_refit.py
     )
     assert gate_from_dict(gate.to_dict()) == gate
 
@@ -280,7 +283,14 @@ def test_a_balanced_calibration_moves_the_margin_band_with_the_gate(axis: AxisEm
     # other rule 0.5774 (margin 0.239): the band lets it match until the band passes 0.8165, 0.7071 + 0.110 = 0.8171
     # (+0.109 gives 0.8161). "refund" (1.0) stays matched: the gate 0.8828 + 0.110 = 0.9928.
     labelled = [("refund", ["refund"]), ("card weather hello", [])]
-    gate = calibrate_gate(matcher, labelled, prior=0)
+    # delivery governs "card weather hello" (confidence 0.99): it passes the automatic gate at any shift, so the
+    # calibration does not move the gate for it
+    governed = calibrate_gate(matcher, labelled, prior=0)
+    assert (governed.fitted_shift, governed.threshold, governed.rejection) == (0.0, EXPECTED, 0.0)
+    # the same messages without confidences (nothing governs): the gate alone decides, and the band moves with it
+    items = [LabelledMessage(message=m, expected=tuple(e)) for m, e in labelled]
+    bare = [Observed(o.candidates, o.expected, o.near_miss) for o in observe(matcher, items)]
+    gate = fit_gate(bare, matcher.measured_gate(), prior=0)
     assert (gate.fitted_shift, gate.threshold) == (0.11, 0.9928)
     assert gate.band == Band(0.8171, 0.09)  # moved: no longer a rulebook quantile
     assert (gate.to_dict()["terms"]["band_threshold"], gate.to_dict()["terms"]["margin"]) == (0.8171, 0.09)
@@ -289,7 +299,7 @@ def test_a_balanced_calibration_moves_the_margin_band_with_the_gate(axis: AxisEm
     assert gate.to_dict()["terms"]["base"] == {"kind": "rulebook", "threshold": EXPECTED}
     assert gate.description.endswith("; or >= 0.8171 when the best rule is at least 0.09 above the next")
     # prior 3, one message expects none: 0.11 / 4 = 0.0275 -> gate 0.9103, band 0.7346
-    shrunk = calibrate_gate(matcher, labelled)
+    shrunk = fit_gate(bare, matcher.measured_gate())
     assert shrunk.band is not None
     assert (shrunk.threshold, shrunk.band.threshold, shrunk.prior) == (0.9103, 0.7346, 3.0)
     # the matcher applies the calibrated band: "refund card hello" (delivery 0.8165, margin 0.239)
@@ -302,7 +312,9 @@ def test_a_balanced_calibration_moves_the_margin_band_with_the_gate(axis: AxisEm
     assert matcher.measured_gate().kind == "rulebook"  # what a calibration moves, whatever is set
     assert gate_from_dict(gate.to_dict()) == gate
     # a near miss of delivery says the same as the message that expects nothing
-    missed = calibrate_gate(matcher, labelled[:1], prior=0, near_misses=[NearMiss("card weather hello", "delivery")])
+    near = [NearMiss("card weather hello", "delivery")]
+    missed_bare = [Observed(o.candidates, o.expected, o.near_miss) for o in observe(matcher, items[:1], near)]
+    missed = fit_gate(missed_bare, matcher.measured_gate(), prior=0)
     assert (missed.threshold, missed.near_misses, missed.expecting_none) == (0.9928, 1, 1)
 
 

@@ -138,3 +138,33 @@ def test_calibrate_without_a_target_moves_the_tenants_own_gate(run_cli: Run, sto
     assert "acc_at_1" in table.out
     best = run_cli(*args, "--best-f1", "--dry-run", "--format", "json")
     assert json.loads(best.out)["gate"]["terms"]["target"] == "best_f1"
+
+
+def test_calibrate_refits_the_confidence_every_match_of_the_tenant_reads(run_cli: Run, store_url: str) -> None:
+    import math
+
+    assert run_cli("rules", "import", BANKING, "--db", store_url).code == 0
+    message = "I think someone used my card without asking me"
+    match = ("match", message, "--tenant", TENANT, "--db", store_url, "--format", "json")
+    before = {m["rule_id"]: m["enforcement"]["confidence"] for m in json.loads(run_cli(*match).out)["matches"]}
+    labelled = str(EXAMPLES / "rulebooks" / "banking-support.labelled.jsonl")
+    args = ("rules", "calibrate", "--tenant", TENANT, "--messages", labelled, "--db", store_url)
+    result = run_cli(*args, "--format", "json")
+    assert result.code == 0, result.err
+    refit = json.loads(result.out)["gate"]["terms"]["confidence"]
+    assert set(refit) == {"scale", "shift", "candidates", "ece_before", "ece_after"}
+    assert 0 <= refit["ece_after"] <= 1
+    assert 0 <= refit["ece_before"] <= 1
+    assert refit["candidates"] >= 56  # at least one scored rule for each of the file's 56 messages
+    assert (refit["scale"], refit["shift"]) != (1.0, 0.0)
+    after = json.loads(run_cli(*match).out)["matches"]
+    assert after, "the message still matches"
+    for found in after:
+        if found["rule_id"] in before:
+            shipped = before[found["rule_id"]]
+            z = max(-30.0, min(30.0, math.log(shipped / (1 - shipped))))
+            expected = 1 / (1 + math.exp(-(refit["scale"] * z + refit["shift"])))
+            assert found["enforcement"]["confidence"] == pytest.approx(expected, abs=1e-6)
+    table = run_cli(*args, "--dry-run")
+    rows = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in table.out.splitlines() if "│" in line}
+    assert rows["confidence"].startswith(f"refitted: logit x {refit['scale']:.3f}")

@@ -1,4 +1,5 @@
-"""``norma rules calibrate``: a tenant's matching gate picked from labelled messages and stored with its rules."""
+"""``norma rules calibrate``: a tenant's matching gate and confidence fitted to labelled messages, stored with its
+rules."""
 
 from __future__ import annotations
 
@@ -53,6 +54,13 @@ def _stored(data: dict[str, Any] | None) -> str:
     return f"calibrated: similarity >= {data['threshold']:.4f}"
 
 
+def _refit_words(refit: dict[str, Any]) -> str:
+    """A stored refit in words (its ``words``, from the dict)."""
+    from norma.matching import GOVERNS, Refit
+
+    return f"refitted: {Refit.from_dict(refit).words}; a rule governs from {GOVERNS:g}"
+
+
 def _render(con: Console, tenant: str, gate: dict[str, Any], previous: dict[str, Any] | None, stored: bool) -> None:
     table = Table(title=f"gate of tenant {tenant!r}" + ("" if stored else " (dry run: not stored)"), show_header=False)
     table.add_column("field", no_wrap=True)
@@ -70,6 +78,13 @@ def _render(con: Console, tenant: str, gate: dict[str, Any], previous: dict[str,
                           f"(best {terms['fitted_shift']:+.3f} x weight {terms['weight']:.2f})")  # fmt: skip
             keys += ("expecting_none", "prior", "acc_at_1", "rejection")
         keys += ("precision", "recall", "f1", "rules", "rules_version")
+        refit = terms.get("confidence")
+        table.add_row(
+            "confidence",
+            "shipped (not refitted: the messages label candidates of one kind only)"
+            if refit is None
+            else _refit_words(refit),
+        )
     else:
         keys = ("quantile", "probes", "examples", "rules")
         table.add_row("kind", gate["kind"])
@@ -117,10 +132,12 @@ def calibrate(
     db_url: str | None,
     output_format: str | None,
 ) -> int:
-    """Pick the tenant's matching gate from labelled messages and store it with its rules.
+    """Pick the tenant's matching gate and refit its confidence from labelled messages; store both with its rules.
 
-    Every matcher of the tenant (CLI, service, every replica) then gates on it. Without a target, the rulebook's own
-    gate moved toward the best balance of acc@1 and rejection on the messages, as far as the number that expect no
+    Every matcher of the tenant (CLI, service, every replica) then gates on it, and its confidence that a rule
+    governs a message (which rules a turn check enforces) is the refitted one: the shipped logit scaled and shifted
+    to fit the messages, held to the shipped one by a prior (`norma docs matching`). Without a target, the rulebook's
+    own gate moved toward the best balance of acc@1 and rejection on the messages, as far as the number that expect no
     rule supports (`norma docs matching`); the choice is deterministic. Exit 0 on success, 2 on bad input.
     """
     from norma.matching import calibrate_gate, load_labelled, tenant_matcher

@@ -30,7 +30,9 @@ if _typing.TYPE_CHECKING:
     from norma.matching import _explain, _pipeline
     from norma.matching._calibrate import calibrate_gate as calibrate_gate
     from norma.matching._confidence import GOVERNS as GOVERNS
+    from norma.matching._confidence import Refit as Refit
     from norma.matching._confidence import RulebookStats as RulebookStats
+    from norma.matching._confidence import fit_refit as fit_refit
     from norma.matching._config import MatchConfig as MatchConfig
     from norma.matching._doctor import Diagnosis as Diagnosis
     from norma.matching._doctor import diagnose_rulebook as diagnose_rulebook
@@ -123,6 +125,8 @@ _INTERNAL: dict[str, str] = {
     "enforcement": "_enforce",
     "GOVERNS": "_confidence",
     "RulebookStats": "_confidence",
+    "Refit": "_confidence",
+    "fit_refit": "_confidence",
     "explain_module": "_explain:*",
     "LabelledMessage": "_labelled",
     "pipeline_module": "_pipeline:*",

@@ -16,6 +16,11 @@ back, exactly and deterministically:
 
 Precision and recall are micro-averaged over every rule returned: one expected is a true positive, one not
 expected a false positive, an expected rule not returned a false negative.
+
+The confidence is refitted first on the same candidates (:func:`refit_confidence`). A balanced gate is the automatic
+gate moved: a rule whose refitted confidence reaches ``GOVERNS`` governs its message and passes it whatever its
+similarity, so the figures count it as returned at any shift (what the matcher then does, message by message). A
+target's threshold is the gate alone, like a number the user sets: nothing passes under it.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from norma.errors import InvalidInputError
+from norma.matching._confidence import GOVERNS, REFIT_PRIOR, Refit, fit_refit
 from norma.matching._config import MatchConfig
 from norma.matching._gate import Band, CalibratedGate, Gate, band_lowers
 from norma.matching._labelled import LabelledMessage, check_labelled
@@ -35,7 +41,7 @@ from norma.matching._matcher import RuleMatcher
 from norma.matching._models import SessionState
 from norma.matching._synthetic import NearMiss
 
-__all__ = ["CALIBRATION_PRIOR", "Observed", "calibrate_gate", "fit_gate", "observe"]
+__all__ = ["CALIBRATION_PRIOR", "Observed", "calibrate_gate", "fit_gate", "observe", "refit_confidence"]
 
 CALIBRATION_PRIOR = 3.0
 """How many messages that expect no rule the matcher's own gate weighs against the labelled ones in a ``balanced``
@@ -55,6 +61,8 @@ class Observed:
     """The rules that should apply (empty: none should)."""
     near_miss: str | None = None
     """For a near miss, the one rule that must not apply (``expected`` is then ignored)."""
+    confidences: tuple[float, ...] = ()
+    """The shipped confidence of each candidate (before any refit), aligned with ``candidates``."""
 
 
 def _target(value: float | None, name: str) -> float | None:
@@ -91,7 +99,8 @@ def observe(
     config: MatchConfig | None = None,
 ) -> list[Observed]:
     """Each message (then each near miss) matched without a gate, in its scenario and step: every rule scored for
-    it, best final score first, with its similarity (what a gate compares)."""
+    it, best final score first, with its similarity (what a gate compares) and its shipped confidence (the
+    matcher's refit, if any, undone)."""
     cfg = (config or matcher.config).with_(threshold=None, max_matched=max(len(matcher), 1))
     texts = [item.message for item in labelled] + [m.message for m in near_misses]
     sessions = [SessionState(active_scenario_id=i.scenario, active_step_id=i.step) for i in labelled] + [
@@ -99,21 +108,33 @@ def observe(
     ]
     results = matcher.match_many(texts, sessions, config=cfg) if texts else []
     found = [tuple((match.rule.id, float(match.similarity_score)) for match in result) for result in results]
-    return [Observed(c, frozenset(item.expected)) for item, c in zip(labelled, found, strict=False)] + [
-        Observed(c, frozenset(), miss.rule_id) for miss, c in zip(near_misses, found[len(labelled) :], strict=True)
+    refit = matcher.refit
+    shipped = [np.array([match.confidence for match in result], dtype=np.float64) for result in results]
+    raw = [tuple((c if refit is None else refit.undo(c)).tolist()) for c in shipped]
+    return [
+        Observed(c, frozenset(item.expected), None, r) for item, c, r in zip(labelled, found, raw, strict=False)
+    ] + [
+        Observed(c, frozenset(), miss.rule_id, r)
+        for miss, c, r in zip(near_misses, found[len(labelled) :], raw[len(labelled) :], strict=True)
     ]
 
 
 class _Table:
     """The observations as arrays: similarities (messages x candidates, -inf padded), whether each candidate is an
-    expected rule (``good``) or the near miss's rule (``bad``), and each message's two best similarities."""
+    expected rule (``good``) or the near miss's rule (``bad``), whether it governs the message (``governs``, for an
+    ``automatic`` gate: its confidence, refitted by ``refit``, reaches ``GOVERNS``, so it passes the gate), and each
+    message's two best similarities."""
 
-    def __init__(self, observed: Sequence[Observed]) -> None:
+    def __init__(self, observed: Sequence[Observed], refit: Refit | None = None, *, automatic: bool = False) -> None:
         width = max((len(o.candidates) for o in observed), default=0) or 1
         self.sims = np.full((len(observed), width), -np.inf)
         self.good = np.zeros((len(observed), width), dtype=bool)
         self.bad = np.zeros((len(observed), width), dtype=bool)
+        self.governs = np.zeros((len(observed), width), dtype=bool)
         for m, o in enumerate(observed):
+            if automatic and len(o.confidences) == len(o.candidates) and o.confidences:
+                values = np.asarray(o.confidences, dtype=np.float64)
+                self.governs[m, : len(values)] = (values if refit is None else refit.apply(values)) >= GOVERNS
             for j, (rule_id, similarity) in enumerate(o.candidates):
                 self.sims[m, j] = similarity
                 if o.near_miss is None:
@@ -137,7 +158,7 @@ class _Table:
 
     def balance(self, limit: np.ndarray) -> tuple[float, float]:
         """(acc@1, rejection) with these per-message thresholds."""
-        passed = self.sims >= limit[:, None]
+        passed = (self.sims >= limit[:, None]) | self.governs
         some = passed.any(axis=1)
         rows = np.arange(len(limit))
         first = passed.argmax(axis=1)
@@ -148,7 +169,7 @@ class _Table:
     def micro(self, limit: np.ndarray, max_matched: int) -> tuple[float, float, float]:
         """Micro (precision, recall, F1) of every rule returned with these per-message thresholds: the first
         ``max_matched`` that pass, as the matcher returns them."""
-        passed = self.sims >= limit[:, None]
+        passed = (self.sims >= limit[:, None]) | self.governs
         passed &= np.cumsum(passed, axis=1) <= max_matched
         tp = int((passed & self.good).sum())
         fp = int((passed & ~self.good & ~self.miss[:, None]).sum() + (passed & self.bad).sum())
@@ -203,7 +224,8 @@ def _single(
 ) -> tuple[float, dict[str, Any]]:
     """The single threshold of a precision or recall target or of the best F1: one of the observed similarities.
     Each message counts the first ``max_matched`` rules matched without a gate (what a gated match returns, unless
-    rules further down pass the threshold while these do not)."""
+    rules further down pass the threshold while these do not). A target's threshold is the gate alone, as a number
+    the user sets: a rule that governs is not let through under it."""
     similarities: list[float] = []
     correct: list[bool] = []
     for o in observed:
@@ -246,13 +268,16 @@ def fit_gate(
     best_f1: bool = False,
     prior: float = CALIBRATION_PRIOR,
     max_matched: int = _MAX_MATCHED,
+    confidence_prior: float = REFIT_PRIOR,
 ) -> CalibratedGate:
     """The ``calibrated`` gate for messages already matched without a gate (:func:`observe`), ``base`` being the
     matcher's own automatic gate (:meth:`RuleMatcher.measured_gate`); see the module docstring. ``max_matched``: how
     many rules a match returns (the config's), for the precision and recall counted. The terms hold the target, the
     counts and the sample's precision, recall, F1, acc@1 and rejection at the chosen gate (the caller adds the
-    rules, their version and the model). InvalidInputError for two targets, an unmet target, a balanced calibration
-    without messages on both sides, or a ``prior`` that is not a finite number >= 0."""
+    rules, their version and the model), and the confidence refitted on the same candidates
+    (:func:`refit_confidence`, held to the shipped one by ``confidence_prior`` candidates' worth). InvalidInputError
+    for two targets, an unmet target, a balanced calibration without messages on both sides, or a ``prior`` that is
+    not a finite number >= 0."""
     precision_goal, recall_goal = _targets(target_precision, target_recall, best_f1)
     if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not math.isfinite(prior) or prior < 0:
         raise InvalidInputError(f"prior must be a finite number >= 0, not {prior!r}", location="prior")
@@ -260,10 +285,12 @@ def fit_gate(
         raise InvalidInputError("no labelled messages to calibrate on", hint="give at least one message")
     if base.threshold is None or base.score != "similarity":
         raise InvalidInputError(f"calibration moves a similarity gate, not {base.kind!r} on {base.score!r}")
-    table = _Table(observed)
+    refit = refit_confidence(observed, confidence_prior)
+    balanced = precision_goal is None and recall_goal is None and not best_f1
+    table = _Table(observed, refit if balanced else None, automatic=balanced)
     fields: dict[str, Any]
     band: Band | None
-    if precision_goal is None and recall_goal is None and not best_f1:
+    if balanced:
         fields = _balanced(table, base, float(prior))
         threshold, band = _moved(base, fields["shift"])
     else:
@@ -277,7 +304,28 @@ def fit_gate(
     if table.inside.any() and table.outside.any():
         acc, rejection = table.balance(limit)
         fields.update(acc_at_1=round(acc, 6), rejection=round(rejection, 6))
-    return CalibratedGate(threshold, **fields)
+    return CalibratedGate(threshold, refit=refit, **fields)
+
+
+def refit_confidence(observed: Sequence[Observed], prior: float = REFIT_PRIOR) -> Refit | None:
+    """The confidence refitted on the observed candidates (:func:`~norma.matching.fit_refit`): a rule scored for a
+    message governs it when the message expects it; for a near miss, only its rule is labelled (it does not). None
+    when the labels are not of both kinds."""
+    values: list[float] = []
+    right: list[bool] = []
+    for o in observed:
+        if len(o.confidences) != len(o.candidates):
+            continue
+        for (rule_id, _), confidence in zip(o.candidates, o.confidences, strict=True):
+            if o.near_miss is None:
+                values.append(confidence)
+                right.append(rule_id in o.expected)
+            elif rule_id == o.near_miss:
+                values.append(confidence)
+                right.append(False)
+    if not values or all(right) or not any(right):
+        return None
+    return fit_refit(np.array(values), np.array(right), prior)
 
 
 def calibrate_gate(

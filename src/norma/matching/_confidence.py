@@ -37,7 +37,18 @@ from norma.embeddings import MAX_PROBES, pick_probes, probe_similarities_by_owne
 from norma.errors import InvalidInputError
 from norma.matching._index import MatchIndex
 
-__all__ = ["COEFFICIENTS", "GOVERNS", "PRIOR", "SHRINK", "RulebookStats", "confidences", "measure_stats"]
+__all__ = [
+    "COEFFICIENTS",
+    "GOVERNS",
+    "PRIOR",
+    "REFIT_PRIOR",
+    "SHRINK",
+    "Refit",
+    "RulebookStats",
+    "confidences",
+    "fit_refit",
+    "measure_stats",
+]
 
 COEFFICIENTS: tuple[float, ...] = (
     -21.23681611455893,
@@ -58,6 +69,10 @@ PRIOR: Mapping[str, float] = {"probe": 0.772, "inside": 0.762, "outside": 0.669}
 """What a rulebook's statistics are shrunk toward (the tune draws' medians)."""
 SHRINK = 20.0
 """How many texts' worth of the prior each statistic holds."""
+REFIT_PRIOR = 200.0
+"""How firmly a refit (:func:`fit_refit`) is held to the shipped confidence: a Gaussian prior on its scale and
+shift whose weight equals this many candidates' worth of evidence (chosen on the tune draws by
+``experiments/refit.py``: the largest of 2-200 within 0.002 of the best held-out ECE; the choice barely matters)."""
 _BUDGET = 1 << 24  # most probe x rule-vector products a measurement takes; the sample shrinks past it
 _MIN_SAMPLE = 256
 
@@ -147,9 +162,11 @@ def confidences(
     vector: np.ndarray,
     bm25: np.ndarray,
     top: int,
+    refit: Refit | None = None,
 ) -> np.ndarray:
     """The confidence of each scored rule (``rule_ids``, aligned with the score arrays) that it governs the message;
-    ``top`` is the position of the top candidate (the highest hybrid score)."""
+    ``top`` is the position of the top candidate (the highest hybrid score); ``refit``: the tenant's refit
+    (``norma rules calibrate``), None for the shipped confidence."""
     n = len(rule_ids)
     if not n:
         return np.zeros(0, dtype=np.float64)
@@ -181,5 +198,152 @@ def confidences(
     )
     weights = np.asarray(COEFFICIENTS, dtype=np.float64)
     logit = features @ weights[:-1] + weights[-1]
+    if refit is not None:
+        logit = refit.scale * np.clip(logit, -_LOGIT_LIMIT, _LOGIT_LIMIT) + refit.shift
     out: np.ndarray = 1.0 / (1.0 + np.exp(-logit))
     return out
+
+
+_LOGIT_LIMIT = 30.0  # logits are clipped to +-30 (a confidence of 1e-13 from 0 or 1)
+_MIN_SCALE = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class Refit:
+    """A tenant's confidence refitted on its labelled traffic (``norma rules calibrate``): the shipped logit ``z``
+    becomes ``scale * z + shift`` (Platt scaling). The identity is ``Refit(1.0, 0.0)``."""
+
+    scale: float
+    shift: float
+    candidates: int = 0
+    """How many labelled candidates (a rule scored for a message) it was fitted on."""
+    ece_before: float | None = None
+    """The expected calibration error of the shipped confidence on those candidates."""
+    ece_after: float | None = None
+    """The same, refitted (in-sample: ``norma rules eval`` on other messages tells how it carries over)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (stored in a calibrated gate's terms, under ``confidence``)."""
+        return {
+            "scale": self.scale,
+            "shift": self.shift,
+            "candidates": self.candidates,
+            "ece_before": self.ece_before,
+            "ece_after": self.ece_after,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Refit:
+        """The inverse of :meth:`to_dict`; :class:`~norma.errors.InvalidInputError` on anything else."""
+        try:
+            before, after = data.get("ece_before"), data.get("ece_after")
+            return cls(
+                float(data["scale"]),
+                float(data["shift"]),
+                int(data.get("candidates", 0)),
+                None if before is None else float(before),
+                None if after is None else float(after),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise InvalidInputError(
+                f"not a confidence refit: {exc!r}", location="confidence", hint="calibrate the tenant again"
+            ) from exc
+
+    @property
+    def words(self) -> str:
+        """What it does, in a few words."""
+        ece = (
+            f"; ECE on them {self.ece_before:.3f} -> {self.ece_after:.3f}"
+            if self.ece_before is not None and self.ece_after is not None
+            else ""
+        )
+        return (
+            f"logit x {self.scale:.3f} {'+' if self.shift >= 0 else '-'} {abs(self.shift):.3f}, fitted on "
+            f"{self.candidates} labelled candidates{ece}"
+        )
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.scale) and math.isfinite(self.shift)) or self.scale < _MIN_SCALE:
+            raise InvalidInputError(
+                f"a confidence refit needs a finite scale >= {_MIN_SCALE} and a finite shift, not "
+                f"({self.scale!r}, {self.shift!r})",
+                location="refit",
+                hint="calibrate the tenant again",
+            )
+
+    def apply(self, confidence: np.ndarray) -> np.ndarray:
+        """The refitted confidences of shipped ones."""
+        return _sigmoid(self.scale * _logit(confidence) + self.shift)
+
+    def undo(self, confidence: np.ndarray) -> np.ndarray:
+        """The shipped confidences of refitted ones (the inverse of :meth:`apply`, up to rounding)."""
+        return _sigmoid((_logit(confidence) - self.shift) / self.scale)
+
+
+def _logit(confidence: np.ndarray) -> np.ndarray:
+    p = np.asarray(confidence, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        z = np.log(p) - np.log1p(-p)
+    out: np.ndarray = np.clip(z, -_LOGIT_LIMIT, _LOGIT_LIMIT)
+    return out
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    out: np.ndarray = 0.5 * (1.0 + np.tanh(0.5 * np.asarray(z, dtype=np.float64)))  # no overflow for any z
+    return out
+
+
+def fit_refit(confidence: np.ndarray, right: np.ndarray, prior: float = REFIT_PRIOR) -> Refit:
+    """The :class:`Refit` of shipped ``confidence`` values to labels ``right`` (this rule governs this message, or
+    not): the maximum a posteriori scale and shift of a logistic function of the shipped logit, with a Gaussian prior
+    centred on the identity that weighs ``prior`` candidates (so a handful of labels moves it little). Newton's
+    method, deterministic. :class:`InvalidInputError` without both kinds of label or for a bad ``prior``."""
+    z = _logit(confidence)
+    y = np.asarray(right, dtype=np.float64)
+    if len(z) != len(y):
+        raise InvalidInputError(f"{len(z)} confidences but {len(y)} labels", location="right")
+    if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not math.isfinite(prior) or prior <= 0:
+        raise InvalidInputError(f"prior must be a positive number, not {prior!r}", location="prior")
+    if not len(y) or y.min() == y.max():
+        raise InvalidInputError(
+            "refitting the confidence needs candidates of both kinds: rules that govern a message and rules that "
+            "do not",
+            hint="give messages that expect a rule and messages (or near misses) that expect none",
+        )
+    x = np.stack([z, np.ones_like(z)], axis=1)
+    centre = np.array([1.0, 0.0])
+
+    def loss(w: np.ndarray) -> float:
+        t = x @ w
+        return float(np.sum(np.logaddexp(0.0, t) - y * t) + 0.5 * prior * np.sum((w - centre) ** 2))
+
+    weights = centre.copy()
+    current = loss(weights)
+    for _ in range(100):  # Newton's method, each step halved until the loss falls (the loss is convex)
+        p = _sigmoid(x @ weights)
+        gradient = x.T @ (p - y) + prior * (weights - centre)
+        hessian = (x * (p * (1 - p))[:, None]).T @ x + prior * np.eye(2)
+        step = np.linalg.solve(hessian, gradient)
+        for _ in range(50):
+            trial = weights - step
+            value = loss(trial)
+            if value <= current:
+                break
+            step = step / 2
+        weights, current = trial, min(value, current)
+        if float(np.abs(step).max()) < 1e-10:
+            break
+    scale, shift = round(max(float(weights[0]), _MIN_SCALE), 6), round(float(weights[1]), 6)
+    after = _sigmoid(scale * z + shift)
+    return Refit(scale, shift, len(y), round(_ece(_sigmoid(z), y), 6), round(_ece(after, y), 6))
+
+
+def _ece(confidence: np.ndarray, right: np.ndarray, bins: int = 10) -> float:
+    """The expected calibration error over ``bins`` equal bins of [0, 1] (as ``norma rules eval`` counts it)."""
+    which = np.minimum((confidence * bins).astype(np.intp), bins - 1)
+    gap = 0.0
+    for b in range(bins):
+        members = which == b
+        if members.any():
+            gap += float(members.sum()) * abs(float(confidence[members].mean()) - float(right[members].mean()))
+    return gap / len(confidence)

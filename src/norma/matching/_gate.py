@@ -32,6 +32,7 @@ import numpy as np
 
 from norma.embeddings import MAX_PROBES, MIN_PROBES, pick_probes, probe_similarities, text_key
 from norma.errors import ConfigError, InvalidInputError
+from norma.matching._confidence import Refit
 from norma.matching._config import MatchConfig
 from norma.matching._index import MatchIndex
 
@@ -248,6 +249,8 @@ class CalibratedGate(Gate):
     rules_version: int | None = None
     model: str | None = None
     """The embedding model it was calibrated with (a matcher that embeds with another one ignores it)."""
+    refit: Refit | None = None
+    """The confidence refitted on the same messages (None: too few of one kind; the shipped confidence applies)."""
 
     def __post_init__(self) -> None:
         if self.target in ("precision", "recall") and self.goal is None:
@@ -259,6 +262,7 @@ class CalibratedGate(Gate):
 
     @property
     def description(self) -> str:
+        refit = "" if self.refit is None else f"; confidence refitted: {self.refit.words}"
         misses = f" and {self.near_misses} near misses" if self.near_misses else ""
         head = f"similarity >= {self.threshold:.4f}: calibrated on {self.messages} labelled messages{misses}"
         version = f" at tenant version {self.rules_version if self.rules_version is not None else '?'}"
@@ -269,10 +273,10 @@ class CalibratedGate(Gate):
                 f"{_num(self.shift, 4, '+')} (the best shift for min(acc@1, rejection) on them, "
                 f"{_num(self.fitted_shift, 3, '+')}, weighted {_num(self.weight, 2)} for {self.expecting_none} that "
                 f"expect no rule against a prior of {_num(self.prior, 0)}; acc@1 {_num(self.acc_at_1, 3)}, rejection "
-                f"{_num(self.rejection, 3)}){band}"
+                f"{_num(self.rejection, 3)}){band}{refit}"
             )
         goal = "best F1" if self.target in ("best_f1", "balanced") else f"{self.target} >= {self.goal:g}"
-        return f"{head} ({goal}; precision {_num(self.precision, 3)}, recall {_num(self.recall, 3)}){version}"
+        return f"{head} ({goal}; precision {_num(self.precision, 3)}, recall {_num(self.recall, 3)}){version}{refit}"
 
     def _terms(self) -> dict[str, Any]:
         out: dict[str, Any] = {"target": self.target, "messages": self.messages, "near_misses": self.near_misses}
@@ -282,6 +286,8 @@ class CalibratedGate(Gate):
             value = getattr(self, name)
             if value is not None:
                 out[name] = value
+        if self.refit is not None:
+            out["confidence"] = self.refit.to_dict()
         return out
 
     def with_context(self, *, rules: int, rules_version: int, model: str) -> CalibratedGate:
@@ -437,6 +443,7 @@ def _calibrated(threshold: float, terms: dict[str, Any], band: Band | None) -> C
         rules=_int_or_none(terms.get("rules")),
         rules_version=_int_or_none(terms.get("rules_version")),
         model=model if isinstance(model, str) else None,
+        refit=None if terms.get("confidence") is None else Refit.from_dict(terms["confidence"]),
         **numbers,
     )
 

@@ -21,7 +21,7 @@ from norma.embeddings import Embedder, get_embedder
 from norma.errors import InvalidInputError, NotFoundError
 from norma.matching._buffers import ScoreBuffers
 from norma.matching._compile import IndexBuilder, check_batch, check_dims, checked_vectors
-from norma.matching._confidence import RulebookStats, measure_stats
+from norma.matching._confidence import Refit, RulebookStats, measure_stats
 from norma.matching._config import MatchConfig
 from norma.matching._gate import CalibratedGate, FixedGate, Gate, GateSource, HeldOut, RulebookGate, resolve
 from norma.matching._index import MatchIndex
@@ -266,6 +266,13 @@ class RuleMatcher:
         with self._lock:
             return self._stats_of(self._index)
 
+    @property
+    def refit(self) -> Refit | None:
+        """The confidence refit of the calibrated gate given (:meth:`set_gate`), None for the shipped confidence.
+        Every match reads it, whatever its threshold."""
+        given = self._given
+        return given.refit if isinstance(given, CalibratedGate) else None
+
     def keep_stats(self, stats: RulebookStats) -> bool:
         """Statistics measured earlier on these same rules (a snapshot's): used until the rules change. Ignored
         (False) when they name other rules than today's."""
@@ -401,13 +408,15 @@ class RuleMatcher:
             index = self._index
             gate = self._gate(index, cfg)
             stats = self._stats_of(index)
+            refit = self._given.refit if isinstance(self._given, CalibratedGate) else None
             band = None if gate.band is None else (gate.band.threshold, gate.band.margin)
-            automatic = cfg.threshold == "auto"
+            automatic = cfg.threshold == "auto"  # a target's calibrated threshold is the gate alone, as a number is
+            pass_through = automatic and not (isinstance(gate, CalibratedGate) and gate.target != "balanced")
             if automatic:
                 cfg = cfg.model_copy(update={"threshold": gate.threshold, "threshold_on": gate.score})
             results = [
                 match_one(index, self._buffers, items[i], queries[i], sessions[i] if sessions else None, wanted, cfg,
-                          explain, stats, band, automatic)
+                          explain, stats, band, pass_through, refit)
                 for i in range(len(items))
             ]  # fmt: skip
         for result in results:

@@ -25,7 +25,7 @@ import numpy as np
 
 from norma.errors import InvalidInputError
 from norma.matching._buffers import ExactScores, ScoreBuffers
-from norma.matching._confidence import GOVERNS, RulebookStats, confidences
+from norma.matching._confidence import GOVERNS, Refit, RulebookStats, confidences
 from norma.matching._config import MatchConfig
 from norma.matching._explain import explain_dropped, explain_matches
 from norma.matching._gate import band_lowers
@@ -83,12 +83,13 @@ def match_one(
     stats: RulebookStats,
     band: tuple[float, float] | None = None,
     automatic: bool = False,
+    refit: Refit | None = None,
 ) -> MatchResult:
     """The rules of ``index`` that apply to ``message`` (``query``: its ``(windows, dim)`` vectors, None for an
     empty message), best first. ``stats``: the rulebook's statistics for the confidence (measured on ``index``).
     ``band``: (lower threshold, margin) of a similarity gate with a margin band. ``automatic``: the threshold is the
     automatic gate's (``threshold="auto"``), which a rule that governs the message passes whatever its similarity;
-    a number the caller set is the gate alone."""
+    a number the caller set is the gate alone. ``refit``: the tenant's confidence refit (``norma rules calibrate``)."""
     if query is None or index.vectors is None or not len(index):
         return MatchResult()
     if query.shape[1] != index.vectors.dim:
@@ -100,7 +101,7 @@ def match_one(
     try:
         pooled = pool(index, query, mask, vector, lexical, cfg, exact)
         scores = fuse(index, query, pooled, lexical, mask, cfg, exact)
-        confidence = confide(index, pooled, scores, stats)
+        confidence = confide(index, pooled, scores, stats, refit)
         gated = gate(index, pooled, scores, session, cfg, band, confidence if automatic else None)
         if gated.threshold != cfg.threshold:  # the band applied: explain with the threshold in force
             cfg = cfg.model_copy(update={"threshold": gated.threshold})
@@ -400,7 +401,9 @@ def centroid_similarities(index: MatchIndex, slots: np.ndarray, query: np.ndarra
     return out
 
 
-def confide(index: MatchIndex, pooled: Pool, scores: Scores, stats: RulebookStats) -> np.ndarray:
+def confide(
+    index: MatchIndex, pooled: Pool, scores: Scores, stats: RulebookStats, refit: Refit | None = None
+) -> np.ndarray:
     """Each scored rule's confidence that it governs the message, aligned with ``scored``: ``_confidence.py``
     over its similarity, vector score, normalised BM25, the other scored rules' similarities and the top candidate
     (the most relevant one: the highest hybrid score, before priority and scope; ties by id)."""
@@ -411,7 +414,7 @@ def confide(index: MatchIndex, pooled: Pool, scores: Scores, stats: RulebookStat
     similarity = np.zeros(len(scored), dtype=np.float64)  # the ADR pool: only its vector top has a similarity
     similarity[pooled.pooled_at] = scores.similarity[pooled.pooled_at]
     ids = index.ids
-    return confidences(stats, [ids[s] for s in scored.tolist()], similarity, scores.vector, scores.bm25, top)
+    return confidences(stats, [ids[s] for s in scored.tolist()], similarity, scores.vector, scores.bm25, top, refit)
 
 
 # -- 6. gate -------------------------------------------------------------------------------------------------------
