@@ -132,7 +132,7 @@ def calibrate(
     db_url: str | None,
     output_format: str | None,
 ) -> int:
-    """Pick the tenant's matching gate and refit its confidence from labelled messages; store both with its rules.
+    """Fit the tenant's gate and confidence to labelled messages and store them with its rules.
 
     Every matcher of the tenant (CLI, service, every replica) then gates on it, and its confidence that a rule
     governs a message (which rules a turn check enforces) is the refitted one: the shipped logit scaled and shifted

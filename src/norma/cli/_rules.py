@@ -62,7 +62,7 @@ def _store(db_url: str | None, *, create: bool = True) -> Iterator[Store]:
         ),
         "calibrate": LazyCommand(
             "norma.cli._calibrate:calibrate",
-            "Pick the tenant's matching gate from labelled messages and store it with its rules.",
+            "Fit the tenant's gate and confidence to labelled messages and store them with its rules.",
         ),
         "doctor": LazyCommand(
             "norma.cli._rulebook_tools:doctor_command",
