@@ -362,7 +362,7 @@ def test_the_starter_pre_commit_config_runs(installed: Installed, starter: Path,
     proc = subprocess.run(command, cwd=starter, env=env, capture_output=True, text=True, check=False, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.count("Passed") == 3, proc.stdout
-    assert "3 turns: 3 passed, 0 failed" in proc.stdout
+    assert "3 records: 3 passed, 0 failed, 0 skipped, 0 bad" in proc.stdout
 
 
 @pytest.mark.slow

@@ -12,6 +12,8 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import EXAMPLES, CliResult
+from tests.conftest import EXAMPLES, REPO, CliResult
 
 pytestmark = pytest.mark.model
 
@@ -351,6 +353,7 @@ def test_batch_json_equals_the_one_turn_command(run_cli: Run, single_verdicts: d
     assert result.code == 1, result.err
     document = json.loads(result.out)
     assert document["turns"] == 8
+    assert (document["records"], document["bad"]) == (8, 0)
     assert document["rules"] == 28
     assert [row["line"] for row in document["results"]] == list(range(1, 9))
     assert {row["id"]: (row["verdict"], failed(row)) for row in document["results"]} == single_verdicts
@@ -405,6 +408,124 @@ def test_batch_with_bad_lines_exits_2_and_keeps_the_others(run_cli: Run, tmp_pat
     assert "not valid JSON" in errors[0]
     assert "output" in errors[1]
     assert "colour" in errors[2]
+
+
+def _with_bad_lines(tmp_path: Path) -> Path:
+    """Five records: line 1 passes, 2-3 are bad (not JSON; no output), line 4 (blank) is none, 5 fails."""
+    batch = tmp_path / "mixed.jsonl"
+    batch.write_text(
+        "\n".join(
+            [
+                json.dumps({"message": PIN_MESSAGE, "output": GOOD}),
+                "{not json",
+                json.dumps({"message": PIN_MESSAGE}),
+                "   ",
+                json.dumps({"message": PIN_MESSAGE, "output": "Please confirm your PIN."}),
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    return batch
+
+
+def test_the_batch_totals_count_every_record_the_bad_ones_too(run_cli: Run, tmp_path: Path) -> None:
+    batch = _with_bad_lines(tmp_path)
+    table = check(run_cli, "--batch", str(batch), "--engine", "local")
+    assert table.code == 2  # a bad record wins over the failed turn, as before
+    assert table.out.splitlines()[-1] == "4 records: 1 passed, 1 failed, 0 skipped, 2 bad"
+    errors = [line for line in table.err.splitlines() if line.startswith("norma: error:")]
+    assert len(errors) == 2
+    assert errors[0].startswith(f"norma: error: {batch}:2: not valid JSON"), errors
+    assert errors[1].startswith(f"norma: error: {batch}:3: "), errors
+    document_run = check(run_cli, "--batch", str(batch), "--engine", "local", "--format", "json")
+    assert document_run.code == 2
+    document = json.loads(document_run.out)
+    totals = {key: document[key] for key in ("records", "turns", "passed", "failed", "skipped", "bad")}
+    assert totals == {"records": 4, "turns": 2, "passed": 1, "failed": 1, "skipped": 0, "bad": 2}
+    assert [row["line"] for row in document["results"]] == [1, 5]
+    assert document["mean_reward"] == pytest.approx((1.0 + 0.6) / 2)
+
+
+def test_the_merged_shards_add_up_their_bad_records(run_cli: Run, tmp_path: Path) -> None:
+    batch = _with_bad_lines(tmp_path)  # 4 records: shard 1/2 is lines 1-2 (one bad), shard 2/2 lines 3 and 5
+    whole = check(run_cli, "--batch", str(batch), "--engine", "local", "--format", "json")
+    parts = []
+    for i in (1, 2):
+        shard = check(run_cli, "--batch", str(batch), "--engine", "local", "--format", "json", "--shard", f"{i}/2")
+        assert shard.code == 2, shard.err  # each shard has one bad record
+        assert json.loads(shard.out)["bad"] == 1
+        part = tmp_path / f"part{i}.json"
+        part.write_text(shard.out, encoding="utf-8")
+        parts.append(str(part))
+    merged = run_cli("merge", *parts)
+    assert json.loads(merged.out) == json.loads(whole.out)
+    assert json.loads(merged.out)["bad"] == 2
+
+
+def _no_turns(source: str, stdin: bool = False) -> str:
+    what, todo = ("the input", "check what is piped in") if stdin else ("the file", "check the path")
+    return (
+        f"norma: error: {source}: no turn records: {what} is empty or has only blank lines "
+        f"({todo}, or pass --allow-empty to accept an empty batch)"
+    )
+
+
+@pytest.mark.parametrize("content", ["", "\n", "\n   \n\t\r\n\n"], ids=["empty", "one-new-line", "blank-lines"])
+@pytest.mark.parametrize("fmt", ["table", "json", "jsonl", "junit"])
+def test_a_batch_file_with_no_turns_is_bad_input(run_cli: Run, tmp_path: Path, content: str, fmt: str) -> None:
+    batch = tmp_path / "turns.jsonl"
+    batch.write_text(content, encoding="utf-8")
+    result = check(run_cli, "--batch", str(batch), "--engine", "local", "--format", fmt)
+    assert result.code == 2
+    assert result.out == ""
+    assert result.err.splitlines() == [_no_turns(str(batch))]
+
+
+def test_no_turns_on_stdin_is_bad_input() -> None:
+    command = [sys.executable, "-m", "norma", "check", "--rules", BANKING, "--batch", "-", "--engine", "local"]
+    proc = subprocess.run(command, cwd=REPO, input="\n\n", capture_output=True, text=True, check=False, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == ""
+    assert proc.stderr.splitlines() == [_no_turns("<stdin>", stdin=True)]
+
+
+def test_allow_empty_checks_nothing_and_exits_0(run_cli: Run, tmp_path: Path) -> None:
+    batch = tmp_path / "turns.jsonl"
+    batch.write_text("\n  \n", encoding="utf-8")
+    table = check(run_cli, "--batch", str(batch), "--engine", "local", "--allow-empty")
+    assert table.code == 0, table.err
+    assert table.out.splitlines() == ["0 records: 0 passed, 0 failed, 0 skipped, 0 bad"]
+    assert table.err == ""
+    result = check(run_cli, "--batch", str(batch), "--engine", "local", "--allow-empty", "--format", "json")
+    assert result.code == 0, result.err
+    assert json.loads(result.out) == {
+        "rules": 28,
+        "records": 0,
+        "turns": 0,
+        "passed": 0,
+        "failed": 0,
+        "skipped": 0,
+        "bad": 0,
+        "mean_reward": None,
+        "results": [],
+    }
+
+
+def test_allow_empty_changes_nothing_when_there_are_turns(run_cli: Run, tmp_path: Path) -> None:
+    batch = _with_bad_lines(tmp_path)
+    given = ("--batch", str(batch), "--engine", "local", "--format", "json")
+    plain, allowed = check(run_cli, *given), check(run_cli, *given, "--allow-empty")
+    assert allowed.code == plain.code == 2
+    assert json.loads(allowed.out) == json.loads(plain.out)
+
+
+def test_allow_empty_goes_with_batch(run_cli: Run) -> None:
+    result = check(run_cli, "-m", PIN_MESSAGE, "-o", GOOD, "--allow-empty")
+    assert result.code == 2
+    assert result.err.splitlines() == [
+        "norma: error: --allow-empty goes with --batch (it lets a batch file with no turns exit 0)"
+    ]
 
 
 def test_batch_takes_no_single_turn_options(run_cli: Run) -> None:

@@ -10,7 +10,9 @@ with the same code a single run uses, and the exit code is what that run would h
 * JSON Lines (any of them with ``--format jsonl``: the lines one after the other);
 * SARIF 2.1.0 and JUnit XML of ``norma audit --batch`` and ``norma check --batch``.
 
-A shard's errors (bad records, exit 2) are not in its output: the shard's own job reports them.
+A shard's errors (bad records, exit 2) are not in its output: the shard's own job reports them (the JSON of
+``norma check --batch`` counts them, ``bad``, and the merged document adds the shards' counts up; the merge's exit
+code, as before, is the rows').
 """
 
 from __future__ import annotations
@@ -154,7 +156,8 @@ def _merge_results(kind: MergeFormat, shards: list[tuple[str, str]]) -> MergedOu
         code = 0 if document["matched"] or not merged_rows else 1
     elif kind == "check":
         _same("check --batch", documents, ("rules",))
-        document = turn_document(merged_rows, documents[0][1]["rules"])
+        bad = sum(shard.get("bad", 0) for _, shard in documents)  # a shard's bad records have no row: its count
+        document = turn_document(merged_rows, documents[0][1]["rules"], bad)
         code = 1 if any(row.get("failing", row.get("verdict") == "fail") for row in merged_rows) else 0
     else:
         _same("rubric eval --batch", documents, ("rubric",))

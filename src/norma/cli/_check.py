@@ -28,6 +28,7 @@ from norma.cli._output import (
 
 if TYPE_CHECKING:
     from norma.batch import CheckedTurn
+    from norma.errors import InvalidInputError
     from norma.turns import CheckedRule, MatchedRuleSummary, Norma, TurnReport
 
 __all__ = ["check"]
@@ -133,6 +134,12 @@ def _write(
     metavar="FILE",
     help='Check every turn of FILE (JSON Lines: {"message", "output", "session"?, "id"?}; "-": stdin).',
 )
+@click.option(
+    "--allow-empty",
+    is_flag=True,
+    help="With --batch: a FILE with no turn records (empty, or only blank lines) checks nothing and exits 0 "
+    "(without it: exit 2).",
+)
 @click.option("--audit", "run_audit", is_flag=True, help="Also run the IR.x.y audit on the output(s).")
 @click.option(
     "--documents",
@@ -175,6 +182,7 @@ def check(
     output_file: Path | None,
     session_json: str | None,
     batch_file: str | None,
+    allow_empty: bool,
     run_audit: bool,
     documents: Path | None,
     fail_on: str,
@@ -188,13 +196,16 @@ def check(
 
     The rules are those of --rules FILE or of the stored --tenant TENANT. Judge checks use the LLM of
     $NORMA_LLM_URL (docs/llm.md); without one they are skipped. Exit 0 when every turn passes, 1 when one fails
-    (an error check failed; with --fail-on warning a warning one too), 2 on bad input.
+    (an error check failed; with --fail-on warning a warning one too), 2 on bad input: with --batch, a record that
+    cannot be checked (the others are still checked and reported), or a FILE with no records (unless --allow-empty).
     """
     from norma.reports import turns_exit_code
 
     check_rules_source(rules_file, tenant_id, db_url)
     if documents is not None and not run_audit:
         raise click.UsageError("--documents goes with --audit (the audit reads them; without --audit nothing does)")
+    if allow_empty and batch_file is None:
+        raise click.UsageError("--allow-empty goes with --batch (it lets a batch file with no turns exit 0)")
     fmt = output_format or ((ctx.find_root().obj or {}).get("format") or "table")
     options = EngineOptions.pop(engine)
     everything = show_all or options.verbose or sys.stdout.isatty()  # a log or a CI job: what needs a look
@@ -203,6 +214,7 @@ def check(
             raise click.UsageError("with --batch, each turn's message, output and session are in its JSON Lines record")
         return _batch(
             batch_file,
+            allow_empty,
             rules_file,
             tenant_id,
             db_url,
@@ -277,6 +289,7 @@ def _checker(
 
 def _batch(
     source: str,
+    allow_empty: bool,
     rules_file: Path | None,
     tenant_id: str | None,
     db_url: str | None,
@@ -294,6 +307,8 @@ def _batch(
     from norma.reports import turn_document
 
     records = _read_turns(source)
+    if not records and not allow_empty:
+        raise _no_turns(source)
     match = MatchJob.for_tenant(tenant_id, db_url) if tenant_id is not None else MatchJob.make(str(rules_file))
     job = CheckJob(match, audit=run_audit, documents=None if documents is None else str(documents), judge=True)
     job.check()
@@ -306,17 +321,14 @@ def _batch(
     rows = [  # the reports stay typed until here, the writer
         {"line": line, **turn.row(), "failing": turn.report.failing(fail_on)} for line, turn in turns
     ]
-    document = turn_document(rows, job.rule_count())
+    document = turn_document(rows, job.rule_count(), bad=len(bad))
     if tenant_id is not None:
         document["tenant"] = tenant_id
     if fmt == "table":
         con = console()
         for name, report in items:
             _render(con, name, report, everything)
-        con.print(
-            f"{document['turns']} turns: {document['passed']} passed, {document['failed']} failed, "
-            f"{document['skipped']} skipped"
-        )
+        con.print(_totals(document))
     elif fmt == "json":
         write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", out_path)
     elif fmt == "jsonl":
@@ -331,6 +343,31 @@ def _batch(
     if errors:
         return 2
     return 1 if any(row["failing"] for row in rows) else 0
+
+
+def _totals(document: dict[str, Any]) -> str:
+    """The table's last line: every record of the batch (of the shard), checked (passed, failed, skipped) or bad."""
+    return (
+        f"{document['records']} records: {document['passed']} passed, {document['failed']} failed, "
+        f"{document['skipped']} skipped, {document['bad']} bad"
+    )
+
+
+def _no_turns(source: str) -> InvalidInputError:
+    """The error of a batch input with no turn records (the command exits 2; ``--allow-empty`` accepts it)."""
+    from norma.errors import InvalidInputError
+
+    if source == "-":
+        return InvalidInputError(
+            "no turn records: the input is empty or has only blank lines",
+            source="<stdin>",
+            hint="check what is piped in, or pass --allow-empty to accept an empty batch",
+        )
+    return InvalidInputError(
+        "no turn records: the file is empty or has only blank lines",
+        source=source,
+        hint="check the path, or pass --allow-empty to accept an empty batch",
+    )
 
 
 def _read_turns(source: str) -> list[Any]:

@@ -54,16 +54,19 @@ def turns_exit_code(reports: Sequence[TurnReport], fail_on: FailOn | str = FailO
     return 1 if any(r.failing(policy) for r in reports) else 0
 
 
-def turn_document(rows: Sequence[dict[str, Any]], rules: int) -> dict[str, Any]:
-    """``norma check --batch --format json``: one row per turn (``TurnReport.to_dict()`` and its ``line``), the
-    verdict counts and the mean reward; ``norma merge`` recomputes the totals from the rows with this function."""
+def turn_document(rows: Sequence[dict[str, Any]], rules: int, bad: int = 0) -> dict[str, Any]:
+    """``norma check --batch --format json``: one row per turn checked (``TurnReport.to_dict()`` and its ``line``),
+    the verdict counts, the mean reward and the records that could not be checked (``bad``: they have no row);
+    ``records`` counts them all. ``norma merge`` recomputes the totals from the rows with this function."""
     rewards = [row["reward"] for row in rows if isinstance(row.get("reward"), int | float)]
     return {
         "rules": rules,
+        "records": len(rows) + bad,
         "turns": len(rows),
         "passed": sum(1 for row in rows if row.get("verdict") == "pass"),
         "failed": sum(1 for row in rows if row.get("verdict") == "fail"),
         "skipped": sum(1 for row in rows if row.get("verdict") == "skip"),
+        "bad": bad,
         "mean_reward": math.fsum(rewards) / len(rewards) if rewards else None,
         "results": list(rows),
     }
