@@ -11,6 +11,7 @@ Usage: .venv/bin/python experiments/adapt_speed.py [--steps 30]
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import tempfile
 import time
@@ -21,7 +22,6 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from _devsets import banking77, nlupp  # noqa: E402
-
 from norma.embeddings import AdaptOptions, adapt_encoder  # noqa: E402
 from norma.rules import rule_texts  # noqa: E402
 
@@ -52,11 +52,8 @@ def timed(groups: list[list[str]], options: AdaptOptions, steps: int) -> tuple[f
         if done >= steps:
             raise Enough
 
-    with tempfile.TemporaryDirectory() as folder:
-        try:
-            adapt_encoder(groups, Path(folder) / "m", options=options, progress=progress)
-        except Enough:
-            pass
+    with tempfile.TemporaryDirectory() as folder, contextlib.suppress(Enough):
+        adapt_encoder(groups, Path(folder) / "m", options=options, progress=progress)
     per_step = (stamps[-1] - stamps[2]) / (len(stamps) - 3)
     return per_step, total[0]
 

@@ -159,6 +159,41 @@ def test_adapting_stores_a_cross_fitted_gate_and_matchers_apply_it(gated: Path) 
     assert matcher.gate().kind == "adapted"
 
 
+def test_the_held_out_probes_are_stored_by_owner_and_give_the_adapted_matchers_statistics(gated: Path) -> None:
+    from norma.embeddings import text_key
+    from norma.matching._confidence import PRIOR, SHRINK
+
+    held = _held(gated)
+    assert len(held.owners) == 24  # the same probes as the gate's similarities
+    keys = {text_key(group[0]): i for i, group in enumerate(GATE_GROUPS)}
+    assert {key for key, _, _ in held.owners} <= set(keys)
+    best = sorted(max(v for v in (own, other) if v is not None) for _, own, other in held.owners)
+    assert best == pytest.approx(list(held.similarities), abs=1e-4)  # best of own and other: the gate's similarity
+    embedder = CachedEmbedder(BertEmbedder(gated), EmbeddingCache())
+    rules = _gate_rules()
+    matcher = RuleMatcher(rules, embedder=embedder, gate=held)
+    stats = matcher.stats()
+    matcher.set_gate(CalibratedGate(0.5, "best_f1", 3, model=matcher.model_id))  # a tenant's calibration
+    assert matcher.stats() == stats  # the encoder's own figures stay, whatever gate comes next
+
+    def shrunk(values: list[float], prior: float) -> float:
+        return (len(values) * float(np.median(values)) + SHRINK * prior) / (len(values) + SHRINK)
+
+    assert stats.texts == 24
+    assert stats.probe == pytest.approx(shrunk(best, PRIOR["probe"]), abs=1e-9)
+    owns = [own for _, own, _ in held.owners if own is not None]
+    book_in = shrunk(owns, PRIOR["inside"])
+    first = text_key(GATE_GROUPS[0][0])
+    mine = [own for key, own, _ in held.owners if key == first and own is not None]
+    assert mine  # three of the first rule's ten examples were held out
+    assert stats.inside["r0"] == pytest.approx(shrunk(mine, book_in), abs=1e-9)
+    measured = RuleMatcher(rules, embedder=embedder).stats()  # on the texts it was trained on: they run higher
+    assert measured.probe > stats.probe
+    new = Rule(id="new", condition_text="The user wants a new thing.", examples=["a new thing please"])
+    with_new = RuleMatcher([*rules, new], embedder=embedder, gate=held).stats()
+    assert with_new.inside["new"] == pytest.approx(book_in, abs=1e-9)  # never held out: its rulebook's figure
+
+
 def test_the_adapted_gate_says_when_the_rulebook_moved_on(gated: Path) -> None:
     info = adapted_info(gated)
     assert info is not None
@@ -283,6 +318,13 @@ def test_the_stored_gate_is_read_from_the_folder_and_the_environment(
     (broken / ADAPTED_FILE).write_text(json.dumps(record), encoding="utf-8")
     assert read_held_out(broken) == HeldOut((0.7,) * 20, 5)
     assert read_held_out(tmp_path / "nowhere") is None
+    record["held_out"] = {"similarities": [0.7] * 20, "rules": 5, "by_rule": {"12": [[0.7, 0.5], [None, 0.6]]}}
+    (broken / ADAPTED_FILE).write_text(json.dumps(record), encoding="utf-8")
+    assert read_held_out(broken) == HeldOut((0.7,) * 20, 5, owners=((12, 0.7, 0.5), (12, None, 0.6)))
+    record["held_out"]["by_rule"] = {"twelve": [[0.7, 0.5]]}
+    (broken / ADAPTED_FILE).write_text(json.dumps(record), encoding="utf-8")
+    with pytest.raises(ConfigError, match="malformed by_rule"):
+        read_held_out(broken)
 
 
 def test_torch_encoder_equals_the_onnx_encoder(model_dir: Path, embedder: BertEmbedder) -> None:
@@ -300,6 +342,40 @@ def test_torch_encoder_equals_the_onnx_encoder(model_dir: Path, embedder: BertEm
             *_tensors(WordPieces(files.tokenizer_path, files.max_seq_length), texts, torch), train=False
         )
     assert np.abs(mine.numpy() - embedder.embed(texts)).max() < 1e-5
+
+
+def test_encoding_in_chunks_of_similar_length_gives_the_vectors_of_the_whole_batch(
+    model_dir: Path, embedder: BertEmbedder
+) -> None:
+    import torch
+
+    from norma.embeddings._adapt import _CHUNK, _encode, _TorchBert
+    from norma.embeddings._model_files import load_model_files
+    from norma.embeddings._tokenize import WordPieces
+
+    files = load_model_files(model_dir)
+    model = _TorchBert(files, torch)
+    words = [
+        "please",
+        "block",
+        "the",
+        "card",
+        "I",
+        "lost",
+        "on",
+        "the",
+        "bus",
+        "near",
+        "the",
+        "station",
+        "yesterday",
+        "evening",
+    ]
+    texts = [" ".join(words[: 1 + (7 * i) % len(words)]) for i in range(2 * _CHUNK + 3)]  # lengths out of order
+    with torch.no_grad():
+        chunked = _encode(model, WordPieces(files.tokenizer_path, 64), texts, torch, train=False).numpy()
+    assert chunked.shape == (len(texts), 384)
+    assert np.abs(chunked - embedder.embed(texts)).max() < 1e-5  # each text its own vector, in the given order
 
 
 def test_adapted_model_loads_and_pulls_each_rule_together(adapted: Path, embedder: BertEmbedder) -> None:

@@ -27,13 +27,13 @@ docs/design/040-matching.md "One calibrated confidence").
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from norma.embeddings import MAX_PROBES, pick_probes, probe_similarities_by_owner
+from norma.embeddings import MAX_PROBES, pick_probes, probe_similarities_by_owner, text_key
 from norma.errors import InvalidInputError
 from norma.matching._index import MatchIndex
 
@@ -46,6 +46,7 @@ __all__ = [
     "Refit",
     "RulebookStats",
     "confidences",
+    "crossfit_stats",
     "fit_refit",
     "measure_stats",
 ]
@@ -153,6 +154,28 @@ def measure_stats(index: MatchIndex) -> RulebookStats:
         inside[ids[slot]] = _shrunk(ins[np.isfinite(ins)], book_in)
         outside[ids[slot]] = _shrunk(outs[np.isfinite(outs)], book_out)
     return RulebookStats(probe, len(probes), inside, outside)
+
+
+def crossfit_stats(index: MatchIndex, owners: Sequence[tuple[int, float | None, float | None]]) -> RulebookStats:
+    """The statistics of ``index``'s rules for an adapted encoder, from the examples it held out while adapting
+    (``owners``: (CRC-32 key of the rule's first text, best similarity to another text of its rule, best to another
+    rule's text), measured by the encoder trained without them): an encoder's similarities among the texts it was
+    trained on run higher than a message's will, so they are not measured on them. A rule without a held-out
+    example (added since, or with too few examples) gets its rulebook's figures; shrunk as :func:`measure_stats`."""
+    own = np.array([np.nan if o is None else o for _, o, _ in owners], dtype=np.float64)
+    other = np.array([np.nan if t is None else t for _, _, t in owners], dtype=np.float64)
+    best = np.fmax(own, other)
+    probe = _shrunk(best[np.isfinite(best)], PRIOR["probe"])
+    book_in = _shrunk(own[np.isfinite(own)], PRIOR["inside"])
+    book_out = _shrunk(other[np.isfinite(other)], PRIOR["outside"])
+    keys = np.array([key for key, _, _ in owners], dtype=np.int64)
+    inside, outside = {}, {}
+    for slot in np.flatnonzero(index.alive[: index.size]).tolist():
+        mine = keys == text_key(index.texts_at[slot][0].strip())
+        ins, outs = own[mine], other[mine]
+        inside[index.ids[slot]] = _shrunk(ins[np.isfinite(ins)], book_in)
+        outside[index.ids[slot]] = _shrunk(outs[np.isfinite(outs)], book_out)
+    return RulebookStats(probe, len(owners), inside, outside)
 
 
 def confidences(

@@ -497,6 +497,10 @@ class HeldOut:
     rules: int | None = None
     trained_texts: int | None = None
     sketch: frozenset[int] = frozenset()
+    owners: tuple[tuple[int, float | None, float | None], ...] = ()
+    """The same probes split by owner: (CRC-32 key of its rule's first text, best similarity to another text of its
+    rule, best to another rule's text; None where there is none), for the confidence's statistics (empty for an
+    encoder adapted by an earlier norma)."""
 
     def trained(self) -> Callable[[str], bool | None] | None:
         """Whether the encoder was trained on a text: exact up to 4,096 trained texts; beyond, only for texts whose
@@ -539,7 +543,25 @@ def read_held_out(model_dir: str | os.PathLike[str]) -> HeldOut | None:
         rules if isinstance(rules, int) else None,
         texts if isinstance(texts, int) else None,
         frozenset(sketch),
+        _owners(data.get("by_rule") or {}, path),
     )
+
+
+def _owners(by_rule: Any, path: Path) -> tuple[tuple[int, float | None, float | None], ...]:
+    """The ``by_rule`` record of a held-out measurement as (rule key, own, other) triples, in its order."""
+    from norma.embeddings import ADAPTED_FILE
+
+    try:
+        out = [
+            (int(key), None if own is None else float(own), None if other is None else float(other))
+            for key, pairs in dict(by_rule).items()
+            for own, other in pairs
+        ]
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{ADAPTED_FILE} holds a malformed by_rule record: {exc}", source=str(path)) from None
+    if not all(v is None or math.isfinite(v) for _, own, other in out for v in (own, other)):
+        raise ConfigError(f"{ADAPTED_FILE} holds a similarity that is not finite", source=str(path))
+    return tuple(out)
 
 
 def default_held_out() -> HeldOut | None:

@@ -21,7 +21,7 @@ from norma.embeddings import Embedder, get_embedder
 from norma.errors import InvalidInputError, NotFoundError
 from norma.matching._buffers import ScoreBuffers
 from norma.matching._compile import IndexBuilder, check_batch, check_dims, checked_vectors
-from norma.matching._confidence import Refit, RulebookStats, measure_stats
+from norma.matching._confidence import Refit, RulebookStats, crossfit_stats, measure_stats
 from norma.matching._config import MatchConfig
 from norma.matching._gate import CalibratedGate, FixedGate, Gate, GateSource, HeldOut, RulebookGate, resolve
 from norma.matching._index import MatchIndex
@@ -84,6 +84,7 @@ class RuleMatcher:
         self._given_for: MatchIndex | None = None  # the rules a given rulebook gate was measured on
         self._resolved: tuple[MatchIndex, tuple[object, ...], Gate] | None = None  # the last gate resolved
         self._stats: tuple[MatchIndex, RulebookStats] | None = None  # the confidence's statistics, per version
+        self._owners: tuple[tuple[int, float | None, float | None], ...] = ()  # an adapted encoder's (HeldOut)
         self._apply(list(rules), vectors, bump=False)
         if gate is not None:
             self.set_gate(gate)
@@ -229,6 +230,8 @@ class RuleMatcher:
             )
             gate = None
         with self._lock:
+            if isinstance(gate, HeldOut) and gate.owners != self._owners:  # the encoder's own held-out figures: they
+                self._owners, self._stats = gate.owners, None  # stay with the matcher whatever gate comes next
             self._given, self._given_for, self._resolved = gate, self._index, None
 
     def gate(self, config: MatchConfig | None = None) -> Gate:
@@ -289,7 +292,8 @@ class RuleMatcher:
         cached = self._stats
         if cached is not None and cached[0] is index:
             return cached[1]
-        stats = measure_stats(index)
+        # an adapted encoder's from the examples it never saw (its HeldOut), else from the rules' own texts
+        stats = crossfit_stats(index, self._owners) if self._owners else measure_stats(index)
         self._stats = (index, stats)
         return stats
 

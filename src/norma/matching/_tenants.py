@@ -343,7 +343,10 @@ def tenant_gate(
 
 def apply_stored_gate(matcher: RuleMatcher, store: RuleStore, tenant_id: str, held_out: HeldOut | None = None) -> None:
     """Give ``matcher`` the tenant's stored calibrated gate, else ``held_out`` (an adapted encoder's), else nothing
-    (the matcher measures the rulebook)."""
+    (the matcher measures the rulebook). ``held_out`` is given first whatever the gate: its figures are the adapted
+    encoder's, which the confidence's statistics come from."""
     gate: GateSource | None = stored_gate(store, tenant_id) or held_out
     if gate is not matcher.given_gate:
+        if held_out is not None and gate is not held_out:
+            matcher.set_gate(held_out)
         matcher.set_gate(gate)
