@@ -169,6 +169,32 @@ def test_the_held_out_similarities_given_make_the_adapted_gate(filled: str, embe
         store.close()
 
 
+def test_a_calibrated_tenant_keeps_the_adapted_encoders_figures_for_its_confidence(
+    filled: str, embedder: Embedder
+) -> None:
+    from norma.embeddings import text_key
+    from norma.matching import CalibratedGate, HeldOut
+    from norma.matching._confidence import PRIOR, SHRINK
+
+    first = RULES[0]
+    owners = tuple((text_key(first.embedding_text), 0.60 + k / 100, 0.40) for k in range(5))
+    held = HeldOut((0.6,) * 20, rules=3, owners=owners)
+    store = open_store(filled)
+    try:
+        calibrated = CalibratedGate(0.5, "precision", messages=3, goal=0.9, model=embedder.model_id)
+        store.save_gate("acme", calibrated.to_dict())  # type: ignore[attr-defined]
+        matcher = TenantMatchers(store, held_out=held).get("acme", embedder=embedder)
+        assert matcher.gate() == calibrated
+        stats = matcher.stats()  # from the five held-out probes, not from the rules' texts
+        assert stats.texts == 5
+        book_in = (5 * 0.62 + SHRINK * PRIOR["inside"]) / (5 + SHRINK)  # the median of 0.60-0.64 is 0.62
+        assert stats.probe == pytest.approx((5 * 0.62 + SHRINK * PRIOR["probe"]) / (5 + SHRINK), abs=1e-9)
+        assert stats.inside[first.id] == pytest.approx((5 * 0.62 + SHRINK * book_in) / (5 + SHRINK), abs=1e-9)
+        assert stats.inside[RULES[1].id] == pytest.approx(book_in, abs=1e-9)  # never held out: the rulebook's
+    finally:
+        store.close()
+
+
 def test_the_measured_gate_is_read_once_per_version_of_the_tenants_rules(tmp_path: Path, embedder: Embedder) -> None:
     from norma.matching import tenant_gate, tenant_matchers
 
