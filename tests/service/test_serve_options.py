@@ -67,3 +67,24 @@ def test_a_plain_serve_says_a_key_is_needed_and_how_to_create_one(tmp_path: Path
             " (or set NORMA_ADMIN_KEY before starting, for an admin key)"
         )
         assert httpx.get(f"{url}/v1/tenants/acme/rules", timeout=10).status_code == 401
+
+
+def test_the_banner_names_the_guarded_endpoint_and_its_upstream(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'norma.db'}"
+    upstream = "http://127.0.0.1:9/v1/"  # nothing listens there: the banner is all this test reads
+    args = ["--demo", "--db", db, "--upstream", upstream, "--guard-policy", "block"]
+    with serve_process([*args, "--format", "json"], log=tmp_path / "serve.log", cwd=tmp_path) as (url, proc):
+        guard = json.loads(_read_json_banner(proc))["guard"]
+    assert guard == {
+        "endpoint": f"{url}/v1/tenants/demo/chat/completions",
+        "base_url": f"{url}/v1/tenants/demo",
+        "upstream": "http://127.0.0.1:9/v1",
+        "policy": "block",
+    }
+    with serve_process(args, log=tmp_path / "serve2.log", cwd=tmp_path) as (url, proc):
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline() for _ in range(6)]  # the table banner: six lines with a demo and a guard
+    assert lines[-1].strip() == (
+        f"guarded endpoint: {url}/v1/tenants/demo/chat/completions -> http://127.0.0.1:9/v1/chat/completions "
+        f"(policy block; an OpenAI client's base_url: {url}/v1/tenants/demo)"
+    )

@@ -14,6 +14,7 @@ from rich.rule import Rule
 from norma._package_data import examples_folder
 from norma._version import __version__
 from norma.cli._output import emit, format_option, resolve_format
+from norma.errors import MissingDependencyError
 
 __all__ = ["SECTIONS", "Section", "demo", "find_examples"]
 
@@ -35,6 +36,13 @@ SECTION_MODULES = (
 """The command modules that add a section, imported (in this order) when the demo runs, not before."""
 
 
+def _skipped(reason: str) -> Callable[[Console], None]:
+    def render(con: Console) -> None:
+        con.print(f"skipped: {reason}", markup=False)
+
+    return render
+
+
 def find_examples(explicit: Path | None = None) -> Path:
     """The examples folder: the one given, else the one norma ships (:func:`norma._package_data.examples_folder`)."""
     return explicit if explicit is not None else examples_folder()
@@ -51,7 +59,10 @@ def find_examples(explicit: Path | None = None) -> Path:
 @format_option
 @click.pass_context
 def demo(ctx: click.Context, examples_dir: Path | None, output_format: str | None) -> int:
-    """Walk the examples through every capability and print what each one does."""
+    """Walk the examples through every capability and print what each one does.
+
+    A capability whose dependency is missing (the embedding model, say) is shown as skipped, with how to install
+    it; the others still run."""
     fmt = resolve_format(ctx, output_format)
     folder = find_examples(examples_dir)
     for module in SECTION_MODULES:
@@ -59,7 +70,10 @@ def demo(ctx: click.Context, examples_dir: Path | None, output_format: str | Non
     results: dict[str, Any] = {"version": __version__, "examples": str(folder), "sections": {}}
     renderers: list[tuple[str, Callable[[Console], None]]] = []
     for name, section in SECTIONS.items():
-        summary, render = section(folder)
+        try:
+            summary, render = section(folder)
+        except MissingDependencyError as exc:  # e.g. no embedding model: the sections that need none still run
+            summary, render = {"skipped": str(exc)}, _skipped(str(exc))
         results["sections"][name] = summary
         renderers.append((name, render))
 

@@ -38,10 +38,20 @@ _OPTION_NAMES = {
 _LEVELS = ("critical", "error", "warning", "info", "debug")
 
 
-def _banner(host: str, port: int, demo: DemoTenant | None) -> dict[str, Any]:
+def _banner(
+    host: str, port: int, demo: DemoTenant | None, upstream: str | None = None, policy: str | None = None
+) -> dict[str, Any]:
     shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
     base = f"http://{shown}:{port}"
     payload: dict[str, Any] = {"url": base, "playground": f"{base}/", "openapi": f"{base}/docs"}
+    if upstream is not None:  # the guarded endpoint, where an OpenAI client points its base_url (the
+        tenant = demo.tenant if demo is not None else "TENANT"  # settings refused an upstream URL holding a key)
+        payload["guard"] = {
+            "endpoint": f"{base}/v1/tenants/{tenant}/chat/completions",
+            "base_url": f"{base}/v1/tenants/{tenant}",
+            "upstream": upstream.rstrip("/"),
+            "policy": policy,
+        }
     if demo is not None:
         payload["demo"] = demo.model_dump()
         payload["playground"] = f"{base}/#key={demo.key}"
@@ -252,7 +262,7 @@ def serve(
             "(--db URL or $NORMA_DB_URL chooses another)",
             err=True,
         )
-    banner = _banner(host, port, demo_info)
+    banner = _banner(host, port, demo_info, settings.upstream_url, settings.guard_policy)
     if demo_info is None:  # every /v1 route but health and readiness needs a key: say how to get one
         from norma.store import redact_url
 
@@ -272,6 +282,12 @@ def serve(
         else:
             con.print(f"playground: {banner['playground']}")
             con.print(banner["keys"])
+        guard = banner.get("guard")
+        if guard is not None:
+            con.print(
+                f"guarded endpoint: {guard['endpoint']} -> {guard['upstream']}/chat/completions "
+                f"(policy {guard['policy']}; an OpenAI client's base_url: {guard['base_url']})"
+            )
 
     emit(fmt, banner, table)
     sys.stdout.flush()  # the key and the URL now, also through a pipe or into a file, not when the server stops
