@@ -32,6 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 sys.path.insert(0, str(REPO / "experiments"))
 
+from refit import ece  # noqa: E402
 from turn_enforcement import figures as turn_figures  # noqa: E402
 
 from _devsets import DevSet, banking77_subset, dev_sets, foreign  # noqa: E402
@@ -47,16 +48,6 @@ from norma.matching import GOVERNS, MatchConfig, RuleMatcher, read_held_out  # n
 from norma.rules import rule_texts  # noqa: E402
 
 CACHE = REPO / ".cache" / "matching_bench.sqlite"
-
-
-def ece(conf: np.ndarray, right: np.ndarray) -> float:
-    total = 0.0
-    which = np.minimum((conf * 10).astype(int), 9)
-    for b in range(10):
-        members = which == b
-        if members.any():
-            total += members.sum() * abs(conf[members].mean() - right[members].mean())
-    return float(total / max(len(conf), 1))
 
 
 def measure(dev: DevSet, embedder: object, given: object | None) -> dict[str, float]:
