@@ -176,3 +176,40 @@ def test_bad_options_are_refused(rules: norma.Norma, options: dict[str, object],
 def test_a_guard_without_a_model_says_so(rules: norma.Norma) -> None:
     with pytest.raises(InvalidInputError, match="no chat model"):
         Guard(rules).run(ASK)
+
+
+def test_a_guard_result_reads_as_its_action_rules_and_verdict(rules: norma.Norma, server: FakeLLMServer) -> None:
+    server.reply(GOOD)
+    passed = _guard(rules, server).run(ASK)
+    assert repr(passed) == (
+        "<GuardResult passed after 1 attempt; rules refund, no-cards; pass, reward 1.000 (2 passed, 0 failed, "
+        "0 skipped)>"
+    )
+    assert str(passed) == repr(passed)
+    server.reply(BAD).reply(GOOD)
+    assert repr(_guard(rules, server).run(ASK)) == (
+        "<GuardResult repaired after 2 attempts; rules refund, no-cards; pass, reward 1.000 (2 passed, 0 failed, "
+        "0 skipped)>"
+    )
+    server.reply(BAD, times=2)
+    assert repr(_guard(rules, server).run(ASK)) == (
+        "<GuardResult blocked after 2 attempts; rules refund, no-cards; fail, reward 0.500 (1 passed, 1 failed, "
+        "0 skipped), failed refund/policy>"
+    )
+    server.reply("No idea.")
+    off_topic = _guard(rules, server, policy="flag").run([{"role": "user", "content": "what is the capital of Peru"}])
+    assert repr(off_topic) == (
+        "<GuardResult passed after 1 attempt; rules no-cards; pass, reward 1.000 (1 passed, 0 failed, 0 skipped)>"
+    )
+
+
+def test_a_blank_user_message_matches_nothing_and_is_still_guarded(rules: norma.Norma) -> None:
+    # norma.open's match refuses an empty message; a conversation may still end on one (the always rules apply)
+    with pytest.raises(InvalidInputError, match="the message is empty"):
+        rules.match("  ")
+    prepared = Guard(rules).prepare([{"role": "user", "content": "  "}])
+    assert (list(prepared.match), [r.rule_id for r in prepared.rules]) == ([], ["no-cards"])
+    report = Guard(rules).review(prepared, "Your card 4111 1111 1111 1111.")
+    assert [(f.rule_id, f.check_id) for f in report.failures] == [("no-cards", "no-card")]
+    with pytest.raises(InvalidInputError, match="invalid session"):
+        Guard(rules).prepare([{"role": "user", "content": ""}], {"turn": -1})

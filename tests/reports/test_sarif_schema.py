@@ -13,7 +13,7 @@ import pytest
 from jsonschema import Draft7Validator
 
 from norma.audit import AuditConfig, AuditReport, DocumentSet, analyze, load_documents
-from norma.reports import render_turns, to_sarif
+from norma.reports import Incomplete, render_turns, to_sarif
 from norma.turns import TurnChecker, TurnReport
 from tests.audit.test_reports import CHATTY, FAILING, PASSING, WARNING
 from tests.conftest import EXAMPLES, REPO
@@ -157,6 +157,24 @@ def test_turn_sarif_of_a_batch_validates(validator: Draft7Validator, checker: Tu
     results = log["runs"][0]["results"]
     assert {r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in results} >= {2, 3, 5, 7}
     assert len(log["runs"][0]["properties"]["reports"]) == len(turns)
+    assert errors(validator, log) == []
+
+
+@pytest.mark.model
+def test_turn_sarif_of_an_interrupted_batch_validates(validator: Draft7Validator, checker: TurnChecker) -> None:
+    report = checker.check("what is my balance", "Your card 4111 1111 1111 1111 is fine.")
+    stopped = Incomplete(done=1, total=9, signal="SIGTERM", exit_code=143)
+    log = json.loads(render_turns("sarif", [("turns.jsonl:1", report)], incomplete=stopped))
+    (invocation,) = log["runs"][0]["invocations"]
+    assert (invocation["executionSuccessful"], invocation["exitCode"], invocation["exitSignalName"]) == (
+        False,
+        143,
+        "SIGTERM",
+    )
+    assert invocation["toolExecutionNotifications"][0]["message"]["text"] == (
+        "interrupted (SIGTERM) after 1 of 9 records: the other 8 were not checked"
+    )
+    assert log["runs"][0]["properties"]["incomplete"] is True
     assert errors(validator, log) == []
 
 

@@ -118,3 +118,18 @@ async def test_a_long_output_is_checked(http: httpx.AsyncClient, check_store: Ru
     )
     assert response.status_code == 200
     assert response.json()["verdict"] == "pass"
+
+
+async def test_a_blank_message_is_refused_as_the_library_refuses_it(
+    http: httpx.AsyncClient, check_store: RuleStore
+) -> None:
+    # "" is the schema's 422 (test_bad_bodies_are_422_problems); only spaces: the library's InvalidInputError, a 400
+    key = check_store.create_api_key("acme", name="blank")
+    response = await http.post("/v1/tenants/acme/check", json={"message": "  ", "output": "y"}, headers=bearer(key))
+    assert response.status_code == 400, response.text
+    problem = response.json()
+    assert (problem["detail"], problem["field"], problem["hint"]) == (
+        "the message is empty",
+        "message",
+        "give the user's message",
+    )

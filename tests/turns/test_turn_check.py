@@ -56,7 +56,7 @@ def test_a_good_answer_passes_every_check_with_reward_one(checker: TurnChecker) 
         ("card-safety", False, CheckStatus.PASS),
     ]
     assert report.reward == 1.0
-    assert report.counts() == {"pass": 4, "fail": 0, "skip": 0}
+    assert report.counts == {"pass": 4, "fail": 0, "skip": 0}
 
 
 def test_an_error_check_failing_fails_the_turn_and_weighs_in_the_reward(checker: TurnChecker) -> None:
@@ -131,6 +131,17 @@ def test_bad_output_is_a_typed_error(checker: TurnChecker) -> None:
         checker.check("hello", 42)  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError, match="rules must be"):
         TurnChecker(42)  # type: ignore[arg-type]
+
+
+def test_an_empty_message_is_a_typed_error_in_every_way_in(checker: TurnChecker) -> None:
+    with pytest.raises(InvalidInputError) as one:
+        checker.check(" ", "Our refund policy applies.")
+    assert (one.value.message, one.value.location) == ("the message is empty", "message")
+    with pytest.raises(InvalidInputError) as many:
+        checker.check_many([("I want a refund", "ok"), {"message": "", "output": "ok"}])
+    assert (many.value.message, many.value.location) == ("the message is empty", "turns[1].message")
+    with pytest.raises(InvalidInputError, match="the message is empty"):
+        check_turn("", "ok", rules=[REFUND])
 
 
 def test_the_report_is_json_ready_and_sessions_count(checker: TurnChecker) -> None:

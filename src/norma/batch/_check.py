@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from norma.batch._job import Outcome, Worker
+from norma.batch._job import Outcome, StreamWorker, Worker
 from norma.batch._match import MatchJob, _vectors
 from norma.embeddings import get_embedder
 from norma.errors import InvalidInputError, NormaError
@@ -100,7 +100,8 @@ class CheckJob:
         return make_judge(get_llm(), cache="user")
 
     def start(self) -> Worker:
-        """Build the matcher once, then per batch embed the messages in one call and check each turn."""
+        """Build the matcher once, then per batch embed the messages in one call and check each turn (one at a
+        time through :attr:`StreamWorker.stream`)."""
         embedder = get_embedder()
         matcher = self.match._matcher(embedder)
         version = self.match.tenant_version if self.match.tenant_id is not None else None
@@ -117,8 +118,9 @@ class CheckJob:
                 return None, str(exc)
             return CheckedTurn(payload["message"], report, payload.get("id"), "id" in payload), None
 
-        def work(payloads: Sequence[Any]) -> list[Outcome]:
+        def stream(payloads: Sequence[Any]) -> Iterator[Outcome]:
             vectors = _vectors(embedder, [payload["message"] for payload in payloads])
-            return [one(payload, vector) for payload, vector in zip(payloads, vectors, strict=True)]
+            for payload, vector in zip(payloads, vectors, strict=True):
+                yield one(payload, vector)
 
-        return work
+        return StreamWorker(stream)  # the local engine hands on each turn as soon as it is checked

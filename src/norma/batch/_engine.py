@@ -13,11 +13,11 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any, Literal
 
-from norma.batch._job import BatchRecord, BatchResult, Job, Outcome, Worker
+from norma.batch._job import BatchRecord, BatchResult, Job, Outcome, StreamWorker, Worker
 from norma.errors import InvalidInputError, NormaError
 
 __all__ = ["ENGINES", "Engine", "check_engine", "run_job"]
@@ -42,13 +42,17 @@ def _chunk_size(job: Job, records: int, workers: int) -> int:
     return max(1, min(job.batch_size, records // (workers * 4) or 1))
 
 
-def _results(chunk: Sequence[BatchRecord], outcomes: list[Outcome]) -> list[BatchResult]:
-    if len(outcomes) != len(chunk):  # pragma: no cover - a worker bug, not user input
-        raise RuntimeError(f"a worker returned {len(outcomes)} outcomes for {len(chunk)} records")
-    return [
-        BatchResult(record.index, record.where, result, error)
-        for record, (result, error) in zip(chunk, outcomes, strict=True)
-    ]
+def _results(chunk: Sequence[BatchRecord], outcomes: Iterable[Outcome]) -> Iterator[BatchResult]:
+    """One result per record of ``chunk``, as the worker's outcomes come (one at a time from a
+    :class:`StreamWorker`)."""
+    records = iter(chunk)
+    for result, error in outcomes:
+        record = next(records, None)
+        if record is None:  # pragma: no cover - a worker bug, not user input
+            raise RuntimeError(f"a worker returned more outcomes than the {len(chunk)} records it was given")
+        yield BatchResult(record.index, record.where, result, error)
+    if next(records, None) is not None:  # pragma: no cover - a worker bug, not user input
+        raise RuntimeError(f"a worker returned fewer outcomes than the {len(chunk)} records it was given")
 
 
 _INTERRUPTED: list[bool] = []
@@ -81,11 +85,12 @@ def _pool_chunk(payloads: list[Any]) -> list[Outcome]:
 
 def _local(job: Job, todo: list[BatchRecord], on_result: Callable[[BatchResult], None] | None) -> list[BatchResult]:
     work = job.start()
+    outcomes = work.stream if isinstance(work, StreamWorker) else work  # each result handed on as soon as it exists
     out: list[BatchResult] = []
     size = max(1, job.batch_size)
     for start in range(0, len(todo), size):
         chunk = todo[start : start + size]
-        for item in _results(chunk, work([record.payload for record in chunk])):
+        for item in _results(chunk, outcomes([record.payload for record in chunk])):
             out.append(item)
             if on_result is not None:
                 on_result(item)

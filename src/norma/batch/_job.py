@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from norma.errors import NormaError
 
-__all__ = ["BatchRecord", "BatchResult", "Job", "Outcome", "Worker", "per_record"]
+__all__ = ["BatchRecord", "BatchResult", "Job", "Outcome", "StreamWorker", "Worker", "per_record"]
 
 Outcome = tuple[Any, str | None]
 """What a worker returns for one record: ``(result, None)``, or ``(None, error message)``; a result is plain JSON
@@ -16,6 +16,20 @@ values, or a picklable typed value the writer serialises (the check job's :class
 
 Worker = Callable[[Sequence[Any]], list[Outcome]]
 """A started job: payloads in, one :data:`Outcome` per payload out, in the same order."""
+
+
+class StreamWorker:
+    """A :data:`Worker` whose outcomes can also be taken one at a time, each as soon as its record is done
+    (:attr:`stream`): the local engine hands each result on at once, so that a batch interrupted inside a chunk keeps
+    the records it finished (``norma check --batch`` writes each turn as it is checked). Called, it returns the
+    whole list, as every worker does (process pools and Ray send lists)."""
+
+    def __init__(self, stream: Callable[[Sequence[Any]], Iterator[Outcome]]) -> None:
+        self.stream = stream
+        """Payloads in, an iterator of one :data:`Outcome` per payload out, in the same order."""
+
+    def __call__(self, payloads: Sequence[Any]) -> list[Outcome]:
+        return list(self.stream(payloads))
 
 
 @runtime_checkable

@@ -10,6 +10,10 @@ with the same code a single run uses, and the exit code is what that run would h
 * JSON Lines (any of them with ``--format jsonl``: the lines one after the other);
 * SARIF 2.1.0 and JUnit XML of ``norma audit --batch`` and ``norma check --batch``.
 
+The output of a run stopped before its end (``norma check --batch`` interrupted: JSON ``"incomplete": true``, SARIF
+``executionSuccessful: false``, JUnit's ``incomplete`` suite) is refused: merged, the records it lacks would go
+unnoticed. A JSON Lines output looks the same complete or not (finish it with ``--resume``).
+
 A shard's errors (bad records, exit 2) are not in its output: the shard's own job reports them (the JSON of
 ``norma check --batch`` counts them, ``bad``, and the merged document adds the shards' counts up; the merge's exit
 code, as before, is the rows').
@@ -114,6 +118,14 @@ def detect_format(name: str, text: str) -> MergeFormat:
     )
 
 
+def _incomplete(name: str) -> InvalidInputError:
+    return InvalidInputError(
+        "the output of an interrupted run (incomplete): merged, the records it lacks would go unnoticed",
+        source=name,
+        hint="run that shard again; a --format jsonl --out FILE run is finished with --resume",
+    )
+
+
 def _check_order(positions: list[tuple[str, int]]) -> None:
     for (before_name, before), (name, position) in itertools.pairwise(positions):
         if position <= before:
@@ -138,6 +150,9 @@ def _same(name: str, documents: list[tuple[str, dict[str, Any]]], keys: Sequence
 
 def _merge_results(kind: MergeFormat, shards: list[tuple[str, str]]) -> MergedOutput:
     documents = [(name, _json(name, text)) for name, text in shards]
+    for name, document in documents:
+        if document.get("incomplete"):
+            raise _incomplete(name)
     rows = [(name, row) for name, document in documents for row in document["results"]]
     _check_order([(name, row["line"]) for name, row in rows if isinstance(row.get("line"), int)])
     merged_rows = [row for _, row in rows]
@@ -230,6 +245,8 @@ def _merge_sarif(shards: list[tuple[str, str]], fail_on: str) -> MergedOutput:
         if document.get("version") != base.get("version") or len(document.get("runs", [])) != 1:
             raise InvalidInputError("not a SARIF log of one norma audit run", source=name)
         shard_run = document["runs"][0]
+        if any(invocation.get("executionSuccessful") is False for invocation in shard_run.get("invocations", [])):
+            raise _incomplete(name)
         for rule in shard_run["tool"]["driver"]["rules"]:
             if rule["id"] not in seen:
                 seen[rule["id"]] = len(rules)
@@ -263,7 +280,12 @@ def _merge_junit(shards: list[tuple[str, str]]) -> MergedOutput:
     merged = ET.Element("testsuites", dict(roots[0].attrib))
     totals = dict.fromkeys(("tests", "failures", "errors", "skipped"), 0)
     positions: list[tuple[str, int]] = []
-    for root in roots:
+    for (name, _), root in zip(shards, roots, strict=True):
+        if any(
+            case.get("classname") == "norma.check" and case.get("name") == "incomplete"
+            for case in root.iter("testcase")
+        ):
+            raise _incomplete(name)
         for suite in root.findall("testsuite"):
             merged.append(suite)
             position = _position(suite.get("name", ""))

@@ -6,6 +6,8 @@ Exit codes (documented in docs/cli.md):
 * 1 — the input was evaluated and failed (violations, invalid rubric files, a failing verdict).
 * 2 — usage or input error: an unknown option, a missing file, input norma cannot read.
 * 130 — interrupted (Ctrl-C, SIGINT): ``norma: interrupted`` on stderr, whatever the command was doing.
+* 143 — ``norma check --batch`` stopped by SIGTERM (it writes the turns it finished first, as on SIGINT; see
+  norma.cli._check_batch). Any other command ends on SIGTERM as a process does by default (a shell reports 143).
 """
 
 from __future__ import annotations
@@ -21,13 +23,15 @@ from norma.cli._lazy import LazyCommand, LazyGroup
 from norma.cli._output import FORMATS
 from norma.errors import NormaError
 
-__all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "cli", "main"]
+__all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TERMINATED", "EXIT_USAGE", "cli", "main"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 """128 + SIGINT, as shells report a command stopped by Ctrl-C."""
+EXIT_TERMINATED = 143
+"""128 + SIGTERM: ``norma check --batch`` stopped by SIGTERM, after writing what it finished."""
 
 
 _COMMANDS = {
@@ -108,7 +112,8 @@ _COMMANDS = {
 def cli(ctx: click.Context, output_format: str, debug: bool) -> None:
     """norma: a rules engine for AI behaviour.
 
-    Exit codes: 0 success or pass, 1 evaluated and failed, 2 usage or input error, 130 interrupted.
+    Exit codes: 0 success or pass, 1 evaluated and failed, 2 usage or input error, 130 interrupted (SIGINT), 143
+    a batch check stopped by SIGTERM.
     """
     ctx.ensure_object(dict)
     ctx.obj["format"] = output_format

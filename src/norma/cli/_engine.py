@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -134,11 +134,27 @@ def succeeded(results: Sequence[BatchResult]) -> tuple[list[tuple[int, Any]], in
     return good, errors
 
 
-def run_batch(job: Job, records: Sequence[BatchRecord], options: EngineOptions, label: str) -> list[BatchResult]:
-    """Apply ``--shard``, plan the engine, run ``job`` with a progress bar on stderr and return the results."""
+def run_batch(
+    job: Job,
+    records: Sequence[BatchRecord],
+    options: EngineOptions,
+    label: str,
+    *,
+    skip: Collection[int] = (),
+    on_result: Callable[[BatchResult], None] | None = None,
+) -> list[BatchResult]:
+    """Apply ``--shard``, plan the engine, run ``job`` with a progress bar on stderr and return the results.
+
+    ``skip``: the indexes of records not to run (done before: ``--resume``); ``on_result`` is called with each result
+    as it arrives (in input order except from Ray, the bad records first), before the progress bar moves.
+    """
     from norma.batch import plan_engine, run_job
 
     chosen = list(records) if options.shard is None else options.shard.select(records)
+    selected = len(chosen)
+    if skip:
+        chosen = [record for record in chosen if record.index not in skip]
+    resumed = f", {selected - len(chosen)} records done before (--resume)" if skip else ""
     plan = plan_engine(
         job,
         len(chosen),
@@ -147,8 +163,8 @@ def run_batch(job: Job, records: Sequence[BatchRecord], options: EngineOptions, 
         ray_address=options.ray_address,
     )
     if options.verbose:
-        shard = "" if options.shard is None else f", shard {options.shard} ({len(chosen)} of {len(records)} records)"
-        click.echo(f"norma: {plan.describe()}{shard}", err=True)
+        shard = "" if options.shard is None else f", shard {options.shard} ({selected} of {len(records)} records)"
+        click.echo(f"norma: {plan.describe()}{shard}{resumed}", err=True)
     elif isinstance(options.workers, int) and plan.workers < options.workers:  # fewer than asked: never silently
         click.echo(f"norma: --workers {options.workers}: {plan.describe()}", err=True)
     progress = Progress(
@@ -165,7 +181,9 @@ def run_batch(job: Job, records: Sequence[BatchRecord], options: EngineOptions, 
     with progress:
         task = progress.add_task(label, total=len(chosen))
 
-        def advance(_item: BatchResult) -> None:
+        def advance(item: BatchResult) -> None:
+            if on_result is not None:
+                on_result(item)
             now = time.monotonic()
             refresh = now - shown[0] > 0.1  # redraw at most 10 times a second
             progress.update(task, advance=1, refresh=refresh)

@@ -8,8 +8,11 @@ the terminal, for a pager or a file).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import secrets
+import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +36,7 @@ __all__ = [
     "format_option",
     "model_dir_option",
     "print_table",
+    "replace_file",
     "report_option",
     "resolve_format",
     "rules_source_options",
@@ -110,7 +114,7 @@ it equal)."""
 
 
 def write_text(text: str, path: Path | None, what: str = "the output") -> None:
-    """``text`` to ``path``, or to stdout when ``path`` is None.
+    """``text`` to ``path`` at once (:func:`replace_file`), or to stdout when ``path`` is None.
 
     Raises:
         InvalidInputError: the file cannot be written (``what`` names it in the message).
@@ -119,7 +123,7 @@ def write_text(text: str, path: Path | None, what: str = "the output") -> None:
         sys.stdout.write(text)
         return
     try:
-        path.write_text(text, encoding="utf-8")
+        replace_file(path, text)
     except OSError as exc:
         from norma.errors import InvalidInputError
 
@@ -128,6 +132,50 @@ def write_text(text: str, path: Path | None, what: str = "the output") -> None:
             source=str(path),
             hint="give a file in a folder that exists and is writable",
         ) from None
+
+
+def replace_file(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically: to a temporary file beside it, flushed to disk, then renamed over
+    it. Whenever the command is stopped (Ctrl-C, SIGTERM, SIGKILL, a full disk), ``path`` holds either what it held
+    before or the whole of ``text``, never a part; a file already there keeps its permissions, a symbolic link keeps
+    pointing where it did (its target is replaced). What is not a regular file (``/dev/stdout``, a FIFO) is written
+    as it is.
+
+    Raises:
+        OSError: the folder does not exist or is not writable, or ``path`` is a file that is not writable.
+    """
+    target = Path(os.path.realpath(path))
+    try:
+        existing: os.stat_result | None = target.stat()
+    except FileNotFoundError:
+        existing = None
+    if existing is not None and not stat.S_ISREG(existing.st_mode):
+        with target.open("w", encoding="utf-8") as handle:
+            handle.write(text)
+        return
+    if existing is not None and not os.access(target, os.W_OK):  # a read-only file is not replaced behind its back
+        raise PermissionError(13, os.strerror(13), str(path))
+    for _ in range(100):
+        temporary = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
+            break
+        except FileExistsError:  # pragma: no cover - 100 random names taken
+            continue
+    else:  # pragma: no cover
+        raise FileExistsError(17, os.strerror(17), str(temporary))
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if existing is not None:
+            os.chmod(temporary, stat.S_IMODE(existing.st_mode))
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 def db_option(func: F) -> F:

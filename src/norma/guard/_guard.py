@@ -127,6 +127,20 @@ class GuardResult(BaseModel):
         """The guard's own work: :attr:`total_ms` less the model calls."""
         return self.total_ms - sum(a.model_ms for a in self.attempts)
 
+    def __repr__(self) -> str:
+        """``<GuardResult blocked after 2 attempts; rules refund, no-cards; fail, reward 0.750 (...), failed
+        refund/policy>``: the action, the rules written into the prompt and the last answer's turn check
+        (:meth:`TurnReport.summary`)."""
+        count = len(self.attempts)
+        rules = ", ".join(r.rule_id for r in self.rules) or "none"
+        return (
+            f"<GuardResult {self.action} after {count} attempt{'' if count == 1 else 's'}; rules {rules}; "
+            f"{self.report.summary()}>"
+        )
+
+    def __str__(self) -> str:
+        return repr(self)
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready mapping (each report as :meth:`TurnReport.to_dict`)."""
         data = self.model_dump(mode="json", exclude={"report", "attempts"})
@@ -262,7 +276,7 @@ class Guard:
         started = time.perf_counter()
         conversation = _check_messages(messages)
         message = _last_user_message(conversation)
-        match = self.norma.match(message, session)
+        match = self.norma.match(message, session) if message.strip() else self._nothing(message, session)
         injected = self.injected(match)
         if injected:
             lines = "\n".join(f"{n}. [{r.rule_id}] {r.text}" for n, r in enumerate(injected, 1))
@@ -278,6 +292,12 @@ class Guard:
             messages=tuple(conversation),
             prepare_ms=(time.perf_counter() - started) * 1000,
         )
+
+    def _nothing(self, message: str, session: SessionState | Mapping[str, Any] | None) -> MatchResult:
+        """The match of a blank user message, which :meth:`Norma.match` refuses: nothing matches, the ``when:
+        always`` rules still go into the prompt and check the answer (the session is still checked)."""
+        state = SessionState.from_mapping(session) if isinstance(session, Mapping) else session
+        return self.norma.matcher.match(message, state, embedder=self.norma.embedder)
 
     def injected(self, match: MatchResult) -> tuple[InjectedRule, ...]:
         """The rules that govern a turn: its enforced matches (best first), then the rules with ``when: always``

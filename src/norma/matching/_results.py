@@ -107,6 +107,12 @@ class MatchedRule:
         """The confidence that the rule governs the message, in [0, 1] (calibrated: docs/matching.md)."""
         return self.enforcement.confidence
 
+    def __repr__(self) -> str:
+        return (
+            f"<MatchedRule {self.rule.id} {self.enforcement.reason.value} {self.confidence:.2f}, "
+            f"final score {self.final_score:.3f}>"
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready mapping: the rule id, its scores, whether it is enforced, the explanation and the rule."""
         return {
@@ -166,6 +172,12 @@ class MatchResult(list[MatchedRule]):
         super().__init__(matches or [])
         self.dropped = dropped or []
         self.gate = gate
+
+    def __repr__(self) -> str:
+        if not self:
+            return "<MatchResult 0 rules>"
+        rules = ", ".join(f"{m.rule.id} {m.enforcement.reason.value} {m.confidence:.2f}" for m in self)
+        return f"<MatchResult {len(self)} rule{'' if len(self) == 1 else 's'}: {rules}>"
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready mapping with ``matches``, ``dropped`` and ``gate`` (the gate applied, with its terms)."""

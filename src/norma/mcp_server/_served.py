@@ -219,7 +219,7 @@ class Served:
             rules_version=report.rules_version,
             matches=list(report.matches),
             rules=list(report.rules),
-            counts=report.counts(),
+            counts=report.counts,
             audit=report.audit,
             tenant=tenant,
         )

@@ -15,6 +15,12 @@ many for a batch (each named ``file:line`` of its record). The shapes follow the
 * Markdown: the failures only, in one table, and a line of totals (a neighbour's skipped requirement is neither).
 
 A batch's records that could not be checked (bad input) are listed in the Markdown and JUnit reports too.
+
+A batch stopped before its end (Ctrl-C, SIGTERM: :class:`Incomplete`) is reported from the records it finished and
+marked so in every format: JSON ``"incomplete": true`` and ``input_records`` (``records`` counts the finished ones),
+SARIF ``executionSuccessful: false`` with the signal, the exit code and a notification (and ``incomplete`` in the
+run's properties), JUnit one more ``<testsuite>`` whose test case is an ``<error>`` (a CI page shows the run red),
+Markdown a line under the totals.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import json
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 from xml.etree import ElementTree as ET
 
@@ -35,12 +42,42 @@ from norma.reports._sarif import SARIF_SCHEMA, _artifact
 from norma.rules import FailOn, Severity, Verdict
 from norma.turns import TurnReport
 
-__all__ = ["TURN_FORMATS", "render_turns", "turn_document", "turns_exit_code"]
+__all__ = ["TURN_FORMATS", "Incomplete", "mark_incomplete", "render_turns", "turn_document", "turns_exit_code"]
 
 TurnItem = tuple[str, TurnReport]
 
 _RECORD = re.compile(r"(?P<path>.+):(?P<line>[0-9]+)")
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+
+
+@dataclass(frozen=True)
+class Incomplete:
+    """A batch stopped by a signal before its end: its reports hold the first :attr:`done` of its :attr:`total`
+    records (the bad ones counted), and say so."""
+
+    done: int
+    """The records finished, in input order (each checked, or bad input)."""
+    total: int
+    """The records of the input (of the shard, with ``--shard``)."""
+    signal: str = "SIGINT"
+    """The signal that stopped it (``SIGINT``, ``SIGTERM``)."""
+    exit_code: int = 130
+    """What the command exits with (128 + the signal's number)."""
+
+    def describe(self) -> str:
+        """``interrupted (SIGINT) after 37 of 120 records: the other 83 were not checked``."""
+        return (
+            f"interrupted ({self.signal}) after {self.done} of {self.total} records: "
+            f"the other {self.total - self.done} were not checked"
+        )
+
+
+def mark_incomplete(document: dict[str, Any], incomplete: Incomplete | None) -> dict[str, Any]:
+    """``document`` (:func:`turn_document`) with ``"incomplete": true`` and ``input_records`` first when the batch
+    was stopped before its end (its counts are the finished records'); unchanged otherwise."""
+    if incomplete is None:
+        return document
+    return {"incomplete": True, "input_records": incomplete.total, **document}
 
 
 def _failing_checks(report: TurnReport, fail_on: FailOn | str) -> list[CheckResult]:
@@ -72,13 +109,14 @@ def turn_document(rows: Sequence[dict[str, Any]], rules: int, bad: int = 0) -> d
     }
 
 
-def _json(items: Sequence[TurnItem], fail_on: str) -> str:
-    if len(items) == 1:
+def _json(items: Sequence[TurnItem], fail_on: str, incomplete: Incomplete | None = None) -> str:
+    if len(items) == 1 and incomplete is None:
         name, report = items[0]
         return json.dumps({"name": name, **report.to_dict()}, indent=2, ensure_ascii=False) + "\n"
     rows = [{"name": name, **report.to_dict()} for name, report in items]
     rules = len({r.rule_id for _, report in items for r in report.rules})
-    return json.dumps(turn_document(rows, rules), indent=2, ensure_ascii=False) + "\n"
+    document = mark_incomplete(turn_document(rows, rules), incomplete)
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
 def _location(name: str, line: int | None, column: int | None) -> list[dict[str, Any]]:
@@ -95,7 +133,7 @@ def _location(name: str, line: int | None, column: int | None) -> list[dict[str,
     return [{"physicalLocation": physical}]
 
 
-def _sarif(items: Sequence[TurnItem], fail_on: str) -> str:
+def _sarif(items: Sequence[TurnItem], fail_on: str, incomplete: Incomplete | None = None) -> str:
     rules: dict[str, dict[str, Any]] = {}
     results: list[dict[str, Any]] = []
     for name, report in items:
@@ -145,6 +183,13 @@ def _sarif(items: Sequence[TurnItem], fail_on: str) -> str:
     index = {rule_id: position for position, rule_id in enumerate(rules)}
     for result in results:
         result["ruleIndex"] = index[result["ruleId"]]
+    run_properties: dict[str, Any] = {
+        "reports": [
+            {"name": name, "result": report.verdict.value.upper(), "reward": report.reward} for name, report in items
+        ]
+    }
+    if incomplete is not None:
+        run_properties.update(incomplete=True, inputRecords=incomplete.total)
     run = {
         "tool": {
             "driver": {
@@ -155,16 +200,24 @@ def _sarif(items: Sequence[TurnItem], fail_on: str) -> str:
                 "rules": list(rules.values()),
             }
         },
-        "invocations": [{"executionSuccessful": True}],
+        "invocations": [_invocation(incomplete)],
         "results": results,
-        "properties": {
-            "reports": [
-                {"name": name, "result": report.verdict.value.upper(), "reward": report.reward}
-                for name, report in items
-            ]
-        },
+        "properties": run_properties,
     }
     return json.dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2, ensure_ascii=False) + "\n"
+
+
+def _invocation(incomplete: Incomplete | None) -> dict[str, Any]:
+    """The SARIF invocation: successful, or stopped by a signal (its name, the exit code and why, as a
+    notification)."""
+    if incomplete is None:
+        return {"executionSuccessful": True}
+    return {
+        "executionSuccessful": False,
+        "exitCode": incomplete.exit_code,
+        "exitSignalName": incomplete.signal,
+        "toolExecutionNotifications": [{"level": "error", "message": {"text": incomplete.describe()}}],
+    }
 
 
 def _check_line(check: CheckResult) -> str:
@@ -185,7 +238,12 @@ def _skip_messages(checks: Sequence[CheckResult]) -> list[str]:
     return messages
 
 
-def _junit(items: Sequence[TurnItem], fail_on: str, bad_records: Sequence[BadRecord] = ()) -> str:
+def _junit(
+    items: Sequence[TurnItem],
+    fail_on: str,
+    bad_records: Sequence[BadRecord] = (),
+    incomplete: Incomplete | None = None,
+) -> str:
     root = ET.Element("testsuites", name="norma check")
     total = failures = skipped = 0
     for name, report in items:
@@ -228,6 +286,11 @@ def _junit(items: Sequence[TurnItem], fail_on: str, bad_records: Sequence[BadRec
         failures += suite_failures
         skipped += suite_skipped
     errors = bad_junit(root, bad_records, "check")
+    if incomplete is not None:  # one more suite, an error: the CI page shows the run red, and why
+        suite = ET.SubElement(root, "testsuite", name="incomplete", tests="1", failures="0", errors="1", skipped="0")
+        case = ET.SubElement(suite, "testcase", classname="norma.check", name="incomplete")
+        ET.SubElement(case, "error", message=incomplete.describe(), type="interrupted")
+        errors += 1
     for key, value in (("tests", total + errors), ("failures", failures), ("errors", errors), ("skipped", skipped)):
         root.set(key, str(value))
     ET.indent(root)
@@ -238,7 +301,12 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
-def _markdown(items: Sequence[TurnItem], fail_on: str, bad_records: Sequence[BadRecord] = ()) -> str:
+def _markdown(
+    items: Sequence[TurnItem],
+    fail_on: str,
+    bad_records: Sequence[BadRecord] = (),
+    incomplete: Incomplete | None = None,
+) -> str:
     rows: list[str] = []
     failed = 0
     for name, report in items:
@@ -261,6 +329,8 @@ def _markdown(items: Sequence[TurnItem], fail_on: str, bad_records: Sequence[Bad
                 f" {violation.severity.value.lower()} | {_cell(violation.description)} |"
             )
     lines = ["## norma check", "", f"{len(items)} turns checked, {failed} failed."]
+    if incomplete is not None:
+        lines += ["", f"**Incomplete:** {incomplete.describe()}."]
     if rows:
         lines += ["", "| file | line | rule/check | severity | message |", "|---|---|---|---|---|", *rows]
     if bad_records:
@@ -272,12 +342,20 @@ TURN_FORMATS = {"json": _json, "sarif": _sarif, "junit": _junit, "markdown": _ma
 """The report formats of checked turns."""
 
 
-def render_turns(fmt: str, items: Sequence[TurnItem], fail_on: str = "error", bad: Sequence[BadRecord] = ()) -> str:
+def render_turns(
+    fmt: str,
+    items: Sequence[TurnItem],
+    fail_on: str = "error",
+    bad: Sequence[BadRecord] = (),
+    *,
+    incomplete: Incomplete | None = None,
+) -> str:
     """The checked turns in one report format (``json``, ``sarif``, ``junit`` or ``markdown``); ``bad``
-    (``(where, error)`` of each batch record that could not be checked) goes into ``junit`` and ``markdown``."""
+    (``(where, error)`` of each batch record that could not be checked) goes into ``junit`` and ``markdown``;
+    ``incomplete`` marks the report of a batch stopped before its end (see the module)."""
     renderer = TURN_FORMATS.get(fmt)
     if renderer is None:
         raise InvalidInputError(f"unknown report format {fmt!r}", hint=f"one of {', '.join(sorted(TURN_FORMATS))}")
-    if bad and fmt in ("junit", "markdown"):
-        return (_junit if fmt == "junit" else _markdown)(items, fail_on, bad)
-    return renderer(items, fail_on)
+    if fmt in ("junit", "markdown"):
+        return (_junit if fmt == "junit" else _markdown)(items, fail_on, bad, incomplete)
+    return (_json if fmt == "json" else _sarif)(items, fail_on, incomplete)

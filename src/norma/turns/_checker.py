@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -82,10 +82,101 @@ def _reward(rules: Sequence[CheckedRule], rubric: Rubric) -> float | None:
     return None if reward is None else float(reward)
 
 
-def _session(session: SessionState | Mapping[str, Any] | None) -> SessionState | None:
+Turn = tuple[str, str] | tuple[str, str, SessionState | Mapping[str, Any] | None] | list[Any] | Mapping[str, Any]
+"""A turn :meth:`TurnChecker.check_many` takes: a ``(message, output)`` pair, a ``(message, output, session)``
+triple, or a turn record as ``norma check --batch`` reads them (``{"message", "output", "session"?, "id"?}``)."""
+
+_RECORD_FIELDS = ("id", "message", "output", "session")
+"""The fields of a turn record (a JSON Lines line of ``norma check --batch``)."""
+
+_TURN_SHAPES = "a (message, output) pair, a (message, output, session) triple or a turn record"
+_TURN_EXAMPLE = 'write ("hi", "hello"), ("hi", "hello", {"turn": 2}) or {"message": "hi", "output": "hello"}'
+
+
+def _a(name: str) -> str:
+    return f"an {name}" if name[:1] in "aeiou" else f"a {name}"
+
+
+def checked_message(message: object, location: str, hint: str) -> str:
+    """``message`` when it is text with something in it; else the :class:`InvalidInputError` of ``norma match``,
+    ``norma check``, the MCP tools and the service (an empty or whitespace-only message has nothing to match)."""
+    if not isinstance(message, str):
+        raise InvalidInputError(
+            f"the message must be text, not {type(message).__name__}",
+            location=location,
+            hint="pass the user's message as a string",
+        )
+    if not message.strip():
+        raise InvalidInputError("the message is empty", location=location, hint=hint)
+    return message
+
+
+def _turn(message: object, output: object, session: object, where: str) -> tuple[str, str, SessionState | None]:
+    """One turn checked before anything is matched; the errors' ``location`` is the field, after ``where.``
+    (``turns[2].message``) when ``where`` is given."""
+
+    def at(name: str) -> str:
+        return f"{where}.{name}" if where else name
+
+    text = checked_message(message, at("message"), "give the user's message")
+    if not isinstance(output, str):
+        raise InvalidInputError(
+            f"the output to check must be text, not {type(output).__name__}",
+            location=at("output"),
+            hint="pass the AI's answer as a string",
+        )
     if session is None or isinstance(session, SessionState):
-        return session
-    return SessionState.from_mapping(session)
+        return text, output, session
+    if not isinstance(session, Mapping):
+        raise InvalidInputError(
+            f"a session must be a mapping of fields, got {type(session).__name__}",
+            location=at("session"),
+            hint="run `norma docs matching` for the session fields",
+        )
+    try:
+        return text, output, SessionState.from_mapping(session)
+    except InvalidInputError as exc:  # a session that does not fit: say where it is
+        exc.location = at("session")
+        raise
+
+
+def _turn_of(item: object, index: int) -> tuple[str, str, SessionState | None]:
+    """Item ``index`` of :meth:`TurnChecker.check_many`'s turns (see :data:`Turn`), checked."""
+    where = f"turns[{index}]"
+    if isinstance(item, Mapping):
+        unknown = [key for key in item if key not in _RECORD_FIELDS]
+        if unknown:
+            raise InvalidInputError(
+                f"unknown field {unknown[0]!r} in a turn record",
+                location=where,
+                hint="a turn record has id, message, output, session",
+            )
+        if "message" not in item or "output" not in item:
+            missing = "message" if "message" not in item else "output"
+            raise InvalidInputError(
+                f'a turn record needs "message" and "output" (no "{missing}" here)',
+                location=where,
+                hint='write {"message": "...", "output": "...", "session": {}}',
+            )
+        return _turn(item["message"], item["output"], item.get("session"), where)
+    if isinstance(item, tuple | list) and len(item) in (2, 3):
+        return _turn(item[0], item[1], item[2] if len(item) == 3 else None, where)
+    if isinstance(item, tuple | list):
+        shape = f"{_a(type(item).__name__)} of {len(item)} item{'' if len(item) == 1 else 's'}"
+    else:
+        shape = _a(type(item).__name__)
+    raise InvalidInputError(f"a turn is {_TURN_SHAPES}, not {shape}", location=where, hint=_TURN_EXAMPLE)
+
+
+def _turns(turns: object) -> list[tuple[str, str, SessionState | None]]:
+    """:meth:`TurnChecker.check_many`'s turns, every one checked before any is matched."""
+    if isinstance(turns, str | bytes | Mapping) or not isinstance(turns, Iterable):
+        raise InvalidInputError(
+            f"check_many() takes a list of turns, not {_a(type(turns).__name__)}",
+            location="turns",
+            hint=f"each turn is {_TURN_SHAPES}; check() checks one",
+        )
+    return [_turn_of(item, index) for index, item in enumerate(turns)]
 
 
 class TurnChecker:
@@ -132,33 +223,43 @@ class TurnChecker:
         session: SessionState | Mapping[str, Any] | None = None,
         *,
         audit: bool | None = None,
+        embedder: Embedder | None = None,
     ) -> TurnReport:
         """Check one turn: ``message`` (the user's), ``output`` (the AI's answer), ``session`` (the conversation's
-        state, for scoped rules and cooldowns). ``audit`` overrides the checker's.
+        state, for scoped rules and cooldowns). ``audit`` overrides the checker's; ``embedder`` embeds the message
+        (the matcher's by default).
 
         Raises:
-            InvalidInputError: a message or output that is not text, or a session that does not fit.
+            InvalidInputError: a message that is not text or is empty (or only whitespace), an output that is not
+                text, or a session that does not fit (``location``: ``message``, ``output``, ``session``).
             LimitExceededError: a message over the matcher's size limit.
         """
-        return self.check_many([(message, output, session)], audit=audit)[0]
+        return self._checked([_turn(message, output, session, "")], audit, embedder)[0]
 
     def check_many(
         self,
-        turns: Sequence[tuple[str, str, SessionState | Mapping[str, Any] | None]],
+        turns: Iterable[Turn],
         *,
         audit: bool | None = None,
         embedder: Embedder | None = None,
     ) -> list[TurnReport]:
-        """:meth:`check` for many ``(message, output, session)`` turns, with one embedding call for the messages
-        (``embedder``: the one to make it, the matcher's by default)."""
-        for index, (_, output, _) in enumerate(turns):
-            if not isinstance(output, str):
-                raise InvalidInputError(
-                    f"the output to check must be text, not {type(output).__name__}",
-                    location=f"turns[{index}].output" if len(turns) > 1 else "output",
-                    hint="pass the AI's answer as a string",
-                )
-        sessions = [_session(session) for _, _, session in turns]
+        """:meth:`check` for many turns, with one embedding call for the messages (``embedder``: the one to make
+        it, the matcher's by default). A turn is a ``(message, output)`` pair, a ``(message, output, session)``
+        triple or a turn record as ``norma check --batch`` reads them (``{"message", "output", "session"?,
+        "id"?}``; the id is not used here); report ``i`` is turn ``i``'s.
+
+        Raises:
+            InvalidInputError: ``turns`` is not a list, or turn ``i`` is none of these or does not pass
+                :meth:`check`'s checks (``location``: ``turns[i]``, ``turns[i].message``...); nothing is checked.
+            LimitExceededError: a message over the matcher's size limit.
+        """
+        return self._checked(_turns(turns), audit, embedder)
+
+    def _checked(
+        self, turns: list[tuple[str, str, SessionState | None]], audit: bool | None, embedder: Embedder | None
+    ) -> list[TurnReport]:
+        """The reports of turns already checked (:func:`_turn`), their messages embedded in one call."""
+        sessions = [session for _, _, session in turns]
         # one parent span: norma.match, each rule's norma.checks and the reward's norma.rubric are its children
         with span("norma.turn", {"norma.tenant": self.matcher.tenant_id, "norma.turns.count": len(turns)}) as traced:
             results = self.matcher.match_many([m for m, _, _ in turns], sessions, embedder=embedder)

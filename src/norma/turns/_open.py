@@ -9,14 +9,14 @@ service, the MCP server and :mod:`norma.testing` all reach the rules through it.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from norma.errors import InvalidInputError
 from norma.matching import MatchResult, RuleMatcher, SessionState
 from norma.rules import Rule
-from norma.turns._checker import TurnChecker
+from norma.turns._checker import Turn, TurnChecker, checked_message
 from norma.turns._report import TurnReport
 
 if TYPE_CHECKING:
@@ -150,7 +150,14 @@ class Norma:
         config: MatchConfig | None = None,
         embedder: Embedder | None = None,
     ) -> MatchResult:
-        """The rules that apply to ``message``, best first (:meth:`norma.matching.RuleMatcher.match`)."""
+        """The rules that apply to ``message``, best first (:meth:`norma.matching.RuleMatcher.match`).
+
+        Raises:
+            InvalidInputError: a message that is not text or is empty (or only whitespace: ``norma match`` refuses
+                it too), or a session that does not fit.
+            LimitExceededError: a message over the matcher's size limit.
+        """
+        checked_message(message, "message", "give the text to match")
         state = SessionState.from_mapping(session) if isinstance(session, Mapping) else session
         embedder = embedder if embedder is not None else self.embedder
         return self.matcher.match(message, state, explain=explain, tags=tags, config=config, embedder=embedder)
@@ -166,17 +173,25 @@ class Norma:
     ) -> TurnReport:
         """The turn check of ``output``, the AI's answer to ``message`` (:meth:`norma.turns.TurnChecker.check`);
         ``audit`` overrides the default given to :func:`open`; ``embedder`` embeds the message (a shared
-        :class:`~norma.embeddings.BatchingEmbedder`, say)."""
-        embedder = embedder if embedder is not None else self.embedder
-        return self.checker.check_many([(message, output, session)], audit=audit, embedder=embedder)[0]
+        :class:`~norma.embeddings.BatchingEmbedder`, say).
 
-    def check_many(
-        self,
-        turns: Sequence[tuple[str, str, SessionState | Mapping[str, Any] | None]],
-        *,
-        audit: bool | None = None,
-    ) -> list[TurnReport]:
-        """:meth:`check` for many ``(message, output, session)`` turns, with one embedding call for the messages."""
+        Raises:
+            InvalidInputError: a message that is not text or is empty (or only whitespace), an output that is not
+                text, or a session that does not fit (``location``: ``message``, ``output``, ``session``).
+            LimitExceededError: a message over the matcher's size limit.
+        """
+        embedder = embedder if embedder is not None else self.embedder
+        return self.checker.check(message, output, session, audit=audit, embedder=embedder)
+
+    def check_many(self, turns: Iterable[Turn], *, audit: bool | None = None) -> list[TurnReport]:
+        """:meth:`check` for many turns, with one embedding call for the messages: each a ``(message, output)``
+        pair, a ``(message, output, session)`` triple or a turn record as ``norma check --batch`` reads them
+        (``{"message": ..., "output": ..., "session": ..., "id": ...}``, ``session`` and ``id`` optional).
+
+        Raises:
+            InvalidInputError: turn ``i`` is none of these, or fails :meth:`check`'s checks (``location``:
+                ``turns[i]``, ``turns[i].message``...); nothing is checked then.
+        """
         return self.checker.check_many(turns, audit=audit, embedder=self.embedder)
 
     def audit(self, output: str, message: str = "") -> AuditReport:

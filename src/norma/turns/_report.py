@@ -77,6 +77,10 @@ class CheckedRule(BaseModel):
     """Each check that applied, in the rule's order, and a neighbour's requirements (``skip``, not enforced)."""
 
 
+_SHOWN_FAILURES = 5
+"""How many failed checks a report's one-line summary names (then ``and N more``)."""
+
+
 class TurnReport(BaseModel):
     """One turn checked: ``verdict``, ``reward``, the matched rules, the checked rules and the audit if asked."""
 
@@ -109,12 +113,41 @@ class TurnReport(BaseModel):
         """The checks that failed, rule by rule."""
         return [result for result in self.checks if result.status is Verdict.FAIL]
 
+    @property
     def counts(self) -> dict[str, int]:
-        """How many checks passed, failed and were skipped."""
+        """How many checks passed, failed and were skipped: ``{"pass": n, "fail": n, "skip": n}``, as in
+        :meth:`to_dict` (a property: it was a method before issue #59)."""
         found = {status.value: 0 for status in Verdict}
         for result in self.checks:
             found[result.status.value] += 1
         return found
+
+    def summary(self) -> str:
+        """The turn in one line, as ``norma check`` ends its table: ``fail, reward 0.750 (1 passed, 1 failed, 0
+        skipped), failed refund/policy`` (at most five failed checks named), then the audit's result when it
+        ran."""
+        counts = self.counts
+        reward = "none" if self.reward is None else f"{self.reward:.3f}"
+        text = (
+            f"{self.verdict.value}, reward {reward} "
+            f"({counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped)"
+        )
+        failed = [f"{r.rule_id}/{r.check_id}" for r in self.failures]
+        if failed:
+            more = len(failed) - _SHOWN_FAILURES
+            text += f", failed {', '.join(failed[:_SHOWN_FAILURES])}" + (f" and {more} more" if more > 0 else "")
+        if self.audit is not None:
+            text += f", audit {self.audit.result.value}"
+        return text
+
+    def __repr__(self) -> str:
+        return f"<TurnReport {self.summary()}>"
+
+    def __str__(self) -> str:
+        """:meth:`summary`, then one line per failed check (``failed refund/policy (error): <its message>``)."""
+        lines = [self.summary()]
+        lines += [f"  failed {r.rule_id}/{r.check_id} ({r.severity.value}): {r.message}" for r in self.failures]
+        return "\n".join(lines)
 
     def failing(self, fail_on: FailOn | str = FailOn.ERROR) -> bool:
         """Whether the turn fails under ``fail_on`` (:meth:`FailOn.fails`): ``error`` (the verdict) or ``warning`` (a
@@ -142,7 +175,7 @@ class TurnReport(BaseModel):
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready mapping (the ``--format json`` and HTTP answer): the fields, plus ``counts``."""
         data = self.model_dump(mode="json", exclude={"audit"})
-        data["counts"] = self.counts()
+        data["counts"] = dict(self.counts)
         data["audit"] = None if self.audit is None else self.audit.model_dump(mode="json")
         return data
 
