@@ -627,3 +627,13 @@ def test_a_100000_character_output_file(run_cli: Run, tmp_path: Path) -> None:
     log = json.loads(result.out)
     card = next(r for r in log["runs"][0]["results"] if r["ruleId"].endswith("/no-card-number"))
     assert card["locations"][0]["physicalLocation"]["region"] == {"startLine": text.count("\n") + 1, "startColumn": 1}
+
+
+def test_a_batch_record_with_an_empty_message_is_a_bad_record(run_cli: Run, tmp_path: Path) -> None:
+    batch = tmp_path / "turns.jsonl"
+    records = [{"message": "   ", "output": "hello"}, {"message": "hi", "output": "hello"}]
+    batch.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    result = check(run_cli, "--batch", str(batch), "--engine", "local")
+    assert result.code == 2
+    assert f"norma: error: {batch}:1: the message is empty (give the user's message)\n" in result.err
+    assert result.out.splitlines()[-1].endswith("0 skipped, 1 bad")

@@ -133,3 +133,17 @@ async def test_a_blank_message_is_refused_as_the_library_refuses_it(
         "message",
         "give the user's message",
     )
+
+
+async def test_a_blank_message_to_match_is_refused_as_check_refuses_it(
+    http: httpx.AsyncClient, check_store: RuleStore
+) -> None:
+    key = check_store.create_api_key("acme", name="blank-match")
+    response = await http.post("/v1/tenants/acme/match", json={"message": " \n "}, headers=bearer(key))
+    assert response.status_code == 400, response.text
+    problem = response.json()
+    assert (problem["detail"], problem["field"], problem["hint"]) == (
+        "the message is empty",
+        "message",
+        "give the text to match",
+    )

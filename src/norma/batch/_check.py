@@ -24,7 +24,8 @@ def turn_payload(record: Any) -> dict[str, Any]:
     ``id`` when the record has one).
 
     Raises:
-        InvalidInputError: not a JSON object with ``message`` and ``output`` strings, or an unknown field.
+        InvalidInputError: not a JSON object with ``message`` and ``output`` strings, an unknown field, or an empty
+            message.
     """
     if not isinstance(record, dict) or not isinstance(record.get("message"), str):
         raise InvalidInputError(
@@ -36,6 +37,8 @@ def turn_payload(record: Any) -> dict[str, Any]:
     unknown = sorted(set(record) - {"id", "message", "output", "session"})
     if unknown:
         raise InvalidInputError(f"unknown field {unknown[0]!r}", hint="a turn record has id, message, output, session")
+    if not record["message"].strip():  # as norma check -m and the library refuse it
+        raise InvalidInputError("the message is empty", hint="give the user's message")
     out = {"message": record["message"], "output": record["output"], "session": record.get("session")}
     if "id" in record:
         out["id"] = record["id"]

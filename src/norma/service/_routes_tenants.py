@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import JSONResponse
 
-from norma.errors import ConflictError
+from norma.errors import ConflictError, InvalidInputError
 from norma.matching import Rule, Scope
 from norma.service._auth import Principal, require_tenant
 from norma.service._bodies import StrictJsonRoute
@@ -139,6 +139,8 @@ async def rule_history(tenant: TenantId, rule_id: RuleId, state: State, caller: 
 async def match(tenant: TenantId, body: MatchRequest, request: Request, state: State, caller: Caller) -> JSONResponse:
     """While the store is unreachable, the tenant's matcher as this replica last had it answers (for
     ``stale_for`` seconds after the store last confirmed it), with ``Norma-Stale-Since``."""
+    if not body.message.strip():  # as the library, the CLI, /check and the MCP tools refuse it
+        raise InvalidInputError("the message is empty", location="message", hint="give the text to match")
 
     def work() -> JSONResponse:
         matcher, version = state.matcher_of(tenant, request)
