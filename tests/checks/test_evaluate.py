@@ -126,7 +126,7 @@ def test_not_regex_reports_every_match() -> None:
     output = "go to https://a.example/x now\nor http://b.c"
     result = _run({"kind": "not_regex", "pattern": r"https?://\S+"}, output)
     assert result.status is CheckStatus.FAIL
-    assert result.message == r"matches 'https?://\\S+' 2 times"
+    assert result.message == r"matches 'https?://\S+' 2 times"  # as the rulebook writes it: one backslash
     assert _spans(result) == [(6, 25, 1, 7, "https://a.example/x"), (33, 43, 2, 4, "http://b.c")]
     assert _run({"kind": "not_regex", "pattern": "https?://"}, "no links").status is CheckStatus.PASS
 
@@ -473,3 +473,12 @@ def test_word_counts_follow_isspace_and_isalnum_on_any_unicode() -> None:
             runs.append((start, len(text)))
         expected = [(a, b) for a, b in runs if any(c.isalnum() for c in text[a:b])]
         assert _Output(text).words == expected, repr(text)
+
+
+def test_a_pattern_is_shown_as_written_in_quotes_it_does_not_hold() -> None:
+    from norma.checks._evaluate import as_written
+
+    assert as_written(r"\b\d{8}\b") == r"'\b\d{8}\b'"
+    assert as_written(r"(?i)\b(don't)\s+share") == r'''"(?i)\b(don't)\s+share"'''
+    assert as_written("""say "don't" """) == """`say "don't" `"""
+    assert as_written("""`"'""") == repr("""`"'""")  # all three quotes: Python's repr, escapes and all

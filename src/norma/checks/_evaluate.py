@@ -73,6 +73,15 @@ class _Output:
         return [m.span() for m in _RUN.finditer(self.text) if _ALNUM.search(m.group())]
 
 
+def as_written(pattern: str) -> str:
+    """A pattern quoted as the rulebook writes it: its backslashes single (``'\\b\\d+'`` is ``'\\\\b\\\\d+'`` as a
+    Python repr), in single quotes, or double quotes when it holds a single quote, or backticks when it holds both."""
+    for quote in ("'", '"', "`"):
+        if quote not in pattern:
+            return f"{quote}{pattern}{quote}"
+    return repr(pattern)
+
+
 def _where(span: Span) -> str:
     return f"line {span.line}, column {span.column}"
 
@@ -113,12 +122,13 @@ def _regex(check: RegexCheck, rule: Rule, output: _Output) -> _Outcome:
     if check.kind == "regex":
         match = _compiled(check.pattern).search(output.text)
         if match is None:
-            return CheckStatus.FAIL, f"nothing matches {check.pattern!r}", []
-        return CheckStatus.PASS, f"matches {check.pattern!r} at {_where(output.locate.span(match.start(), 0))}", []
+            return CheckStatus.FAIL, f"nothing matches {as_written(check.pattern)}", []
+        where = _where(output.locate.span(match.start(), 0))
+        return CheckStatus.PASS, f"matches {as_written(check.pattern)} at {where}", []
     spans = [(m.start(), m.end()) for m in _compiled(check.pattern).finditer(output.text)]
     if not spans:
-        return CheckStatus.PASS, f"nothing matches {check.pattern!r}", []
-    return CheckStatus.FAIL, f"matches {check.pattern!r} {_times(len(spans))}", spans
+        return CheckStatus.PASS, f"nothing matches {as_written(check.pattern)}", []
+    return CheckStatus.FAIL, f"matches {as_written(check.pattern)} {_times(len(spans))}", spans
 
 
 def _length(check: LengthCheck, rule: Rule, output: _Output) -> _Outcome:
