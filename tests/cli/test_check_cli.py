@@ -637,3 +637,38 @@ def test_a_batch_record_with_an_empty_message_is_a_bad_record(run_cli: Run, tmp_
     assert result.code == 2
     assert f"norma: error: {batch}:1: the message is empty (give the user's message)\n" in result.err
     assert result.out.splitlines()[-1].endswith("0 skipped, 1 bad")
+
+
+def test_the_message_from_a_file_or_stdin_is_the_message_given(run_cli: Run, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    message, answer = "my card was stolen yesterday", "I have blocked your card."
+    given = json.loads(check(run_cli, "-m", message, "-o", answer, "--format", "json").out)
+    file = tmp_path / "message.txt"
+    file.write_text(message + "\n", encoding="utf-8")  # the line end an editor adds is not part of it
+    from_file = check(run_cli, "--message-file", str(file), "-o", answer, "--format", "json")
+    assert from_file.code == given_code(given)
+    assert _same_turn(json.loads(from_file.out), given)
+    piped = subprocess.run(
+        [sys.executable, "-m", "norma", "check", "--rules", BANKING, "-m", "-", "-o", answer, "--format", "json"],
+        input=message.encode() + b"\n", capture_output=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert _same_turn(json.loads(piped.stdout), given), piped.stderr
+    both = check(run_cli, "-m", message, "--message-file", str(file), "-o", answer)
+    assert both.code == 2
+    assert "give the user's message once: --message TEXT or --message-file FILE" in both.err
+    binary = tmp_path / "binary.txt"
+    binary.write_bytes(b"\xff\xfe\x00")
+    bad = check(run_cli, "--message-file", str(binary), "-o", answer)
+    assert (bad.code, bad.err) == (2, f"norma: error: {binary}: the message is not UTF-8 text\n")
+
+
+def given_code(payload: dict[str, Any]) -> int:
+    return 1 if payload["verdict"] == "fail" else 0
+
+
+def _same_turn(one: dict[str, Any], other: dict[str, Any]) -> bool:
+    keys = ("verdict", "reward", "counts")
+    matched = [m["rule_id"] for m in one["matches"]] == [m["rule_id"] for m in other["matches"]]
+    return matched and all(one[k] == other[k] for k in keys)

@@ -36,7 +36,13 @@ FORMATS = ("table", "json", "jsonl", "sarif", "junit", "markdown")
     rules_help="A rulebook file (YAML or JSON) whose rules carry checks.",
     tenant_help="Check against a stored tenant's rules.",
 )
-@click.option("--message", "-m", default=None, help="The user's message.")
+@click.option("--message", "-m", default=None, help="The user's message ('-': read it from stdin).")
+@click.option(
+    "--message-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Read the user's message from this file (UTF-8) instead of --message.",
+)
 @click.option("--output", "-o", "output_text", default=None, help="The AI's answer to check.")
 @click.option(
     "--output-file",
@@ -103,6 +109,7 @@ def check(
     tenant_id: str | None,
     db_url: str | None,
     message: str | None,
+    message_file: Path | None,
     output_text: str | None,
     output_file: Path | None,
     session_json: str | None,
@@ -139,7 +146,8 @@ def check(
     options = EngineOptions.pop(engine)
     everything = show_all or options.verbose or sys.stdout.isatty()  # a log or a CI job: what needs a look
     if batch_file is not None:
-        if message is not None or output_text is not None or output_file is not None or session_json is not None:
+        single = (message, message_file, output_text, output_file, session_json)
+        if any(value is not None for value in single):
             raise click.UsageError("with --batch, each turn's message, output and session are in its JSON Lines record")
         if resume and (fmt != "jsonl" or out_path is None):
             raise click.UsageError(
@@ -154,8 +162,11 @@ def check(
         )
     if fmt == "jsonl":
         raise click.UsageError("--format jsonl goes with --batch")
-    if message is None:
-        raise click.UsageError("give the user's --message (or --batch FILE)")
+    if message is not None and message_file is not None:
+        raise click.UsageError("give the user's message once: --message TEXT or --message-file FILE")
+    if message is None and message_file is None:
+        raise click.UsageError("give the user's --message (or --message-file FILE, or --batch FILE)")
+    message = _read_message(message, message_file)
     if (output_text is None) == (output_file is None):
         raise click.UsageError("give the AI's answer: --output TEXT or --output-file FILE (one of them)")
     output, name = _read_output(output_text, output_file)
@@ -170,6 +181,23 @@ def check(
     for report_fmt, path in reports_to_write:
         write_report(report_fmt, items, fail_on, path)
     return turns_exit_code([report], fail_on)
+
+
+def _read_message(message: str | None, message_file: Path | None) -> str:
+    """The user's message: --message TEXT, --message - (stdin) or --message-file FILE (UTF-8; one line end at the
+    end, which editors and ``echo`` add, is not part of it)."""
+    from norma.errors import InvalidInputError
+
+    if message is not None and message != "-":
+        return message
+    source = "<stdin>" if message_file is None else str(message_file)
+    try:
+        text = sys.stdin.buffer.read().decode("utf-8") if message_file is None else message_file.read_text("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInputError("the message is not UTF-8 text", source=source) from None
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read it: {exc.strerror or exc}", source=source) from None
+    return text.removesuffix("\n").removesuffix("\r")
 
 
 def _read_output(output_text: str | None, output_file: Path | None) -> tuple[str, str]:
