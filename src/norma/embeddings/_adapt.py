@@ -310,8 +310,9 @@ _CHUNK = 16
 """Texts encoded together in a training step: a batch's texts sorted by length and cut into chunks of this many,
 each padded to its own longest, so a step computes on about 1.7 times the real tokens instead of 2.5 times (rule
 texts are short, a batch's longest is not); the vectors are those of the batch encoded whole, up to rounding.
-16 was the fastest of 4, 8, 16 and 32 on a 150-rule rulebook on 2 cores (``experiments/adapt_speed.py``: 1.23 s a
-step against 1.85 whole; smaller chunks pad less but multiply smaller matrices)."""
+On a 150-rule rulebook on 2 cores (``benchmarks/matching_adapt_speed.py``; two rounds in one run, a shared machine)
+a step took 2.17-2.27 s whole, 1.59-1.75 s in chunks of 16 and 1.32-1.69 s in chunks of 8: smaller chunks pad less
+but multiply smaller matrices, and the noise hides which of 8 and 16 is faster."""
 
 
 def _encode(model: _TorchBert, pieces: WordPieces, texts: Sequence[str], torch: Any, *, train: bool) -> Any:
