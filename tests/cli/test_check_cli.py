@@ -672,3 +672,36 @@ def _same_turn(one: dict[str, Any], other: dict[str, Any]) -> bool:
     keys = ("verdict", "reward", "counts")
     matched = [m["rule_id"] for m in one["matches"]] == [m["rule_id"] for m in other["matches"]]
     return matched and all(one[k] == other[k] for k in keys)
+
+
+def test_a_batch_logs_its_progress_at_a_steady_pace_when_stderr_is_not_a_terminal(tmp_path: Path) -> None:
+    import os
+    import re
+    import subprocess
+    import sys
+
+    batch = tmp_path / "turns.jsonl"
+    batch.write_text(
+        "".join(json.dumps({"message": f"my card was stolen {i}", "output": "blocked"}) + "\n" for i in range(5)),
+        encoding="utf-8",
+    )
+    command = [sys.executable, "-m", "norma", "check", "--rules", BANKING, "--batch", str(batch), "--engine", "local"]
+
+    def run(seconds: str) -> list[str]:
+        env = {**os.environ, "NORMA_PROGRESS_SECONDS": seconds}
+        proc = subprocess.run(command, capture_output=True, text=True, env=env, check=False, timeout=300)
+        assert proc.returncode in (0, 1), proc.stderr
+        return [line for line in proc.stderr.splitlines() if line.startswith("norma: checking:")]
+
+    every = run("0")  # a line a record, the last one left to the summary
+    assert [re.sub(r" \(.*\)$", "", line) for line in every] == [
+        f"norma: checking: {i} of 5 records" for i in range(1, 5)
+    ]
+    assert all(re.search(r" \(\d+\.\d/s(, \d+:\d\d left)?\)$", line) for line in every), every
+    assert run("1e9") == []  # none within the pace
+    bad = subprocess.run(command, capture_output=True, text=True, check=False, timeout=300,
+                         env={**os.environ, "NORMA_PROGRESS_SECONDS": "soon"})  # fmt: skip
+    assert (bad.returncode, bad.stderr) == (
+        2,
+        "norma: error: $NORMA_PROGRESS_SECONDS must be a number of seconds, not 'soon' (unset it: 30)\n",
+    )
