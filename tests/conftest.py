@@ -25,6 +25,9 @@ EXAMPLES = REPO / "examples"
 # The tests never write to the user's cache folder (rulebook snapshots, embedding and model caches): they use the
 # checkout's own (.cache/, ignored by git), unless the caller chose one. Tests of the cache itself set their own.
 os.environ.setdefault("NORMA_CACHE_DIR", str(REPO / ".cache" / "test-user-cache"))
+# A batch's progress lines on a stderr that is not a terminal come at a pace in seconds: none in the tests, whose
+# speed depends on the machine (the test of the lines sets its own pace).
+os.environ.setdefault("NORMA_PROGRESS_SECONDS", "1e9")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
