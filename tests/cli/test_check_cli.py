@@ -226,7 +226,8 @@ def test_the_table_shows_a_neighbours_requirements_as_skipped_not_as_problems(
     result = check(run_cli, "-m", PASSWORD, "-o", PASSWORD_ANSWER, "--all")  # passing checks too (not a terminal)
     assert result.code == 0, result.err
     lines = result.out.splitlines()
-    assert lines[0].startswith("matched never-ask-full-pin (0.839), fraud-suspected (0.628, neighbour), ")
+    # the header names the confidence the reasons give (0.02 in NEIGHBOUR), as norma match labels it
+    assert lines[0].startswith("matched never-ask-full-pin (governs 1.00), fraud-suspected (neighbour 0.02), ")
     rows = {(r["rule"], r["check"]): (r["status"], r["message"]) for r in _records_of(result.out)}
     assert rows[("fraud-suspected (neighbour)", "offers-freeze")] == ("skip", NEIGHBOUR)
     assert rows[("fraud-suspected (neighbour)", "hands-over-to-fraud-team")] == ("skip", NEIGHBOUR)
@@ -705,3 +706,25 @@ def test_a_batch_logs_its_progress_at_a_steady_pace_when_stderr_is_not_a_termina
         2,
         "norma: error: $NORMA_PROGRESS_SECONDS must be a number of seconds, not 'soon' (unset it: 30)\n",
     )
+
+
+def test_a_batch_in_a_pipe_shows_turn_ids_and_a_passing_turn_on_one_line(run_cli: Run, tmp_path: Path) -> None:
+    batch = tmp_path / "turns.jsonl"
+    records = [
+        {"id": "t-001", "message": PASSWORD, "output": PASSWORD_ANSWER},
+        {"message": PASSWORD, "output": "Sure, tell me your full PIN and I will check it."},
+    ]
+    batch.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    result = check(run_cli, "--batch", str(batch), "--engine", "local")
+    lines = result.out.splitlines()
+    assert lines[0] == (  # passing: one line, its id, its verdict and what it matched; no neighbour's skips
+        f"{batch}:1 (t-001): PASS, reward 1.000 (3 passed, 0 failed, 2 skipped, 2 of them a neighbour's "
+        "requirements); matched never-ask-full-pin (governs 1.00), fraud-suspected (neighbour 0.02), scam-warning "
+        "(neighbour 0.00), lost-or-stolen-card (neighbour 0.00)"
+    )
+    assert lines[1].startswith(f"{batch}:2: matched never-ask-full-pin (governs ")  # failing: its checks follow
+    assert "status: fail" in result.out
+    assert "(neighbour)" not in result.out  # a neighbour's requirements are not this turn's: left out
+    assert lines[-1] == "2 records: 1 passed, 1 failed, 0 skipped, 0 bad"
+    verbose = check(run_cli, "--batch", str(batch), "--engine", "local", "--all")
+    assert "fraud-suspected (neighbour)" in verbose.out  # --all lists every check, as before

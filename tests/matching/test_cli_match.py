@@ -121,8 +121,8 @@ def test_the_batch_table_marks_the_neighbours(
     assert result.code == 0, result.err
     rows = [[c.strip() for c in line.split("│")[1:-1]] for line in result.out.splitlines() if line.startswith("│")]
     assert rows == [
-        ["1", TWO_INTENTS, "lost-card (0.778), refund-request (0.555, neighbour)"],
-        ["2", "I want my money back", "refund-request (0.689)"],
+        ["1", TWO_INTENTS, "lost-card (governs 0.94), refund-request (neighbour 0.07)"],  # as norma match labels them
+        ["2", "I want my money back", "refund-request (governs 1.00)"],
     ]
 
 

@@ -147,8 +147,10 @@ def _finish(
     fmt = output.fmt
     if fmt == "table":
         con = console()
-        for item_name, report in items:
-            render_turn(con, item_name, report, output.everything)
+        ids = [row.get("id") for row in earlier.rows] + [turn.id for _, turn in good]
+        for (item_name, report), turn_id in zip(items, ids, strict=True):  # the table names the turn's id too
+            shown = item_name if turn_id is None else f"{item_name} ({turn_id})"
+            render_turn(con, shown, report, output.everything, one_line=not output.everything)
         con.print(totals(document) + ("" if incomplete is None else f" (incomplete: {incomplete.describe()})"))
     elif fmt == "json":
         write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", output.path, "the json report")

@@ -74,9 +74,11 @@ def _record(index: int, where: str, value: Any) -> BatchRecord:
 
 
 def _found(match: dict[str, Any]) -> str:
-    """A match in the table: its id and final score, and ``neighbour`` when it does not govern the turn."""
-    neighbour = not match.get("enforcement", {}).get("enforced", True)
-    return f"{match['rule_id']} ({match['final_score']:.3f}{', neighbour' if neighbour else ''})"
+    """A match in the table: its id, whether it governs the turn and its confidence (as ``norma match`` shows it)."""
+    enforcement = match.get("enforcement", {})
+    label = "governs" if enforcement.get("enforced", True) else "neighbour"
+    confidence = enforcement.get("confidence")
+    return f"{match['rule_id']} ({label}{'' if confidence is None else f' {confidence:.2f}'})"
 
 
 def _table(con: Console, document: dict[str, Any]) -> None:

@@ -21,8 +21,11 @@ _STATUS = {"pass": "[green]pass[/]", "fail": "[red]fail[/]", "skip": "[yellow]sk
 
 
 def _matched(match: MatchedRuleSummary) -> str:
-    """A matched rule on the ``matched`` line: its final score, and ``neighbour`` when it does not govern the turn."""
-    return f"{match.rule_id} ({match.final_score:.3f}{'' if match.enforced else ', neighbour'})"
+    """A matched rule on the ``matched`` line: whether it governs the turn and its confidence, the number the checks'
+    reasons give (as ``norma match`` labels it: ``governs 0.94``, ``neighbour 0.07``)."""
+    confidence = match.enforcement.get("confidence")
+    label = "governs" if match.enforced else "neighbour"
+    return f"{match.rule_id} ({label}{'' if confidence is None else f' {confidence:.2f}'})"
 
 
 def _rule_cell(checked: CheckedRule) -> str:
@@ -44,11 +47,23 @@ def check_message(result: Any) -> str:
     return f'{result.message}: "{excerpt}"'
 
 
-def render_turn(con: Console, name: str, report: TurnReport, everything: bool = True) -> None:
-    """A turn for people; without ``everything`` (outside a terminal, no --all) only its checks that did not pass."""
+def render_turn(
+    con: Console, name: str, report: TurnReport, everything: bool = True, *, one_line: bool = False
+) -> None:
+    """A turn for people; without ``everything`` (outside a terminal, no --all) only its checks that did not pass.
+    ``one_line`` (a batch outside a terminal): a neighbour's requirements (skipped: not this turn's) are left out
+    too, and a turn with nothing left to show is one line, its verdict and what it matched."""
     matched = ", ".join(_matched(m) for m in report.matches) or "none"
+    shown = [
+        (c, r)
+        for c in report.rules
+        for r in c.checks
+        if everything or (r.status.value != "pass" and not (one_line and not r.enforced))
+    ]
+    if one_line and not shown and report.audit is None:
+        con.print(f"{name}: {_verdict(report)}; matched {matched}", markup=False)
+        return
     con.print(f"{'' if name.startswith('<') else f'{name}: '}matched {matched}", markup=False)
-    shown = [(c, r) for c in report.rules for r in c.checks if everything or r.status.value != "pass"]
     if shown:
         table = Table("rule", "check", "kind", "severity", "status", "where", "message")
         for checked, result in shown:
@@ -72,12 +87,17 @@ def render_turn(con: Console, name: str, report: TurnReport, everything: bool = 
         con.print(f"audit: {verdict_label(report.audit.result)} ({len(report.audit.violations)} violations)")
         for v in report.audit.violations:
             con.print(f"  {v.location}: [{severity_label(v.severity)}] {v.rule}: {v.description}")
+    con.print(f"verdict: {_verdict(report)}")
+
+
+def _verdict(report: TurnReport) -> str:
+    """``PASS, reward 1.000 (2 passed, 0 failed, 3 skipped, 3 of them a neighbour's requirements)``."""
     reward = "none" if report.reward is None else f"{report.reward:.3f}"
     counts = report.counts
     neighbours = sum(1 for r in report.checks if not r.enforced)
     of_neighbours = f", {neighbours} of them a neighbour's requirements" if neighbours else ""
-    con.print(
-        f"verdict: {report.verdict.value.upper()}, reward {reward} "
+    return (
+        f"{report.verdict.value.upper()}, reward {reward} "
         f"({counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped{of_neighbours})"
     )
 
