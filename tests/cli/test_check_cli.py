@@ -728,3 +728,16 @@ def test_a_batch_in_a_pipe_shows_turn_ids_and_a_passing_turn_on_one_line(run_cli
     assert lines[-1] == "2 records: 1 passed, 1 failed, 0 skipped, 0 bad"
     verbose = check(run_cli, "--batch", str(batch), "--engine", "local", "--all")
     assert "fraud-suspected (neighbour)" in verbose.out  # --all lists every check, as before
+
+
+def test_a_batch_record_over_the_message_limit_is_a_bad_record_named_by_its_line(run_cli: Run, tmp_path: Path) -> None:
+    batch = tmp_path / "turns.jsonl"
+    records = [{"message": "refund " * 20_000, "output": "x"}, {"message": "hi", "output": "hello"}]
+    batch.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    result = check(run_cli, "--batch", str(batch), "--engine", "local")
+    assert result.code == 2
+    assert (
+        f"norma: error: {batch}:1: the message is 140,000 characters, over the limit of 100,000 (shorten the "
+        "message, or raise MatchConfig.max_message_chars)\n"
+    ) in result.err
+    assert result.out.splitlines()[-1] == "2 records: 1 passed, 0 failed, 0 skipped, 1 bad"

@@ -38,7 +38,7 @@ def test_a_batching_embedder_around_the_matchers_gives_the_same_matches() -> Non
 def test_the_size_check_comes_before_embedding_and_a_query_vector_excludes_an_embedder() -> None:
     other = AxisEmbedder()
     matcher = RuleMatcher(RULES, MatchConfig(max_message_chars=10), embedder=AxisEmbedder())
-    with pytest.raises(LimitExceededError, match="message 0 is 11 characters"):
+    with pytest.raises(LimitExceededError, match="the message is 11 characters"):
         matcher.match("x" * 11, embedder=other)
     assert other.calls == []
     with pytest.raises(InvalidInputError, match="not both"):

@@ -122,7 +122,7 @@ class CheckJob:
             return CheckedTurn(payload["message"], report, payload.get("id"), "id" in payload), None
 
         def stream(payloads: Sequence[Any]) -> Iterator[Outcome]:
-            vectors = _vectors(embedder, [payload["message"] for payload in payloads])
+            vectors = _vectors(embedder, [p["message"] for p in payloads], matcher.config.max_message_chars)
             for payload, vector in zip(payloads, vectors, strict=True):
                 yield one(payload, vector)
 

@@ -27,10 +27,10 @@ from norma.store import open_tenant_store
 __all__ = ["MatchJob", "match_payload"]
 
 
-def _vectors(embedder: BertEmbedder, messages: Sequence[Any]) -> list[np.ndarray]:
-    """Query vectors that do not depend on the batch (:func:`embed_stable`); zeros for what is not embedded (blank
-    or not text: the matcher skips or refuses it)."""
-    wanted = [i for i, m in enumerate(messages) if isinstance(m, str) and m.strip()]
+def _vectors(embedder: BertEmbedder, messages: Sequence[Any], limit: int) -> list[np.ndarray]:
+    """Query vectors that do not depend on the batch (:func:`embed_stable`); zeros for what is not embedded (blank,
+    not text or over ``limit`` characters: the matcher skips or refuses it, without tokenizing a megabyte first)."""
+    wanted = [i for i, m in enumerate(messages) if isinstance(m, str) and m.strip() and len(m) <= limit]
     vectors = embed_stable(embedder, [messages[i] for i in wanted])
     out = [np.zeros(embedder.dim, dtype=np.float32) for _ in messages]
     for row, index in enumerate(wanted):
@@ -179,7 +179,7 @@ class MatchJob:
         def work(payloads: Sequence[Any]) -> list[Outcome]:
             # one embedding call for the batch; then each message alone, because the similarity product of a
             # batch of queries rounds differently from that of one query (results must not depend on the batch)
-            vectors = _vectors(embedder, [payload["message"] for payload in payloads])
+            vectors = _vectors(embedder, [p["message"] for p in payloads], matcher.config.max_message_chars)
             return [one(payload, vector) for payload, vector in zip(payloads, vectors, strict=True)]
 
         return work

@@ -46,9 +46,11 @@ def check_message_sizes(messages: Sequence[str], max_chars: int) -> None:
     """A :class:`LimitExceededError` for the first message longer than ``max_chars`` characters."""
     for index, message in enumerate(messages):
         if len(message) > max_chars:
+            one = len(messages) == 1
             raise LimitExceededError(
-                f"message {index} is {len(message):,} characters, over the limit of {max_chars:,}",
-                location=f"messages[{index}]",
+                f"{'the message' if one else f'message {index}'} is {len(message):,} characters, over the limit of "
+                f"{max_chars:,}",
+                location=None if one else f"messages[{index}]",
                 hint="shorten the message, or raise MatchConfig.max_message_chars",
             )
 
