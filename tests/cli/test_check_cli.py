@@ -384,19 +384,13 @@ def test_batch_report_json_is_the_format_json_document(run_cli: Run, tmp_path: P
 
 
 def test_batch_with_bad_lines_exits_2_and_keeps_the_others(run_cli: Run, tmp_path: Path) -> None:
-    batch = tmp_path / "turns.jsonl"
-    batch.write_text(
-        "\n".join(
-            [
-                json.dumps({"message": PIN_MESSAGE, "output": GOOD}),
-                "{not json",
-                json.dumps({"message": PIN_MESSAGE}),
-                json.dumps({"message": PIN_MESSAGE, "output": "x", "colour": "red"}),
-                json.dumps({"message": PIN_MESSAGE, "output": "Please confirm your PIN."}),
-            ]
-        )
-        + "\n",
-        encoding="utf-8",
+    batch = _lines(
+        tmp_path / "turns.jsonl",
+        json.dumps({"message": PIN_MESSAGE, "output": GOOD}),
+        "{not json",
+        json.dumps({"message": PIN_MESSAGE}),
+        json.dumps({"message": PIN_MESSAGE, "output": "x", "colour": "red"}),
+        json.dumps({"message": PIN_MESSAGE, "output": "Please confirm your PIN."}),
     )
     result = check(run_cli, "--batch", str(batch), "--format", "jsonl", "--engine", "local")
     assert result.code == 2
@@ -411,23 +405,22 @@ def test_batch_with_bad_lines_exits_2_and_keeps_the_others(run_cli: Run, tmp_pat
     assert "colour" in errors[2]
 
 
+def _lines(path: Path, *lines: str) -> Path:
+    """``path`` holding ``lines``, one a line."""
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
 def _with_bad_lines(tmp_path: Path) -> Path:
     """Five records: line 1 passes, 2-3 are bad (not JSON; no output), line 4 (blank) is none, 5 fails."""
-    batch = tmp_path / "mixed.jsonl"
-    batch.write_text(
-        "\n".join(
-            [
-                json.dumps({"message": PIN_MESSAGE, "output": GOOD}),
-                "{not json",
-                json.dumps({"message": PIN_MESSAGE}),
-                "   ",
-                json.dumps({"message": PIN_MESSAGE, "output": "Please confirm your PIN."}),
-            ]
-        )
-        + "\n",
-        encoding="utf-8",
+    return _lines(
+        tmp_path / "mixed.jsonl",
+        json.dumps({"message": PIN_MESSAGE, "output": GOOD}),
+        "{not json",
+        json.dumps({"message": PIN_MESSAGE}),
+        "   ",
+        json.dumps({"message": PIN_MESSAGE, "output": "Please confirm your PIN."}),
     )
-    return batch
 
 
 def test_the_batch_totals_count_every_record_the_bad_ones_too(run_cli: Run, tmp_path: Path) -> None:

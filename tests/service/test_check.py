@@ -120,30 +120,19 @@ async def test_a_long_output_is_checked(http: httpx.AsyncClient, check_store: Ru
     assert response.json()["verdict"] == "pass"
 
 
+@pytest.mark.parametrize(
+    ("route", "body", "hint"),
+    [
+        ("check", {"message": "  ", "output": "y"}, "give the user's message"),
+        ("match", {"message": " \n "}, "give the text to match"),
+    ],
+)
 async def test_a_blank_message_is_refused_as_the_library_refuses_it(
-    http: httpx.AsyncClient, check_store: RuleStore
+    http: httpx.AsyncClient, check_store: RuleStore, route: str, body: dict[str, str], hint: str
 ) -> None:
     # "" is the schema's 422 (test_bad_bodies_are_422_problems); only spaces: the library's InvalidInputError, a 400
-    key = check_store.create_api_key("acme", name="blank")
-    response = await http.post("/v1/tenants/acme/check", json={"message": "  ", "output": "y"}, headers=bearer(key))
+    key = check_store.create_api_key("acme", name=f"blank-{route}")
+    response = await http.post(f"/v1/tenants/acme/{route}", json=body, headers=bearer(key))
     assert response.status_code == 400, response.text
     problem = response.json()
-    assert (problem["detail"], problem["field"], problem["hint"]) == (
-        "the message is empty",
-        "message",
-        "give the user's message",
-    )
-
-
-async def test_a_blank_message_to_match_is_refused_as_check_refuses_it(
-    http: httpx.AsyncClient, check_store: RuleStore
-) -> None:
-    key = check_store.create_api_key("acme", name="blank-match")
-    response = await http.post("/v1/tenants/acme/match", json={"message": " \n "}, headers=bearer(key))
-    assert response.status_code == 400, response.text
-    problem = response.json()
-    assert (problem["detail"], problem["field"], problem["hint"]) == (
-        "the message is empty",
-        "message",
-        "give the text to match",
-    )
+    assert (problem["detail"], problem["field"], problem["hint"]) == ("the message is empty", "message", hint)

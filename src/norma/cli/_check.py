@@ -15,6 +15,7 @@ from rich.console import Console
 from norma.cli._demo import SECTIONS
 from norma.cli._engine import EngineOptions, engine_options
 from norma.cli._output import (
+    F,
     check_rules_source,
     console,
     fail_on_option,
@@ -28,6 +29,17 @@ if TYPE_CHECKING:
 
 __all__ = ["check"]
 
+
+def _text_file_option(name: str, what: str, inline: str) -> Callable[[F], F]:
+    """``--X-file FILE``: ``what`` read from a UTF-8 file instead of ``inline``."""
+    return click.option(
+        name,
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        default=None,
+        help=f"Read {what} from this file (UTF-8) instead of {inline}.",
+    )
+
+
 FORMATS = ("table", "json", "jsonl", "sarif", "junit", "markdown")
 
 
@@ -37,19 +49,9 @@ FORMATS = ("table", "json", "jsonl", "sarif", "junit", "markdown")
     tenant_help="Check against a stored tenant's rules.",
 )
 @click.option("--message", "-m", default=None, help="The user's message ('-': read it from stdin).")
-@click.option(
-    "--message-file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="Read the user's message from this file (UTF-8) instead of --message.",
-)
+@_text_file_option("--message-file", "the user's message", "--message")
 @click.option("--output", "-o", "output_text", default=None, help="The AI's answer to check.")
-@click.option(
-    "--output-file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="Read the AI's answer from this file (UTF-8) instead of --output.",
-)
+@_text_file_option("--output-file", "the AI's answer", "--output")
 @click.option("--session", "session_json", default=None, metavar="JSON", help="The session state as a JSON object.")
 @click.option(
     "--batch",
@@ -186,32 +188,29 @@ def check(
 def _read_message(message: str | None, message_file: Path | None) -> str:
     """The user's message: --message TEXT, --message - (stdin) or --message-file FILE (UTF-8; one line end at the
     end, which editors and ``echo`` add, is not part of it)."""
-    from norma.errors import InvalidInputError
-
     if message is not None and message != "-":
         return message
-    source = "<stdin>" if message_file is None else str(message_file)
-    try:
-        text = sys.stdin.buffer.read().decode("utf-8") if message_file is None else message_file.read_text("utf-8")
-    except UnicodeDecodeError:
-        raise InvalidInputError("the message is not UTF-8 text", source=source) from None
-    except OSError as exc:
-        raise InvalidInputError(f"cannot read it: {exc.strerror or exc}", source=source) from None
-    return text.removesuffix("\n").removesuffix("\r")
+    return _read_text(message_file, "the message").removesuffix("\n").removesuffix("\r")
 
 
 def _read_output(output_text: str | None, output_file: Path | None) -> tuple[str, str]:
-    from norma.errors import InvalidInputError
-
     if output_file is None:
         assert output_text is not None
         return output_text, "<output>"  # no file holds it: reports give no location
+    return _read_text(output_file, "the output file"), str(output_file)
+
+
+def _read_text(path: Path | None, what: str) -> str:
+    """The UTF-8 text of ``path`` (None: stdin); an InvalidInputError naming ``what`` and where when it is not."""
+    from norma.errors import InvalidInputError
+
+    source = "<stdin>" if path is None else str(path)
     try:
-        return output_file.read_text(encoding="utf-8"), str(output_file)
+        return sys.stdin.buffer.read().decode("utf-8") if path is None else path.read_text("utf-8")
     except UnicodeDecodeError:
-        raise InvalidInputError("the output file is not UTF-8 text", source=str(output_file)) from None
+        raise InvalidInputError(f"{what} is not UTF-8 text", source=source) from None
     except OSError as exc:
-        raise InvalidInputError(f"cannot read it: {exc.strerror or exc}", source=str(output_file)) from None
+        raise InvalidInputError(f"cannot read it: {exc.strerror or exc}", source=source) from None
 
 
 def _parse_session(session_json: str | None) -> dict[str, Any] | None:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import click
 
 from norma.cli._engine import EngineOptions, record_line
-from norma.cli._output import console, write_text
+from norma.cli._output import console, unwritable, write_text
 from norma.cli._signals import StopSignals, signal_name
 from norma.cli._turn_output import render_turn, write_report
 
@@ -257,13 +257,7 @@ class _Lines:
                 os.truncate(path, earlier.complete_bytes)  # the line a killed run cut short: checked again
             self._handle = path.open("a" if append else "w", encoding="utf-8")
         except OSError as exc:
-            from norma.errors import InvalidInputError
-
-            raise InvalidInputError(
-                f"cannot write the JSON Lines: {exc.strerror or exc}",
-                source=str(path),
-                hint="give a file in a folder that exists and is writable",
-            ) from None
+            raise unwritable("the JSON Lines", path, exc) from None
 
     def write(self, line: str) -> None:
         if self._handle is not None:

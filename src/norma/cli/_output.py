@@ -16,12 +16,15 @@ import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import click
 from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from norma.errors import InvalidInputError
 
 __all__ = [
     "DB_URL_ENV",
@@ -36,6 +39,7 @@ __all__ = [
     "format_option",
     "model_dir_option",
     "print_table",
+    "unwritable",
     "replace_file",
     "report_option",
     "resolve_format",
@@ -125,13 +129,18 @@ def write_text(text: str, path: Path | None, what: str = "the output") -> None:
     try:
         replace_file(path, text)
     except OSError as exc:
-        from norma.errors import InvalidInputError
+        raise unwritable(what, path, exc) from None
 
-        raise InvalidInputError(
-            f"cannot write {what}: {exc.strerror or exc}",
-            source=str(path),
-            hint="give a file in a folder that exists and is writable",
-        ) from None
+
+def unwritable(what: str, path: Path, exc: OSError) -> InvalidInputError:
+    """The error of a file that cannot be written (``what`` names it)."""
+    from norma.errors import InvalidInputError
+
+    return InvalidInputError(
+        f"cannot write {what}: {exc.strerror or exc}",
+        source=str(path),
+        hint="give a file in a folder that exists and is writable",
+    )
 
 
 def replace_file(path: Path, text: str) -> None:

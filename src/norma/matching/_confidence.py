@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -247,13 +247,7 @@ class Refit:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (stored in a calibrated gate's terms, under ``confidence``)."""
-        return {
-            "scale": self.scale,
-            "shift": self.shift,
-            "candidates": self.candidates,
-            "ece_before": self.ece_before,
-            "ece_after": self.ece_after,
-        }
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Refit:
