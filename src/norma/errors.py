@@ -57,6 +57,7 @@ __all__ = [
     "RubricError",
     "StoreError",
     "StoreUnavailableError",
+    "WriteInDoubtError",
 ]
 
 
@@ -158,10 +159,18 @@ class StoreError(NormaError):
 
 class StoreUnavailableError(StoreError):
     """The rule store could not be reached, or did not answer within its deadline: a failed write was not written
-    (it is rolled back, or never committed), and retrying later may succeed."""
+    (it is rolled back, or never committed; :class:`WriteInDoubtError` is the exception), and retrying later may
+    succeed."""
 
     retry_after: float = 1.0
     """Seconds after which a retry may find the store again (a service sends it as ``Retry-After``)."""
+
+
+class WriteInDoubtError(StoreUnavailableError):
+    """The one exception to "a failed write was not written": the connection to PostgreSQL was lost while it
+    committed the write, and the server did not come back before the write's deadline to say whether the commit
+    happened. The write may be stored. Read it back once the store answers again, or repeat it (importing the same
+    rules again changes nothing)."""
 
 
 class BackendError(NormaError):

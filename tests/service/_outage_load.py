@@ -28,6 +28,8 @@ class Answer:
     headers: httpx.Headers
     rule_id: str = ""
     """The rule a write put (empty for a match)."""
+    detail: str = ""
+    """What a refused write's problem body said."""
 
     @property
     def answered(self) -> float:
@@ -86,7 +88,8 @@ class OutageLoad:
                 body = {"condition_text": f"customer mentions order number {n}", "examples": [f"order {n}"]}
                 sent = time.monotonic()
                 r = http.put(f"{self.base}/v1/tenants/{self.tenant}/rules/{rule_id}", json=body, headers=self.auth)
-                self.writes.append(Answer(sent, time.monotonic() - sent, r.status_code, r.headers, rule_id))
+                detail = "" if r.status_code == 200 else str(r.json().get("detail", ""))
+                self.writes.append(Answer(sent, time.monotonic() - sent, r.status_code, r.headers, rule_id, detail))
                 time.sleep(self.write_pause)
 
     def __enter__(self) -> OutageLoad:

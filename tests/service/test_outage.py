@@ -126,10 +126,13 @@ def test_matches_answer_from_memory_through_a_stop_and_a_kill(
     stored = _stored_rule_ids(url)
     acknowledged = {w.rule_id for w in load.writes if w.status == 200}
     failed = {w.rule_id for w in load.writes if w.status != 200}
+    # a write whose COMMIT the outage cut may be stored if the server was not back by its deadline to say: its 503
+    # says so (tests/store/test_commit_outcome.py); every other failed write must not be
+    in_doubt = {w.rule_id for w in load.writes if w.status == 503 and "may be stored" in w.detail}
     assert acknowledged
     assert failed
     assert acknowledged <= stored, f"acknowledged and lost: {sorted(acknowledged - stored)}"
-    assert not failed & stored, f"failed and committed: {sorted(failed & stored)}"
+    assert not (failed - in_doubt) & stored, f"failed and committed: {sorted((failed - in_doubt) & stored)}"
     assert all(w.status in (200, 503) for w in load.writes)
 
     store_lines = [r.getMessage() for r in caplog.records if r.name == "norma.service"]

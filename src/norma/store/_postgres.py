@@ -31,7 +31,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import numpy as np
 
 from norma.embeddings import Embedder
-from norma.errors import ConfigError, MissingDependencyError, StoreError, StoreUnavailableError
+from norma.errors import ConfigError, MissingDependencyError, StoreError, StoreUnavailableError, WriteInDoubtError
 from norma.rules import Rule, validate_tenant_id
 from norma.store._base import SqlRuleStore, _embedder
 from norma.store._schema import MIGRATIONS_TABLE, POSTGRES_MIGRATIONS
@@ -318,7 +318,11 @@ class PostgresRuleStore(SqlRuleStore):
         write: bool = False,
     ) -> T:
         """``work`` in one transaction, retried on serialisation failures, deadlocks and lost connections while
-        ``deadline`` seconds (from the first attempt) allow; a write carries the commit guard."""
+        ``deadline`` seconds (from the first attempt) allow; a write carries the commit guard.
+
+        A write whose connection is lost during its COMMIT may have been committed: its transaction id is looked up
+        on a new connection (``txid_status``) before anything else happens. Committed: it is done; aborted: it is
+        retried; no answer before the deadline: :class:`~norma.errors.WriteInDoubtError`."""
         psycopg = self._psycopg
         delay = 0.01
         ends = None if deadline is None else time.monotonic() + deadline
@@ -327,19 +331,28 @@ class PostgresRuleStore(SqlRuleStore):
             if left is not None and left <= 0:
                 raise _Late(deadline or 0.0)
             conn = self._connection()
+            xid: int | None = None
+            committing = False
             try:
                 with self._deadline(conn, left) as extend, conn.transaction(), conn.cursor() as cur:
                     cur.execute(f"SET TRANSACTION ISOLATION LEVEL {isolation}")
                     if write and left is not None:
-                        # the server refuses a COMMIT later than `left` s after this statement ran; the client waits
-                        # until `left` s after its answer came back, so it never gives up on a write that can commit
+                        # the server refuses a COMMIT later than `left` s after this statement ran; the client
+                        # waits until `left` s after its answer came back, so it never gives up on a write that
+                        # can commit
                         cur.execute(
                             "INSERT INTO pg_temp.norma_commit_guard VALUES"
-                            " (clock_timestamp() + make_interval(secs => %s))",
+                            " (clock_timestamp() + make_interval(secs => %s)) RETURNING txid_current()",
                             (left,),
                         )
+                        xid = int(cur.fetchone()[0])  # type: ignore[index]
                         extend(left + _GUARD_MARGIN)
-                    return work(cur)
+                    elif write:
+                        cur.execute("SELECT txid_current()")
+                        xid = int(cur.fetchone()[0])  # type: ignore[index]
+                    result = work(cur)
+                    committing = True
+                return result
             except (
                 psycopg.errors.SerializationFailure,
                 psycopg.errors.DeadlockDetected,
@@ -347,11 +360,44 @@ class PostgresRuleStore(SqlRuleStore):
             ) as exc:
                 if isinstance(exc, psycopg.OperationalError):
                     self._lost()
+                    if committing and xid is not None:
+                        status = self._commit_status(xid, ends)
+                        if status == "committed":
+                            return result
+                        if status is None:
+                            raise WriteInDoubtError(
+                                "the connection to PostgreSQL was lost while it committed the write, and the server"
+                                " did not come back in time to say whether it did: the write may be stored",
+                                source=self.url,
+                                hint="read it back once the store answers again, or repeat the write",
+                            ) from exc
                 if attempt == _RETRIES - 1:
                     raise
                 time.sleep(delay * (0.5 + random.random()))
                 delay = min(delay * 2, 0.5)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _commit_status(self, xid: int, ends: float | None) -> str | None:
+        """Whether transaction ``xid``, whose connection was lost during its COMMIT, was committed (``"committed"``)
+        or not (``"aborted"``), asked on new connections until ``ends`` (``time.monotonic()``; at least
+        ``connect_timeout`` from now); None if the server did not tell by then."""
+        until = max(ends or 0.0, time.monotonic() + self.connect_timeout)
+        delay = 0.05
+        while True:
+            with contextlib.suppress(self._psycopg.Error, StoreUnavailableError, _Late):
+                conn = self._connect(register=False)
+                try:
+                    with self._deadline(conn, max(until - time.monotonic(), 0.1)):
+                        row = conn.execute("SELECT txid_status(%s)", (xid,)).fetchone()
+                finally:
+                    conn.close()
+                # "in progress": the old backend has not yet noticed its client is gone; it will commit or abort
+                if row is not None and row[0] in ("committed", "aborted"):
+                    return str(row[0])
+            if time.monotonic() + delay > until:
+                return None
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
 
     def _guard(
         self,
