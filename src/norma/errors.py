@@ -25,6 +25,7 @@ The tree (a class that lives outside this module names, in parentheses, the pack
     ├── MissingDependencyError      an optional package or model is not installed; ImportError too
     ├── StoreError                  the rule store could not read or write; nothing half-written is kept
     │   └── StoreUnavailableError   the store could not be reached or did not answer in time (retry later)
+    │       └── WriteInDoubtError   the store went away during a write's COMMIT and did not say: it may be stored
     ├── BackendError                a model, LLM or HTTP backend failed or answered nonsense
     │   ├── LLMBackendError (norma.llm)   an LLM server that failed after every retry and fallback model
     │   ├── JudgeError (norma.llm)        a judge's reply that is not a verdict (never read as a pass)
