@@ -46,7 +46,6 @@ from norma.errors import RateLimitedError as RateLimitedError
 from norma.errors import RubricError as RubricError
 from norma.errors import StoreError as StoreError
 from norma.errors import StoreUnavailableError as StoreUnavailableError
-from norma.errors import WriteInDoubtError as WriteInDoubtError
 
 if _typing.TYPE_CHECKING:
     from norma.audit import analyze as analyze
@@ -116,7 +115,6 @@ _PUBLIC: dict[str, str] = {
     "SessionState": "norma.matching",
     "StoreError": "norma.errors",
     "StoreUnavailableError": "norma.errors",
-    "WriteInDoubtError": "norma.errors",
     "tenant_matcher": "norma.matching",
     "TurnChecker": "norma.turns",
     "TurnReport": "norma.turns",

@@ -25,7 +25,6 @@ The tree (a class that lives outside this module names, in parentheses, the pack
     ├── MissingDependencyError      an optional package or model is not installed; ImportError too
     ├── StoreError                  the rule store could not read or write; nothing half-written is kept
     │   └── StoreUnavailableError   the store could not be reached or did not answer in time (retry later)
-    │       └── WriteInDoubtError   the store went away during a write's COMMIT and did not say: it may be stored
     ├── BackendError                a model, LLM or HTTP backend failed or answered nonsense
     │   ├── LLMBackendError (norma.llm)   an LLM server that failed after every retry and fallback model
     │   ├── JudgeError (norma.llm)        a judge's reply that is not a verdict (never read as a pass)
@@ -58,7 +57,6 @@ __all__ = [
     "RubricError",
     "StoreError",
     "StoreUnavailableError",
-    "WriteInDoubtError",
 ]
 
 
@@ -160,18 +158,14 @@ class StoreError(NormaError):
 
 class StoreUnavailableError(StoreError):
     """The rule store could not be reached, or did not answer within its deadline: a failed write was not written
-    (it is rolled back, or never committed; :class:`WriteInDoubtError` is the exception), and retrying later may
-    succeed."""
+    (it is rolled back, or never committed; :attr:`in_doubt` is the exception), and retrying later may succeed."""
 
     retry_after: float = 1.0
     """Seconds after which a retry may find the store again (a service sends it as ``Retry-After``)."""
-
-
-class WriteInDoubtError(StoreUnavailableError):
-    """The one exception to "a failed write was not written": the connection to PostgreSQL was lost while it
-    committed the write, and the server did not come back before the write's deadline to say whether the commit
-    happened. The write may be stored. Read it back once the store answers again, or repeat it (importing the same
-    rules again changes nothing)."""
+    in_doubt: bool = False
+    """True for the one failed write that may be stored: the connection to PostgreSQL was lost while it committed
+    the write, and the server did not come back before the write's deadline to say whether the commit happened.
+    Read it back once the store answers again, or repeat it (importing the same rules again changes nothing)."""
 
 
 class BackendError(NormaError):

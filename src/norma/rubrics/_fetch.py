@@ -91,10 +91,10 @@ def fetch_rubric_text(
     try:
         with httpx.Client(timeout=httpx.Timeout(timeout), follow_redirects=False) as client:
             for _ in range(max_redirects + 1):
+                if deny_private:  # first: a refused host is refused however slow the machine was to get here
+                    _check_host(current, url)
                 if time.monotonic() > deadline:
                     raise httpx.TimeoutException("deadline passed between redirects")
-                if deny_private:
-                    _check_host(current, url)
                 with client.stream("GET", current, headers={"Accept": _ACCEPT}) as response:
                     if response.status_code in _REDIRECTS:
                         location = response.headers.get("location")

@@ -43,7 +43,6 @@ from norma.errors import (
     RateLimitedError,
     StoreError,
     StoreUnavailableError,
-    WriteInDoubtError,
 )
 
 __all__ = [
@@ -116,12 +115,14 @@ _TITLES = {
 
 _log = logging.getLogger("norma.service")
 
+_IN_DOUBT = (
+    "the rule store went away while it committed the write and did not come back in time to say whether it did: the"
+    " write may be stored",
+    "read it back, or repeat the request, once the store answers again (after the seconds in Retry-After)",
+)
+"""What a 503 says for a write that may be stored (``StoreUnavailableError.in_doubt``)."""
+
 _PUBLIC_DETAIL: Mapping[type[NormaError], tuple[str, str]] = {
-    WriteInDoubtError: (
-        "the rule store went away while it committed the write and did not come back in time to say whether it"
-        " did: the write may be stored",
-        "read it back, or repeat the request, once the store answers again (after the seconds in Retry-After)",
-    ),
     StoreUnavailableError: (
         "the rule store is unreachable; nothing was written",
         "retry after the seconds in Retry-After; matches keep being answered from memory for a while",
@@ -254,13 +255,18 @@ def norma_error_response(error: NormaError, *, paths: Sequence[str] = ()) -> JSO
     if isinstance(error, AuthenticationError):
         headers["WWW-Authenticate"] = 'Bearer realm="norma"'
     if status >= 500 and not isinstance(error, RequestTimeoutError):  # a timeout is load, not a fault: see access log
-        if isinstance(error, WriteInDoubtError):
+        in_doubt = isinstance(error, StoreUnavailableError) and error.in_doubt
+        if in_doubt:
             _log.warning("a write answered 503 may be stored: %s", error)
         elif not isinstance(error, StoreUnavailableError):  # logged when the store's state changes, with counts
             _log.warning("request failed: %s: %s", type(error).__name__, error)
-        public, advice = next(
-            (text for cls in type(error).__mro__ if (text := _PUBLIC_DETAIL.get(cls)) is not None),
-            ("internal error (logged on the server)", "retry later; the server log has the details"),
+        public, advice = (
+            _IN_DOUBT
+            if in_doubt
+            else next(
+                (text for cls in type(error).__mro__ if (text := _PUBLIC_DETAIL.get(cls)) is not None),
+                ("internal error (logged on the server)", "retry later; the server log has the details"),
+            )
         )
         return problem_response(status, public, hint=advice, headers=headers)
     errors: list[dict[str, Any]] = []

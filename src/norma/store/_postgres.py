@@ -31,7 +31,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import numpy as np
 
 from norma.embeddings import Embedder
-from norma.errors import ConfigError, MissingDependencyError, StoreError, StoreUnavailableError, WriteInDoubtError
+from norma.errors import ConfigError, MissingDependencyError, StoreError, StoreUnavailableError
 from norma.rules import Rule, validate_tenant_id
 from norma.store._base import SqlRuleStore, _embedder
 from norma.store._schema import MIGRATIONS_TABLE, POSTGRES_MIGRATIONS
@@ -322,7 +322,7 @@ class PostgresRuleStore(SqlRuleStore):
 
         A write whose connection is lost during its COMMIT may have been committed: its transaction id is looked up
         on a new connection (``txid_status``) before anything else happens. Committed: it is done; aborted: it is
-        retried; no answer before the deadline: :class:`~norma.errors.WriteInDoubtError`."""
+        retried; no answer before the deadline: :class:`~norma.errors.StoreUnavailableError` with ``in_doubt``."""
         psycopg = self._psycopg
         delay = 0.01
         ends = None if deadline is None else time.monotonic() + deadline
@@ -365,12 +365,14 @@ class PostgresRuleStore(SqlRuleStore):
                         if status == "committed":
                             return result
                         if status is None:
-                            raise WriteInDoubtError(
+                            doubt = StoreUnavailableError(
                                 "the connection to PostgreSQL was lost while it committed the write, and the server"
                                 " did not come back in time to say whether it did: the write may be stored",
                                 source=self.url,
                                 hint="read it back once the store answers again, or repeat the write",
-                            ) from exc
+                            )
+                            doubt.in_doubt = True
+                            raise doubt from exc
                 if attempt == _RETRIES - 1:
                     raise
                 time.sleep(delay * (0.5 + random.random()))
