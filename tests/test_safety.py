@@ -57,8 +57,8 @@ def test_yaml_refuses_python_objects() -> None:
 def test_yaml_error_names_line_and_column() -> None:
     with pytest.raises(InvalidInputError) as info:
         load_yaml("a: 1\nb: [1, 2\n", source="r.yaml")
-    assert info.value.source == "r.yaml"
-    assert str(info.value.location).startswith("line ")
+    assert (info.value.source, info.value.line, info.value.column, info.value.location) == ("r.yaml", 2, 4, None)
+    assert str(info.value).startswith("r.yaml:2:4: not valid YAML: ")
 
 
 def test_yaml_shared_aliases_within_limits_load() -> None:
@@ -211,6 +211,6 @@ def test_bounded_lines_reads_whole_lines_within_the_limit() -> None:
     assert next(lines) == (1, "ok")
     with pytest.raises(LimitExceededError, match="record is over the limit of 10 bytes") as caught:
         next(lines)
-    assert (caught.value.location, caught.value.hint) == ("line 2", "split it")
+    assert (caught.value.line, caught.value.location, caught.value.hint) == (2, None, "split it")
     with pytest.raises(InvalidInputError, match="not valid UTF-8 at byte 1"):
         list(bounded_lines(io.BytesIO(b"a\xff\n"), source="f", max_bytes=10))

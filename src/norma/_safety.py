@@ -305,8 +305,18 @@ def load_yaml(text: str | bytes, *, source: str | None = None, limits: InputLimi
                 problem, mark = f"{problem} {context} that starts here", opened
             else:
                 problem = f"{problem} ({context} from {_at(opened)})"
-        where = _at(mark) if mark is not None else None
-        raise InvalidInputError(f"not valid YAML: {problem}", source=source, location=where) from None
+        line, column = (mark.line + 1, mark.column + 1) if mark is not None else _place(text, exc)
+        raise InvalidInputError(f"not valid YAML: {problem}", source=source, line=line, column=column) from None
+
+
+def _place(text: str | bytes, exc: yaml.YAMLError) -> tuple[int | None, int | None]:
+    """1-based line and column of a character PyYAML's reader refused (a NUL, bytes that are not UTF-8), which it
+    gives as an offset only (in bytes for bytes)."""
+    offset = getattr(exc, "position", None)
+    if not isinstance(offset, int) or not 0 <= offset <= len(text):
+        return None, None
+    lines = text[:offset].decode("utf-8", "replace") if isinstance(text, bytes) else text[:offset]
+    return lines.count("\n") + 1, len(lines) - (lines.rfind("\n") + 1) + 1
 
 
 def _at(mark: Any) -> str:
@@ -314,23 +324,34 @@ def _at(mark: Any) -> str:
     return f"line {mark.line + 1}, column {mark.column + 1}"
 
 
-def load_json(text: str | bytes, *, source: str | None = None, limits: InputLimits = DEFAULT_LIMITS) -> Any:
+def load_json(
+    text: str | bytes, *, source: str | None = None, limits: InputLimits = DEFAULT_LIMITS, line: int | None = None
+) -> Any:
     """Parse JSON with the same bounds as :func:`load_yaml`; NaN, Infinity and numbers too large for a double
-    (``1e999``) are refused, and so is text that is not valid Unicode (:func:`check_json_value`)."""
-    _check_size(text, limits, source)
+    (``1e999``) are refused, and so is text that is not valid Unicode (:func:`check_json_value`).
+
+    ``line``: the line of ``source`` the text is (a record of a JSON Lines file); every error then names that line
+    (and a syntax error its column too).
+    """
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidInputError(
-            f"not valid JSON: {exc.msg}", source=source, location=f"line {exc.lineno}, column {exc.colno}"
-        ) from None
-    except UnicodeDecodeError as exc:
-        raise InvalidInputError(f"not valid UTF-8 at byte {exc.start}", source=source) from None
-    except RecursionError:
-        raise LimitExceededError("document nests too deeply to parse", source=source) from None
-    except ValueError:  # an integer with more digits than Python converts (4,300 by default)
-        raise _too_many_digits(source) from None
-    check_json_value(value, source=source, limits=limits)
+        _check_size(text, limits, source)
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InvalidInputError(
+                f"not valid JSON: {exc.msg}", source=source, line=exc.lineno - 1 + (line or 1), column=exc.colno
+            ) from None
+        except UnicodeDecodeError as exc:
+            raise InvalidInputError(f"not valid UTF-8 at byte {exc.start}", source=source) from None
+        except RecursionError:
+            raise LimitExceededError("document nests too deeply to parse", source=source) from None
+        except ValueError:  # an integer with more digits than Python converts (4,300 by default)
+            raise _too_many_digits(source) from None
+        check_json_value(value, source=source, limits=limits)
+    except NormaError as exc:
+        if line is not None and exc.line is None:
+            exc.line = line
+        raise
     return value
 
 
@@ -441,13 +462,11 @@ def bounded_lines(
         number += 1
         if len(raw) > max_bytes and not raw.endswith(b"\n"):
             raise LimitExceededError(
-                f"{what} is over the limit of {max_bytes:,} bytes", source=source, location=f"line {number}", hint=hint
+                f"{what} is over the limit of {max_bytes:,} bytes", source=source, line=number, hint=hint
             )
         try:
             text = raw.decode("utf-8").rstrip("\r\n")
         except UnicodeDecodeError as exc:
-            raise InvalidInputError(
-                f"not valid UTF-8 at byte {exc.start}", source=source, location=f"line {number}"
-            ) from None
+            raise InvalidInputError(f"not valid UTF-8 at byte {exc.start}", source=source, line=number) from None
         if text.strip():
             yield number, text

@@ -31,9 +31,11 @@ The tree (a class that lives outside this module names, in parentheses, the pack
     │   └── UpstreamError (norma.service)   the guarded endpoint's upstream model failed (HTTP 502 / 504)
     └── RequestTimeoutError (norma.service)   a request that ran past the service's ``request_timeout``
 
-Each error carries *what* went wrong (the message), *where* (``source`` and ``location``: a file and
-line, a field path, a record number, a rule id) and *what to do* (``hint``). ``str(error)`` renders all three on one
-line, which is what the CLI prints before exiting with status 2.
+Each error carries *what* went wrong (the message), *where* (``source``: a file, a record, a rule id;
+``line`` and ``column``: 1-based, when the error sits at a place in a text; ``location``: a field path) and *what to
+do* (``hint``). ``str(error)`` renders all of them on one line, which is what the CLI prints before exiting with
+status 2; an error with a line starts as editors and CI problem matchers read it, ``FILE:LINE:COL: field: message``
+(``FILE:LINE: message`` without a column).
 
 Where a compatibility format promises a builtin exception (the synth-ai rubric loaders raise
 ``ValueError``), the matching subclass derives from that builtin too, so existing ``except ValueError`` blocks keep
@@ -41,6 +43,8 @@ working.
 """
 
 from __future__ import annotations
+
+import re
 
 __all__ = [
     "AuthenticationError",
@@ -66,7 +70,11 @@ class NormaError(Exception):
     Args:
         message: what went wrong, in one sentence.
         source: the input it came from (a file path, URL, ``"<dict>"``, a record id), if any.
-        location: where in that input (``"line 12"``, ``"criteria[1].weight"``), if known.
+        location: the field path in that input (``"criteria[1].weight"``), if known. A location written as a place
+            in a text, ``"line 12"`` or ``"line 12, column 7"`` (and maybe ``", field"`` after it), is read into
+            ``line`` and ``column`` (the field stays the location).
+        line: the 1-based line of ``source`` the error is at, if known.
+        column: the 1-based column (in characters) on that line, if known.
         hint: what the user can do about it, if anything useful can be said.
     """
 
@@ -76,20 +84,45 @@ class NormaError(Exception):
         *,
         source: str | None = None,
         location: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
         hint: str | None = None,
     ) -> None:
         super().__init__(message)
+        if line is None and location is not None and (written := _PLACE.fullmatch(location)) is not None:
+            line, column = int(written["line"]), int(written["column"]) if written["column"] else None
+            location = written["field"]
         self.message = message
         self.source = source
         self.location = location
+        self.line = line
+        self.column = column
         self.hint = hint
 
+    @property
+    def position(self) -> str | None:
+        """``source:line:column`` (``source:line`` without a column), as editors and CI problem matchers read it,
+        when the error has a line; ``line L, column C`` when it has a line but no source; else None."""
+        if self.line is None:
+            return None
+        if self.source is None:
+            return f"line {self.line}" + (f", column {self.column}" if self.column is not None else "")
+        return ":".join(str(part) for part in (self.source, self.line, self.column) if part is not None)
+
     def __str__(self) -> str:
-        where = ":".join(part for part in (self.source, self.location) if part)
+        if self.line is not None:
+            where = ": ".join(part for part in (self.position, self.location) if part)
+        else:
+            where = ":".join(part for part in (self.source, self.location) if part)
         text = f"{where}: {self.message}" if where else self.message
         if self.hint:
             text = f"{text} ({self.hint})"
         return " ".join(text.split("\n"))
+
+
+_PLACE = re.compile(r"line (?P<line>\d+)(?:, column (?P<column>\d+))?(?:, (?P<field>.+))?", re.DOTALL)
+"""A location written as a place in a text (``line 12, column 7``), which :class:`NormaError` reads into ``line``
+and ``column``."""
 
 
 class InvalidInputError(NormaError, ValueError):

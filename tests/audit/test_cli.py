@@ -136,7 +136,7 @@ def test_batch_with_workers(run_cli: Run, tmp_path: Path) -> None:
     assert result.code == 1
     payload = json.loads(result.out)
     assert [r["result"] for r in payload["reports"]] == ["PASS", "FAIL", "SKIP"]
-    assert payload["summary"] == {"total": 3, "PASS": 1, "FAIL": 1, "SKIP": 1}
+    assert payload["summary"] == {"total": 3, "PASS": 1, "FAIL": 1, "SKIP": 1, "records": 3, "bad": 0}
     batch.write_text(lines[0] + "\n{broken\n", encoding="utf-8")
     broken = run_cli("audit", "--batch", str(batch), "--docs", DOCS, "--no-embeddings", "--format", "json")
     assert broken.code == 2

@@ -30,7 +30,7 @@ def test_verdicts_of_the_fixture(items: list[tuple[str, AuditReport]]) -> None:
 
 def test_json_batch_summary(items: list[tuple[str, AuditReport]]) -> None:
     payload = json.loads(render("json", items))
-    assert payload["summary"] == {"total": 4, "PASS": 2, "FAIL": 1, "SKIP": 1}
+    assert payload["summary"] == {"total": 4, "PASS": 2, "FAIL": 1, "SKIP": 1, "records": 4, "bad": 0}
     assert [r["name"] for r in payload["reports"]] == ["r0", "r1", "r2", "r3"]
     single = json.loads(render("json", items[:1]))
     assert single["result"] == "PASS"

@@ -430,7 +430,7 @@ def test_the_batch_totals_count_every_record_the_bad_ones_too(run_cli: Run, tmp_
     assert table.out.splitlines()[-1] == "4 records: 1 passed, 1 failed, 0 skipped, 2 bad"
     errors = [line for line in table.err.splitlines() if line.startswith("norma: error:")]
     assert len(errors) == 2
-    assert errors[0].startswith(f"norma: error: {batch}:2: not valid JSON"), errors
+    assert errors[0].startswith(f"norma: error: {batch}:2:2: not valid JSON: "), errors
     assert errors[1].startswith(f"norma: error: {batch}:3: "), errors
     document_run = check(run_cli, "--batch", str(batch), "--engine", "local", "--format", "json")
     assert document_run.code == 2
@@ -731,6 +731,6 @@ def test_a_batch_record_over_the_message_limit_is_a_bad_record_named_by_its_line
     assert result.code == 2
     assert (
         f"norma: error: {batch}:1: the message is 140,000 characters, over the limit of 100,000 (shorten the "
-        "message, or raise MatchConfig.max_message_chars)\n"
+        "message, or split it into several messages)\n"
     ) in result.err
     assert result.out.splitlines()[-1] == "2 records: 1 passed, 0 failed, 0 skipped, 1 bad"

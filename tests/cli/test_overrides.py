@@ -82,7 +82,7 @@ def test_rubric_validate_reports_every_bad_file(run_cli: Run, tmp_path: Path) ->
     good = str(EXAMPLES / "rubrics" / "code_review.json")
     result = run_cli("rubric", "validate", negative, str(broken), str(zero), good, "--format", "json")
     assert result.code == 2  # a file that cannot be parsed outranks invalid ones
-    assert result.err == f"norma: error: {broken}:line 1, column 13: not valid JSON: Expecting value\n"
+    assert result.err == f"norma: error: {broken}:1:13: not valid JSON: Expecting value\n"
     payload = json.loads(result.out)
     assert [(f["file"], f["valid"]) for f in payload["files"]] == [
         (negative, False),
@@ -90,7 +90,7 @@ def test_rubric_validate_reports_every_bad_file(run_cli: Run, tmp_path: Path) ->
         (good, True),
     ]
     invalid = run_cli("rubric", "validate", negative, str(zero), good)
-    assert invalid.code == 1
+    assert invalid.code == 2
     assert [line.split()[:2] for line in invalid.out.splitlines() if not line.startswith(" ")] == [
         ["FAIL", negative],
         ["FAIL", str(zero)],

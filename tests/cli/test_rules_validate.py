@@ -28,13 +28,14 @@ def test_every_file_and_every_problem_is_listed(run_cli: Run, tmp_path: Path) ->
     bad = tmp_path / "bad.yaml"
     bad.write_text("rules:\n  - id: x\n    condition_text: ''\n    priority: lots\n", encoding="utf-8")
     result = run_cli("rules", "validate", str(bad), GOOD)
-    assert result.code == 1
-    assert f"{bad}: rules[0] (x).condition_text: must not be empty" in result.out
-    assert f"{bad}: rules[0] (x).priority:" in result.out
+    assert result.code == 2  # a bad rulebook exits 2 from every command
+    assert f"\n{bad}:3:21: rules[0] (x).condition_text: must not be empty\n" in result.out
+    assert f"\n{bad}:4:15: rules[0] (x).priority: " in result.out
     assert f"valid    {GOOD}" in result.out
     payload = json.loads(run_cli("rules", "validate", str(bad), "--format", "json").out)
     assert payload["valid"] is False
-    assert [p["field"] for p in payload["files"][0]["problems"]] == ["condition_text", "priority"]
+    problems = payload["files"][0]["problems"]
+    assert [(p["field"], p["line"], p["column"]) for p in problems] == [("condition_text", 3, 21), ("priority", 4, 15)]
 
 
 def test_an_unreadable_file_exits_2_with_one_line(run_cli: Run, tmp_path: Path) -> None:

@@ -1,18 +1,12 @@
-"""A real model (scripts/llm_server.py: llama.cpp's server with SmolLM2-135M-Instruct, in process) behind norma's
+"""A real model (``norma llm local``'s server: llama.cpp with SmolLM2-135M-Instruct, in process) behind norma's
 OpenAI client and judge: plumbing and format, never the quality of a judgement. Skipped with one reason when the
-server cannot start (tests/_real_llm.py); the script's own failures are tested without the model."""
+server cannot start (tests/_real_llm.py); the server and its command are tested in tests/llm/test_local.py."""
 
 from __future__ import annotations
-
-import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from norma.llm import Judge, JudgeError, JudgeVerdict, OpenAIClient, parse_vote
-from tests._real_llm import SCRIPT, llm_server_script
 
 MODEL = "smollm2-135m-instruct-q4_1"
 TEXT = "I cannot share account numbers."
@@ -57,37 +51,3 @@ def test_the_prompt_alone_does_not_give_a_verdict(real_llm_url: str) -> None:
     reply = client.complete(judge.messages(TEXT, CRITERION), max_tokens=64, seed=0)
     with pytest.raises(JudgeError):
         parse_vote(reply, model=MODEL)
-
-
-def test_a_model_file_with_the_wrong_checksum_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("NORMA_CACHE_DIR", str(tmp_path))
-    script = llm_server_script()
-    bad = tmp_path / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
-    bad.parent.mkdir()
-    bad.write_bytes(b"not a model")
-    assert script.model_path() == bad
-    with pytest.raises(script.Unavailable, match=r"^checksum mismatch: .* expected b179c952"):
-        script.ensure_model()
-
-
-def test_check_without_xllamacpp_says_so_in_one_line(tmp_path: Path) -> None:
-    # -S: no site-packages, so no xllamacpp; the script needs nothing else (standard library only)
-    done = subprocess.run(
-        [sys.executable, "-S", str(SCRIPT), "--check"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env={"NORMA_CACHE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"},
-    )
-    assert done.returncode == 1
-    assert done.stdout == ""
-    assert done.stderr == (
-        "real model unavailable: xllamacpp is not installed: pip install 'xllamacpp==2026.10.11549' (make test does)\n"
-    )
-
-
-def test_the_makefile_installs_the_server_the_script_names() -> None:
-    makefile = (SCRIPT.parents[1] / "Makefile").read_text(encoding="utf-8")
-    assert re.findall(r"^LLM_SERVER_PACKAGE := (\S+)$", makefile, flags=re.MULTILINE) == ["xllamacpp==2026.10.11549"]
-    assert llm_server_script().SERVER_PACKAGE == "xllamacpp==2026.10.11549"

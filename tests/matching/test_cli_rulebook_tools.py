@@ -193,7 +193,7 @@ def test_eval_with_a_bad_labelled_line_exits_2_naming_it(run_cli: Run, tmp_path:
     result = run_cli("rules", "eval", "--rules", RULEBOOK, "--messages", str(labelled))
     assert result.code == 2
     assert result.err == (
-        f"norma: error: {labelled}:line 2: unknown rule id(s) 'nope' (expected ids must be rules of the rulebook "
+        f"norma: error: {labelled}:2: unknown rule id(s) 'nope' (expected ids must be rules of the rulebook "
         "evaluated)\n"
     )
 

@@ -148,7 +148,7 @@ def test_bad_arguments_are_typed_errors(matcher: RuleMatcher) -> None:
     with pytest.raises(InvalidInputError, match="matcher must be a RuleMatcher"):
         evaluate_rulebook(object(), labelled)  # type: ignore[arg-type]
     unknown = [LabelledMessage(message="hi", expected=("nope",), line=7)]
-    with pytest.raises(LabelledMessagesError, match=r"^set.jsonl:line 7: unknown rule id\(s\) 'nope'"):
+    with pytest.raises(LabelledMessagesError, match=r"^set.jsonl:7: unknown rule id\(s\) 'nope'"):
         evaluate_rulebook(matcher, unknown, source="set.jsonl")
 
 

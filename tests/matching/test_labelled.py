@@ -67,9 +67,9 @@ def test_a_bad_line_is_a_typed_error_naming_file_and_line(line: str, problem: st
     with pytest.raises(LabelledMessagesError) as info:
         parse_labelled(text, source="set.jsonl")
     assert isinstance(info.value, InvalidInputError)
-    assert (info.value.source, info.value.location) == ("set.jsonl", "line 2")
+    assert (info.value.source, info.value.line, info.value.location) == ("set.jsonl", 2, None)
     assert problem in str(info.value)
-    assert str(info.value).startswith("set.jsonl:line 2: ")
+    assert str(info.value).startswith("set.jsonl:2: ")
 
 
 def test_an_empty_file_and_bad_utf8_are_errors(tmp_path: Path) -> None:
@@ -85,7 +85,7 @@ def test_too_many_messages_is_refused() -> None:
     text = '{"message": "m", "expected": []}\n' * (MAX_LABELLED_MESSAGES + 1)
     with pytest.raises(LimitExceededError, match="more than 100,000 labelled messages") as info:
         parse_labelled(text)
-    assert info.value.location == f"line {MAX_LABELLED_MESSAGES + 1}"
+    assert (info.value.line, info.value.location) == (MAX_LABELLED_MESSAGES + 1, None)
 
 
 def test_unknown_ids_are_listed_with_the_line() -> None:
@@ -93,7 +93,7 @@ def test_unknown_ids_are_listed_with_the_line() -> None:
     with pytest.raises(LabelledMessagesError) as info:
         check_labelled(items, RULES, source="set.jsonl")
     assert str(info.value) == (
-        "set.jsonl:line 2: unknown rule id(s) 'x', 'y' (expected ids must be rules of the rulebook evaluated)"
+        "set.jsonl:2: unknown rule id(s) 'x', 'y' (expected ids must be rules of the rulebook evaluated)"
     )
 
 
@@ -108,7 +108,7 @@ def test_unknown_ids_are_listed_with_the_line() -> None:
     ],
 )
 def test_a_rule_that_cannot_match_the_message_is_an_error(record: str, problem: str) -> None:
-    with pytest.raises(LabelledMessagesError, match="line 1") as info:
+    with pytest.raises(LabelledMessagesError, match=r"^<labelled>:1: ") as info:
         check_labelled(parse_labelled(record), RULES)
     assert problem in str(info.value)
 

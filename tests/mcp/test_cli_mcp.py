@@ -38,9 +38,9 @@ def test_a_bad_rulebook_stops_it_before_serving(run_cli: Run, tmp_path: Path) ->
     result = run_cli("mcp", "--rules", str(bad))
     assert (result.code, result.out) == (2, "")
     assert result.err.startswith(f"norma: error: {bad}: 2 problems in the rulebook"), result.err
-    assert result.err.splitlines()[1:] == [  # one problem a line (#50)
-        "  rules[0] (x).condition_text: Field required",
-        "  rules[0] (x).priority: Input should be a valid integer, unable to parse string as an integer",
+    assert result.err.splitlines()[1:] == [  # one problem a line (#50), each where it is (#59)
+        f"{bad}:2:5: rules[0] (x).condition_text: Field required",
+        f"{bad}:3:15: rules[0] (x).priority: Input should be a valid integer, unable to parse string as an integer",
     ]
 
 

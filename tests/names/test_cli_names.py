@@ -79,8 +79,7 @@ def test_a_bad_record_exits_2_after_writing_what_was_scored(run_cli: Run, tmp_pa
     assert [row["line"] for row in json.loads(result.out)["results"]] == [1, 2]
     error_lines = [line for line in result.err.splitlines() if line.strip()]
     assert len(error_lines) == 1
-    assert error_lines[0].startswith("norma: error: ")
-    assert "line 3" in error_lines[0]
+    assert error_lines[0].startswith(f"norma: error: {path}:3: bad record: ")
     assert "rule_percentage" in error_lines[0]
 
 
@@ -90,7 +89,7 @@ def test_a_bad_record_with_output_keeps_the_file(run_cli: Run, tmp_path: Path) -
     target = tmp_path / "out.json"
     result = run_cli("names", "score", str(path), "--format", "json", "--output", str(target))
     assert result.code == 2
-    assert "line 2" in result.err
+    assert result.err.startswith(f"norma: error: {path}:2: bad record: ")
     assert len(json.loads(target.read_text(encoding="utf-8"))["results"]) == 1
 
 

@@ -135,12 +135,12 @@ def test_json_lines_events_are_reported_by_line(run_cli: Run, tmp_path: Path) ->
     warned = run_cli("rubric", "eval", RUBRIC, "--events", str(path))
     assert warned.code == 0
     assert warned.err == (
-        f"norma: warning: {path}:line 4: criterion id 'corectness' matches no criterion (did you mean 'correctness'?)\n"
+        f"norma: warning: {path}:4: criterion id 'corectness' matches no criterion (did you mean 'correctness'?)\n"
     )
     refused = run_cli("rubric", "eval", RUBRIC, "--events", str(path), "--strict-inputs")
     assert refused.code == 2
     assert refused.err == (
-        f"norma: error: {path}:line 4: criterion id 'corectness' matches no criterion (did you mean 'correctness'?) "
+        f"norma: error: {path}:4: criterion id 'corectness' matches no criterion (did you mean 'correctness'?) "
         "(fix the input, or drop the strict check to evaluate it as synth-ai does)\n"
     )
 

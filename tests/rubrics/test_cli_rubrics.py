@@ -30,7 +30,7 @@ def test_validate_checks_every_file_with_file_and_field(run_cli: Run) -> None:
 
 def test_validate_json_output(run_cli: Run) -> None:
     result = run_cli("rubric", "validate", "--format", "json", GOOD, INVALID)
-    assert result.code == 1
+    assert result.code == 2
     payload = json.loads(result.out)
     assert payload["valid"] is False
     assert [f["valid"] for f in payload["files"]] == [True, False]
@@ -42,7 +42,7 @@ def test_validate_json_output(run_cli: Run) -> None:
 def test_validate_strict(run_cli: Run) -> None:
     assert run_cli("rubric", "validate", "--strict", str(RUBRICS / "verifier_strict.json")).code == 0
     result = run_cli("rubric", "validate", "--strict", GOOD)
-    assert result.code == 1
+    assert result.code == 2
     assert f"{GOOD}:criteria[0].weight: weight must be <= 1.0" in result.out
 
 
@@ -61,7 +61,7 @@ def test_validate_directory_and_malformed_exit_2(run_cli: Run, tmp_path: Path) -
     broken.write_text("# header\nversion: [1\ncriteria: []\n", encoding="utf-8")
     result = run_cli("rubric", "validate", str(broken))
     assert result.code == 2
-    assert f"{broken}:line 3, column 9: malformed YAML" in result.err
+    assert f"norma: error: {broken}:3:9: malformed YAML: " in result.err
     assert result.err.count("\n") == 1
 
 
@@ -160,10 +160,10 @@ def test_huge_and_non_mapping_files_exit_2(run_cli: Run, tmp_path: Path) -> None
     assert f"{listing}: Rubric text must decode to a mapping" in result.err
 
 
-def test_wrong_types_exit_1_with_every_field_path(run_cli: Run, tmp_path: Path) -> None:
+def test_wrong_types_exit_2_with_every_field_path(run_cli: Run, tmp_path: Path) -> None:
     path = tmp_path / "types.yaml"
     path.write_text("version: 3\ncriteria:\n  - id: 7\n    description: d\n    weight: heavy\n", encoding="utf-8")
     result = run_cli("rubric", "validate", str(path))
-    assert result.code == 1
+    assert result.code == 2
     for field in ("version", "criteria[0].id", "criteria[0].weight"):
         assert f"{path}:{field}: " in result.out

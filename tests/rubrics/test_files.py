@@ -112,7 +112,7 @@ def test_evaluate_jsonl_events_and_bad_inputs(tmp_path: Path) -> None:
     jsonl.write_text('{"id": "style", "reward": 1}\n{oops\n', encoding="utf-8")
     with pytest.raises(RubricError, match="malformed JSON") as caught:
         evaluate_rubric_file(RUBRICS / "code_review.json", events_path=jsonl)
-    assert caught.value.location == "line 2"
+    assert (caught.value.line, caught.value.column, caught.value.location) == (2, 2, None)
     with pytest.raises(RubricError, match="events must be a list"):
         evaluate_rubric_file(RUBRICS / "code_review.json", events_path=RUBRICS / "inputs" / "code_review_outcome.json")
     with pytest.raises(RubricError, match="an outcome must be a mapping"):

@@ -184,5 +184,5 @@ def test_json_lines_events_are_placed_by_line(tmp_path: Path) -> None:
     with pytest.raises(RubricError) as caught:
         evaluate_rubric_file(rubric, events_path=events, strict_inputs=True)
     assert str(caught.value).startswith(
-        f"{events}:line 3: criterion id 'bb' matches no criterion (did you mean 'b'?) (and 2 more) ("
+        f"{events}:3: criterion id 'bb' matches no criterion (did you mean 'b'?) (and 2 more) ("
     )

@@ -134,9 +134,9 @@ def test_malformed_json_file_names_file_and_line(tmp_path: Path) -> None:
     with pytest.raises(json.JSONDecodeError) as caught:
         load_rubric(path)
     text = str(caught.value)
-    assert text.startswith(f"{path}: ")
+    assert text.startswith(f"{path}:4:1: ")  # then the decoder's own words
     assert "line 4 column 1" in text
-    assert caught.value.lineno == 4
+    assert (caught.value.lineno, caught.value.line, caught.value.column) == (4, 4, 1)
 
 
 def test_malformed_yaml_file_names_file_and_line(tmp_path: Path) -> None:
@@ -148,8 +148,8 @@ def test_malformed_yaml_file_names_file_and_line(tmp_path: Path) -> None:
     assert isinstance(error, RubricError)
     assert str(path) in str(error)
     assert "malformed YAML" in str(error)
-    assert error.location is not None
-    assert error.location.startswith("line 4")
+    assert (error.line, error.location) == (4, None)
+    assert str(error).startswith(f"{path}:4:4: malformed YAML: ")
 
 
 def test_backend_judge_format() -> None:

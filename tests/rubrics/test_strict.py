@@ -180,7 +180,7 @@ def test_validate_rubric_file_reads_what_the_cli_reads(run_cli: Run, tmp_path: P
     path.write_text(yaml.safe_dump(_payload(aggregation="sum")), encoding="utf-8")
     with pytest.raises(ValidationError, match="Input should be 'weighted_sum'"):
         validate_rubric_file(path)
-    assert run_cli("rubric", "validate", "--strict", str(path)).code == 1
+    assert run_cli("rubric", "validate", "--strict", str(path)).code == 2
 
 
 def test_validate_rubric_file_refuses_yaml_that_is_not_a_mapping(run_cli: Run, tmp_path: Path) -> None:
@@ -199,7 +199,7 @@ def test_a_json_file_is_read_as_json_only_by_both(run_cli: Run, tmp_path: Path) 
     with pytest.raises(json.JSONDecodeError):
         validate_rubric_file(path)
     result = run_cli("rubric", "validate", "--strict", str(path))
-    assert (result.code, result.err) == (2, f"norma: error: {path}:line 1, column 1: not valid JSON: Expecting value\n")
+    assert (result.code, result.err) == (2, f"norma: error: {path}:1:1: not valid JSON: Expecting value\n")
 
 
 def test_validate_rubric_file_errors(tmp_path: Path) -> None:

@@ -64,8 +64,7 @@ def test_calibrate_bad_input_is_one_line_and_exit_2(run_cli: Run, store_url: str
     unknown = run_cli(*base, "--messages", ghost)
     assert unknown.code == 2
     assert unknown.err.strip() == (
-        f"norma: error: {ghost}:line 1: unknown rule id(s) 'ghost' (expected ids must be rules of the rulebook "
-        "evaluated)"
+        f"norma: error: {ghost}:1: unknown rule id(s) 'ghost' (expected ids must be rules of the rulebook evaluated)"
     )
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"message": "hi", "rules": []}\n', encoding="utf-8")
@@ -73,7 +72,7 @@ def test_calibrate_bad_input_is_one_line_and_exit_2(run_cli: Run, store_url: str
     assert shape.code == 2
     assert shape.code == 2
     assert shape.err.strip() == (
-        f"norma: error: {bad}:line 1: unknown key(s) 'rules' (the keys are message, expected, scenario, step)"
+        f"norma: error: {bad}:1: unknown key(s) 'rules' (the keys are message, expected, scenario, step)"
     )
     neither = run_cli(*base)
     assert neither.code == 2

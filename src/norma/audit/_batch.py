@@ -95,7 +95,9 @@ def _lines(handle: IO[str] | IO[bytes], name: str, limit: int) -> Iterator[tuple
         if not line.strip():
             continue
         try:
-            yield where, load_json(line, source=where, limits=bounds)
+            # its line end is not in the record (an error at the end of the record is on this line)
+            record = line.rstrip("\r\n") if isinstance(line, str) else line.rstrip(b"\r\n")
+            yield where, load_json(record, source=name, limits=bounds, line=number)
         except InvalidInputError as exc:
             yield where, exc
 

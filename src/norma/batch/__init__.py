@@ -33,6 +33,7 @@ if _typing.TYPE_CHECKING:
     from norma.batch._io import MAX_LINE_BYTES as MAX_LINE_BYTES
     from norma.batch._io import is_parquet as is_parquet
     from norma.batch._io import json_records as json_records
+    from norma.batch._io import parquet_bytes as parquet_bytes
     from norma.batch._io import parquet_rows as parquet_rows
     from norma.batch._io import require_parquet as require_parquet
     from norma.batch._io import text_lines as text_lines
@@ -109,6 +110,7 @@ _INTERNAL: dict[str, str] = {
     "MergeFormat": "_merge",
     "names_document": "_summaries",
     "Outcome": "_job",
+    "parquet_bytes": "_io",
     "parquet_rows": "_io",
     "per_record": "_job",
     "RAY_INSTALL": "_ray",

@@ -17,7 +17,7 @@ from norma._safety import InputLimits, bounded_lines, load_json
 from norma.batch._job import BatchRecord
 from norma.errors import InvalidInputError, MissingDependencyError, NormaError
 
-__all__ = ["MAX_LINE_BYTES", "is_parquet", "json_records", "parquet_rows", "text_lines", "write_rows"]
+__all__ = ["MAX_LINE_BYTES", "is_parquet", "json_records", "parquet_bytes", "parquet_rows", "text_lines", "write_rows"]
 
 MAX_LINE_BYTES = 1024 * 1024
 """Longest JSON Lines record read by :func:`json_records`."""
@@ -69,12 +69,20 @@ def text_lines(handle: IO[bytes], name: str, max_bytes: int) -> Iterator[tuple[i
     yield from bounded_lines(handle, source=name, max_bytes=max_bytes)
 
 
+def parquet_bytes(rows: Iterable[Mapping[str, Any]]) -> bytes:
+    """``rows`` as the bytes of a Parquet file (columns inferred), for a caller that writes them atomically."""
+    pa, pq = _pyarrow()
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.Table.from_pylist([dict(row) for row in rows]), sink)
+    data: bytes = sink.getvalue().to_pybytes()
+    return data
+
+
 def write_rows(path: str | os.PathLike[str], rows: Iterable[Mapping[str, Any]]) -> None:
     """Write ``rows`` as JSON Lines, or as Parquet when ``path`` ends in ``.parquet`` (columns inferred)."""
     target = Path(path)
     if is_parquet(target):
-        pa, pq = _pyarrow()
-        pq.write_table(pa.Table.from_pylist([dict(row) for row in rows]), os.fspath(target))
+        target.write_bytes(parquet_bytes(rows))
         return
     with target.open("w", encoding="utf-8") as handle:
         for row in rows:
@@ -99,7 +107,7 @@ def json_records(source: str | os.PathLike[str], *, max_bytes: int = MAX_LINE_BY
             where = f"{label}:{number}"
             payload: Any
             try:
-                payload = load_json(text, source=where, limits=bounds)
+                payload = load_json(text, source=label, limits=bounds, line=number)
             except NormaError as exc:
                 payload = exc
             records.append(BatchRecord(len(records), where, payload))

@@ -15,8 +15,8 @@ The output of a run stopped before its end (``norma check --batch`` interrupted:
 unnoticed. A JSON Lines output looks the same complete or not (finish it with ``--resume``).
 
 A shard's errors (bad records, exit 2) are not in its output: the shard's own job reports them (the JSON of
-``norma check --batch`` counts them, ``bad``, and the merged document adds the shards' counts up; the merge's exit
-code, as before, is the rows').
+``norma check``, ``match``, ``rubric eval`` and ``audit`` batches counts them, ``bad``, and the merged document adds
+the shards' counts up; the merge's exit code, as before, is the rows').
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from xml.etree import ElementTree as ET
 
-from norma.audit import AuditReport, verdict_label
+from norma.audit import AuditReport
 from norma.batch._summaries import match_document, names_document, rubric_document, seed_spread_document
 from norma.errors import InvalidInputError
-from norma.reports import exit_code, render, turn_document
+from norma.reports import Incomplete, audit_document, exit_code, render, turn_document
 from norma.rules import FailOn, Severity
 
 __all__ = ["MERGE_FORMATS", "MergeFormat", "MergedOutput", "audit_shard_json", "detect_format", "merge_outputs"]
@@ -55,17 +55,17 @@ class MergedOutput:
     records: int
 
 
-def audit_shard_json(items: Sequence[tuple[str, AuditReport]], fail_on: str = "error") -> str:
+def audit_shard_json(
+    items: Sequence[tuple[str, AuditReport]],
+    fail_on: str = "error",
+    bad: Sequence[tuple[str, str]] = (),
+    *,
+    incomplete: Incomplete | None = None,
+) -> str:
     """``norma audit --batch --shard i/N --format json``: always the list form (``reports`` with each record's
-    name), even for a shard of one record, so that :func:`merge_outputs` knows every record's name."""
-    if len(items) != 1:
-        return render("json", items, fail_on)
-    name, report = items[0]
-    payload = {
-        "reports": [{"name": name, **report.model_dump(mode="json")}],
-        "summary": {"total": 1, "PASS": 0, "FAIL": 0, "SKIP": 0, verdict_label(report.result): 1},
-    }
-    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+    name), even for a shard of one record, so that :func:`merge_outputs` knows every record's name; ``bad`` records
+    are counted, ``incomplete`` marks a shard stopped before its end."""
+    return json.dumps(audit_document(items, len(bad), incomplete), indent=2, ensure_ascii=False) + "\n"
 
 
 def _json(name: str, text: str) -> Any:
@@ -156,6 +156,7 @@ def _merge_results(kind: MergeFormat, shards: list[tuple[str, str]]) -> MergedOu
     rows = [(name, row) for name, document in documents for row in document["results"]]
     _check_order([(name, row["line"]) for name, row in rows if isinstance(row.get("line"), int)])
     merged_rows = [row for _, row in rows]
+    bad = sum(shard.get("bad", 0) for _, shard in documents)  # a shard's bad records have no row: its count
     code = 0
     if kind == "names":
         first = documents[0][1]
@@ -167,16 +168,15 @@ def _merge_results(kind: MergeFormat, shards: list[tuple[str, str]]) -> MergedOu
             document = names_document(merged_rows, first["compat"], first["hash_seed"])
     elif kind == "match":
         _same("match --batch", documents, ("rules",))
-        document = match_document(merged_rows, documents[0][1]["rules"])
+        document = match_document(merged_rows, documents[0][1]["rules"], bad)
         code = 0 if document["matched"] or not merged_rows else 1
     elif kind == "check":
         _same("check --batch", documents, ("rules",))
-        bad = sum(shard.get("bad", 0) for _, shard in documents)  # a shard's bad records have no row: its count
         document = turn_document(merged_rows, documents[0][1]["rules"], bad)
         code = 1 if any(row.get("failing", row.get("verdict") == "fail") for row in merged_rows) else 0
     else:
         _same("rubric eval --batch", documents, ("rubric",))
-        document = rubric_document(merged_rows, documents[0][1]["rubric"])
+        document = rubric_document(merged_rows, documents[0][1]["rubric"], bad)
         code = 1 if document["failed"] else 0
     return MergedOutput(kind, json.dumps(document, indent=2, ensure_ascii=False) + "\n", code, len(merged_rows))
 
@@ -189,14 +189,18 @@ def _position(name: str) -> int | None:
 def _merge_audit(shards: list[tuple[str, str]], fail_on: str) -> MergedOutput:
     items: list[tuple[str, AuditReport]] = []
     positions: list[tuple[str, int]] = []
+    bad = 0
     for source, text in shards:
         document = _json(source, text)
+        if document.get("incomplete"):
+            raise _incomplete(source)
         if "reports" not in document:
             raise InvalidInputError(
                 "a single report names no record",
                 source=source,
                 hint="merge the outputs of `norma audit --batch ... --shard i/N` (they always list the records)",
             )
+        bad += document.get("summary", {}).get("bad", 0)
         for entry in document["reports"]:
             fields = dict(entry)
             name = fields.pop("name")
@@ -206,7 +210,9 @@ def _merge_audit(shards: list[tuple[str, str]], fail_on: str) -> MergedOutput:
                 positions.append((source, position))
     _check_order(positions)
     reports = [report for _, report in items]
-    return MergedOutput("audit", render("json", items, fail_on), exit_code(reports, fail_on), len(items))
+    document = audit_document(items, bad)
+    text = render("json", items, fail_on) if not bad else json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return MergedOutput("audit", text, exit_code(reports, fail_on), len(items))
 
 
 def _merge_jsonl(shards: list[tuple[str, str]]) -> MergedOutput:
@@ -282,7 +288,7 @@ def _merge_junit(shards: list[tuple[str, str]]) -> MergedOutput:
     positions: list[tuple[str, int]] = []
     for (name, _), root in zip(shards, roots, strict=True):
         if any(
-            case.get("classname") == "norma.check" and case.get("name") == "incomplete"
+            case.get("classname") in ("norma.check", "norma.audit") and case.get("name") == "incomplete"
             for case in root.iter("testcase")
         ):
             raise _incomplete(name)

@@ -40,22 +40,31 @@ def seed_spread_document(
     }
 
 
-def match_document(rows: Sequence[dict[str, Any]], rules: int) -> dict[str, Any]:
-    """``norma match --batch --format json``: one row per message and how many matched at least one rule."""
+def match_document(rows: Sequence[dict[str, Any]], rules: int, bad: int = 0) -> dict[str, Any]:
+    """``norma match --batch --format json``: one row per message matched, how many matched at least one rule and
+    how many none, and the records that could not be matched (``bad``: they have no row); ``records`` counts them
+    all."""
+    matched = sum(1 for row in rows if row.get("matches"))
     return {
         "rules": rules,
+        "records": len(rows) + bad,
         "messages": len(rows),
-        "matched": sum(1 for row in rows if row.get("matches")),
+        "matched": matched,
+        "unmatched": len(rows) - matched,
+        "bad": bad,
         "results": list(rows),
     }
 
 
-def rubric_document(rows: Sequence[dict[str, Any]], rubric: str) -> dict[str, Any]:
-    """``norma rubric eval --batch --format json``: one evaluation per record, the mean reward and the verdicts."""
+def rubric_document(rows: Sequence[dict[str, Any]], rubric: str, bad: int = 0) -> dict[str, Any]:
+    """``norma rubric eval --batch --format json``: one evaluation per record, the mean reward, the verdicts and the
+    records that could not be evaluated (``bad``: they have no row); ``records`` counts them all."""
     rewards = [row["reward"] for row in rows if isinstance(row.get("reward"), int | float)]
     return {
         "rubric": rubric,
-        "records": len(rows),
+        "records": len(rows) + bad,
+        "evaluated": len(rows),
+        "bad": bad,
         "mean_reward": math.fsum(rewards) / len(rewards) if rewards else None,
         "passed": sum(1 for row in rows if row.get("passed") is True),
         "failed": sum(1 for row in rows if row.get("passed") is False),

@@ -4,7 +4,9 @@ Exit codes (documented in docs/cli.md):
 
 * 0 — success; for checks, everything passed.
 * 1 — the input was evaluated and failed (violations, invalid rubric files, a failing verdict).
-* 2 — usage or input error: an unknown option, a missing file, input norma cannot read.
+* 2 — usage or input error: an unknown option, a missing file, input norma cannot read; a rulebook with problems,
+  from every command (``rules validate`` included). An error in a file starts ``FILE:LINE:COL:``, and in GitHub
+  Actions it is an annotation too (norma.cli._errors).
 * 130 — interrupted (Ctrl-C, SIGINT): ``norma: interrupted`` on stderr, whatever the command was doing.
 * 143 — ``norma check --batch`` stopped by SIGTERM (it writes the turns it finished first, as on SIGINT; see
   norma.cli._check_batch). Any other command ends on SIGTERM as a process does by default (a shell reports 143).
@@ -12,13 +14,13 @@ Exit codes (documented in docs/cli.md):
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Sequence
 
 import click
 
 from norma._version import __version__
+from norma.cli._errors import ErrorLine, echo_errors, error_lines
 from norma.cli._lazy import LazyCommand, LazyGroup
 from norma.cli._output import FORMATS
 from norma.errors import NormaError
@@ -120,38 +122,15 @@ def cli(ctx: click.Context, output_format: str, debug: bool) -> None:
     ctx.obj["debug"] = debug
 
 
-def _fail(message: str, *more: str) -> int:
-    """``norma: error: MESSAGE`` on one line (and each of ``more`` on a line of its own, indented); exit 2."""
-    click.echo(f"norma: error: {' '.join(message.split())}", err=True)
-    for line in more:
-        click.echo(f"  {' '.join(line.split())}", err=True)
+def _fail(message: str) -> int:
+    """``norma: error: MESSAGE`` on one line (and in GitHub Actions, an annotation); exit 2."""
+    echo_errors([ErrorLine(message)])
     return EXIT_USAGE
-
-
-def _problems(exc: NormaError) -> list[str]:
-    """The problems an error lists (a rulebook's: every bad rule), each for a line of its own."""
-    problems = getattr(exc, "problems", None)
-    return [str(problem) for problem in problems] if isinstance(problems, list) else []
 
 
 def _interrupted() -> int:
     click.echo("norma: interrupted", err=True)
     return EXIT_INTERRUPTED
-
-
-def _describe(exc: NormaError) -> str:
-    """The one line an error is reported with; malformed JSON reads the same whatever reported it (a rubric's
-    error keeps the decoder's own words as its ``str()``, for synth-ai compatibility); an error listing problems
-    says how many (they follow, one a line)."""
-    if _problems(exc):
-        where = ":".join(part for part in (exc.source, exc.location) if part)
-        hint = f" ({exc.hint})" if exc.hint else ""
-        count = len(_problems(exc))
-        return f"{where + ': ' if where else ''}{count} problem{'s' if count > 1 else ''} in the rulebook{hint}:"
-    if isinstance(exc, json.JSONDecodeError):
-        where = f"{exc.source}:" if exc.source else ""
-        return f"{where}line {exc.lineno}, column {exc.colno}: not valid JSON: {exc.msg}"
-    return str(exc)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -181,7 +160,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except NormaError as exc:
         if debug:
             raise
-        return _fail(_describe(exc), *_problems(exc))
+        echo_errors(error_lines(exc))
+        return EXIT_USAGE
     except OSError as exc:
         if debug:
             raise

@@ -16,8 +16,9 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from norma.cli._batch_run import allow_empty_option
 from norma.cli._demo import SECTIONS
-from norma.cli._engine import EngineOptions, engine_options, run_batch
+from norma.cli._engine import EngineOptions, engine_options
 from norma.cli._output import (
     console,
     emit,
@@ -180,6 +181,7 @@ def _read_sources(sources: list[str], batch_file: str | None, config: AuditConfi
 @click.option(
     "--batch", "batch_file", type=str, default=None, metavar="FILE.jsonl", help="Audit every line ('-': stdin)."
 )
+@allow_empty_option("requests", "audits nothing")
 @engine_options
 @click.option("--no-embeddings", is_flag=True, help="Skip the embedding checks (reported as not evaluated).")
 @click.option(
@@ -199,6 +201,7 @@ def run(
     reports_to_write: list[tuple[str, Path]],
     fail_on: str,
     batch_file: str | None,
+    allow_empty: bool,
     no_embeddings: bool,
     lang: str | None,
     **thresholds: Any,
@@ -208,9 +211,10 @@ def run(
     Several files (or a `.jsonl` one) are a batch: each line of a `.jsonl` file is a request, each other file one
     request; with --batch, the files given besides it join the batch. Exit 0 when every audit is PASS or SKIP, 1 on
     FAIL (--fail-on warning: also on a WARNING), 2 on invalid input (bad JSON, missing fields, unknown context_type,
-    missing document).
+    missing document; a batch with no requests unless --allow-empty). A batch stopped by Ctrl-C (exit 130) or SIGTERM
+    (exit 143) reports every request it audited, marked incomplete (only `norma check --batch` resumes).
     """
-    from norma.audit import AuditReport, analyze, load_documents, read_request
+    from norma.audit import analyze, load_documents, read_request
     from norma.reports import exit_code
 
     fmt = output_format or resolve_format(ctx, None)
@@ -221,6 +225,8 @@ def run(
         raise click.UsageError("stdin ('-') can be read once only")
     config = _config(config_file, no_embeddings, thresholds, lang)
     sources = _batch_sources(batch_file, requests)
+    if allow_empty and sources is None:
+        raise click.UsageError("--allow-empty goes with --batch (it lets a batch file with no requests exit 0)")
     if sources is None:
         request = requests[0]
         stdin = getattr(sys.stdin, "buffer", sys.stdin)
@@ -231,27 +237,21 @@ def run(
         _emit(fmt, items, fail_on)
         _write_reports(reports_to_write, items, fail_on)
         return exit_code([report], fail_on)
-    from norma.batch import AuditJob, audit_shard_json
-    from norma.reports import render
+    from norma.batch import AuditJob
+    from norma.cli._audit_batch import audit_batch
 
     records = _read_sources(sources, batch_file, config)
     job = AuditJob.make(docs, config)
-    results = run_batch(job, records, options, "auditing")
-    errors = [item for item in results if item.error is not None]
-    for item in errors:
-        click.echo(f"norma: error: {item.error}", err=True)
-    reports = [(item.where, AuditReport.model_validate(item.result)) for item in results if item.result is not None]
-    if options.shard is not None and fmt == "json":
-        sys.stdout.write(audit_shard_json(reports, fail_on))
-    elif fmt in ("junit", "markdown"):
-        sys.stdout.write(render(fmt, reports, fail_on, [(item.where, str(item.error)) for item in errors]))
-    else:
-        _emit(fmt, reports, fail_on)
-    bad = [(item.where, str(item.error)) for item in errors]
-    _write_reports(reports_to_write, reports, fail_on, bad)
-    if errors:
-        return 2
-    return exit_code([report for _, report in reports], fail_on)
+    return audit_batch(
+        records,
+        sources,
+        job,
+        fmt=fmt,
+        fail_on=fail_on,
+        reports_to_write=reports_to_write,
+        options=options,
+        allow_empty=allow_empty,
+    )
 
 
 def _write_reports(

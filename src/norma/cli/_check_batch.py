@@ -16,18 +16,17 @@ ever lost.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from norma.cli._batch_run import BatchRun, JsonLines, no_records, say_interrupted
 from norma.cli._engine import EngineOptions, record_line
-from norma.cli._output import console, unwritable, write_text
-from norma.cli._signals import StopSignals, signal_name
+from norma.cli._output import console, write_text
 from norma.cli._turn_output import render_turn, write_report
 
 if TYPE_CHECKING:
@@ -79,11 +78,10 @@ def check_batch(
 ) -> int:
     """Check every turn of ``source`` (``-``: stdin) and write them as ``output`` says; the exit code."""
     from norma.batch import CheckJob, MatchJob
-    from norma.cli._engine import run_batch
 
     records = read_turns(source)
     if not records and not allow_empty:
-        raise no_turns(source)
+        raise no_records(source, "turn records")
     match = MatchJob.for_tenant(tenant_id, db_url) if tenant_id is not None else MatchJob.make(str(rules_file))
     job = CheckJob(match, audit=run_audit, documents=None if documents is None else str(documents), judge=True)
     job.check()
@@ -93,30 +91,17 @@ def check_batch(
     if output.resume:
         assert output.path is not None
         earlier = _read_earlier(output.path, chosen, name, output.fail_on, run_audit)
-    lines = _Lines(output.path, earlier, output.resume) if output.fmt == "jsonl" else None
-    signals = StopSignals()
-    sink = _Sink([r.index for r in chosen if r.index not in earlier.indexes], output.fail_on, signals, lines)
-    try:
-        with signals:
-            try:
-                run_batch(job, records, options, "checking", skip=earlier.indexes, on_result=sink.take)
-            except BaseException:
-                signals.stop()  # from here on a signal is only recorded: what finished is written whatever comes
-                if signals.received is None:
-                    raise  # not stopped by a signal: an error, reported as ever (the rows written stay)
-            signals.stop()
-            if lines is not None:
-                lines.close()
-            incomplete = None
-            if not sink.complete and signals.received is not None:
-                from norma.reports import Incomplete
+    lines = None
+    if output.fmt == "jsonl":
+        lines = JsonLines(output.path, append=output.resume, keep_bytes=earlier.complete_bytes)
 
-                done = len(earlier.rows) + len(sink.finished)
-                incomplete = Incomplete(done, len(chosen), signal_name(signals.received), signals.exit_code)
-            return _finish(job.rule_count(), tenant_id, name, earlier, sink, output, incomplete)
-    finally:
-        if lines is not None:
-            lines.close()
+    def row(done: BatchResult) -> dict[str, Any]:
+        turn = done.result  # the reports stay typed until here, the writer
+        return {"line": record_line(done.where), **turn.row(), "failing": turn.report.failing(output.fail_on)}
+
+    with BatchRun(records, options, row, lines=lines, skip=earlier.indexes) as batch:
+        incomplete = batch.run(job, "checking")
+        return _finish(job.rule_count(), tenant_id, name, earlier, batch.finished, output, incomplete)
 
 
 def _finish(
@@ -124,7 +109,7 @@ def _finish(
     tenant_id: str | None,
     name: str,
     earlier: _Earlier,
-    sink: _Sink,
+    finished: list[tuple[BatchResult, dict[str, Any] | None]],
     output: BatchOutput,
     incomplete: Incomplete | None,
 ) -> int:
@@ -132,10 +117,10 @@ def _finish(
     from norma.cli._engine import succeeded
     from norma.reports import mark_incomplete, turn_document
 
-    results = [item for item, _ in sink.finished]
+    results = [item for item, _ in finished]
     good, errors = succeeded(results)  # each bad record: a line on stderr
     bad = [(item.where, str(item.error)) for item in results if item.error is not None or item.result is None]
-    rows = [*earlier.rows, *(row for _, row in sink.finished if row is not None)]
+    rows = [*earlier.rows, *(row for _, row in finished if row is not None)]
     items: list[tuple[str, TurnReport]] = [
         *((f"{name}:{row['line']}", report) for row, report in zip(earlier.rows, earlier.reports, strict=True)),
         *((f"{name}:{line}", turn.report) for line, turn in good),
@@ -166,7 +151,7 @@ def _finish(
         return incomplete.exit_code
     if output.resume:
         kept = f"{len(earlier.rows)} turns were in {output.where}" if earlier.rows else f"nothing was in {output.where}"
-        click.echo(f"norma: resumed: {kept}, {len(sink.finished)} records done now; {totals(document)}", err=True)
+        click.echo(f"norma: resumed: {kept}, {len(finished)} records done now; {totals(document)}", err=True)
     if errors:
         return 2
     return 1 if any(row["failing"] for row in rows) else 0
@@ -174,16 +159,14 @@ def _finish(
 
 def _say_interrupted(incomplete: Incomplete, output: BatchOutput) -> None:
     """The one stderr line of a batch stopped by a signal: how many records the output holds, how to go on."""
-    said = "norma: interrupted" if incomplete.signal == "SIGINT" else f"norma: interrupted ({incomplete.signal})"
-    written = f"{incomplete.done} of {incomplete.total} records written to {output.where}"
     if output.fmt == "jsonl" and output.path is not None:
         rest = incomplete.total - incomplete.done
-        line = f"{said}: {written}; add --resume to the same command to check the other {rest}"
+        more = f"; add --resume to the same command to check the other {rest}"
     elif output.fmt == "jsonl":
-        line = f"{said}: {written} ({_RESUMABLE})"
+        more = f" ({_RESUMABLE})"
     else:
-        line = f"{said}: {written}, marked incomplete ({_RESUMABLE})"
-    click.echo(line, err=True)
+        more = f", marked incomplete ({_RESUMABLE})"
+    say_interrupted(incomplete, output.where, more)
 
 
 def totals(document: dict[str, Any]) -> str:
@@ -192,42 +175,6 @@ def totals(document: dict[str, Any]) -> str:
         f"{document['records']} records: {document['passed']} passed, {document['failed']} failed, "
         f"{document['skipped']} skipped, {document['bad']} bad"
     )
-
-
-class _Sink:
-    """The results of the batch in input order: each as soon as it and every record before it are done (an engine
-    may finish them in another order: the bad records first, Ray as it goes), its JSON Lines row written at once.
-    Taking a result is held against signals (:meth:`StopSignals.held`): a row is written whole or not at all, and
-    is in :attr:`finished` exactly when it is in the output."""
-
-    def __init__(self, order: Sequence[int], fail_on: str, signals: StopSignals, lines: _Lines | None) -> None:
-        self._order = order
-        self._next = 0
-        self._waiting: dict[int, BatchResult] = {}
-        self._fail_on = fail_on
-        self._signals = signals
-        self._lines = lines
-        self.finished: list[tuple[BatchResult, dict[str, Any] | None]] = []
-        """The records done, in input order: each result and its row (None for a bad record)."""
-
-    @property
-    def complete(self) -> bool:
-        """Whether every record is done."""
-        return self._next == len(self._order)
-
-    def take(self, item: BatchResult) -> None:
-        with self._signals.held():
-            self._waiting[item.index] = item
-            while self._next < len(self._order) and self._order[self._next] in self._waiting:
-                done = self._waiting.pop(self._order[self._next])
-                row = None
-                if done.error is None and done.result is not None:
-                    turn = done.result  # the reports stay typed until here, the writer
-                    row = {"line": record_line(done.where), **turn.row(), "failing": turn.report.failing(self._fail_on)}
-                    if self._lines is not None:
-                        self._lines.write(json.dumps(row, ensure_ascii=False) + "\n")
-                self.finished.append((done, row))
-                self._next += 1
 
 
 @dataclass
@@ -240,38 +187,6 @@ class _Earlier:
     """The records those rows are of (not checked again)."""
     complete_bytes: int | None = None
     """Where FILE's last whole line ends, when a line cut short follows (it is cut off before appending)."""
-
-
-class _Lines:
-    """Where the JSON Lines rows go: ``--out FILE`` (emptied first, or appended to with ``--resume``), else stdout;
-    each line flushed as it is written."""
-
-    def __init__(self, path: Path | None, earlier: _Earlier, append: bool) -> None:
-        self._handle: TextIO | None = None
-        self._stdout = sys.stdout  # before the progress bar, which sends what is printed in a terminal to stderr
-        self._terminal = self._stdout.isatty()
-        if path is None:
-            return
-        try:
-            if earlier.complete_bytes is not None:
-                os.truncate(path, earlier.complete_bytes)  # the line a killed run cut short: checked again
-            self._handle = path.open("a" if append else "w", encoding="utf-8")
-        except OSError as exc:
-            raise unwritable("the JSON Lines", path, exc) from None
-
-    def write(self, line: str) -> None:
-        if self._handle is not None:
-            self._handle.write(line)
-            self._handle.flush()
-            return
-        out = sys.stdout if self._terminal else self._stdout  # a terminal: above the progress bar
-        out.write(line)
-        out.flush()
-
-    def close(self) -> None:
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
 
 
 def _read_earlier(path: Path, chosen: Sequence[BatchRecord], name: str, fail_on: str, audit: bool) -> _Earlier:
@@ -339,23 +254,6 @@ def _read_earlier(path: Path, chosen: Sequence[BatchRecord], name: str, fail_on:
     return earlier
 
 
-def no_turns(source: str) -> InvalidInputError:
-    """The error of a batch input with no turn records (the command exits 2; ``--allow-empty`` accepts it)."""
-    from norma.errors import InvalidInputError
-
-    if source == "-":
-        return InvalidInputError(
-            "no turn records: the input is empty or has only blank lines",
-            source="<stdin>",
-            hint="check what is piped in, or pass --allow-empty to accept an empty batch",
-        )
-    return InvalidInputError(
-        "no turn records: the file is empty or has only blank lines",
-        source=source,
-        hint="check the path, or pass --allow-empty to accept an empty batch",
-    )
-
-
 def read_turns(source: str) -> list[Any]:
     """The turn records of a JSON Lines file (``-``: stdin), each a :class:`~norma.batch.BatchRecord` holding its
     payload or its error."""
@@ -377,8 +275,9 @@ def read_turns(source: str) -> list[Any]:
         try:
             records.append(BatchRecord(index, where, turn_payload(json.loads(text))))
         except json.JSONDecodeError as exc:
-            records.append(BatchRecord(index, where, InvalidInputError(f"not valid JSON ({exc.msg})", source=where)))
+            error = InvalidInputError(f"not valid JSON: {exc.msg}", source=name, line=number, column=exc.colno)
+            records.append(BatchRecord(index, where, error))
         except NormaError as exc:
-            exc.source = where
+            exc.source, exc.line = name, number
             records.append(BatchRecord(index, where, exc))
     return records

@@ -14,6 +14,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from norma.cli._errors import ErrorLine, echo_errors
 from norma.errors import ConfigError, NormaError
 
 if TYPE_CHECKING:
@@ -127,8 +128,7 @@ def succeeded(results: Sequence[BatchResult]) -> tuple[list[tuple[int, Any]], in
     for item in results:
         if item.error is not None or item.result is None:
             errors += 1
-            error = str(item.error)
-            click.echo(f"norma: error: {error if error.startswith(item.where) else f'{item.where}: {error}'}", err=True)
+            echo_errors([ErrorLine.of_record(item.where, str(item.error))])
             continue
         good.append((record_line(item.where), item.result))
     return good, errors

@@ -1,12 +1,18 @@
-"""``norma llm check`` (is the configured LLM answering?) and ``norma rules examples`` (LLM-written rule examples).
+"""``norma llm check`` (is the configured LLM answering?), ``norma llm local`` (a small model on this machine, for
+trying the plumbing) and ``norma rules examples`` (LLM-written rule examples).
 
-Both read the LLM from ``$NORMA_LLM_URL``/``$NORMA_LLM_MODEL``/``$NORMA_LLM_API_KEY``/``$NORMA_LLM_KIND``; the URL,
-model and kind can be given as options. The API key is only read from the environment (a command line is
-visible to every user of the machine).
+``check`` and ``examples`` read the LLM from ``$NORMA_LLM_URL``/``$NORMA_LLM_MODEL``/``$NORMA_LLM_API_KEY``/
+``$NORMA_LLM_KIND``; the URL, model and kind can be given as options. The API key is only read from the environment
+(a command line is visible to every user of the machine).
 """
 
 from __future__ import annotations
 
+import json
+import signal
+import sys
+import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -22,7 +28,7 @@ from norma.errors import BackendError, ConfigError
 if TYPE_CHECKING:
     from norma.llm import ChatClient, LLMPing
 
-__all__ = ["llm", "rules_examples"]
+__all__ = ["LOCAL_PORT", "llm", "rules_examples"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -30,6 +36,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 KIND_ENV = "NORMA_LLM_KIND"
 MODEL_ENV = "NORMA_LLM_MODEL"
 URL_ENV = "NORMA_LLM_URL"
+LOCAL_PORT = 8080
+"""``norma llm local``'s port: llama.cpp's own default, and the one the docs' examples use."""
 
 
 def llm_options(func: F) -> F:
@@ -107,6 +115,66 @@ def _check_table(con: Console, result: LLMPing) -> None:
     table.add_row("attempts", str(result.attempts))
     table.add_row("reply", escape(result.reply))
     print_table(con, table)
+
+
+@llm.command("local")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (no API key is asked).")
+@click.option(
+    "--port", default=LOCAL_PORT, show_default=True, type=click.IntRange(0, 65535), help="Port (0: a free one)."
+)
+@click.option("--check", is_flag=True, help="Start the server and stop it: exit 0 if it can start here, else 2.")
+@format_option
+@click.pass_context
+def local(ctx: click.Context, host: str, port: int, check: bool, output_format: str | None) -> int:
+    """Serve a small local model (SmolLM2-135M-Instruct) as an OpenAI-compatible endpoint until Ctrl-C or SIGTERM.
+
+    For trying the plumbing (the guard, the guarded endpoint, `norma llm check`), not for judging. Prints the OpenAI
+    base URL and the model name (`--format json`: one JSON object on one line); exit 0 after a clean stop, 2 when
+    the server cannot start (the `local` extra missing, the port taken, a checksum mismatch).
+    """
+    from norma.llm import LOCAL_MODEL_NOTE, serve_local
+
+    fmt = resolve_format(ctx, output_format)
+    started = time.perf_counter()
+    with serve_local(host=host, port=port) as server:
+        banner = {
+            **server.to_dict(),
+            "ready_s": round(time.perf_counter() - started, 1),
+            "note": LOCAL_MODEL_NOTE,
+            "try": f"norma llm check --url {server.url} --model {server.model}",
+        }
+        if check:
+            _local_banner(fmt, {"ok": True, **banner}, check=True)
+            return 0
+        stop = threading.Event()
+        previous = {  # a signal the command was started with ignored (nohup) stays ignored
+            signum: signal.signal(signum, lambda *_: stop.set())
+            for signum in (signal.SIGINT, signal.SIGTERM)
+            if signal.getsignal(signum) != signal.SIG_IGN
+        }
+        try:
+            _local_banner(fmt, banner, check=False)
+            stop.wait()
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+    return 0  # SIGINT / SIGTERM: the server stopped as asked
+
+
+def _local_banner(fmt: str, banner: dict[str, Any], *, check: bool) -> None:
+    """The banner, flushed at once (a reader waits for it through a pipe): the URL first, alone on its line."""
+    if fmt == "json":
+        lines = [json.dumps(banner, ensure_ascii=False)]
+    else:
+        lines = [
+            f"OpenAI base URL: {banner['url']}",
+            f"model: {banner['model']} ({banner['model_file']}, ready in {banner['ready_s']} s)",
+            f"note: {banner['note']}",
+            f"try: {banner['try']}",
+            "ok: it can start here (stopped)" if check else "serving until Ctrl-C or SIGTERM",
+        ]
+    sys.stdout.write("".join(f"{line}\n" for line in lines))
+    sys.stdout.flush()
 
 
 @click.command("examples")

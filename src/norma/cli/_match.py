@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from norma.cli._batch_run import allow_empty_option
 from norma.cli._demo import SECTIONS
 from norma.cli._engine import EngineOptions, batch_output_options, engine_options
 from norma.cli._output import (
@@ -108,6 +109,7 @@ def _render(con: Console, message: str, result: MatchResult, explain: bool) -> N
     metavar="FILE",
     help="Match every message of FILE ('-': stdin; MESSAGE '-' too): JSON Lines or one message per line.",
 )
+@allow_empty_option("messages", "matches nothing")
 @model_dir_option
 @batch_output_options("message")
 @engine_options
@@ -130,6 +132,7 @@ def match(
     adr: bool,
     explain: bool,
     batch_file: str | None,
+    allow_empty: bool,
     output_path: Path | None,
     output_format: str | None,
     **engine: Any,
@@ -138,7 +141,9 @@ def match(
 
     The rules are those of --rules FILE (their vectors cached in the user's cache folder, see docs/cli.md) or of
     the stored --tenant TENANT (its stored vectors). Exit 0 when at least one rule matches (a message of the
-    batch), 1 when none does, 2 on bad input.
+    batch), 1 when none does, 2 on bad input (with --batch: a bad record, the others still matched, or a FILE with
+    no messages unless --allow-empty). A batch stopped by Ctrl-C (exit 130) or SIGTERM (exit 143) writes every
+    message it matched (only `norma check --batch` resumes).
     """
     from norma.matching import MatchConfig, SessionState
 
@@ -156,6 +161,8 @@ def match(
         batch_file = "-"
     elif (message is None) == (batch_file is None):
         raise click.UsageError("give a MESSAGE or --batch FILE, not both and not neither")
+    if allow_empty and batch_file is None:
+        raise click.UsageError("--allow-empty goes with --batch (it lets a batch file with no messages exit 0)")
     if batch_file is not None:
         from norma.batch import MatchJob
         from norma.cli._match_batch import match_batch
@@ -167,7 +174,7 @@ def match(
         else:
             assert rules_file is not None
             job = MatchJob.make(rules_file, config, explain=explain, tags=tags)
-        return match_batch(batch_file, job, fmt=fmt, output_path=output_path, options=options)
+        return match_batch(batch_file, job, fmt=fmt, output_path=output_path, options=options, allow_empty=allow_empty)
     assert message is not None
     _check_message(message)
     counts: dict[str, int] = {}

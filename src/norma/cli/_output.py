@@ -9,6 +9,7 @@ the terminal, for a pager or a file).
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import secrets
@@ -143,24 +144,24 @@ def unwritable(what: str, path: Path, exc: OSError) -> InvalidInputError:
     )
 
 
-def replace_file(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` atomically: to a temporary file beside it, flushed to disk, then renamed over
-    it. Whenever the command is stopped (Ctrl-C, SIGTERM, SIGKILL, a full disk), ``path`` holds either what it held
-    before or the whole of ``text``, never a part; a file already there keeps its permissions, a symbolic link keeps
-    pointing where it did (its target is replaced). What is not a regular file (``/dev/stdout``, a FIFO) is written
-    as it is.
+def replace_file(path: Path, text: str | bytes) -> None:
+    """Write ``text`` (UTF-8, or bytes as they are) to ``path`` atomically: to a temporary file beside it, flushed to
+    disk, then renamed over it. Whenever the command is stopped (Ctrl-C, SIGTERM, SIGKILL, a full disk), ``path``
+    holds either what it held before or the whole of ``text``, never a part; a file already there keeps its
+    permissions, a symbolic link keeps pointing where it did (its target is replaced). What is not a regular file
+    (``/dev/stdout``, a FIFO) is written as it is.
 
     Raises:
         OSError: the folder does not exist or is not writable, or ``path`` is a file that is not writable.
     """
+    data = text.encode("utf-8") if isinstance(text, str) else text
     target = Path(os.path.realpath(path))
     try:
         existing: os.stat_result | None = target.stat()
     except FileNotFoundError:
         existing = None
     if existing is not None and not stat.S_ISREG(existing.st_mode):
-        with target.open("w", encoding="utf-8") as handle:
-            handle.write(text)
+        target.write_bytes(data)
         return
     if existing is not None and not os.access(target, os.W_OK):  # a read-only file is not replaced behind its back
         raise PermissionError(13, os.strerror(13), str(path))
@@ -174,8 +175,8 @@ def replace_file(path: Path, text: str) -> None:
     else:  # pragma: no cover
         raise FileExistsError(17, os.strerror(17), str(temporary))
     try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         if existing is not None:
@@ -357,20 +358,20 @@ def write_document(
     output_path: Path | None,
     table: Callable[[Console, dict[str, Any]], None],
 ) -> None:
-    """A batch command's output to ``output_path`` (default stdout): ``rows`` as JSON Lines (``fmt`` ``jsonl``),
-    ``document`` as JSON, or ``table(console, document)`` for people."""
-    handle = output_path.open("w", encoding="utf-8") if output_path is not None else None
-    out = handle or sys.stdout
-    try:
-        if fmt == "jsonl":
-            out.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-        elif fmt == "json":
-            out.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-        else:
-            table(Console(file=out, highlight=False, soft_wrap=True) if handle else console(), document)
-    finally:
-        if handle is not None:
-            handle.close()
+    """A batch command's output to ``output_path`` (written atomically: :func:`write_text`; default stdout): ``rows``
+    as JSON Lines (``fmt`` ``jsonl``), ``document`` as JSON, or ``table(console, document)`` for people."""
+    if fmt == "table" and output_path is None:
+        table(console(), document)
+        return
+    if fmt == "jsonl":
+        text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    elif fmt == "json":
+        text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    else:
+        buffer = io.StringIO()
+        table(Console(file=buffer, highlight=False, soft_wrap=True), document)
+        text = buffer.getvalue()
+    write_text(text, output_path, f"the {fmt} output")
 
 
 def _use_model_dir(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:

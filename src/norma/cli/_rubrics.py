@@ -9,6 +9,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from norma.cli._batch_run import allow_empty_option
 from norma.cli._demo import SECTIONS
 from norma.cli._engine import EngineOptions, batch_output_options, engine_options
 from norma.cli._lazy import SuggestingGroup
@@ -51,8 +52,9 @@ def _render_checks(checks: list[RubricValidity]) -> Any:
 def validate(ctx: click.Context, files: tuple[Path, ...], strict: bool, output_format: str | None) -> int:
     """Validate rubric files (JSON or YAML); every file is checked and every invalid one reported.
 
-    Exit 0 when every file is valid, 1 when one is invalid (its field paths are printed), 2 when a file cannot be
-    read or parsed (said on stderr, one line a file; the other files are still checked).
+    Exit 0 when every file is valid, 2 when one is invalid (its field paths are printed) or cannot be read or parsed
+    (said on stderr, one line a file; the other files are still checked): the exit code `rubric eval` gives the
+    same file, as `rules validate` does for rulebooks.
     """
     from norma.errors import NormaError
     from norma.rubrics import validate_rubric
@@ -67,14 +69,14 @@ def validate(ctx: click.Context, files: tuple[Path, ...], strict: bool, output_f
             unreadable.append(exc)
     if unreadable and len(files) == 1:
         raise unreadable[0]  # one file: the error as every command reports it
-    from norma.cli._app import _describe
+    from norma.cli._errors import echo_errors, error_lines
 
     for error in unreadable:
-        click.echo(f"norma: error: {_describe(error)}", err=True)
+        echo_errors(error_lines(error))
     valid = all(check.valid for check in checks)
     if checks:
         emit(fmt, {"valid": valid, "files": [check.model_dump() for check in checks]}, _render_checks(checks))
-    return 2 if unreadable else 0 if valid else 1
+    return 2 if unreadable or not valid else 0
 
 
 def _aggregator_needed() -> str:
@@ -153,6 +155,7 @@ def _render_result(result: dict[str, Any]) -> Any:
     metavar="FILE",
     help="Evaluate every record of FILE ('-': stdin; JSON Lines or Parquet): an outcome or {\"events\": [...]}.",
 )
+@allow_empty_option("records", "evaluates nothing")
 @batch_output_options("record")
 @engine_options
 @wide_option
@@ -169,6 +172,7 @@ def eval_(
     strict_inputs: bool,
     old_strict: bool,
     batch_file: str | None,
+    allow_empty: bool,
     output_path: Path | None,
     output_format: str | None,
     **engine: Any,
@@ -178,7 +182,9 @@ def eval_(
     Warns on stderr about entries the evaluation skips or takes as is (ids that match no criterion, rewards that
     are not numbers or outside [0, 1], criteria not judged, which count 0); --strict-inputs makes the first of
     them an error. Exit 0, 1 when a verdict was asked for (--pass-threshold, --enforce-required) and it fails, 2
-    for unreadable or (--strict-inputs) doubtful input.
+    for unreadable or (--strict-inputs) doubtful input (with --batch: a bad record, the others still evaluated, or a
+    FILE with no records unless --allow-empty). A batch stopped by Ctrl-C (exit 130) or SIGTERM (exit 143) writes
+    every record it evaluated (only `norma check --batch` resumes).
     """
     from norma.rubrics import evaluate_rubric_file
 
@@ -194,6 +200,8 @@ def eval_(
         raise click.UsageError("give exactly one of --events FILE, --outcome FILE and --batch FILE")
     if pass_threshold is not None and aggregator is None:
         _check_aggregator(rubric_file)
+    if allow_empty and batch_file is None:
+        raise click.UsageError("--allow-empty goes with --batch (it lets a batch file with no records exit 0)")
     if batch_file is not None:
         from norma.batch import RubricJob
         from norma.cli._rubric_batch import rubric_batch
@@ -206,13 +214,25 @@ def eval_(
             strict_inputs=strict_inputs,
         )
         fmt_batch = output_format if output_format == "jsonl" else resolve_format(ctx, output_format)
-        return rubric_batch(rubric_file, batch_file, job, fmt=fmt_batch, output_path=output_path, options=options)
+        return rubric_batch(
+            rubric_file,
+            batch_file,
+            job,
+            fmt=fmt_batch,
+            output_path=output_path,
+            options=options,
+            allow_empty=allow_empty,
+        )
     fmt = resolve_format(ctx, output_format)
     source = events_file if events_file is not None else outcome_file
 
     def warn(issue: RubricIssue) -> None:
-        where = f"{source}:{issue.path}" if issue.path else source
-        click.echo(f"norma: warning: {where}: {issue.message}", err=True)
+        from norma.errors import NormaError
+
+        # placed as an error would be: FILE:LINE: field: message for a record of a JSON Lines file
+        click.echo(
+            f"norma: warning: {NormaError(issue.message, source=str(source), location=issue.path or None)}", err=True
+        )
 
     result = evaluate_rubric_file(
         rubric_file,

@@ -145,9 +145,10 @@ def import_command(
             if fmt == "json":
                 emit(fmt, {"imported": False, "file": str(file), "problems": problems}, lambda con: None)
             else:
-                click.echo(f"norma: error: {file}: {len(problems)} problem(s), nothing imported:", err=True)
-                for problem in exc.problems:
-                    click.echo(f"  {problem}", err=True)
+                from norma.cli._errors import ErrorLine, echo_errors, error_lines
+
+                head = ErrorLine(f"{file}: {len(problems)} problem(s), nothing imported:")
+                echo_errors([head, *error_lines(exc)[1:]])
             return 2
         payload: dict[str, Any] = {
             "imported": not dry_run,

@@ -7,6 +7,8 @@
   jitter, fallback models); :class:`ChatReply` is what their ``chat``/``achat`` return.
 * :class:`LLMBackendError` — a :class:`norma.errors.BackendError` naming the endpoint and the last status.
 * :func:`ping_llm` — send a tiny prompt and time the reply (``norma llm check``).
+* :func:`serve_local` — a 135M-parameter model behind llama.cpp's OpenAI-compatible server on this machine, for
+  trying the plumbing, never for judging (``norma llm local``, the ``local`` extra; internal).
 * :class:`Judge` — an LLM as a judge: does a text satisfy a criterion? A strict JSON :class:`JudgeVerdict` over one or
   more :class:`Vote` objects (majority, mean score, spread), the data between tags it is told never to obey, votes
   cached in a :class:`JudgeCache` (in memory or a SQLite file); a reply that is not a verdict is a
@@ -45,6 +47,12 @@ if _typing.TYPE_CHECKING:
     from norma.llm._judge import neutralise as neutralise
     from norma.llm._judge_cache import JudgeCache as JudgeCache
     from norma.llm._judge_cache import judge_cache_path as judge_cache_path
+    from norma.llm._local import LOCAL_MODEL_NAME as LOCAL_MODEL_NAME
+    from norma.llm._local import LOCAL_MODEL_NOTE as LOCAL_MODEL_NOTE
+    from norma.llm._local import LocalModel as LocalModel
+    from norma.llm._local import local_model_file as local_model_file
+    from norma.llm._local import local_model_path as local_model_path
+    from norma.llm._local import serve_local as serve_local
     from norma.llm._messages import to_messages as to_messages
     from norma.llm._ollama import OllamaClient as OllamaClient
     from norma.llm._openai import OpenAIClient as OpenAIClient
@@ -94,11 +102,17 @@ _INTERNAL: dict[str, str] = {
     "KIND_ENV": "_config",
     "LLMPing": "_ping",
     "LLMSettings": "_config",
+    "local_model_file": "_local",
+    "local_model_path": "_local",
+    "LOCAL_MODEL_NAME": "_local",
+    "LOCAL_MODEL_NOTE": "_local",
+    "LocalModel": "_local",
     "Messages": "_protocol",
     "MODEL_ENV": "_config",
     "parse_vote": "_verdict",
     "Prompt": "_protocol",
     "redact_url": "_config",
+    "serve_local": "_local",
     "TIMEOUT_ENV": "_config",
     "to_messages": "_messages",
     "URL_ENV": "_config",

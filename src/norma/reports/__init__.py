@@ -13,6 +13,9 @@ import typing as _typing
 from norma._lazy import exports as _exports
 
 if _typing.TYPE_CHECKING:
+    from norma.reports._incomplete import Incomplete as Incomplete
+    from norma.reports._incomplete import mark_incomplete as mark_incomplete
+    from norma.reports._json import audit_document as audit_document
     from norma.reports._json import to_json as to_json
     from norma.reports._junit import to_junit as to_junit
     from norma.reports._markdown import to_markdown as to_markdown
@@ -25,8 +28,6 @@ if _typing.TYPE_CHECKING:
     from norma.reports._sarif import to_sarif as to_sarif
     from norma.reports._table import render_table as render_table
     from norma.reports._turns import TURN_FORMATS as TURN_FORMATS
-    from norma.reports._turns import Incomplete as Incomplete
-    from norma.reports._turns import mark_incomplete as mark_incomplete
     from norma.reports._turns import render_turns as render_turns
     from norma.reports._turns import turn_document as turn_document
     from norma.reports._turns import turns_exit_code as turns_exit_code
@@ -44,8 +45,9 @@ _PUBLIC: dict[str, str] = {
 """What a user calls: ``__all__``; each name to the module that defines it (loaded on first use)."""
 
 _INTERNAL: dict[str, str] = {
-    "Incomplete": "_turns",
-    "mark_incomplete": "_turns",
+    "audit_document": "_json",
+    "Incomplete": "_incomplete",
+    "mark_incomplete": "_incomplete",
     "render_table": "_table",
     "Renderer": "_registry",
     "ReportItem": "_registry",

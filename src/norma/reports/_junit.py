@@ -13,6 +13,7 @@ from xml.etree import ElementTree as ET
 
 from norma.audit import AuditReport, RuleStatus, Violation, severity_label, verdict_label
 from norma.reports._bad import BadRecord, bad_junit
+from norma.reports._incomplete import Incomplete, junit_incomplete
 from norma.rules import FailOn
 
 __all__ = ["to_junit"]
@@ -22,8 +23,15 @@ def _line(violation: Violation) -> str:
     return f"{violation.location}: [{severity_label(violation.severity)}] {violation.description}"
 
 
-def to_junit(items: Sequence[tuple[str, AuditReport]], fail_on: str = "error", bad: Sequence[BadRecord] = ()) -> str:
-    """The JUnit XML document; each of ``bad`` (``(where, error)`` of a record not audited) is an ``<error>``."""
+def to_junit(
+    items: Sequence[tuple[str, AuditReport]],
+    fail_on: str = "error",
+    bad: Sequence[BadRecord] = (),
+    *,
+    incomplete: Incomplete | None = None,
+) -> str:
+    """The JUnit XML document; each of ``bad`` (``(where, error)`` of a record not audited) is an ``<error>``, and
+    so is a batch stopped before its end (``incomplete``: one more suite)."""
     failing = FailOn.parse(fail_on).severities
     root = ET.Element("testsuites", name="norma audit")
     total = failures = skipped = 0
@@ -57,7 +65,7 @@ def to_junit(items: Sequence[tuple[str, AuditReport]], fail_on: str = "error", b
         total += len(report.rules)
         failures += suite_failures
         skipped += suite_skipped
-    errors = bad_junit(root, bad, "audit")
+    errors = bad_junit(root, bad, "audit") + junit_incomplete(root, incomplete, "audit")
     root.set("tests", str(total + errors))
     root.set("failures", str(failures))
     root.set("errors", str(errors))

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from norma.audit import AuditReport, severity_label
 from norma.reports._bad import BadRecord, bad_markdown
+from norma.reports._incomplete import Incomplete, markdown_incomplete
 from norma.rules import FailOn, Verdict
 
 __all__ = ["to_markdown"]
@@ -25,9 +26,16 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
-def to_markdown(items: Sequence[tuple[str, AuditReport]], fail_on: str = "error", bad: Sequence[BadRecord] = ()) -> str:
-    """The summary: a title, the totals, a table of the failures when there are any, and the bad records (``bad``:
-    ``(where, error)`` of each record that was not audited) when there are any."""
+def to_markdown(
+    items: Sequence[tuple[str, AuditReport]],
+    fail_on: str = "error",
+    bad: Sequence[BadRecord] = (),
+    *,
+    incomplete: Incomplete | None = None,
+) -> str:
+    """The summary: a title, the totals (and a line saying so when the batch was stopped before its end), a table
+    of the failures when there are any, and the bad records (``bad``: ``(where, error)`` of each record that was not
+    audited) when there are any."""
     failing = FailOn.parse(fail_on).severities
     rows: list[str] = []
     failed_items = 0
@@ -51,7 +59,7 @@ def to_markdown(items: Sequence[tuple[str, AuditReport]], fail_on: str = "error"
         f"{len(rows)} {'failure' if len(rows) == 1 else 'failures'} "
         f"({counts[Verdict.PASS]} PASS, {counts[Verdict.FAIL]} FAIL, {counts[Verdict.SKIP]} SKIP; fail on {fail_on})"
     )
-    lines = ["## norma audit", "", total, ""]
+    lines = ["## norma audit", "", total, *markdown_incomplete(incomplete), ""]
     if rows:
         lines += ["| file | line | rule | severity | message |", "|---|---|---|---|---|", *rows, ""]
     if bad:

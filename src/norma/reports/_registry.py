@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from norma.audit import AuditReport
 from norma.errors import InvalidInputError
 from norma.rules import FailOn, Verdict
+
+if TYPE_CHECKING:
+    from norma.reports._incomplete import Incomplete
 
 __all__ = ["RENDERERS", "ReportItem", "Renderer", "exit_code", "failing", "render"]
 
@@ -42,14 +46,26 @@ RENDERERS: dict[str, Renderer] = {}
 :func:`render`."""
 
 
-def render(fmt: str, items: Sequence[ReportItem], fail_on: str = "error", bad: Sequence[tuple[str, str]] = ()) -> str:
+def render(
+    fmt: str,
+    items: Sequence[ReportItem],
+    fail_on: str = "error",
+    bad: Sequence[tuple[str, str]] = (),
+    *,
+    incomplete: Incomplete | None = None,
+) -> str:
     """The reports in one text format; ``bad`` (``(where, error)`` of each batch record that could not be audited)
-    goes into the ``junit`` and ``markdown`` reports."""
-    if bad and fmt in ("junit", "markdown"):
+    goes into the ``junit`` and ``markdown`` reports and is counted in ``json``'s; ``incomplete`` marks the reports
+    of a batch stopped before its end (:mod:`norma.reports._incomplete`)."""
+    if bad or incomplete is not None:
+        from norma.reports._json import to_json
         from norma.reports._junit import to_junit
         from norma.reports._markdown import to_markdown
+        from norma.reports._sarif import sarif_text
 
-        return (to_junit if fmt == "junit" else to_markdown)(items, fail_on, bad)
+        batch = {"json": to_json, "sarif": sarif_text, "junit": to_junit, "markdown": to_markdown}.get(fmt)
+        if batch is not None:
+            return batch(items, fail_on, bad, incomplete=incomplete)
     if not RENDERERS:
         RENDERERS.update(_renderers())
     renderer = RENDERERS.get(fmt)

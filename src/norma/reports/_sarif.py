@@ -25,6 +25,8 @@ from urllib.parse import quote
 
 from norma._version import __version__
 from norma.audit import DEFAULT_LANG, AuditReport, RuleStatus, Severity, Violation, rule_registry, verdict_label
+from norma.reports._bad import BadRecord
+from norma.reports._incomplete import Incomplete, sarif_invocation
 
 __all__ = ["SARIF_SCHEMA", "sarif_text", "to_sarif"]
 
@@ -69,8 +71,10 @@ def _properties(name: str, violation: Violation) -> dict[str, Any]:
     return properties
 
 
-def to_sarif(items: Sequence[tuple[str, AuditReport]], fail_on: str = "error") -> dict[str, Any]:
-    """The SARIF log as a dict."""
+def to_sarif(
+    items: Sequence[tuple[str, AuditReport]], fail_on: str = "error", *, incomplete: Incomplete | None = None
+) -> dict[str, Any]:
+    """The SARIF log as a dict; ``incomplete``: of a batch stopped before its end (``executionSuccessful: false``)."""
     registry = rule_registry()
     rule_ids = list(registry)
     for _, report in items:
@@ -129,7 +133,7 @@ def to_sarif(items: Sequence[tuple[str, AuditReport]], fail_on: str = "error") -
                 "rules": rules,
             }
         },
-        "invocations": [{"executionSuccessful": True}],
+        "invocations": [sarif_invocation(incomplete)],
         "results": results,
         "properties": {
             "reports": [
@@ -138,8 +142,17 @@ def to_sarif(items: Sequence[tuple[str, AuditReport]], fail_on: str = "error") -
             ]
         },
     }
+    if incomplete is not None:
+        run["properties"].update(incomplete=True, inputRecords=incomplete.total)
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
 
 
-def sarif_text(items: Sequence[tuple[str, AuditReport]], fail_on: str = "error") -> str:
-    return json.dumps(to_sarif(items, fail_on), indent=2, ensure_ascii=False) + "\n"
+def sarif_text(
+    items: Sequence[tuple[str, AuditReport]],
+    fail_on: str = "error",
+    bad: Sequence[BadRecord] = (),
+    *,
+    incomplete: Incomplete | None = None,
+) -> str:
+    """The SARIF log as text (``bad`` records have no result: their errors are on stderr)."""
+    return json.dumps(to_sarif(items, fail_on, incomplete=incomplete), indent=2, ensure_ascii=False) + "\n"

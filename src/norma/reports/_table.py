@@ -19,8 +19,8 @@ def _metric(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
 
 
-def render_table(console: Console, items: Sequence[tuple[str, AuditReport]]) -> None:
-    """Print each report; a batch ends with a summary line."""
+def render_table(console: Console, items: Sequence[tuple[str, AuditReport]], *, summary: bool = True) -> None:
+    """Print each report; several end with a summary line (unless ``summary`` is False: a batch prints its own)."""
     for name, report in items:
         style = _STYLE[report.result]
         console.print(
@@ -48,7 +48,7 @@ def render_table(console: Console, items: Sequence[tuple[str, AuditReport]]) -> 
             console.print(f"[dim]{outcome.rule} not evaluated: {outcome.reason}[/dim]")
         for finding in report.info:
             console.print(f"[dim]INFO {finding.rule}: {finding.description}[/dim]")
-    if len(items) > 1:
+    if summary and len(items) > 1:
         counts = {v: sum(1 for _, r in items if r.result is v) for v in Verdict}
         n_pass, n_fail, n_skip = counts[Verdict.PASS], counts[Verdict.FAIL], counts[Verdict.SKIP]
         console.print(f"{len(items)} audits: {n_pass} PASS, {n_fail} FAIL, {n_skip} SKIP")

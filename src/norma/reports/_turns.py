@@ -16,11 +16,12 @@ many for a batch (each named ``file:line`` of its record). The shapes follow the
 
 A batch's records that could not be checked (bad input) are listed in the Markdown and JUnit reports too.
 
-A batch stopped before its end (Ctrl-C, SIGTERM: :class:`Incomplete`) is reported from the records it finished and
-marked so in every format: JSON ``"incomplete": true`` and ``input_records`` (``records`` counts the finished ones),
-SARIF ``executionSuccessful: false`` with the signal, the exit code and a notification (and ``incomplete`` in the
-run's properties), JUnit one more ``<testsuite>`` whose test case is an ``<error>`` (a CI page shows the run red),
-Markdown a line under the totals.
+A batch stopped before its end (Ctrl-C, SIGTERM: :class:`~norma.reports.Incomplete`) is reported from the records it
+finished and marked so in every format, as every batch command's reports are (:mod:`norma.reports._incomplete`):
+JSON ``"incomplete": true`` and ``input_records`` (``records`` counts the finished ones), SARIF
+``executionSuccessful: false`` with the signal, the exit code and a notification (and ``incomplete`` in the run's
+properties), JUnit one more ``<testsuite>`` whose test case is an ``<error>`` (a CI page shows the run red), Markdown
+a line under the totals.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ import json
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 from xml.etree import ElementTree as ET
 
@@ -38,46 +38,23 @@ from norma.audit import severity_label
 from norma.checks import CheckResult
 from norma.errors import InvalidInputError
 from norma.reports._bad import BadRecord, bad_junit, bad_markdown
+from norma.reports._incomplete import (
+    Incomplete,
+    junit_incomplete,
+    mark_incomplete,
+    markdown_incomplete,
+    sarif_invocation,
+)
 from norma.reports._sarif import SARIF_SCHEMA, _artifact
 from norma.rules import FailOn, Severity, Verdict
 from norma.turns import TurnReport
 
-__all__ = ["TURN_FORMATS", "Incomplete", "mark_incomplete", "render_turns", "turn_document", "turns_exit_code"]
+__all__ = ["TURN_FORMATS", "render_turns", "turn_document", "turns_exit_code"]
 
 TurnItem = tuple[str, TurnReport]
 
 _RECORD = re.compile(r"(?P<path>.+):(?P<line>[0-9]+)")
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
-
-
-@dataclass(frozen=True)
-class Incomplete:
-    """A batch stopped by a signal before its end: its reports hold the first :attr:`done` of its :attr:`total`
-    records (the bad ones counted), and say so."""
-
-    done: int
-    """The records finished, in input order (each checked, or bad input)."""
-    total: int
-    """The records of the input (of the shard, with ``--shard``)."""
-    signal: str = "SIGINT"
-    """The signal that stopped it (``SIGINT``, ``SIGTERM``)."""
-    exit_code: int = 130
-    """What the command exits with (128 + the signal's number)."""
-
-    def describe(self) -> str:
-        """``interrupted (SIGINT) after 37 of 120 records: the other 83 were not checked``."""
-        return (
-            f"interrupted ({self.signal}) after {self.done} of {self.total} records: "
-            f"the other {self.total - self.done} were not checked"
-        )
-
-
-def mark_incomplete(document: dict[str, Any], incomplete: Incomplete | None) -> dict[str, Any]:
-    """``document`` (:func:`turn_document`) with ``"incomplete": true`` and ``input_records`` first when the batch
-    was stopped before its end (its counts are the finished records'); unchanged otherwise."""
-    if incomplete is None:
-        return document
-    return {"incomplete": True, "input_records": incomplete.total, **document}
 
 
 def _failing_checks(report: TurnReport, fail_on: FailOn | str) -> list[CheckResult]:
@@ -200,24 +177,11 @@ def _sarif(items: Sequence[TurnItem], fail_on: str, incomplete: Incomplete | Non
                 "rules": list(rules.values()),
             }
         },
-        "invocations": [_invocation(incomplete)],
+        "invocations": [sarif_invocation(incomplete)],
         "results": results,
         "properties": run_properties,
     }
     return json.dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2, ensure_ascii=False) + "\n"
-
-
-def _invocation(incomplete: Incomplete | None) -> dict[str, Any]:
-    """The SARIF invocation: successful, or stopped by a signal (its name, the exit code and why, as a
-    notification)."""
-    if incomplete is None:
-        return {"executionSuccessful": True}
-    return {
-        "executionSuccessful": False,
-        "exitCode": incomplete.exit_code,
-        "exitSignalName": incomplete.signal,
-        "toolExecutionNotifications": [{"level": "error", "message": {"text": incomplete.describe()}}],
-    }
 
 
 def _check_line(check: CheckResult) -> str:
@@ -285,12 +249,7 @@ def _junit(
         total += tests
         failures += suite_failures
         skipped += suite_skipped
-    errors = bad_junit(root, bad_records, "check")
-    if incomplete is not None:  # one more suite, an error: the CI page shows the run red, and why
-        suite = ET.SubElement(root, "testsuite", name="incomplete", tests="1", failures="0", errors="1", skipped="0")
-        case = ET.SubElement(suite, "testcase", classname="norma.check", name="incomplete")
-        ET.SubElement(case, "error", message=incomplete.describe(), type="interrupted")
-        errors += 1
+    errors = bad_junit(root, bad_records, "check") + junit_incomplete(root, incomplete, "check")
     for key, value in (("tests", total + errors), ("failures", failures), ("errors", errors), ("skipped", skipped)):
         root.set(key, str(value))
     ET.indent(root)
@@ -329,8 +288,7 @@ def _markdown(
                 f" {violation.severity.value.lower()} | {_cell(violation.description)} |"
             )
     lines = ["## norma check", "", f"{len(items)} turns checked, {failed} failed."]
-    if incomplete is not None:
-        lines += ["", f"**Incomplete:** {incomplete.describe()}."]
+    lines += markdown_incomplete(incomplete)
     if rows:
         lines += ["", "| file | line | rule/check | severity | message |", "|---|---|---|---|---|", *rows]
     if bad_records:

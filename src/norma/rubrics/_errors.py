@@ -54,6 +54,8 @@ class RubricJSONError(json.JSONDecodeError, RubricError):
         self.message = str(error)
         self.source = source
         self.location = None
+        self.line = error.lineno
+        self.column = error.colno
         self.hint = None
 
     def __reduce__(self) -> tuple[Any, ...]:

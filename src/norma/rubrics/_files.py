@@ -56,10 +56,10 @@ def _read_data(path: Path) -> tuple[Any, list[int] | None]:
         for number, line in enumerate(text.splitlines(), start=1):
             if line.strip():
                 try:
-                    records.append(unicode_checked(json.loads(line), f"{path}:line {number}"))
+                    records.append(unicode_checked(json.loads(line), str(path), line=number))
                 except json.JSONDecodeError as exc:
                     raise RubricError(
-                        f"malformed JSON: {exc.msg}", source=str(path), location=f"line {number}"
+                        f"malformed JSON: {exc.msg}", source=str(path), line=number, column=exc.colno
                     ) from exc
                 lines.append(number)
         return records, lines

@@ -87,13 +87,14 @@ def _json(text: str, source: str | None) -> Any:
         raise RubricJSONError(exc, source=source) from exc
 
 
-def unicode_checked(value: Any, source: str | None) -> Any:
+def unicode_checked(value: Any, source: str | None, *, line: int | None = None) -> Any:
     """``value``, unless it holds text that is not valid Unicode (a ``"\\ud800"`` escape): then a RubricError
-    naming the field. JSON is otherwise read as synth-ai reads it (``json.loads``: NaN included)."""
+    naming the field (and ``line``, the line of ``source`` the value was read from, if given). JSON is otherwise
+    read as synth-ai reads it (``json.loads``: NaN included)."""
     try:
         check_unicode(value)
     except InvalidInputError as exc:
-        raise RubricError(exc.message, source=source, location=exc.location, hint=exc.hint) from None
+        raise RubricError(exc.message, source=source, location=exc.location, line=line, hint=exc.hint) from None
     return value
 
 
@@ -106,9 +107,9 @@ def _yaml(text: str, source: str | None) -> Any:
         raise RubricError(exc.message, source=source, location=exc.location, hint=exc.hint) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        location = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else None
+        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise RubricYAMLError(f"malformed YAML: {problem}", source=source, location=location) from exc
+        raise RubricYAMLError(f"malformed YAML: {problem}", source=source, line=line, column=column) from exc
 
 
 def _filename_hint(text: str, source: str | None) -> str | None:

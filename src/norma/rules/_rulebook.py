@@ -11,7 +11,8 @@ The format (docs/store.md)::
         ...
 
 A bare list of rules is accepted too. Every rule is checked and every problem reported (its index, the field, what
-is wrong) in one :class:`RulebookError`; nothing is imported from a file with any problem.
+is wrong and, for a file, the line and column where the field is written) in one :class:`RulebookError`; nothing is
+imported from a file with any problem.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -29,6 +31,7 @@ from pydantic import BaseModel, ConfigDict
 from norma._safety import InputLimits, load_json, load_yaml
 from norma.errors import InvalidInputError, LimitExceededError
 from norma.rules._model import Rule, rule_problems, validate_tenant_id
+from norma.rules._positions import NodePositions, field_parts
 
 __all__ = [
     "MAX_RULEBOOK_BYTES",
@@ -67,6 +70,11 @@ class RulebookProblem(BaseModel):
     the whole rule."""
     message: str
     """What is wrong."""
+    line: int | None = None
+    """1-based line of the rulebook file where the field is written (its value; its key when the value is empty;
+    the rule, or the enclosing mapping, when the field is missing); None for a rulebook given as data."""
+    column: int | None = None
+    """1-based column (in characters) on ``line``."""
 
     def __str__(self) -> str:
         where = "rulebook" if self.index is None else f"rules[{self.index}]"
@@ -75,7 +83,8 @@ class RulebookProblem(BaseModel):
 
 
 class RulebookError(InvalidInputError):
-    """A rulebook with problems; ``problems`` lists every one (nothing was written)."""
+    """A rulebook with problems; ``problems`` lists every one (nothing was written), each with the line and column
+    of its field when the rulebook was a file."""
 
     def __init__(self, problems: Sequence[RulebookProblem], *, source: str | None = None) -> None:
         self.problems = list(problems)
@@ -101,9 +110,34 @@ class Rulebook(BaseModel):
     """The rules, in file order, with ``tenant_id`` set when a tenant is known."""
 
 
-def _parse(source: str | os.PathLike[str] | Mapping[str, Any] | Sequence[Any], max_bytes: int) -> tuple[Any, str]:
+@dataclass(frozen=True)
+class _Parsed:
+    """A rulebook's data, where it came from, and (for a file) its text, to place problems in it."""
+
+    data: Any
+    where: str
+    text: bytes | None = None
+    is_json: bool = False
+
+    def error(self, problems: list[RulebookProblem]) -> RulebookError:
+        """The error listing ``problems``, each with the line and column of its field in the file's text."""
+        positions = NodePositions.read(self.text, is_json=self.is_json) if self.text is not None else None
+        if positions is not None:
+            top = isinstance(self.data, Mapping)
+            placed = []
+            for problem in problems:
+                path = [] if problem.field == "rule" else field_parts(problem.field)
+                if problem.index is not None:
+                    path = ["rules", problem.index, *path] if top else [problem.index, *path]
+                line, column = positions.find(path)
+                placed.append(problem.model_copy(update={"line": line, "column": column}))
+            problems = placed
+        return RulebookError(problems, source=self.where)
+
+
+def _parse(source: str | os.PathLike[str] | Mapping[str, Any] | Sequence[Any], max_bytes: int) -> _Parsed:
     if isinstance(source, Mapping) or (isinstance(source, Sequence) and not isinstance(source, str)):
-        return source, "<data>"
+        return _Parsed(source, "<data>")
     if not isinstance(source, str | os.PathLike):
         raise InvalidInputError(
             f"a rulebook is a file path, a mapping or a list of rules, not {type(source).__name__}",
@@ -123,8 +157,8 @@ def _parse(source: str | os.PathLike[str] | Mapping[str, Any] | Sequence[Any], m
         raise InvalidInputError(f"cannot read the rulebook: {exc.strerror}", source=str(path)) from exc
     limits = InputLimits(max_bytes=max_bytes, max_values=MAX_RULEBOOK_VALUES)
     if path.suffix.lower() == ".json":
-        return load_json(text, source=str(path), limits=limits), str(path)
-    return load_yaml(text, source=str(path), limits=limits), str(path)
+        return _Parsed(load_json(text, source=str(path), limits=limits), str(path), text, is_json=True)
+    return _Parsed(load_yaml(text, source=str(path), limits=limits), str(path), text)
 
 
 def _printable(value: object) -> bool:
@@ -163,7 +197,8 @@ def load_rulebook(
     :class:`~norma.errors.LimitExceededError` (before any parsing or validation) for a file over ``max_bytes`` or
     more than ``max_rules`` rules.
     """
-    data, where = _parse(source, max_bytes)
+    parsed = _parse(source, max_bytes)
+    data, where = parsed.data, parsed.where
     problems: list[RulebookProblem] = []
     description = ""
     file_tenant: str | None = None
@@ -188,7 +223,7 @@ def load_rulebook(
         empty = "the file is empty: write a list of rules, or a mapping with a 'rules' list"
         message = empty if data is None else "must be a list of rules"
         problems.append(RulebookProblem(index=None, rule_id=None, field="rules", message=message))
-        raise RulebookError(problems, source=where)
+        raise parsed.error(problems)
     if len(items) > max_rules:
         raise LimitExceededError(
             f"the rulebook has {len(items):,} rules, over the limit of {max_rules:,}",
@@ -251,7 +286,7 @@ def load_rulebook(
             continue
         rules.append(rule)
     if problems:
-        raise RulebookError(problems, source=where)
+        raise parsed.error(problems)
     return Rulebook(tenant_id=target, description=description, rules=tuple(rules))
 
 
