@@ -18,6 +18,7 @@ All failures are :class:`~norma.errors.InvalidInputError` (size limits: :class:`
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import json
 import math
@@ -31,7 +32,7 @@ from typing import IO, Any, Protocol
 
 import yaml
 
-from norma.errors import InvalidInputError, LimitExceededError, NormaError
+from norma.errors import ConfigError, InvalidInputError, LimitExceededError, NormaError
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -41,6 +42,7 @@ __all__ = [
     "check_json_value",
     "check_unicode",
     "compile_pattern",
+    "ensure_bindable",
     "ensure_public_host",
     "is_unicode",
     "load_json",
@@ -417,6 +419,24 @@ def _is_public(address: str) -> bool:
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
     return ip.is_global and not ip.is_multicast
+
+
+def ensure_bindable(host: str | None, port: int, *, failed: str, in_use: str) -> None:
+    """A :class:`ConfigError` (``failed``: the message's start, ``in_use``: the hint when the port is taken) when
+    ``host:port`` cannot be bound, before anything says a server listens there. The probe binds with
+    ``SO_REUSEADDR``, as the servers do; a port taken in between still fails in the server."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise ConfigError(f"{failed} {host}:{port}: {exc.strerror}") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            hint = in_use if exc.errno == errno.EADDRINUSE else None
+            raise ConfigError(f"{failed} {host}:{port}: {exc.strerror}", hint=hint) from None
 
 
 def ensure_public_host(host: str, port: int | None = None) -> None:

@@ -92,6 +92,23 @@ def _no_temporary_file(folder: Path) -> None:
     assert [p.name for p in folder.iterdir() if p.name.startswith(".")] == []
 
 
+def _stopped_rows(
+    proc: subprocess.Popen[bytes], out: Path, stdout: Path, stderr: Path, signum: int, code: int, said: str, count: int
+) -> list[dict[str, Any]]:
+    """Stop a JSON Lines batch once its first row is in ``out``: the rows it wrote, after checking the exit code, the
+    one stderr line and that nothing went to stdout."""
+    _wait_until(lambda: _lines_in(out) >= 1, proc, "a row was written")
+    _stop(proc, signum)
+    assert proc.returncode == code, stderr.read_text("utf-8")
+    rows = _rows(out)
+    assert 1 <= len(rows) < count
+    assert stderr.read_text("utf-8").splitlines() == [
+        f"norma: interrupted{said}: {len(rows)} of {count} records written to {out}"
+    ]
+    assert stdout.read_bytes() == b""
+    return rows
+
+
 @pytest.mark.model
 @SIGNALS
 def test_a_stopped_match_batch_keeps_every_message_it_matched(
@@ -106,18 +123,10 @@ def test_a_stopped_match_batch_keeps_every_message_it_matched(
         "match", "--rules", BANKING, "--batch", str(batch), "--engine", "local", "--format", "jsonl",
         "--output", str(out), stdout=stdout, stderr=stderr,
     )  # fmt: skip
-    _wait_until(lambda: _lines_in(out) >= 1, proc, "a message was written")
-    _stop(proc, signum)
-    assert proc.returncode == code, stderr.read_text("utf-8")
-    rows = _rows(out)
-    assert 1 <= len(rows) < count
-    assert stderr.read_text("utf-8").splitlines() == [
-        f"norma: interrupted{said}: {len(rows)} of {count} records written to {out}"
-    ]
+    rows = _stopped_rows(proc, out, stdout, stderr, signum, code, said, count)
     assert [(row["line"], row["id"], row["message"]) for row in rows] == [
         (i + 1, m["id"], m["message"]) for i, m in enumerate(given[: len(rows)])
     ]  # the first messages, in input order
-    assert stdout.read_bytes() == b""
 
 
 def _outcomes(count: int) -> str:
@@ -141,18 +150,10 @@ def test_a_stopped_rubric_batch_keeps_every_record_it_evaluated(
         "rubric", "eval", RUBRIC, "--batch", str(batch), "--engine", "local", "--format", "jsonl",
         "--output", str(out), stdout=stdout, stderr=stderr,
     )  # fmt: skip
-    _wait_until(lambda: _lines_in(out) >= 1, proc, "a record was written")
-    _stop(proc, signum)
-    assert proc.returncode == code, stderr.read_text("utf-8")
-    rows = _rows(out)
-    assert 1 <= len(rows) < count
-    assert stderr.read_text("utf-8").splitlines() == [
-        f"norma: interrupted{said}: {len(rows)} of {count} records written to {out}"
-    ]
+    rows = _stopped_rows(proc, out, stdout, stderr, signum, code, said, count)
     assert [(row["line"], row["per_criterion"]["correctness"]["reward"]) for row in rows] == [
         (i + 1, (i % 100) / 100) for i in range(len(rows))
     ]
-    assert stdout.read_bytes() == b""
 
 
 def test_a_stopped_rubric_batch_replaces_its_json_output_whole_marked_incomplete(tmp_path: Path) -> None:

@@ -8,10 +8,8 @@ closed.
 
 from __future__ import annotations
 
-import errno
 import os
 import signal
-import socket
 import sys
 from pathlib import Path
 from types import FrameType
@@ -21,6 +19,7 @@ import click
 from rich.console import Console
 
 from norma._package_data import examples_folder
+from norma._safety import ensure_bindable
 from norma.cli._output import emit, format_option, resolve_format
 from norma.errors import ConfigError, MissingDependencyError
 
@@ -334,20 +333,10 @@ def _check_port_free(host: str, port: int) -> None:
 
     uvicorn binds later (with ``SO_REUSEADDR``, as here); a port taken in between still fails there, with its log.
     """
-    if port == 0:
-        return
-    try:
-        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except socket.gaierror as exc:
-        raise ConfigError(f"the server could not start on {host}:{port}: {exc.strerror}") from None
-    family, kind, proto, _, address = infos[0]
-    with socket.socket(family, kind, proto) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind(address)
-        except OSError as exc:
-            hint = "stop what uses it, or pass --port" if exc.errno == errno.EADDRINUSE else None
-            raise ConfigError(f"the server could not start on {host}:{port}: {exc.strerror}", hint=hint) from None
+    if port != 0:
+        ensure_bindable(
+            host or None, port, failed="the server could not start on", in_use="stop what uses it, or pass --port"
+        )
 
 
 def _share_cores(workers: int) -> None:

@@ -26,11 +26,9 @@ checksum mismatch, a failed download, a server that does not start or answer),
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import importlib.metadata
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -45,7 +43,8 @@ from pathlib import Path
 from typing import Any
 
 from norma._cache import CACHE_DIR_ENV, cache_dir, make_cache_folder
-from norma.errors import BackendError, ConfigError, MissingDependencyError
+from norma._safety import ensure_bindable
+from norma.errors import BackendError, MissingDependencyError
 
 __all__ = [
     "GGUF_SHA256",
@@ -220,22 +219,6 @@ def _server_module() -> Any:
     return xllamacpp
 
 
-def _check_address(host: str, port: int) -> None:
-    """ConfigError when ``host:port`` cannot be listened on (llama.cpp would only say it failed to start)."""
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except socket.gaierror as exc:
-        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
-    family, kind, proto, _, address = infos[0]
-    with socket.socket(family, kind, proto) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind(address)
-        except OSError as exc:
-            hint = "stop what uses it, or choose another port with --port" if exc.errno == errno.EADDRINUSE else None
-            raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror}", hint=hint) from None
-
-
 def _healthy(url: str) -> bool:
     try:
         with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
@@ -263,7 +246,9 @@ def serve_local(*, host: str = "127.0.0.1", port: int = 0) -> Iterator[LocalMode
         StoreError: the cache folder cannot be created.
     """
     xllamacpp = _server_module()
-    _check_address(host, port)
+    ensure_bindable(
+        host, port, failed="cannot listen on", in_use="stop what uses it, or choose another port with --port"
+    )
     path = local_model_file()
     params = xllamacpp.CommonParams()
     params.model.path = str(path)
