@@ -46,7 +46,12 @@ def test_unknown_name_lists_known_ones() -> None:
     assert "geometric_mean" in str(caught.value)
 
 
-def test_register_and_replace() -> None:
+def test_register_and_replace(monkeypatch: pytest.MonkeyPatch) -> None:
+    from norma.rubrics import _aggregators
+
+    # the registry is the process's: a copy for this test, so no other test in the process sees test_product
+    monkeypatch.setattr(_aggregators, "_REGISTRY", dict(_aggregators._REGISTRY))
+
     def product(values: list[float] | tuple[float, ...], weights: object) -> float:
         return math.prod(values)
 

@@ -24,7 +24,7 @@ def test_validate_ok(run_cli: Run) -> None:
 def test_validate_checks_every_file_with_file_and_field(run_cli: Run) -> None:
     result = run_cli("rubric", "validate", GOOD, INVALID, str(RUBRICS / "does-not-exist.json"))
     assert result.code == 2  # a file that cannot be read; the others are still checked (#50)
-    assert f"{INVALID}:criteria[1].weight: criterion weight must be positive" in result.out
+    assert f"{INVALID}:6:65: criteria[1].weight: criterion weight must be positive" in result.out  # where it is written
     assert "does-not-exist" in result.err
 
 
@@ -43,7 +43,7 @@ def test_validate_strict(run_cli: Run) -> None:
     assert run_cli("rubric", "validate", "--strict", str(RUBRICS / "verifier_strict.json")).code == 0
     result = run_cli("rubric", "validate", "--strict", GOOD)
     assert result.code == 2
-    assert f"{GOOD}:criteria[0].weight: weight must be <= 1.0" in result.out
+    assert f"{GOOD}:6:111: criteria[0].weight: weight must be <= 1.0" in result.out
 
 
 def test_validate_missing_file_exits_2(run_cli: Run, tmp_path: Path) -> None:
@@ -165,5 +165,5 @@ def test_wrong_types_exit_2_with_every_field_path(run_cli: Run, tmp_path: Path) 
     path.write_text("version: 3\ncriteria:\n  - id: 7\n    description: d\n    weight: heavy\n", encoding="utf-8")
     result = run_cli("rubric", "validate", str(path))
     assert result.code == 2
-    for field in ("version", "criteria[0].id", "criteria[0].weight"):
-        assert f"{path}:{field}: " in result.out
+    for where in ("1:10: version", "3:9: criteria[0].id", "5:13: criteria[0].weight"):  # FILE:LINE:COL: field
+        assert f"{path}:{where}: " in result.out

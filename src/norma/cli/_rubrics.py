@@ -19,6 +19,7 @@ from norma.cli._output import emit, format_option, print_table, resolve_format, 
 
 if TYPE_CHECKING:
     from norma.rubrics import Rubric, RubricIssue, RubricValidity
+    from norma.rules._positions import NodePositions
 
 __all__ = ["rubric"]
 
@@ -30,6 +31,19 @@ def rubric() -> None:
     """Rubrics: weighted criteria turned into a reward (synth-ai compatible)."""
 
 
+def _positions(file: str | None) -> NodePositions | None:
+    """Where each field of a rubric file is written (None: no file, or a text PyYAML cannot place)."""
+    from norma.rules._positions import NodePositions
+
+    if file is None:
+        return None
+    try:
+        text = Path(file).read_bytes()
+    except OSError:
+        return None
+    return NodePositions.read(text, is_json=file.lower().endswith(".json"))
+
+
 def _render_checks(checks: list[RubricValidity]) -> Any:
     def table(con: Console) -> None:
         for check in checks:
@@ -37,9 +51,15 @@ def _render_checks(checks: list[RubricValidity]) -> Any:
                 con.print(f"ok    {check.file} ({check.criteria} criteria{', strict' if check.strict else ''})")
                 continue
             con.print(f"FAIL  {check.file}")
-            for issue in check.issues:
-                where = f"{check.file}:{issue.path}" if issue.path else check.file
-                con.print(f"      {where}: {issue.message}")
+            from norma.rules._positions import field_parts
+
+            positions = _positions(check.file)
+            for issue in check.issues:  # FILE:LINE:COL: field: message, as editors and problem matchers read it
+                where = check.file
+                if positions is not None:
+                    line, column = positions.find(field_parts(issue.path))
+                    where = f"{where}:{line}:{column}"
+                con.print(f"{where}: {issue.path}: {issue.message}" if issue.path else f"{where}: {issue.message}")
 
     return table
 
