@@ -284,7 +284,7 @@ def test_concurrent_writers_on_one_file_lose_nothing(tmp_path: Path) -> None:
 
 def test_the_prompt_documented_in_check_md_is_the_prompt_sent() -> None:
     page = (Path(__file__).resolve().parents[2] / "docs" / "check.md").read_text(encoding="utf-8")
-    found = re.search(r"```\n(The criterion:\n.*?)\n```", page, flags=re.DOTALL)
+    found = re.search(r"```(?:text)?\n(The criterion:\n.*?)\n```", page, flags=re.DOTALL)
     assert found is not None
     documented = found.group(1)
     judge = Judge(OllamaClient("http://127.0.0.1:9", "m"))

@@ -73,7 +73,7 @@ async def test_rubric_validate_agrees_with_the_cli(
     path.write_text(json.dumps(rubric), encoding="utf-8")
     result = run_cli("rubric", "validate", "--format", "json", *(["--strict"] if strict else []), str(path))
     (check,) = json.loads(result.out)["files"]
-    assert result.code == (0 if check["valid"] else 1)
+    assert result.code == (0 if check["valid"] else 2)
     assert response.json() == {key: check[key] for key in ("valid", "strict", "issues", "criteria")}
     assert response.json() == validate_rubric(rubric, strict=strict).model_dump(exclude={"file"})
 
