@@ -378,3 +378,24 @@ def test_merge_adds_up_the_shards_bad_records_and_refuses_an_interrupted_audit(r
     refused = run_cli("merge", str(audit))
     assert refused.code == 2
     assert "the output of an interrupted run (incomplete)" in refused.err
+
+
+def test_a_batch_whose_stdout_is_closed_early_exits_141_without_a_word(tmp_path: Path) -> None:
+    """`norma ... --format jsonl | head -1`: 141 (128 + SIGPIPE, as a shell reports `yes | head`), never 1 (checks
+    failed) nor 0 (all passed), and nothing on stderr."""
+    batch = tmp_path / "outcomes.jsonl"
+    batch.write_text(_outcomes(30_000), encoding="utf-8")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "norma", "rubric", "eval", RUBRIC, "--batch", str(batch), "--engine", "local",
+         "--format", "jsonl"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()  # what `head -1` does once it has its line
+    with proc.stderr:
+        err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 141, err
+    assert json.loads(first)["line"] == 1
+    assert err == b""

@@ -3,17 +3,20 @@
 Exit codes (documented in docs/cli.md):
 
 * 0 — success; for checks, everything passed.
-* 1 — the input was evaluated and failed (violations, invalid rubric files, a failing verdict).
-* 2 — usage or input error: an unknown option, a missing file, input norma cannot read; a rulebook with problems,
-  from every command (``rules validate`` included). An error in a file starts ``FILE:LINE:COL:``, and in GitHub
-  Actions it is an annotation too (norma.cli._errors).
+* 1 — the input was evaluated and failed (violations, a failing verdict, no message matched).
+* 2 — usage or input error: an unknown option, a missing file, input norma cannot read; a rulebook or a rubric with
+  problems, from every command (``rules validate`` and ``rubric validate`` included). An error in a file starts
+  ``FILE:LINE:COL:``, and in GitHub Actions it is an annotation too (norma.cli._errors).
 * 130 — interrupted (Ctrl-C, SIGINT): ``norma: interrupted`` on stderr, whatever the command was doing.
-* 143 — ``norma check --batch`` stopped by SIGTERM (it writes the turns it finished first, as on SIGINT; see
-  norma.cli._check_batch). Any other command ends on SIGTERM as a process does by default (a shell reports 143).
+* 141 — stdout closed before the output was all written (``| head -1``), with nothing on stderr.
+* 143 — a batch (``check``, ``match``, ``audit``, ``rubric eval``) stopped by SIGTERM (it writes the records it
+  finished first, as on SIGINT; see norma.cli._batch_run). Any other command ends on SIGTERM as a process does by
+  default (a shell reports 143).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 
@@ -34,6 +37,9 @@ EXIT_INTERRUPTED = 130
 """128 + SIGINT, as shells report a command stopped by Ctrl-C."""
 EXIT_TERMINATED = 143
 """128 + SIGTERM: ``norma check --batch`` stopped by SIGTERM, after writing what it finished."""
+EXIT_BROKEN_PIPE = 141
+"""128 + SIGPIPE, as a shell reports ``yes | head``: stdout was closed before the output was all written (a pipe to
+``head``); said with this code only, never as a pass (1 would read as "checks failed", 0 as "all passed")."""
 
 
 _COMMANDS = {
@@ -144,6 +150,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _fail(f"argument {number} is not valid UTF-8 text (norma reads its arguments as UTF-8)")
     try:
         result = cli.main(args=args, prog_name="norma", standalone_mode=False)
+    except SystemExit:
+        if type(sys.stdout).__name__.endswith("PacifyFlushWrapper"):  # click answers EPIPE on stdout with exit(1)
+            return EXIT_BROKEN_PIPE
+        raise
     except click.exceptions.NoArgsIsHelpError as exc:
         click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
         return EXIT_USAGE
@@ -162,12 +172,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         echo_errors(error_lines(exc))
         return EXIT_USAGE
+    except BrokenPipeError:  # before OSError, of which it is one
+        # no second error when the interpreter flushes stdout at exit (the Python documentation's advice)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except OSError as exc:
         if debug:
             raise
         return _fail(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "))
-    except BrokenPipeError:
-        return EXIT_OK
     if isinstance(result, int):
         return result
     return EXIT_OK
