@@ -36,7 +36,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("tracing", ("_trace",)),
     ("cache folder", ("_cache",)),
     ("package data", ("_package_data",)),
-    ("untrusted input", ("_safety",)),
+    ("untrusted input", ("_safety", "_positions")),
     ("rule model", ("rules",)),
     ("backends", ("embeddings", "llm")),
     ("store", ("store",)),

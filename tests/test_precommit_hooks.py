@@ -156,7 +156,7 @@ def test_every_hook_fails_every_bad_file_and_leaves_the_others(
     assert "FAIL  agent/outputs-bad.jsonl:2" in sections["norma-audit"]
     assert "PASS  outputs.jsonl:1" in sections["norma-audit"]
     assert "records.jsonl" not in out
-    assert "rubrics/bad.json:criteria[0].weight" in sections["norma-rubrics"]
+    assert "rubrics/bad.json:1:91: criteria[0].weight" in sections["norma-rubrics"]
     assert "\nrulebooks/bad.yaml:3:21: rules[0] (x).condition_text: " in sections["norma-rulebooks"]
     assert "valid    rulebooks/good.yaml" in sections["norma-rulebooks"]
 

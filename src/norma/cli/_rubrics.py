@@ -18,8 +18,8 @@ from norma.cli._llm import llm_options
 from norma.cli._output import emit, format_option, print_table, resolve_format, wide_option
 
 if TYPE_CHECKING:
+    from norma._positions import NodePositions
     from norma.rubrics import Rubric, RubricIssue, RubricValidity
-    from norma.rules._positions import NodePositions
 
 __all__ = ["rubric"]
 
@@ -33,7 +33,7 @@ def rubric() -> None:
 
 def _positions(file: str | None) -> NodePositions | None:
     """Where each field of a rubric file is written (None: no file, or a text PyYAML cannot place)."""
-    from norma.rules._positions import NodePositions
+    from norma._positions import NodePositions
 
     if file is None:
         return None
@@ -51,7 +51,7 @@ def _render_checks(checks: list[RubricValidity]) -> Any:
                 con.print(f"ok    {check.file} ({check.criteria} criteria{', strict' if check.strict else ''})")
                 continue
             con.print(f"FAIL  {check.file}")
-            from norma.rules._positions import field_parts
+            from norma._positions import field_parts
 
             positions = _positions(check.file)
             for issue in check.issues:  # FILE:LINE:COL: field: message, as editors and problem matchers read it

@@ -28,10 +28,10 @@ import pydantic
 import yaml
 from pydantic import BaseModel, ConfigDict
 
+from norma._positions import NodePositions, field_parts
 from norma._safety import InputLimits, load_json, load_yaml
 from norma.errors import InvalidInputError, LimitExceededError
 from norma.rules._model import Rule, rule_problems, validate_tenant_id
-from norma.rules._positions import NodePositions, field_parts
 
 __all__ = [
     "MAX_RULEBOOK_BYTES",
