@@ -45,6 +45,7 @@ __all__ = [
     "ensure_bindable",
     "ensure_public_host",
     "is_unicode",
+    "json_lines",
     "load_json",
     "load_yaml",
     "parse_yaml_bounded",
@@ -104,6 +105,16 @@ def is_unicode(text: str) -> bool:
 
 
 _NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+
+
+def json_lines(text: str) -> list[str]:
+    """The lines of a JSON Lines text as JSON Lines readers and editors count them: split at ``\\n`` only, a
+    trailing ``\\r`` dropped, no empty last line for a final newline. ``str.splitlines`` would also split at U+2028,
+    U+2029, U+0085 and the other characters a JSON string may hold raw, cutting a record in two."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 def _check_shape(value: Any, limits: InputLimits, source: str | None, *, finite: bool = False) -> None:

@@ -117,3 +117,13 @@ def test_merge_refuses_what_does_not_fit(run_cli: Run, tmp_path: Path, names_fil
     lone = tmp_path / "lone.json"
     lone.write_text(single.out.replace('"reports"', '"x"'), encoding="utf-8")
     assert run_cli("merge", str(lone)).code == 2
+
+
+def test_jsonl_rows_holding_a_raw_line_separator_merge_whole() -> None:
+    from norma.batch import merge_outputs
+
+    first = '{"line": 1, "message": "a\u2028b", "matches": ["x"]}\n{"line": 2, "message": "c\u2029d", "matches": []}\n'
+    second = '{"line": 3, "message": "e\x85f", "matches": []}\n'
+    merged = merge_outputs([("part1", first), ("part2", second)])
+    assert (merged.format, merged.records, merged.exit_code) == ("jsonl", 3, 0)
+    assert merged.text == first + second

@@ -122,3 +122,15 @@ def test_messages_built_in_code_are_located_by_index() -> None:
     assert info.value.location == "[1]"
     with pytest.raises(LabelledMessagesError, match="no labelled message"):
         check_labelled([], RULES)
+
+
+def test_a_raw_line_separator_inside_a_message_stays_in_its_record() -> None:
+    # json.dumps(..., ensure_ascii=False) writes U+2028, U+2029 and U+0085 raw; only "\n" ends a JSON Lines record
+    text = (
+        '{"message": "first\u2028second\u2029third\x85fourth", "expected": []}\r\n{"message": "next", "expected": []}\n'
+    )
+    found = parse_labelled(text, source="set.jsonl")
+    assert [item.message for item in found] == ["first\u2028second\u2029third\x85fourth", "next"]
+    with pytest.raises(LabelledMessagesError) as info:
+        parse_labelled(text + '{"message": "x\u2028y", "expected": [}\n', source="set.jsonl")
+    assert info.value.line == 3

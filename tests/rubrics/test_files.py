@@ -121,6 +121,16 @@ def test_evaluate_jsonl_events_and_bad_inputs(tmp_path: Path) -> None:
         evaluate_rubric_file(RUBRICS / "code_review.json")
 
 
+def test_a_raw_line_separator_inside_an_event_stays_in_its_record(tmp_path: Path) -> None:
+    jsonl = tmp_path / "events.jsonl"
+    jsonl.write_text(
+        '{"id": "style", "reward": 1, "note": "a\u2028b"}\n{"id": "docs", "reward": 1, "note": "c\u2029d"}\n',
+        encoding="utf-8",
+    )
+    result = evaluate_rubric_file(RUBRICS / "code_review.json", events_path=jsonl)
+    assert result["reward"] == pytest.approx(1.5 / 5)  # as the same two events without the separators, above
+
+
 def test_blend_files() -> None:
     blended = blend_rubric_files(RUBRICS / "code_review.json", RUBRICS / "code_review_override.yaml")
     assert [c.id for c in blended.criteria] == ["security", "tests", "style", "correctness", "docs"]

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from xml.etree import ElementTree as ET
 
+from norma._safety import json_lines
 from norma.audit import AuditReport
 from norma.batch._summaries import match_document, names_document, rubric_document, seed_spread_document
 from norma.errors import InvalidInputError
@@ -84,7 +85,7 @@ def detect_format(name: str, text: str) -> MergeFormat:
     stripped = text.lstrip()
     if stripped.startswith("<?xml") or stripped.startswith("<testsuites"):
         return "junit"
-    lines = [line for line in stripped.splitlines() if line.strip()]
+    lines = [line for line in json_lines(stripped) if line.strip()]
     if not lines:
         return "jsonl"
     if len(lines) > 1 and all(line.startswith("{") and line.rstrip().endswith("}") for line in lines):
@@ -219,7 +220,7 @@ def _merge_jsonl(shards: list[tuple[str, str]]) -> MergedOutput:
     rows: list[dict[str, Any]] = []
     lines: list[str] = []
     for name, text in shards:
-        for number, line in enumerate(text.splitlines(), start=1):
+        for number, line in enumerate(json_lines(text), start=1):
             if not line.strip():
                 continue
             try:

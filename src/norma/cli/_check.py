@@ -245,11 +245,12 @@ _DEMO_TURNS = ("good-fraud", "bad-asks-for-pin")
 
 def _demo_section(examples: Path) -> tuple[dict[str, Any], Callable[[Console], None]]:
     """The turn check on the banking rulebook: a passing and a failing turn of the examples, no judge."""
+    from norma._safety import json_lines
     from norma.turns import TurnChecker
 
     rulebook = examples / "rulebooks" / "banking-support.yaml"
     turns_file = examples / "turns" / "banking.jsonl"
-    records = [json.loads(line) for line in turns_file.read_text(encoding="utf-8").splitlines() if line.strip()]
+    records = [json.loads(line) for line in json_lines(turns_file.read_text(encoding="utf-8")) if line.strip()]
     chosen = [r for wanted in _DEMO_TURNS for r in records if r.get("id") == wanted]
     checker = TurnChecker(rulebook)  # judge checks (none on these turns' rules) would be skipped
     reports = checker.check_many([(r["message"], r["output"], None) for r in chosen])

@@ -391,10 +391,11 @@ def _generate_table(con: Console, payload: dict[str, Any]) -> None:
 
 def names_demo(examples: Path) -> tuple[dict[str, Any], Callable[[Console], None]]:
     """The ``names`` section of ``norma demo``: a scored record, a query, and generated variations."""
+    from norma._safety import json_lines
     from norma.names import Labels, build_query, generate_from_labels, quality_from_labels, score_record
 
     records_path = examples / "names" / "records.jsonl"
-    first = json.loads(next(line for line in records_path.read_text(encoding="utf-8").splitlines() if line.strip()))
+    first = json.loads(next(line for line in json_lines(records_path.read_text(encoding="utf-8")) if line.strip()))
     record_score = score_record(first, hash_seed=DEFAULT_HASH_SEED)
     built = build_query(first["name"], seed=7)
     labels = Labels.from_mapping(built.labels)

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from norma._safety import load_json
+from norma._safety import json_lines, load_json
 from norma.errors import InvalidInputError, LimitExceededError, NormaError
 from norma.rules import Rule, Scope
 
@@ -113,7 +113,7 @@ def parse_labelled(text: str, *, source: str = "<labelled>") -> tuple[LabelledMe
     message at all.
     """
     found: list[LabelledMessage] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(json_lines(text), start=1):
         if not raw.strip():
             continue
         if len(found) == MAX_LABELLED_MESSAGES:

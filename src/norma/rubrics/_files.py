@@ -15,6 +15,7 @@ from typing import Any
 
 import pydantic
 
+from norma._safety import json_lines
 from norma.errors import RubricError
 from norma.rubrics._blend import blend_rubrics
 from norma.rubrics._errors import RubricJSONError
@@ -53,7 +54,7 @@ def _read_data(path: Path) -> tuple[Any, list[int] | None]:
         return parse_rubric_text(text, path.suffix.lower(), source=str(path), fetch=False), None
     if path.suffix.lower() == ".jsonl":
         records, lines = [], []
-        for number, line in enumerate(text.splitlines(), start=1):
+        for number, line in enumerate(json_lines(text), start=1):
             if line.strip():
                 try:
                     records.append(unicode_checked(json.loads(line), str(path), line=number))
