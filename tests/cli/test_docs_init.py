@@ -185,7 +185,36 @@ def test_init_copies_the_starter_and_it_passes(run_cli: Callable[..., CliResult]
     uses = [step for step in workflow["jobs"]["check"]["steps"] if step.get("uses", "").startswith("norma-engineers/")]
     assert uses[0]["with"] == {"command": "check", "files": "turns.jsonl", "rules": "rules.yaml"}
     hooks = yaml.safe_load((folder / ".pre-commit-config.yaml").read_text(encoding="utf-8"))["repos"][0]["hooks"]
-    assert {hook["id"] for hook in hooks} == {"norma-rulebooks", "norma-rubrics", "norma-check"}
+    assert {hook["id"] for hook in hooks} == {"norma-rulebooks", "norma-rubrics", "norma-check", "norma-rules-diff"}
+    (diff,) = [
+        step for step in workflow["jobs"]["diff"]["steps"] if step.get("uses", "").startswith("norma-engineers/")
+    ]
+    assert diff["with"] == {"command": "diff", "files": "turns.jsonl", "rules": "rules.yaml"}
+    assert workflow["jobs"]["diff"]["if"] == "github.event_name == 'pull_request'"
+
+
+@pytest.mark.model
+def test_the_starter_diff_job_shows_what_a_pull_request_does(run_cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    """The starter's diff step, run as the runner runs the action (tests/test_action.py), on a pull request of the
+    starter that makes a check stricter: the turn it breaks is in the summary, and the step fails."""
+    from tests.test_action import STRICTER, WARNS, _git, _run_action
+
+    folder = tmp_path / "project"
+    assert run_cli("init", str(folder)).code == 0
+    _git(folder, "init", "-q", "-b", "main")
+    _git(folder, "add", "-A")
+    _git(folder, "commit", "-q", "-m", "norma init")
+    base = _git(folder, "rev-parse", "HEAD")
+    rules = folder / "rules.yaml"
+    rules.write_text(rules.read_text(encoding="utf-8").replace(WARNS, STRICTER), encoding="utf-8")
+    _git(folder, "commit", "-q", "-am", "a stricter check")
+    workflow = yaml.safe_load((folder / ".github" / "workflows" / "norma.yml").read_text(encoding="utf-8"))
+    (step,) = [s for s in workflow["jobs"]["diff"]["steps"] if str(s.get("uses", "")).startswith("norma-engineers/")]
+    github = {"event.pull_request.base.sha": base}
+    run = _run_action(folder, tmp_path, github=github, install="false", **{k: str(v) for k, v in step["with"].items()})
+    assert run.code == 1, run.stdout
+    assert "**1 of 3 turns change verdict: 1 newly fail, 0 newly pass; 2 unchanged.**" in run.summary
+    assert "| turns.jsonl:2 (password) | pass → **fail** |" in run.summary
 
 
 @pytest.mark.model

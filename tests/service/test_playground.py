@@ -87,7 +87,13 @@ def test_key_from_the_url_fragment_is_kept_in_the_tab_only(browser: Any, site: s
 
 def test_every_tab_starts_with_an_empty_state_and_no_results_header(browser: Any, site: str, acme_key: str) -> None:
     open_playground(browser, site, acme_key)
-    expected = {"match": "press Match", "check": "press Check", "audit": "press Audit", "names": "Score"}
+    expected = {
+        "match": "press Match",
+        "check": "press Check",
+        "diff": "press Compare",
+        "audit": "press Audit",
+        "names": "Score",
+    }
     for tab, words in expected.items():
         _tab(browser, tab)
         empty = by_id(browser, f"{tab}-empty")
@@ -404,7 +410,7 @@ def test_names_generate_fills_and_scores_the_variations(browser: Any, site: str,
 
 def test_no_console_errors_and_no_csp_violations(browser: Any, site: str, acme_key: str) -> None:
     open_playground(browser, site, acme_key)
-    for tab in ("match", "check", "audit", "names"):
+    for tab in ("match", "check", "diff", "audit", "names"):
         _tab(browser, tab)
     _tab(browser, "match")
     _match(browser, "I lost my card")

@@ -297,6 +297,8 @@ class Builder:
             return self.rng.sample(self.victim.rule_ids, self.rng.randint(0, 1))
         if name in ("target_precision", "target_recall"):  # the best F1: a target may be out of reach
             return None
+        if name in ("old_version", "new_version"):  # a rules diff: every tenant here is at version 1
+            return 1
         return _NO_HINT
 
     def path(self, template: str, tenant_segment: str) -> str:

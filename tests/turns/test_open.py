@@ -95,6 +95,22 @@ def test_a_stored_tenant_is_opened_at_its_version(rulebook: Path, tmp_path: Path
         norma.open(tenant="other", store=url)
 
 
+def test_a_stored_tenant_is_opened_at_an_earlier_version(rulebook: Path, tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'rules.db'}"
+    edited = tmp_path / "edited.yaml"
+    edited.write_text(RULEBOOK.replace('terms: ["refund policy"]', 'terms: ["refund rules"]'), encoding="utf-8")
+    with open_store(url) as store:
+        import_rulebook(store, rulebook)
+        import_rulebook(store, edited)
+    first = norma.open(tenant="acme", version=1, store=url, judge=None)
+    latest = norma.open(tenant="acme", store=url, judge=None)
+    assert (first.rules_version, latest.rules_version) == (1, 2)
+    assert first.check("I want a refund for my order", GOOD).verdict is Verdict.PASS
+    assert latest.check("I want a refund for my order", GOOD).verdict is Verdict.FAIL
+    with pytest.raises(NotFoundError):
+        norma.open(tenant="acme", version=3, store=url)
+
+
 def test_an_edited_rulebook_is_opened_again_and_an_unchanged_one_is_kept(rulebook: Path) -> None:
     opened = norma.open(rulebook, judge=None)
     assert opened.fresh() is opened
@@ -113,6 +129,7 @@ def test_an_edited_rulebook_is_opened_again_and_an_unchanged_one_is_kept(ruleboo
         ({"rules": "x.yaml", "store": "sqlite:///x.db"}, "store"),
         ({"rules": "x.yaml", "judge": "disk"}, "judge"),
         ({"rules": 42}, "rules"),
+        ({"rules": "x.yaml", "version": 1}, "version"),
     ],
 )
 def test_bad_arguments_are_refused_with_where(kwargs: dict[str, object], location: str) -> None:

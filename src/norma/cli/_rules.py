@@ -64,6 +64,19 @@ def _store(db_url: str | None, *, create: bool = True) -> Iterator[Store]:
             "norma.cli._calibrate:calibrate",
             "Fit the tenant's gate and confidence to labelled messages and store them with its rules.",
         ),
+        "coverage": LazyCommand(
+            "norma.cli._rules_coverage:coverage_command",
+            "What a rulebook covers on recorded turns: each rule's share, rules that govern none, gaps, competing "
+            "rules.",
+        ),
+        "diff": LazyCommand(
+            "norma.cli._rules_diff:diff_command",
+            "Check recorded turns against two versions of a rulebook and report what the change does.",
+        ),
+        "diff-git": LazyCommand(
+            "norma.cli._diff_hook:diff_git_command",
+            "Check recorded turns against each rulebook as it is now and as it was at a git commit (--against, HEAD).",
+        ),
         "doctor": LazyCommand(
             "norma.cli._rulebook_tools:doctor_command",
             "Check a rulebook: misplaced examples, near-duplicate rules, too few examples, unrelated conditions.",

@@ -61,6 +61,7 @@ if _typing.TYPE_CHECKING:
     from norma.matching._models import SessionState as SessionState
     from norma.matching._packed import SCAN_KERNEL as SCAN_KERNEL
     from norma.matching._packed import cpu_flags as cpu_flags
+    from norma.matching._query import embed_messages as embed_messages
     from norma.matching._results import DroppedRule as DroppedRule
     from norma.matching._results import MatchedRule as MatchedRule
     from norma.matching._results import MatchedRuleData as MatchedRuleData
@@ -121,6 +122,7 @@ _PUBLIC: dict[str, str] = {
 _INTERNAL: dict[str, str] = {
     "ADAPTED_QUANTILE": "_gate",
     "cpu_flags": "_packed",
+    "embed_messages": "_query",
     "EnforcementReason": "_enforce",
     "enforcement": "_enforce",
     "GOVERNS": "_confidence",

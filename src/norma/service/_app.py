@@ -21,6 +21,7 @@ from fastapi.staticfiles import StaticFiles
 import norma.service._docs as docs
 import norma.service._routes_admin as routes_admin
 import norma.service._routes_chat as routes_chat
+import norma.service._routes_diff as routes_diff
 import norma.service._routes_litellm as routes_litellm
 import norma.service._routes_system as routes_system
 import norma.service._routes_tenants as routes_tenants
@@ -88,6 +89,7 @@ def create_app(settings: ServiceSettings | None = None, *, store: Store | None =
     app.mount(docs.ASSETS_URL, StaticFiles(directory=docs.ASSETS_DIR), name="docs-assets")
     app.include_router(routes_system.router)
     app.include_router(routes_tenants.router)
+    app.include_router(routes_diff.router)
     app.include_router(routes_tools.router)
     app.include_router(routes_admin.router)
     app.include_router(routes_litellm.router)
@@ -105,6 +107,7 @@ def create_app(settings: ServiceSettings | None = None, *, store: Store | None =
     keyed = [*routes_tenants.router.routes, *routes_tools.router.routes, *routes_admin.router.routes]
     keyed += routes_litellm.router.routes
     keyed += routes_chat.router.routes
+    keyed += routes_diff.router.routes
     app.add_middleware(
         EdgeMiddleware,
         max_body_bytes=settings.max_body_bytes,

@@ -274,6 +274,12 @@ class BreakerStore:
     ) -> tuple[list[Rule], dict[str, np.ndarray]]:
         return self._health.call(lambda: self._store.rules_with_vectors(tenant_id, rule_ids, model_id))
 
+    def rules_at(self, tenant_id: str, version: int) -> list[Rule]:
+        """The tenant's rules at one of its versions (``SqlRuleStore.rules_at``, for ``norma.open(tenant=...,
+        version=...)``)."""
+        store: Any = self._store  # every store norma opens has it; the RuleStore protocol does not say it
+        return self._health.call(lambda: store.rules_at(tenant_id, version))
+
     def close(self) -> None:
         self._health.call(self._store.close)
 

@@ -398,6 +398,51 @@ class SqlRuleStore(ApiKeys):
             for v, tv, data, at in rows
         ]
 
+    def rules_at(self, tenant_id: str, version: int) -> list[Rule]:
+        """The tenant's rules as they were at its rule-set ``version``, sorted by id: each rule as its last change
+        at or before that version wrote it, the rules deleted by then left out (read from the rules' history, in
+        one transaction). ``rules_at(t, version(t))`` is :meth:`list_rules` of today.
+
+        Raises:
+            InvalidInputError: ``version`` is not an integer.
+            NotFoundError: the tenant has no such version: below 1, above its current one, or a tenant that never
+                had a committed change.
+        """
+        validate_tenant_id(tenant_id)
+        if isinstance(version, bool) or not isinstance(version, int):
+            raise InvalidInputError(
+                f"a rules version is an integer, not {type(version).__name__}", location="version", hint="give 1, 2..."
+            )
+        rows: list[Any] = []
+        with self._read(bulk=True) as cur:
+            cur.execute(self._sql("SELECT version FROM tenants WHERE tenant_id = ?"), (tenant_id,))
+            row = cur.fetchone()
+            current = int(row[0]) if row else 0
+            if 1 <= version <= current:
+                cur.execute(
+                    self._sql(
+                        "SELECT h.rule_id, h.data FROM rule_history h JOIN ("
+                        " SELECT rule_id, MAX(rule_version) AS last FROM rule_history"
+                        " WHERE tenant_id = ? AND tenant_version <= ? GROUP BY rule_id"
+                        ") x ON h.rule_id = x.rule_id AND h.rule_version = x.last WHERE h.tenant_id = ?"
+                    ),
+                    (tenant_id, version, tenant_id),
+                )
+                rows = cur.fetchall()
+        if current == 0:
+            raise NotFoundError(
+                f"tenant {tenant_id!r} has no rules in {self.url}",
+                location="tenant",
+                hint=f"import them with norma rules import FILE --tenant {tenant_id}",
+            )
+        if not 1 <= version <= current:
+            raise NotFoundError(
+                f"tenant {tenant_id!r} has no version {version}: its versions are 1 to {current}",
+                location="version",
+                hint="norma rules history RULE_ID --tenant TENANT shows which version changed what",
+            )
+        return sorted((load_rule(data) for _, data in rows if data is not None), key=lambda rule: rule.id)
+
     def changes_since(
         self, tenant_id: str, version: int, model_id: str
     ) -> tuple[int, list[Rule], list[str], dict[str, np.ndarray]]:

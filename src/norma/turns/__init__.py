@@ -13,6 +13,11 @@ A turn checked end to end (issue #38): for one user message and the AI's output,
   matched rules (:class:`MatchedRuleSummary`), each checked rule (:class:`CheckedRule`) with its check results and
   their evidence, and the IR.x.y audit when asked.
 * :func:`rule_verdict`, :func:`turn_reward` — the arithmetic, for callers that evaluate checks themselves.
+* :meth:`Norma.diff` — what a rulebook change does: recorded turns checked against two versions of the rules (each
+  message embedded once, unchanged rules' checks run once), the turns that changed with the evidence, by rule and by
+  rule edit (:class:`RulebookDiff`; issue #60, ``norma rules diff``, docs/diff.md).
+* :meth:`Norma.coverage` — what a rulebook covers on recorded messages: each rule's share, the rules that govern
+  none, the ungoverned messages clustered, the rules that compete (:class:`Coverage`; ``norma rules coverage``).
 
 This package sits above the capabilities it combines (matching, checks, rubrics, audit). See docs/check.md.
 """
@@ -28,6 +33,19 @@ if _typing.TYPE_CHECKING:
     from norma.turns._checker import check_turn as check_turn
     from norma.turns._checker import rule_verdict as rule_verdict
     from norma.turns._checker import turn_reward as turn_reward
+    from norma.turns._coverage import coverage as coverage
+    from norma.turns._coverage_report import Coverage as Coverage
+    from norma.turns._diff import diff_turns as diff_turns
+    from norma.turns._diff_report import ChangeKind as ChangeKind
+    from norma.turns._diff_report import DiffFailOn as DiffFailOn
+    from norma.turns._diff_report import EditKind as EditKind
+    from norma.turns._diff_report import RulebookDiff as RulebookDiff
+    from norma.turns._diff_report import RulebookSide as RulebookSide
+    from norma.turns._diff_report import RuleEdit as RuleEdit
+    from norma.turns._diff_report import RuleImpact as RuleImpact
+    from norma.turns._diff_report import RuleMove as RuleMove
+    from norma.turns._diff_report import RuleStatus as RuleStatus
+    from norma.turns._diff_report import TurnChange as TurnChange
     from norma.turns._open import Norma as Norma
     from norma.turns._open import open as open
     from norma.turns._report import CheckedRule as CheckedRule
@@ -48,6 +66,19 @@ _PUBLIC: dict[str, str] = {
 """What a user calls: ``__all__``; each name to the module that defines it (loaded on first use)."""
 
 _INTERNAL: dict[str, str] = {
+    "coverage": "_coverage",
+    "Coverage": "_coverage_report",
+    "diff_turns": "_diff",
+    "ChangeKind": "_diff_report",
+    "DiffFailOn": "_diff_report",
+    "EditKind": "_diff_report",
+    "RulebookDiff": "_diff_report",
+    "RulebookSide": "_diff_report",
+    "RuleEdit": "_diff_report",
+    "RuleImpact": "_diff_report",
+    "RuleMove": "_diff_report",
+    "RuleStatus": "_diff_report",
+    "TurnChange": "_diff_report",
     "rule_verdict": "_checker",
     "turn_reward": "_checker",
     "TurnVerdict": "_report",

@@ -9,7 +9,7 @@ service, the MCP server and :mod:`norma.testing` all reach the rules through it.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from norma.llm import Judge, JudgeCachePolicy, LLMClient
     from norma.matching import MatchConfig
     from norma.store import RuleStore
+    from norma.turns._coverage_report import Coverage
+    from norma.turns._diff_report import RulebookDiff
 
 __all__ = ["Norma", "open"]
 
@@ -194,6 +196,35 @@ class Norma:
         """
         return self.checker.check_many(turns, audit=audit, embedder=self.embedder)
 
+    def diff(
+        self, new: Norma, turns: Iterable[Turn], *, progress: Callable[[int, int], None] | None = None
+    ) -> RulebookDiff:
+        """What changing these rules to ``new`` does to recorded ``turns`` (as :meth:`check_many` takes them): each
+        turn checked against both, the turns that changed with the evidence, by rule and by rule edit (docs/diff.md;
+        ``norma rules diff``). ``progress`` is called with (turns done, turns in all).
+
+        Raises:
+            InvalidInputError: the two embed with different models; turn ``i`` is not a turn (``location``:
+                ``turns[i]``...). Nothing is checked then.
+            LimitExceededError: a message longer than a matcher accepts.
+        """
+        from norma.turns._diff import diff_turns
+
+        return diff_turns(self, new, turns, progress=progress)
+
+    def coverage(self, messages: Iterable[Any], *, progress: Callable[[int, int], None] | None = None) -> Coverage:
+        """What these rules cover on recorded ``messages`` (texts, or turn records whose ``output`` is optional):
+        each rule's share, the rules that govern none, the ungoverned messages clustered, the rules that compete
+        (docs/diff.md, "Coverage"; ``norma rules coverage``). ``progress`` is called with (messages done, in all).
+
+        Raises:
+            InvalidInputError: message ``i`` is neither (``location``: ``messages[i]``...). Nothing is matched then.
+            LimitExceededError: a message longer than the matcher accepts.
+        """
+        from norma.turns._coverage import coverage
+
+        return coverage(self, messages, progress=progress)
+
     def audit(self, output: str, message: str = "") -> AuditReport:
         """The IR.x.y audit of ``output`` (the answer to ``message``) against the documents given to :func:`open`
         (:func:`norma.audit.analyze`)."""
@@ -204,6 +235,7 @@ def open(
     rules: RuleMatcher | Sequence[Rule] | str | os.PathLike[str] | None = None,
     *,
     tenant: str | None = None,
+    version: int | None = None,
     store: RuleStore | str | None = None,
     config: MatchConfig | None = None,
     judge: Judge | JudgeCachePolicy | None = "user",
@@ -218,6 +250,8 @@ def open(
         rules: a rulebook file (YAML or JSON; compiled once and kept in the user's cache folder), rules, or a
             :class:`~norma.matching.RuleMatcher`. Give ``rules`` or ``tenant``.
         tenant: a stored tenant, read at its current version from ``store``.
+        version: with ``tenant``, an earlier version of its rules instead (as they were after that change, with the
+            calibrated gate in force then; ``norma rules history`` lists the versions); nothing is written.
         store: a rule store, or its URL (default: ``$NORMA_DB_URL``, else ``./.norma/norma.db``; never created).
         config: the matching configuration.
         judge: the judge of ``judge`` checks: ``"user"`` (default: the LLM of ``$NORMA_LLM_URL``, its votes kept in
@@ -232,7 +266,7 @@ def open(
     Raises:
         InvalidInputError: neither or both of ``rules`` and ``tenant``; a bad ``judge``.
         RulebookError: a rulebook file that cannot be read.
-        NotFoundError: no store at ``store``, or no rules of ``tenant`` in it.
+        NotFoundError: no store at ``store``, or no rules of ``tenant`` in it, or no such ``version``.
     """
     if (rules is None) == (tenant is None):
         raise InvalidInputError(
@@ -240,13 +274,19 @@ def open(
             location="rules" if rules is not None else "tenant",
             hint="norma.open('rulebook.yaml') or norma.open(tenant='acme', store='sqlite:///rules.db')",
         )
+    if version is not None and tenant is None:
+        raise InvalidInputError("a version goes with a tenant", location="version", hint="give tenant= too")
     if store is not None and tenant is None:
         raise InvalidInputError("a store goes with a tenant", location="store", hint="give tenant= too")
     chosen = _judge(judge, llm)
     options: dict[str, Any] = {"judge": chosen, "audit": audit, "documents": documents, "audit_config": audit_config}
+    if tenant is not None and version is not None:
+        from norma.turns._versions import version_matcher
+
+        return Norma(version_matcher(tenant, version, store, config), rules_version=version, **options)
     if tenant is not None:
-        matcher, version = _tenant(tenant, store, config)
-        return Norma(matcher, rules_version=version, **options)
+        matcher, current = _tenant(tenant, store, config)
+        return Norma(matcher, rules_version=current, **options)
     if isinstance(rules, RuleMatcher):
         return Norma(rules, **options)
     if isinstance(rules, str | os.PathLike):

@@ -3,6 +3,7 @@
 import { $, buildHistoryCards, clearHistory, renderHistory } from "./core.js";
 import { AUDIT_EXAMPLE, auditForm, runAudit, setAuditForm, setupAudit } from "./audit.js";
 import { checkForm, runCheck, setCheckForm, setupCheck } from "./check.js";
+import { diffForm, runDiff, setDiffForm, setupDiff } from "./diff.js";
 import { guardForm, probeModels, runGuard, setGuardForm, setupGuard } from "./guard.js";
 import { matchForm, runMatch, setMatchForm, setupMatch } from "./match.js";
 import { namesForm, runNames, setNamesForm, setupNames } from "./names.js";
@@ -10,6 +11,7 @@ import { namesForm, runNames, setNamesForm, setupNames } from "./names.js";
 const TABS = {
   match: { form: matchForm, restore: setMatchForm, run: runMatch },
   check: { form: checkForm, restore: setCheckForm, run: runCheck },
+  diff: { form: diffForm, restore: setDiffForm, run: runDiff },
   guard: { form: guardForm, restore: setGuardForm, run: runGuard },
   audit: { form: auditForm, restore: setAuditForm, run: runAudit },
   names: { form: namesForm, restore: setNamesForm, run: runNames },
@@ -74,6 +76,7 @@ document.addEventListener("DOMContentLoaded", () => {
   setAuditForm(AUDIT_EXAMPLE);
   setupMatch(() => refreshHistory("match"));
   setupCheck(() => refreshHistory("check"));
+  setupDiff(() => refreshHistory("diff"));
   setupGuard(() => refreshHistory("guard"));
   setupAudit(() => refreshHistory("audit"));
   setupNames(() => refreshHistory("names"));
