@@ -3,8 +3,9 @@
 The rulebook: BANKING77's 77 intents, then NLU++ banking's and hotels' intents up to 150 rules, each with its
 condition and up to 10 examples (``_devsets``' tune draws 101). Each option set runs ``--steps`` training steps (the
 progress callback stops it); the table gives the median seconds of a step (after 3 of warm-up), the steps a whole
-run takes and their product: the projected time of ``norma rules adapt`` on that rulebook. The shipped options first,
-then two that cut steps (their quality is not measured here: docs/design/040).
+run takes and their product: the projected time of ``norma rules adapt`` on that rulebook. The shipped options first
+(chosen for quality and time by ``experiments/adapt_speed.py``: docs/design/040), then without the cross-fitted run,
+then the options shipped before that study.
 
 Usage::
 
@@ -76,9 +77,9 @@ def main() -> None:
     groups = rulebook()
     base = AdaptOptions()
     variants = {
-        "shipped: 3 epochs, 4 pairs a text, cross-fitted run (holdout 0.3)": base,
+        f"shipped: {base.epochs} epochs, {base.pairs_per_text} pair a text, cross-fitted run (holdout 0.3)": base,
         "without the cross-fitted run (`--gate-holdout 0`)": replace(base, holdout=0.0),
-        "and 1 pair a text": replace(base, holdout=0.0, pairs_per_text=1),
+        "the options before issue #56's study: 3 epochs, 4 pairs a text": replace(base, epochs=3, pairs_per_text=4),
     }
     lines = [
         f"{len(groups)} rules, {sum(len(g) for g in groups)} texts; {args.steps} steps timed per row.",

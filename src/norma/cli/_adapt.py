@@ -20,7 +20,7 @@ from norma.errors import InvalidInputError
 __all__ = ["adapt_command"]
 
 # checked against AdaptOptions in tests
-_DEFAULTS: dict[str, Any] = {"epochs": 3, "learning_rate": 5e-5, "seed": 0, "holdout": 0.3}
+_DEFAULTS: dict[str, Any] = {"epochs": 2, "learning_rate": 5e-5, "seed": 0, "holdout": 0.3}
 
 
 def _render(name: str, out: Path, report: dict[str, Any]) -> Any:

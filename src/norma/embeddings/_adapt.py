@@ -79,11 +79,11 @@ _TORCH_INSTALL = "pip install 'norma-rules[adapt]' (torch==2.13.0, the CPU build
 class AdaptOptions:
     """How to fine-tune. The defaults were chosen on development draws (docs/design/040-matching.md)."""
 
-    epochs: int = 3
+    epochs: int = 2
     learning_rate: float = 5e-5
     batch_size: int = 32
     """Pairs per step; each batch holds at most one pair per group, so every other pair is a true negative."""
-    pairs_per_text: int = 4
+    pairs_per_text: int = 1
     """Positive partners drawn for each text per epoch (another text of its group)."""
     scale: float = 20.0
     """Cosines are multiplied by this before the cross-entropy (a temperature of 0.05)."""
