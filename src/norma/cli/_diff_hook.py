@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from norma.cli._rules_diff import FAIL_ON
+from norma.cli._rules_diff import fail_on_option, limit_option
 
 if TYPE_CHECKING:
     from norma.turns import Norma, RulebookDiff
@@ -89,21 +89,8 @@ def _reports(ctx: click.Context, param: click.Parameter, value: tuple[str, ...])
     metavar="FORMAT=FILE",
     help="Also write the diff in FORMAT (table, json, markdown, junit) to FILE; repeatable; one RULEBOOK only.",
 )
-@click.option(
-    "--fail-on",
-    type=click.Choice(FAIL_ON),
-    default="never",
-    show_default=True,
-    help="Exit 1 when a turn newly fails (newly-failing), when a turn's verdict changes at all (verdict-change), or "
-    "never.",
-)
-@click.option(
-    "--limit",
-    type=click.IntRange(min=0),
-    default=20,
-    show_default=True,
-    help="Rows of each table of the table and Markdown formats, then 'and N more'.",
-)
+@fail_on_option
+@limit_option
 @click.pass_context
 def diff_git_command(
     ctx: click.Context,

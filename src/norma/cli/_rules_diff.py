@@ -28,13 +28,32 @@ if TYPE_CHECKING:
     from norma.llm import Judge
     from norma.turns import Norma
 
-__all__ = ["FAIL_ON", "diff_command"]
+__all__ = ["FAIL_ON", "diff_command", "fail_on_option", "limit_option"]
 
 FORMATS = ("table", "json", "markdown", "junit")
 
 FAIL_ON = ("newly-failing", "verdict-change", "never")
 """The values of :class:`norma.turns.DiffFailOn`, spelt out so that ``--help`` need not import the library
 (tests/cli/test_rules_diff_cli.py keeps them equal)."""
+
+fail_on_option = click.option(
+    "--fail-on",
+    type=click.Choice(FAIL_ON),
+    default="never",
+    show_default=True,
+    help="Exit 1 when a turn newly fails (newly-failing), when a turn's verdict changes at all (verdict-change), or "
+    "never.",
+)
+"""``--fail-on`` of ``norma rules diff`` and ``norma rules diff-git``."""
+limit_option = click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    default=20,
+    show_default=True,
+    help="Rows of each table of the table and Markdown formats (turns, rules, edits), then 'and N more'; JSON lists "
+    "every one.",
+)
+"""``--limit`` of both."""
 
 LABEL = "comparing"
 """The progress bar's label (and the log lines': ``norma: comparing: 2,560 of 10,000 records``)."""
@@ -74,22 +93,8 @@ _SPEC = re.compile(r"(?P<tenant>[^@]+)(?:@(?P<version>[^@]*))?")
     default=None,
     help="Write the output here instead of stdout (at once, when the command ends).",
 )
-@click.option(
-    "--fail-on",
-    type=click.Choice(FAIL_ON),
-    default="never",
-    show_default=True,
-    help="Exit 1 when a turn newly fails (newly-failing), when a turn's verdict changes at all (verdict-change), or "
-    "never.",
-)
-@click.option(
-    "--limit",
-    type=click.IntRange(min=0),
-    default=20,
-    show_default=True,
-    help="Rows of each table of the table and Markdown formats (turns, rules, edits), then 'and N more'; JSON lists "
-    "every one.",
-)
+@fail_on_option
+@limit_option
 @wide_option
 @click.pass_context
 def diff_command(
