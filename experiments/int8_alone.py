@@ -8,9 +8,11 @@ is a function of the text alone, bit for bit, whatever the batch. This script me
 * agreement with fp32 (cosine, min and mean);
 * speed per text, alternating rounds (median of 5): fp32 in batches of 32 and alone, int8 in batches of 32 and alone.
 
-Measured 2026-12-03 on 2 shared cores (AVX2, no VNNI) with an adapting run and test runs beside it, so the speeds
-are only comparable within one run: fp32 4.5e-8 / int8 batched 4.7e-2 / int8 alone 0.0; cosine to fp32 min 0.983 /
-0.980, mean 0.9934 / 0.9935; per text fp32 b32 15.9 ms, fp32 alone 25.5, int8 b32 11.3, int8 alone 15.3 (loaded).
+Measured 2026-12-03 14:45 UTC on 2 cores (AVX2, no VNNI), nothing else running: max difference fp32 4.5e-8, int8
+batched 4.7e-2, int8 alone 0.0; cosine to fp32 min 0.983 (batched) / 0.980 (alone), mean 0.9934 / 0.9935; per text
+fp32 in batches of 32 3.05 ms, fp32 alone 4.23, int8 in batches of 32 1.95, int8 alone 2.66 (medians of 5): alone,
+int8 is 1.6 times faster than fp32 alone and faster than fp32 in batches. Quality per development set (issue #58,
+item 2) not measured.
 
 Usage: .venv/bin/python experiments/int8_alone.py
 """
