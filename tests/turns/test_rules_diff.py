@@ -370,3 +370,16 @@ def test_progress_is_reported_per_chunk(old: Norma) -> None:
     seen: list[tuple[int, int]] = []
     diff_turns(old, old, TURNS, progress=lambda done, total: seen.append((done, total)))
     assert seen == [(11, 11)]
+
+
+def test_two_rulebooks_embedded_by_different_models_are_not_compared(old: Norma) -> None:
+    from norma.embeddings import get_embedder
+    from norma.matching import RuleMatcher
+
+    int8 = Norma(RuleMatcher(list(OLD), embedder=get_embedder(quantize=True)))
+    assert int8.matcher.embedder.model_id.endswith("#int8")
+    with pytest.raises(InvalidInputError, match="embed with different models") as caught:
+        old.diff(int8, TURNS)
+    assert caught.value.location == "new"
+    same = old.diff(norma_open(OLD, judge=None), TURNS)  # the method is diff_turns: the same rules change nothing
+    assert (same.counts["changed"], same.counts["turns"]) == (0, len(TURNS))
