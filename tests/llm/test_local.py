@@ -146,13 +146,18 @@ def test_local_json_banner_is_one_line_and_sigterm_stops_it_cleanly(
 
 
 @pytest.mark.real_llm
-def test_check_starts_and_stops_here(run_cli: Run, model_file: Path) -> None:
-    result = run_cli("llm", "local", "--check", "--port", "0")
-    assert result.code == 0, result.err
-    lines = result.out.splitlines()
+def test_check_starts_and_stops_here(model_file: Path) -> None:
+    # a subprocess, as a user runs it: the command ends its process at once (it never drops the native server)
+    def check(*more: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "norma", "llm", "local", "--check", "--port", "0", *more]
+        return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+
+    result = check()
+    assert (result.returncode, result.stderr) == (0, ""), result.stderr
+    lines = result.stdout.splitlines()
     assert re.fullmatch(r"OpenAI base URL: http://127\.0\.0\.1:\d+/v1", lines[0])
     assert lines[-1] == "ok: it can start here (stopped)"
-    as_json = json.loads(run_cli("llm", "local", "--check", "--port", "0", "--format", "json").out)
+    as_json = json.loads(check("--format", "json").stdout)
     assert as_json["ok"] is True
     assert as_json["model"] == LOCAL_MODEL_NAME
 

@@ -1,4 +1,4 @@
-"""A real model (``norma llm local``'s server: llama.cpp with SmolLM2-135M-Instruct, in process) behind norma's
+"""A real model (``norma llm local``'s server: llama.cpp with SmolLM2-135M-Instruct, in a subprocess) behind norma's
 OpenAI client and judge: plumbing and format, never the quality of a judgement. Skipped with one reason when the
 server cannot start (tests/_real_llm.py); the server and its command are tested in tests/llm/test_local.py."""
 

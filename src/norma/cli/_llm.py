@@ -9,12 +9,13 @@ trying the plumbing) and ``norma rules examples`` (LLM-written rule examples).
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 from rich.console import Console
@@ -145,7 +146,7 @@ def local(ctx: click.Context, host: str, port: int, check: bool, output_format: 
         }
         if check:
             _local_banner(fmt, {"ok": True, **banner}, check=True)
-            return 0
+            _end_now(0)
         stop = threading.Event()
         previous = {  # a signal the command was started with ignored (nohup) stays ignored
             signum: signal.signal(signum, lambda *_: stop.set())
@@ -158,7 +159,18 @@ def local(ctx: click.Context, host: str, port: int, check: bool, output_format: 
         finally:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
-    return 0  # SIGINT / SIGTERM: the server stopped as asked
+        _end_now(0)  # SIGINT / SIGTERM: the server stopped as asked
+    return 0
+
+
+def _end_now(code: int) -> NoReturn:
+    """End the process with ``code`` at once, output flushed, without dropping the llama.cpp server first:
+    xllamacpp 2026.10's server destructor joins its task loop, and that join hung once in a CI run (the loop missed
+    the stop, the HTTP thread still accepting) with the GIL held, so no timeout could end it. The operating system
+    closes the port and frees the model when the process ends."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def _local_banner(fmt: str, banner: dict[str, Any], *, check: bool) -> None:
