@@ -664,6 +664,18 @@ def match_objective(turns: list[Turn], first: Callable[[Turn], str | None]) -> t
     return acc, rejection
 
 
+def first_at(w: np.ndarray, columns: list[int], rho: float) -> Callable[[Turn], str | None]:
+    """The first candidate (final-score order) whose confidence under ``w`` reaches ``rho``; None: nothing."""
+
+    def first(t: Turn) -> str | None:
+        if not len(t.ids):
+            return None
+        p = predict(w, t.x[:, columns])
+        return next((i for i, v in zip(t.ids, p, strict=True) if v >= rho), None)
+
+    return first
+
+
 def relevance_iteration(fresh_every: int) -> None:
     """Iteration 9 (declared before measuring): which rules are *relevant* (what `norma match` returns) read from
     the shipped confidence: the candidates whose confidence reaches ``rho``, in the matcher's order (final score),
@@ -679,13 +691,7 @@ def relevance_iteration(fresh_every: int) -> None:
     tune = load(tune_sets, embedder)
 
     def by_confidence(rho: float) -> Callable[[Turn], str | None]:
-        def first(t: Turn) -> str | None:
-            if not len(t.ids):
-                return None
-            p = predict(w, t.x[:, columns])
-            return next((i for i, v in zip(t.ids, p, strict=True) if v >= rho), None)
-
-        return first
+        return first_at(w, columns, rho)
 
     def worst_of(draws: dict[str, list[list[Turn]]], first: Callable[[Turn], str | None]) -> tuple[float, dict]:
         per = {name: match_objective([t for d in ds for t in d], first) for name, ds in draws.items()}
@@ -723,13 +729,7 @@ def relevance_targets_iteration(fresh_every: int) -> None:
     tune = load(tune_sets, embedder)
 
     def by_confidence(rho: float) -> Callable[[Turn], str | None]:
-        def first(t: Turn) -> str | None:
-            if not len(t.ids):
-                return None
-            p = predict(w, t.x[:, columns])
-            return next((i for i, v in zip(t.ids, p, strict=True) if v >= rho), None)
-
-        return first
+        return first_at(w, columns, rho)
 
     def per_set(draws: dict[str, list[list[Turn]]], first: Callable[[Turn], str | None]) -> dict:
         return {name: match_objective([t for d in ds for t in d], first) for name, ds in draws.items()}

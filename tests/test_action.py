@@ -127,6 +127,15 @@ def _physical(result: dict[str, Any]) -> dict[str, Any]:
     return physical
 
 
+DIFF = {"command": "diff", "files": "turns.jsonl", "rules": "rules.yaml", "install": "false"}
+"""The inputs of a diff of the starter's rulebook against its turns (the diff tests' workspace)."""
+
+
+def _run_diff(workspace: Path, tmp: Path, github: dict[str, str] | None = None, **given: str) -> ActionRun:
+    """:func:`_run_action` with ``command: diff`` on ``rules.yaml`` and ``turns.jsonl``, and ``given`` on top."""
+    return _run_action(workspace, tmp, github=github, **{**DIFF, **given})
+
+
 def test_failing_outputs_give_sarif_junit_a_summary_and_exit_1(workspace: Path, tmp_path: Path) -> None:
     run = _run_action(workspace, tmp_path, files="outputs/*.jsonl", docs="norms", embeddings="false", install="false")
     assert run.code == 1, run.stdout
@@ -449,14 +458,10 @@ def test_diff_on_a_pull_request_shows_what_the_change_does_and_exits_1(
     pull_request: tuple[Path, str], tmp_path: Path
 ) -> None:
     workspace, base = pull_request
-    run = _run_action(
+    run = _run_diff(
         workspace,
         tmp_path,
         github={"event.pull_request.base.sha": base},
-        command="diff",
-        files="turns.jsonl",
-        rules="rules.yaml",
-        install="false",
         junit="reports/diff.xml",
     )
     assert run.code == 1, run.stdout  # fail-on error: a turn that newly fails
@@ -524,14 +529,10 @@ def test_diff_of_a_rulebook_the_pull_request_leaves_alone_says_so_and_exits_0(
     base = _git(diff_workspace, "rev-parse", "HEAD")
     with (diff_workspace / "turns.jsonl").open("a", encoding="utf-8") as turns:  # the turns changed, not the rules
         turns.write(json.dumps({"message": "thanks", "output": "You are welcome."}) + "\n")
-    run = _run_action(
+    run = _run_diff(
         diff_workspace,
         tmp_path,
         github={"event.pull_request.base.sha": base},
-        command="diff",
-        files="turns.jsonl",
-        rules="rules.yaml",
-        install="false",
     )
     assert run.code == 0, run.stdout
     assert (run.outputs["exit-code"], run.outputs["compared"]) == ("0", "false")
@@ -546,9 +547,7 @@ def test_diff_of_a_new_rulebook_says_there_is_nothing_to_compare_and_exits_0(
     diff_workspace: Path, tmp_path: Path
 ) -> None:
     shutil.copy(STARTER / "rules.yaml", diff_workspace / "rules.yaml")
-    run = _run_action(
-        diff_workspace, tmp_path, command="diff", files="turns.jsonl", rules="rules.yaml", install="false", base="HEAD"
-    )
+    run = _run_diff(diff_workspace, tmp_path, base="HEAD")
     assert run.code == 0, run.stdout
     assert run.outputs["compared"] == "false"
     assert run.summary == (
@@ -577,8 +576,7 @@ def test_diff_of_a_new_rulebook_says_there_is_nothing_to_compare_and_exits_0(
 )
 def test_diff_with_bad_inputs_exits_2(diff_workspace: Path, tmp_path: Path, given: dict[str, str], says: str) -> None:
     shutil.copy(STARTER / "rules.yaml", diff_workspace / "rules.yaml")
-    inputs = {"command": "diff", "files": "turns.jsonl", "rules": "rules.yaml", "install": "false", **given}
-    run = _run_action(diff_workspace, tmp_path, **inputs)
+    run = _run_diff(diff_workspace, tmp_path, **given)
     assert run.code == 2, run.stdout
     assert run.outputs["exit-code"] == "2"
     assert says in run.stdout
@@ -589,14 +587,10 @@ def test_diff_against_a_commit_that_cannot_be_fetched_exits_2_saying_how_to_get_
 ) -> None:
     shutil.copy(STARTER / "rules.yaml", diff_workspace / "rules.yaml")
     missing = "0123456789abcdef0123456789abcdef01234567"
-    run = _run_action(
+    run = _run_diff(
         diff_workspace,
         tmp_path,
         github={"event.pull_request.base.sha": missing},
-        command="diff",
-        files="turns.jsonl",
-        rules="rules.yaml",
-        install="false",
     )
     assert run.code == 2, run.stdout
     assert f"norma: error: --against: no commit '{missing}' in the git repository at" in run.stdout

@@ -230,13 +230,12 @@ def no_records(source: str, what: str) -> InvalidInputError:
     )
 
 
-def allow_empty_option(what: str, does: str) -> Callable[[F], F]:
-    """``--allow-empty``: a batch FILE with no ``what`` ``does`` (``matches nothing``) and exits 0."""
+def allow_empty_option(what: str, does: str, file: str = "With --batch: a FILE") -> Callable[[F], F]:
+    """``--allow-empty``: ``file`` with no ``what`` ``does`` (``matches nothing``) and exits 0."""
     return click.option(
         "--allow-empty",
         is_flag=True,
-        help=f"With --batch: a FILE with no {what} (empty, or only blank lines) {does} and exits 0 (without it: "
-        "exit 2).",
+        help=f"{file} with no {what} (empty, or only blank lines) {does} and exits 0 (without it: exit 2).",
     )
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from norma.cli._batch_run import allow_empty_option
 from norma.cli._rules_diff import fail_on_option, limit_option
 
 if TYPE_CHECKING:
@@ -68,11 +69,7 @@ def _reports(ctx: click.Context, param: click.Parameter, value: tuple[str, ...])
     metavar="REF",
     help="The git commit (a branch, tag or SHA) whose version of each RULEBOOK is OLD.",
 )
-@click.option(
-    "--allow-empty",
-    is_flag=True,
-    help="A turns FILE with no records (empty, or only blank lines) compares nothing and exits 0 (without it: exit 2).",
-)
+@allow_empty_option("records", "compares nothing", file="A turns FILE")
 @click.option(
     "--format",
     "output_format",

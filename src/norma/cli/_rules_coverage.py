@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from norma.cli._batch_run import allow_empty_option
 from norma.cli._output import (
     check_rules_source,
     console,
@@ -284,9 +285,7 @@ def _format(ctx: click.Context, local: str | None) -> str:
               help="Rules, clusters and pairs listed per section in the table and Markdown.")  # fmt: skip
 @click.option("--fail-on", type=click.Choice(["ungoverned-rule", "never"]), default="never", show_default=True,
               help="ungoverned-rule: exit 1 when an enabled rule governs no turn.")  # fmt: skip
-@click.option("--allow-empty", is_flag=True,
-              help="A FILE with no turns (empty, or only blank lines) reports nothing and exits 0 (without it: exit "
-              "2).")  # fmt: skip
+@allow_empty_option("turns", "reports nothing", file="A FILE")
 @click.pass_context
 def coverage_command(
     ctx: click.Context,

@@ -20,6 +20,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from norma.cli._batch_run import allow_empty_option
 from norma.cli._output import db_option, wide_option
 
 if TYPE_CHECKING:
@@ -72,11 +73,7 @@ _SPEC = re.compile(r"(?P<tenant>[^@]+)(?:@(?P<version>[^@]*))?")
     help='The recorded turns: JSON Lines as norma check --batch reads them ({"message", "output", "session"?, '
     '"id"?}; "-": stdin).',
 )
-@click.option(
-    "--allow-empty",
-    is_flag=True,
-    help="A turns FILE with no records (empty, or only blank lines) compares nothing and exits 0 (without it: exit 2).",
-)
+@allow_empty_option("records", "compares nothing", file="A turns FILE")
 @db_option
 @click.option(
     "--format",

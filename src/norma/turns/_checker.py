@@ -140,17 +140,22 @@ def _turn(message: object, output: object, session: object, where: str) -> tuple
         raise
 
 
+def refuse_unknown_fields(record: Mapping[str, Any], where: str) -> None:
+    """InvalidInputError at ``where`` for a turn record with a field a turn record does not have (a typo)."""
+    unknown = [key for key in record if key not in _RECORD_FIELDS]
+    if unknown:
+        raise InvalidInputError(
+            f"unknown field {unknown[0]!r} in a turn record",
+            location=where,
+            hint="a turn record has id, message, output, session",
+        )
+
+
 def _turn_of(item: object, index: int) -> tuple[str, str, SessionState | None]:
     """Item ``index`` of :meth:`TurnChecker.check_many`'s turns (see :data:`Turn`), checked."""
     where = f"turns[{index}]"
     if isinstance(item, Mapping):
-        unknown = [key for key in item if key not in _RECORD_FIELDS]
-        if unknown:
-            raise InvalidInputError(
-                f"unknown field {unknown[0]!r} in a turn record",
-                location=where,
-                hint="a turn record has id, message, output, session",
-            )
+        refuse_unknown_fields(item, where)
         if "message" not in item or "output" not in item:
             missing = "message" if "message" not in item else "output"
             raise InvalidInputError(

@@ -49,7 +49,7 @@ import numpy as np
 
 from norma.errors import InvalidInputError, LimitExceededError
 from norma.matching import MatchResult, SessionState
-from norma.turns._checker import checked_message
+from norma.turns._checker import checked_message, refuse_unknown_fields
 from norma.turns._clustering import cluster_rows, label_terms, words
 from norma.turns._coverage_report import (
     CLUSTER_SIMILARITY,
@@ -81,8 +81,6 @@ Progress = Callable[[int, int], None]
 
 # -- the input ------------------------------------------------------------------------------------------------------
 
-_RECORD_FIELDS = ("id", "message", "output", "session")
-
 
 def _message_of(item: object, index: int) -> tuple[str, SessionState | None]:
     """Item ``index`` of the messages: a message, or a turn record (``output`` optional), checked."""
@@ -95,13 +93,7 @@ def _message_of(item: object, index: int) -> tuple[str, SessionState | None]:
             location=where,
             hint='write "hi" or {"message": "hi", "session": {}}',
         )
-    unknown = [key for key in item if key not in _RECORD_FIELDS]
-    if unknown:
-        raise InvalidInputError(
-            f"unknown field {unknown[0]!r} in a turn record",
-            location=where,
-            hint="a turn record has id, message, output, session",
-        )
+    refuse_unknown_fields(item, where)
     if "message" not in item:
         raise InvalidInputError('a turn record needs "message"', location=where, hint='write {"message": "..."}')
     text = checked_message(item["message"], f"{where}.message", "give the user's message")
