@@ -25,9 +25,23 @@ def write_section(text: str, begin: str, end: str, before: str, doc: Path = DOC)
     doc.write_text(current, encoding="utf-8")
 
 
+def encoders_line() -> str:
+    """The encoders a benchmark can embed with: the default one (``$NORMA_EMBEDDINGS_INT8``) first, each with its
+    identity, precision, encoder version, batching and onnxruntime kernel on this CPU."""
+    from norma.embeddings import encoder_for
+    from norma.errors import NormaError
+
+    try:
+        default = encoder_for()
+        other = encoder_for(quantize=default.precision != "int8")
+    except NormaError as exc:  # no model installed: say so, the rest of the line stands
+        return f"encoders: unknown ({exc})"
+    return f"encoder (default): {default.describe()}; the other: {other.describe()}"
+
+
 def machine_line() -> str:
     """The machine a benchmark ran on: date, CPU model and the features that pick integer kernels, cores, Python,
-    onnxruntime, and the kernel of the int8 scan."""
+    onnxruntime, the kernel of the int8 scan, and the encoders (:func:`encoders_line`)."""
     from importlib.metadata import version
 
     from norma.matching import SCAN_KERNEL, cpu_flags
@@ -41,5 +55,6 @@ def machine_line() -> str:
     flags = " ".join(cpu_flags()) or "unknown"
     return (
         f"machine: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC, {model}, CPU flags {flags}, {os.cpu_count()} cores, "
-        f"Python {platform.python_version()}, onnxruntime {version('onnxruntime')}; int8 scan: {SCAN_KERNEL}"
+        f"Python {platform.python_version()}, onnxruntime {version('onnxruntime')}; int8 scan: {SCAN_KERNEL}; "
+        f"{encoders_line()}"
     )

@@ -1,14 +1,14 @@
 """Enforcement at the turn level (issue #56): the shipped decision (a match is enforced when its calibrated
-confidence that it governs the message reaches ``GOVERNS`` 0.70) on draws that chose nothing, against the decision
-before (issue #47: the top match and the matches within 0.01 similarity of it), and what the decision costs a match.
+confidence that it governs the message reaches ``GOVERNS`` 0.70) on draws that chose nothing, and what the decision
+costs a match.
 
 **The decision.** Every rule the matcher scores gets a confidence (``norma.matching._confidence.confidences``: a
 logistic function, with shipped ``COEFFICIENTS``, of features read relative to the rulebook: similarity and vector
 score minus the rulebook's typical best similarity, normalised BM25, the gap to the best other candidate, whether it
 is the top candidate, the similarity against the rule's own ``inside`` / ``outside`` figures; the rulebook's
 statistics, ``RuleMatcher.stats()``, measured once per version of the rules and shrunk toward ``PRIOR``). A match is
-enforced iff its confidence >= ``GOVERNS`` (``norma.matching._enforce.enforcement``); with the automatic gate
-(``threshold="auto"``, the default) a rule that governs is matched even below the gate's similarity threshold. The
+enforced iff its confidence >= ``GOVERNS`` (``norma.matching._enforce.enforcement``); the default gate
+(``threshold="auto"``) returns exactly the rules that govern, so every match is enforced. The
 coefficients, ``GOVERNS`` and the priors were chosen on the tune draws (``dev_sets("tune")`` and
 ``banking77_subset(s, "tune", kept=k, held_out=h)`` for (k, h) in ((12, 4), (25, 6)), s in (101, 102)) by
 ``experiments/confidence.py`` (iteration 6, ``--ship``), by the declared rule: the worst, over data sets and both
@@ -30,14 +30,12 @@ cached encoder) checks:
 * "wrong rule enforced": in-scope messages where a rule is enforced and none of the enforced is expected;
 * rules matched and rules enforced per in-scope turn.
 
-The *after* rows read what the matcher decided (``enforced`` of the real matches; the script asserts that the
+The figures read what the matcher decided (``enforced`` of the real matches; the script asserts that the
 requirements that applied are exactly theirs, and that its own verdict from the enforced set, "fail iff an enforced
-rule's token is missing", is the checker's). The *before* rows are the #47 decision replayed on the same matches,
-no second matching: the matches the gate alone lets through (score >= the threshold in force, as each match's
-explanation gives it; the rules the confidence let in below it are dropped), the top one by hybrid score enforced
-with those within 0.01 similarity of it, and the verdict computed as above. The replay is exact unless a turn
-reached ``max_matched`` with a rule let in by the confidence (the rule it displaced is unknown): such turns are
-counted and reported. Each figure is the mean and the worst over a data set's draws.
+rule's token is missing", is the checker's). Each figure is the mean and the worst over a data set's draws. The
+decision before issue #56 (#47: the top match and the matches within 0.01 similarity of it, on the matches of a
+similarity gate that is gone) was replayed here until that gate was removed; its last figures are in the prose of
+docs/benchmarks.md.
 
 **Data** (none of them chose anything): the report draws of ``_devsets.dev_sets("report")`` (seeds 201-203),
 ``banking77_test`` seeds 1-3 (BANKING77's test.csv), the 48 draws of ``_devsets.fresh_sets()`` (``--fresh-every
@@ -87,7 +85,7 @@ from norma.matching import (  # noqa: E402
     load_rules,
 )
 from norma.rules import Rule  # noqa: E402
-from norma.turns import MatchedRuleSummary, TurnChecker, TurnReport, TurnVerdict  # noqa: E402
+from norma.turns import TurnChecker, TurnReport, TurnVerdict  # noqa: E402
 
 BEGIN, END = "<!-- check_enforcement.py:begin -->", "<!-- check_enforcement.py:end -->"
 BEFORE = "## audit\n"
@@ -98,7 +96,6 @@ BATCH = 512
 REPORT_SEEDS = (201, 202, 203)
 TEST_SEEDS = (1, 2, 3)
 SENTENCE = "Thank you for your message, I have taken care of it"
-OLD_MARGIN = 0.01  # the #47 decision's margin (ENFORCE_MARGIN then), replayed for the "before" rows
 COST_TARGET_MS = 0.2
 
 TARGETS: list[tuple[str, str, float, bool]] = [
@@ -223,14 +220,10 @@ class Figures:
 
 @dataclass
 class Outcome:
-    """One draw: the shipped decision (``after``), the #47 decision replayed (``before``), and the turns where the
-    replay is not exact (``max_matched`` reached with a rule the confidence let in)."""
+    """One draw: the shipped decision's figures, and how many turns were checked."""
 
     after: Figures
-    before: Figures
-    inexact: int
     turns: int
-    admitted: int  # in-scope turns (good answers) with a match the confidence let in below the gate
 
 
 def _applied(report: TurnReport) -> set[str]:
@@ -240,29 +233,6 @@ def _applied(report: TurnReport) -> set[str]:
 
 def _share(flags: list[bool]) -> float:
     return sum(flags) / len(flags) if flags else math.nan
-
-
-def _gated(match: MatchedRuleSummary) -> bool:
-    """Whether the gate alone lets the match through (the threshold in force, on the score it names)."""
-    explanation = match.explanation
-    threshold = explanation["threshold"]
-    if threshold is None:
-        return True
-    score = explanation["similarity"] if explanation["threshold_on"] == "similarity" else explanation["final"]
-    return bool(score >= threshold)
-
-
-def before_47(matches: Sequence[MatchedRuleSummary]) -> tuple[int, set[str]]:
-    """The #47 decision on the matches the gate alone returned: (how many matched, the enforced rules)."""
-    kept = [m for m in matches if _gated(m)]
-    if not kept:
-        return 0, set()
-    similarity = [float(m.explanation["similarity"]) for m in kept]
-    relevance = [float(m.explanation["hybrid"]) for m in kept]
-    lead = max(range(len(kept)), key=lambda i: (relevance[i], -i))
-    top = similarity[lead]
-    enforced = {m.rule_id for i, m in enumerate(kept) if i == lead or top - similarity[i] <= OLD_MARGIN + 1e-9}
-    return len(kept), enforced
 
 
 def _summary(
@@ -300,7 +270,6 @@ def _summary(
 def figures(draw: Draw, embedder: CachedEmbedder) -> Outcome:
     tokens = tokens_of(draw.rules)
     matcher = RuleMatcher(token_rules(draw.rules, tokens), embedder=embedder)
-    max_matched = MatchConfig().max_matched
     checker = TurnChecker(matcher)
     rng = np.random.default_rng(zlib.crc32(draw.name.encode()))
     inside = [i for i in draw.items if i.expected]
@@ -320,37 +289,22 @@ def figures(draw: Draw, embedder: CachedEmbedder) -> Outcome:
             [(item.text, answer([tokens[r] for r in said]), item.session) for _, item, said in part]
         )
     kinds: list[tuple[str, Item]] = []
-    failed: dict[str, list[bool]] = {"after": [], "before": []}
-    counts: dict[str, list[tuple[int, int]]] = {"after": [], "before": []}
-    inexact = admitted = 0
+    failed: list[bool] = []
+    counts: list[tuple[int, int]] = []
     for (kind, item, said), report in zip(turns, reports, strict=True):
         enforced = {m.rule_id for m in report.matches if m.enforced}
         assert _applied(report) == enforced, report.matches
         fail = bool(enforced - set(said))  # an enforced rule whose token the answer lacks
         assert fail == (report.verdict is TurnVerdict.FAIL), (report.verdict, report.matches)
-        n_old, old = before_47(report.matches)
-        if n_old < len(report.matches) and len(report.matches) >= max_matched:
-            inexact += 1
-        decisions = {"after": (len(report.matches), enforced, fail), "before": (n_old, old, bool(old - set(said)))}
-        if kind == "good":
-            admitted += n_old < len(report.matches)
-        for key, (n_matched, chosen, key_fail) in decisions.items():
-            failed[key].append(key_fail)
-            counts[key].append((n_matched, len(chosen)))
-            if kind == "good":  # and, as its own figure, a wrong rule enforced
-                failed[key].append(bool(chosen) and not chosen & item.expected)
-                counts[key].append((0, 0))
+        failed.append(fail)
+        counts.append((len(report.matches), len(enforced)))
         kinds.append((kind, item))
-        if kind == "good":
+        if kind == "good":  # and, as its own figure, a wrong rule enforced
+            failed.append(bool(enforced) and not enforced & item.expected)
+            counts.append((0, 0))
             kinds.append(("wrong", item))
     n = (len(inside), len(multi), len(held), len(draw.off))
-    return Outcome(
-        after=_summary(kinds, failed["after"], counts["after"], n),
-        before=_summary(kinds, failed["before"], counts["before"], n),
-        inexact=inexact,
-        turns=len(turns),
-        admitted=admitted,
-    )
+    return Outcome(after=_summary(kinds, failed, counts, n), turns=len(turns))
 
 
 # --- the cost -----------------------------------------------------------------------------------------------------
@@ -509,8 +463,8 @@ def _fmt(values: list[float], worst: Callable[[list[float]], float]) -> str:
 Results = list[tuple[DataSet, list[Outcome]]]
 
 
-def _figs(outcomes: list[Outcome], key: str) -> list[Figures]:
-    return [o.after if key == "after" else o.before for o in outcomes]
+def _figs(outcomes: list[Outcome]) -> list[Figures]:
+    return [o.after for o in outcomes]
 
 
 def quality_table(results: Results) -> list[str]:
@@ -520,40 +474,35 @@ def quality_table(results: Results) -> list[str]:
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for data, outcomes in results:
-        for label, key in (("before (#47, replayed)", "before"), ("shipped (confidence)", "after")):
-            figs = _figs(outcomes, key)
-            cells = [
-                _fmt([f.good for f in figs], min),
-                _fmt([f.bad for f in figs], min),
-                _fmt([f.multi for f in figs], min),
-                _fmt([f.held for f in figs], min),
-                _fmt([f.off for f in figs], min),
-                _fmt([f.wrong for f in figs], max),
-                f"{statistics.fmean(f.matched for f in figs):.2f}",
-                f"{statistics.fmean(f.enforced for f in figs):.2f}",
-            ]
-            lines.append(f"| {data.name} | {label} | " + " | ".join(cells) + " |")
+        figs = _figs(outcomes)
+        cells = [
+            _fmt([f.good for f in figs], min),
+            _fmt([f.bad for f in figs], min),
+            _fmt([f.multi for f in figs], min),
+            _fmt([f.held for f in figs], min),
+            _fmt([f.off for f in figs], min),
+            _fmt([f.wrong for f in figs], max),
+            f"{statistics.fmean(f.matched for f in figs):.2f}",
+            f"{statistics.fmean(f.enforced for f in figs):.2f}",
+        ]
+        lines.append(f"| {data.name} | shipped (confidence) | " + " | ".join(cells) + " |")
     return lines
 
 
 def draws_table(results: Results) -> list[str]:
     lines = [
-        "| data set | draws | rules | in scope (2+ intents) | held out | off-topic | good turns with a rule let in "
-        "by the confidence | replay not exact |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
+        "| data set | draws | rules | in scope (2+ intents) | held out | off-topic | turns checked |",
+        "|---|---|---:|---:|---:|---:|---:|",
     ]
     for data, outcomes in results:
-        figs = _figs(outcomes, "after")
+        figs = _figs(outcomes)
         names = _names([d.name for d in data.draws])
         rules = sorted({len(d.rules) for d in data.draws})
         span = str(rules[0]) if len(rules) == 1 else f"{rules[0]}-{rules[-1]}"
         n_in = sum(f.n_in for f in figs)
-        admitted = sum(o.admitted for o in outcomes)
-        inexact = sum(o.inexact for o in outcomes)
         lines.append(
             f"| {data.name} | {names} | {span} | {n_in:,} ({sum(f.n_multi for f in figs):,}) | "
-            f"{sum(f.n_held for f in figs):,} | {sum(f.n_off for f in figs):,} | {admitted:,} "
-            f"({admitted / max(n_in, 1):.3f}) | {inexact:,} of {sum(o.turns for o in outcomes):,} |"
+            f"{sum(f.n_held for f in figs):,} | {sum(f.n_off for f in figs):,} | {sum(o.turns for o in outcomes):,} |"
         )
     return lines
 
@@ -569,28 +518,9 @@ def _names(names: list[str]) -> str:
     return ", ".join(out)
 
 
-def changes(results: Results) -> str:
-    """Before -> shipped, the range over data sets of the change of each set mean."""
-
-    def span(key: str) -> str:
-        deltas = []
-        for _, outcomes in results:
-            after = [getattr(o.after, key) for o in outcomes if not math.isnan(getattr(o.after, key))]
-            before = [getattr(o.before, key) for o in outcomes if not math.isnan(getattr(o.before, key))]
-            if after:
-                deltas.append(statistics.fmean(after) - statistics.fmean(before))
-        return f"{min(deltas):+.3f} to {max(deltas):+.3f}"
-
-    return (
-        f"Before (#47) -> shipped, the change of the set means: good not failed {span('good')}, bad caught "
-        f"{span('bad')}, missing one caught {span('multi')}, held-out not failed {span('held')}, off-topic not "
-        f"failed {span('off')}, wrong rule enforced {span('wrong')}."
-    )
-
-
 def worst_line(results: Results) -> str:
     """The declared rule's figure (worst over data sets and both kinds of out-of-scope traffic of min(good, bad,
-    out-of-scope), on the set means), shipped and before, with where it is reached."""
+    out-of-scope), on the set means), with where it is reached."""
     names = {
         "good": "good not failed",
         "bad": "bad caught",
@@ -598,10 +528,10 @@ def worst_line(results: Results) -> str:
         "off": "off-topic not failed",
     }
 
-    def worst(key: str) -> str:
+    def worst() -> str:
         out = []
         for data, outcomes in results:
-            figs = _figs(outcomes, key)
+            figs = _figs(outcomes)
             means = {
                 k: statistics.fmean(v) for k in names
                 if (v := [getattr(f, k) for f in figs if not math.isnan(getattr(f, k))])
@@ -616,8 +546,7 @@ def worst_line(results: Results) -> str:
 
     return (
         "The declared rule's figure on these draws (the worst, over data sets and both kinds of out-of-scope "
-        "traffic, of min(good not failed, bad caught, out-of-scope not failed), on the set means): shipped "
-        f"{worst('after')}; before {worst('before')}."
+        f"traffic, of min(good not failed, bad caught, out-of-scope not failed), on the set means): {worst()}."
     )
 
 
@@ -689,8 +618,6 @@ def render(
 ) -> str:
     from norma.matching import GOVERNS
 
-    inexact = sum(o.inexact for _, outcomes in results for o in outcomes)
-    turns = sum(o.turns for _, outcomes in results for o in outcomes)
     lines = [
         BEGIN,
         "## check: enforcement",
@@ -702,8 +629,8 @@ def render(
         "confidence that it governs the message (a logistic function, with shipped coefficients, of features read "
         "relative to the rulebook; the rulebook's statistics, `RuleMatcher.stats()`, measured once per version of "
         f"the rules); a match is enforced iff its confidence >= `GOVERNS` {GOVERNS:g}, and a neighbour's "
-        "requirement is `skip`. With the automatic gate, a rule whose confidence reaches it is matched even below "
-        "the gate's similarity threshold. The coefficients, `GOVERNS` and the priors were chosen on the tune draws "
+        "requirement is `skip`. The default gate returns exactly the rules that govern (matched = enforced). The "
+        "coefficients, `GOVERNS` and the priors were chosen on the tune draws "
         '(`dev_sets("tune")` and `banking77_subset(s, "tune", kept=k, held_out=h)`, (k, h) in ((12, 4), (25, 6)), '
         "s in (101, 102)) by `experiments/confidence.py` (iteration 6, `--ship`), by the declared rule: the worst, "
         "over data sets and both kinds of out-of-scope traffic, of min(good not failed, bad caught, out-of-scope "
@@ -714,16 +641,11 @@ def render(
         "(default `MatchConfig`) checks a good answer (every expected token), a bad one (no token), for messages "
         "stating 2+ intents the good answer without one token (a seeded draw), and for out-of-scope messages "
         "(held-out intents; off-topic: another domain's NLU++ queries) an answer without a token. *Shipped*: what "
-        "the matcher decided (`enforced` of the real matches). *Before*: the #47 decision (the top match by hybrid "
-        "score and the matches within 0.01 similarity of it) replayed on the same matches, those the gate alone "
-        f"lets through; exact but for turns that reached `max_matched` with a rule the confidence let in ({inexact} "
-        f"of {turns:,} turns). Each cell: mean over the draws (worst draw: the lowest, the highest for wrong rule "
-        "enforced); matched / enforced: rules per in-scope turn, mean.",
+        "the matcher decided (`enforced` of the real matches). Each cell: mean over the draws (worst draw: the "
+        "lowest, the highest for wrong rule enforced); matched / enforced: rules per in-scope turn, mean.",
         _fresh_line(fresh_every),
         "",
         *quality_table(results),
-        "",
-        changes(results),
         "",
         worst_line(results),
         "",

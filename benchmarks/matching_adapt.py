@@ -1,29 +1,23 @@
-"""A higher ceiling: the encoder adapted to each rulebook (``norma rules adapt``), chosen on what users get.
+"""A higher ceiling: the encoder adapted to each rulebook (``norma rules adapt``), under the default decision.
 
-Protocol (docs/design/040-matching.md, "Adapting the encoder"): the development draws of ``_devsets.py``
-(BANKING77 train.csv, NLU++ banking and hotels; 3 *tune* and 3 *report* draws each, 10 examples per rule), each
-judged with two kinds of messages that must match nothing: its held-out intents (near misses) and off-topic
-messages (``_devsets.foreign``), as the base encoder's default gate is (``matching_gate.py``).
+Protocol (docs/design/040-matching.md, "Adapting the encoder"): the report draws of ``_devsets.py`` (BANKING77
+train.csv, NLU++ banking and hotels, 10 examples per rule) and BANKING77's test.csv draws built as an outside user
+would (seeds 1-3), each judged with two kinds of messages that must match nothing: its held-out intents (near
+misses) and off-topic messages (``_devsets.foreign``), as ``matching_gate.py`` judges the base encoder. Each draw
+adapts a fresh copy of the base model (all-MiniLM-L6-v2) with the shipped ``AdaptOptions()`` (chosen on tune draws
+by ``experiments/adapt_speed.py``), in a temporary folder deleted after use, and is matched with the default
+``MatchConfig()`` (the confidence gate, its statistics cross-fitted on the examples adapting held out). Per draw:
+acc@1 without a gate, base and adapted; per kind, min(acc@1, rejection) as matched, base and adapted, and the
+adapted encoder's gap to the best single confidence threshold of that draw. Nothing is chosen here.
 
-1. **Choose** on the tune draws only, on the gated objective: for each candidate of fine-tuning options (epochs),
-   every tune draw adapts its own encoder with the cross-fitted gate (``AdaptOptions.holdout``: a first run
-   without a CRC-chosen 30 % of the examples stores their similarities); per candidate, the adapted gate's quantile
-   with the smallest worst gap over both kinds (then the smallest mean), and the candidate whose gate gives the best
-   mean min(acc@1, rejection) over draws and kinds. acc@1 without a gate is shown beside it.
-2. **Report** on the report draws and BANKING77's test.csv draws built as an outside user would (seeds 1-3), with the
-   shipped options and quantile: acc@1 without a gate, base and adapted; per kind, min(acc@1, rejection) at the
-   adapted gate and its gap to the draw's best single threshold, against the base encoder at its default gate.
-
-Every draw adapts a fresh copy of the base model (all-MiniLM-L6-v2) in a temporary folder, deleted after use. Each
-draw's figures are kept in ``benchmarks/data/matching_adapt.json`` (keyed by draw and options, in the repository),
-so an interrupted run resumes where it stopped, on any machine (``--fresh`` ignores them). Adapting with the gate
-trains twice: about 2-4 minutes a draw on 2 cores, 8-10 for BANKING77.
+Each draw's figures are kept in ``benchmarks/data/matching_adapt.json`` (keyed by protocol, draw and options, in the
+repository), so an interrupted run resumes where it stopped, on any machine (``--fresh`` ignores them). Adapting
+with the cross-fitted run takes about 2-4 minutes a draw on 2 cores.
 
 Usage::
 
-    .venv/bin/python benchmarks/matching_adapt.py                    # both stages, prints the tables
-    .venv/bin/python benchmarks/matching_adapt.py --stages report    # the shipped options only
-    .venv/bin/python benchmarks/matching_adapt.py --write            # and replaces its tables in docs/benchmarks.md
+    .venv/bin/python benchmarks/matching_adapt.py            # prints the table
+    .venv/bin/python benchmarks/matching_adapt.py --write    # and replaces its table in docs/benchmarks.md
 """
 
 from __future__ import annotations
@@ -47,17 +41,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _devsets import DevSet, banking77_test, dev_sets, foreign
 from matching_gate import CACHE, REPO, Draw, write
 from norma.embeddings import AdaptOptions, BertEmbedder, CachedEmbedder, EmbeddingCache, adapt_encoder, get_embedder
-from norma.matching import ADAPTED_QUANTILE, read_held_out
+from norma.matching import read_held_out
 from norma.rules import rule_texts
 
-CANDIDATES = (3, 2)
-"""Epochs tried on the tune draws (learning rate 5e-5, batch 32, 4 pairs per text, scale 20 throughout)."""
-QUANTILES = (0.05, 0.08, 0.1, 0.12, 0.15, 0.18, 0.2, 0.22, 0.25, 0.3)
-"""The grid of the adapted gate's quantile."""
 KINDS = ("held-out", "off-topic")
 RESULTS = REPO / "benchmarks" / "data" / "matching_adapt.json"
 """Every draw measured (kept in the repository: the protocol takes hours, and a run on another machine resumes)."""
-_FORMAT = "mixed-1"  # records of this protocol (both kinds) in RESULTS
+_FORMAT = "confidence-1"  # records of this protocol in RESULTS (those of the former adapted gate are kept beside)
 MEASURED_AT: set[str] = set()
 """When the draws reported were adapted (UTC minutes), for the tables' run line."""
 
@@ -67,8 +57,8 @@ def _family(name: str) -> str:
 
 
 class Adapted:
-    """One draw with an encoder adapted to its rulebook (cross-fitted gate): acc@1 without a gate, and per kind and
-    gate quantile min(acc@1, rejection) and the gap to that kind's best single threshold. Kept in :data:`RESULTS`."""
+    """One draw with an encoder adapted to its rulebook: acc@1 without a gate, and per kind min(acc@1, rejection) as
+    matched by default and the best single confidence threshold's. Kept in :data:`RESULTS`."""
 
     def __init__(self, dev: DevSet, options: AdaptOptions, root: Path, fresh: bool = False) -> None:
         key = f"{_FORMAT}|{dev.name}|{dev.part}|{sorted(vars(options).items())}"
@@ -80,12 +70,8 @@ class Adapted:
         MEASURED_AT.add(str(record["when"]))
         self.seconds: float = record["seconds"]
         self.acc: float = record["acc"]
-        reached = record["reached"]
-        self.at: dict[str, dict[float, float]] = {k: {float(q): v for q, v in reached[k].items()} for k in KINDS}
+        self.reached: dict[str, float] = record["reached"]
         self.oracle: dict[str, float] = record["oracle"]
-
-    def gap(self, kind: str, quantile: float) -> float:
-        return self.oracle[kind] - self.at[kind][quantile]
 
     @staticmethod
     def _measure(dev: DevSet, options: AdaptOptions, root: Path) -> dict[str, Any]:
@@ -97,10 +83,9 @@ class Adapted:
         shutil.rmtree(folder, ignore_errors=True)
         return {
             "seconds": result.seconds,
-            "acc": draws["held-out"].at_similarity(-1.0)[0],
-            "kind": draws["held-out"].matcher.gate().kind,
-            "reached": {k: {str(q): min(d.at_similarity(d.gate(q))) for q in QUANTILES} for k, d in draws.items()},
-            "oracle": {k: d.oracle for k, d in draws.items()},
+            "acc": draws["held-out"].at(draws["held-out"].ranked, -1.0)[0],
+            "reached": {k: min(d.shipped()) for k, d in draws.items()},
+            "oracle": {k: d.confidence_oracle for k, d in draws.items()},
         }
 
 
@@ -111,88 +96,40 @@ def _load_results() -> dict[str, dict[str, Any]]:
     return data if isinstance(data, dict) else {}
 
 
-def minimax(adapted: list[Adapted]) -> tuple[float, float, float]:
-    """(quantile, worst gap, mean gap): the quantile with the smallest worst gap over both kinds, then mean gap."""
-    scored = []
-    for q in QUANTILES:
-        gaps = [a.gap(k, q) for a in adapted for k in KINDS]
-        scored.append((round(max(gaps), 6), round(float(np.mean(gaps)), 6), q))
-    worst, mean, q = min(scored)
-    return q, worst, mean
-
-
-def choose(root: Path, fresh: bool) -> tuple[AdaptOptions, float, list[str]]:
-    """The options and gate quantile with the best gated objective over the tune draws and both kinds."""
-    tune = dev_sets("tune")
-    lines = [
-        "| epochs | acc@1 without a gate (mean) | gate quantile (minimax) | tune worst gap: held-out / off-topic | "
-        "mean gap | min(acc@1, rejection) at that gate: held-out / off-topic / both | adapting (median) |",
-        "|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    best: tuple[float, AdaptOptions, float] | None = None
-    for epochs in CANDIDATES:
-        options = AdaptOptions(epochs=epochs)
-        adapted = []
-        for dev in tune:
-            adapted.append(Adapted(dev, options, root, fresh))
-            print(f"  tune {dev.name} e{epochs}: acc@1 {adapted[-1].acc:.3f} ({adapted[-1].seconds:.0f} s)", flush=True)
-        q, _, mean_gap = minimax(adapted)
-        worst = {k: max(a.gap(k, q) for a in adapted) for k in KINDS}
-        reached = {k: float(np.mean([a.at[k][q] for a in adapted])) for k in KINDS}
-        both = float(np.mean(list(reached.values())))
-        lines.append(
-            f"| {epochs} | {np.mean([a.acc for a in adapted]):.3f} | {q} | {worst['held-out']:.3f} / "
-            f"{worst['off-topic']:.3f} | {mean_gap:.3f} | {reached['held-out']:.3f} / {reached['off-topic']:.3f} / "
-            f"{both:.3f} | {np.median([a.seconds for a in adapted]):.0f} s |"
-        )
-        if best is None or both > best[0] + 1e-12:
-            best = (both, options, q)
-    assert best is not None
-    lines += [
-        "",
-        f"Chosen: **{best[1].epochs} epochs, gate quantile {best[2]}** (the shipped defaults: "
-        f"{AdaptOptions().epochs} epochs, quantile {ADAPTED_QUANTILE}).",
-    ]
-    return best[1], best[2], lines
-
-
-def report(options: AdaptOptions, quantile: float, root: Path, base: CachedEmbedder, fresh: bool) -> list[str]:
+def report(options: AdaptOptions, root: Path, base: CachedEmbedder, fresh: bool) -> list[str]:
     draws = [*dev_sets("report"), *(banking77_test(seed) for seed in (1, 2, 3))]
     lines = [
-        "| data set | draws | acc@1 without a gate: base / adapted | held-out: min at the gate, base / adapted | "
-        "gap adapted (mean / worst) | off-topic: min at the gate, base / adapted | gap adapted (mean / worst) |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| data set | draws | acc@1 without a gate: base / adapted | held-out: min as matched, base / adapted | "
+        "gap adapted (mean / worst) | off-topic: min as matched, base / adapted | gap adapted (mean / worst) | "
+        "adapting (median) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     families: dict[str, list[list[float]]] = {}
     for dev in draws:
         plain = {"held-out": Draw(dev, base), "off-topic": Draw(foreign(dev), base)}
         adapted = Adapted(dev, options, root, fresh)
-        row = [plain["held-out"].at_similarity(-1.0)[0], adapted.acc]
+        row = [plain["held-out"].at(plain["held-out"].ranked, -1.0)[0], adapted.acc]
         for kind in KINDS:
-            row += [min(plain[kind].at_gate(plain[kind].matcher.gate())), adapted.at[kind][quantile]]
-            row.append(adapted.gap(kind, quantile))
+            row += [min(plain[kind].shipped()), adapted.reached[kind], adapted.oracle[kind] - adapted.reached[kind]]
+        row.append(adapted.seconds)
         families.setdefault(_family(dev.name), []).append(row)
-        print(f"  report {dev.name}: {row}", flush=True)
+        print(f"  report {dev.name}: {[round(x, 3) for x in row]}", flush=True)
     every = [row for rows in families.values() for row in rows]
     for name, rows in [*families.items(), ("**all report draws**", every)]:
         a = np.array(rows)
         lines.append(
             f"| {name} | {len(a)} | {a[:, 0].mean():.3f} / {a[:, 1].mean():.3f} | {a[:, 2].mean():.3f} / "
             f"{a[:, 3].mean():.3f} | {a[:, 4].mean():.3f} / {a[:, 4].max():.3f} | {a[:, 5].mean():.3f} / "
-            f"{a[:, 6].mean():.3f} | {a[:, 7].mean():.3f} / {a[:, 7].max():.3f} |"
+            f"{a[:, 6].mean():.3f} | {a[:, 7].mean():.3f} / {a[:, 7].max():.3f} | {np.median(a[:, 8]):.0f} s |"
         )
     return lines
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="replace this script's tables in docs/benchmarks.md")
-    parser.add_argument("--stages", default="choose,report", help="comma-separated: choose, report")
+    parser.add_argument("--write", action="store_true", help="replace this script's table in docs/benchmarks.md")
     parser.add_argument("--fresh", action="store_true", help=f"adapt again instead of reading {RESULTS.name}")
     args = parser.parse_args()
-    stages = {stage.strip() for stage in args.stages.split(",") if stage.strip()}
-    if not stages or stages - {"choose", "report"}:
-        raise SystemExit(f"--stages takes choose and report, not {args.stages!r}")
     stamp = (
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.processor() or platform.machine()}, "
         f"Python {platform.python_version()}, {os.cpu_count()} cores"
@@ -200,30 +137,22 @@ def main() -> None:
     CACHE.parent.mkdir(exist_ok=True)
     base = CachedEmbedder(get_embedder(), EmbeddingCache(CACHE))
     started = time.perf_counter()
-    sections: dict[str, list[str]] = {}
+    options = AdaptOptions()
     with tempfile.TemporaryDirectory(prefix="norma-adapt-bench-") as folder:
         os.environ["NORMA_CACHE_DIR"] = str(Path(folder) / "cache")  # derived encoders of throwaway models
-        options, quantile = AdaptOptions(), ADAPTED_QUANTILE
-        if "choose" in stages:
-            _, _, selection = choose(Path(folder), args.fresh)
-            selection[-1] += f" Run: {stamp}."
-            print("\n".join(selection), "\n", flush=True)
-            sections["selection"] = selection
-        if "report" in stages:
-            reported = report(options, quantile, Path(folder), base, args.fresh)
-            minutes = (time.perf_counter() - started) / 60
-            span = sorted(MEASURED_AT)
-            reported += [
-                "",
-                f"Shipped options ({options.epochs} epochs) and quantile ({quantile}). Run: {stamp}; {minutes:.0f} min "
-                f"in all (stages: {', '.join(sorted(stages))}); the draws were adapted from {span[0]} UTC"
-                + (f" to {span[-1]} UTC" if len(span) > 1 else "")
-                + " (benchmarks/data/matching_adapt.json, read back if present).",
-            ]
-            print("\n".join(reported))
-            sections["report"] = reported
+        reported = report(options, Path(folder), base, args.fresh)
+    minutes = (time.perf_counter() - started) / 60
+    span = sorted(MEASURED_AT)
+    reported += [
+        "",
+        f"Shipped options ({options.epochs} epochs, {options.pairs_per_text} pair a text, holdout "
+        f"{options.holdout}). Run: {stamp}; {minutes:.0f} min in all; the draws were adapted from {span[0]} UTC"
+        + (f" to {span[-1]} UTC" if len(span) > 1 else "")
+        + " (benchmarks/data/matching_adapt.json, read back if present).",
+    ]
+    print("\n".join(reported))
     if args.write:
-        write(sections, "matching_adapt.py")
+        write({"report": reported}, "matching_adapt.py")
 
 
 if __name__ == "__main__":

@@ -1,23 +1,23 @@
-"""The shipped gate on rulebooks it was not tuned on: fresh draws, two kinds of out-of-scope traffic, and its cost.
+"""The default gate on rulebooks it was not tuned on: fresh draws, two kinds of out-of-scope traffic, and its cost.
 
 A deployed agent gets two kinds of messages that no rule should match, and cannot tell which: *near misses*
 (intents of the rulebook's own domain that it lacks: held-out intents) and *off-topic* messages (another domain:
 NLU++ hotels queries against a banking rulebook and the reverse, ``_devsets.foreign``). The default gate
-(``MatchConfig()``: the rulebook gate with its margin band) was chosen on the *tune* draws by the smallest worst
-gap over both kinds (``experiments/gate_mixed.py``, docs/design/040-matching.md); here it is only measured.
+(``MatchConfig()``, issue #56: the rules whose confidence that they govern the message reaches ``GOVERNS`` 0.7) was
+chosen on the *tune* draws (``experiments/confidence.py``, iteration 9; docs/design/040-matching.md); here it is only
+measured.
 
 1. **Fresh draws** (``_devsets.fresh_sets``: 48 draws created after every default was chosen: BANKING77 with 67
    rules, or 12 / 25 / 40 of the 77 intents as rules; NLU++ banking and hotels with 8, 12 or 16 intents held out),
    each with its held-out intents and with off-topic messages instead. Per draw, min(acc@1, rejection) of what
-   the matcher returns by default (the gate, and every rule that governs the message by its confidence, issue
-   #56) against the best single similarity threshold on that draw itself (the oracle, for reference only): the
-   gap. Per kind and data set: mean and worst gap, draws within 0.05, the objective as matched, and the objective
-   of the similarity gate alone (what was matched before the confidence).
+   the matcher returns by default against the best single confidence threshold on that draw itself (the oracle of
+   the same scorer, for reference only): the gap. Per kind and data set: mean and worst gap, draws within 0.05,
+   the objective as matched, acc@1 and rejection, and the oracle of a single similarity threshold beside it.
 2. **Report draws** of the development protocol (``dev_sets("report")``, BANKING77 test.csv as an outside user
    would build it, the smaller rulebooks' report draws), both kinds, the same figures.
-3. **Cost**: measuring a rulebook's gate (once per rules version) at 1k and 10k rules; the probe similarities it
-   takes (2,048 probes x 16,384 rows, exact on every CPU) against a plain float32 product; calibrating a 1k-rule
-   tenant from 1k labelled messages.
+3. **Cost**: the rulebook's statistics the confidence reads (once per rules version) at 1k and 10k rules; the
+   probe similarities they take (2,048 probes x 16,384 rows, exact on every CPU) against a plain float32 product;
+   calibrating a 1k-rule tenant from 1k labelled messages.
 
 Usage::
 
@@ -43,22 +43,28 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _devsets import DevSet, banking77_subset, banking77_test, dev_sets, foreign, fresh_sets
 from norma.embeddings import CachedEmbedder, EmbeddingCache, get_embedder, probe_similarities
-from norma.matching import Gate, HeldOut, MatchConfig, MatchResult, Rule, RuleMatcher
+from norma.matching import HeldOut, MatchConfig, MatchResult, Rule, RuleMatcher
 
 REPO = Path(__file__).resolve().parents[1]
 CACHE = REPO / ".cache" / "matching_bench.sqlite"
 DOC = REPO / "docs" / "benchmarks.md"
 GRID = np.round(np.arange(0.2, 0.95, 0.005), 3)
+"""Similarity thresholds tried for the similarity oracle."""
+CONFIDENCE_GRID = np.round(np.arange(0.0, 1.0, 0.005), 3)
+"""Confidence levels tried for the oracle of the default gate's own scorer."""
 WITHIN = 0.05
 SUBSETS = ((12, 4), (25, 6), (40, 8))
 """Smaller BANKING77 rulebooks: (intents kept as rules, intents held out)."""
 KINDS = ("held-out", "off-topic")
 
-Candidates = list[tuple[str, float]]  # (rule id, similarity), best final score first
+Candidates = list[tuple[str, float]]  # (rule id, score), best final score first
 
 
-def _candidates(results: list[MatchResult]) -> list[Candidates]:
-    return [[(m.rule.id, m.similarity_score) for m in result] for result in results]
+def _candidates(results: list[MatchResult], score: str = "similarity") -> list[Candidates]:
+    return [
+        [(m.rule.id, m.confidence if score == "confidence" else m.similarity_score) for m in result]
+        for result in results
+    ]
 
 
 def objective(expected: list[frozenset[str]], ranked: list[Candidates], limits: list[float]) -> tuple[float, float]:
@@ -77,41 +83,30 @@ def objective(expected: list[frozenset[str]], ranked: list[Candidates], limits: 
 
 
 class Draw:
-    """One draw matched once without a gate (every candidate kept, at most 10), with its best single threshold."""
+    """One draw matched once without a gate (every candidate kept, at most 10, with its similarity and confidence),
+    with the best single threshold of each score, and what the matcher returns by default."""
 
     def __init__(self, dev: DevSet, embedder: CachedEmbedder, held_out: HeldOut | None = None) -> None:
         self.name, self.part = dev.name, dev.part
-        self.matcher = RuleMatcher(dev.rules, embedder=embedder, gate=held_out)  # an adapted encoder's gate, if any
+        self.matcher = RuleMatcher(dev.rules, embedder=embedder, gate=held_out)  # an adapted encoder's statistics
         texts = [m.text for m in dev.messages]
         ungated = MatchConfig(threshold=None, max_matched=10)
         vectors = list(embedder.embed(texts))
-        self.ranked = _candidates(self.matcher.match_many(texts, config=ungated, query_vectors=vectors))
+        every = self.matcher.match_many(texts, config=ungated, query_vectors=vectors)
+        self.ranked = _candidates(every)
+        self.confident = _candidates(every, "confidence")
         self.expected = [m.expected for m in dev.messages]
         self.returned = [  # what the matcher returns by default (`norma match`): the first rule, or none
             result[0].rule.id if result else None for result in self.matcher.match_many(texts, query_vectors=vectors)
         ]
-        tops = [sorted((c[1] for c in cands), reverse=True)[:2] for cands in self.ranked]
-        self.first = np.array([t[0] if t else -np.inf for t in tops])
-        self.second = np.array([t[1] if len(t) > 1 else -np.inf for t in tops])
-        self.oracle, self.oracle_threshold = max((min(self.at_similarity(float(t))), float(t)) for t in GRID)
+        self.oracle = max(min(self.at(self.ranked, float(t))) for t in GRID)
+        self.confidence_oracle = max(min(self.at(self.confident, float(t))) for t in CONFIDENCE_GRID)
 
-    def at_similarity(self, threshold: float) -> tuple[float, float]:
-        return objective(self.expected, self.ranked, [threshold] * len(self.expected))
-
-    def at_gate(self, gate: Gate) -> tuple[float, float]:
-        """(acc@1, rejection) at a gate the matcher resolved: per message, its band's threshold when the best rule
-        reaches it, is below the gate and stands the band's margin above the second (the matcher's rule)."""
-        assert gate.threshold is not None
-        limit = np.full(len(self.expected), gate.threshold)
-        if gate.band is not None:
-            band = gate.band
-            lowered = (self.first >= band.threshold) & (self.first < gate.threshold)
-            limit[lowered & (self.first - self.second >= band.margin)] = band.threshold
-        return objective(self.expected, self.ranked, [float(x) for x in limit])
+    def at(self, ranked: list[Candidates], threshold: float) -> tuple[float, float]:
+        return objective(self.expected, ranked, [threshold] * len(self.expected))
 
     def shipped(self) -> tuple[float, float]:
-        """(acc@1, rejection) of what the matcher returns with its default config: the automatic gate, and every
-        rule whose confidence says it governs the message (issue #56)."""
+        """(acc@1, rejection) of what the matcher returns with its default config."""
         ok = inside = rejected = outside = 0
         for want, first in zip(self.expected, self.returned, strict=True):
             if want:
@@ -122,12 +117,6 @@ class Draw:
                 rejected += first is None
         return ok / max(inside, 1), rejected / max(outside, 1)
 
-    def gate(self, quantile: float) -> float:
-        """The automatic gate's threshold at ``quantile`` without a band (the rulebook's, or an adapted encoder's)."""
-        threshold = self.matcher.gate(MatchConfig(gate_quantile=quantile, gate_band_quantile=None)).threshold
-        assert threshold is not None
-        return threshold
-
 
 def _data_set(name: str) -> str:
     base = re.sub(r"/.*$", "", name.split(" ")[0])
@@ -137,21 +126,25 @@ def _data_set(name: str) -> str:
 
 
 def quality(draws: dict[str, list[Draw]], title: str) -> list[str]:
-    """Per kind and data set: the default gate's gap to each draw's oracle, and the objective it reaches."""
+    """Per kind and data set: the default gate's gap to each draw's oracle of the same scorer (the confidence), and
+    what it reaches."""
     lines = [
         f"| {title}: kind | data set | draws | rules | mean gap | worst gap | within {WITHIN} | "
-        "min(acc@1, rejection) as matched: mean (worst) | the similarity gate alone: mean | oracle: mean |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "min(acc@1, rejection) as matched: mean (worst) | acc@1 | rejection | oracle, confidence | "
+        "oracle, similarity |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     worst: list[tuple[float, str, str]] = []
     for kind, group in draws.items():
-        rows: dict[str, list[tuple[float, float, float, int, float]]] = {}
+        rows: dict[str, list[tuple[float, ...]]] = {}
         for d in group:
-            reached, alone = min(d.shipped()), min(d.at_gate(d.matcher.gate()))
+            acc, rejection = d.shipped()
+            reached = min(acc, rejection)
+            gap = d.confidence_oracle - reached
             rows.setdefault(_data_set(d.name), []).append(
-                (d.oracle - reached, reached, d.oracle, len(d.matcher), alone)
+                (gap, reached, d.confidence_oracle, len(d.matcher), d.oracle, acc, rejection)
             )
-            worst.append((d.oracle - reached, kind, d.name))
+            worst.append((gap, kind, d.name))
         every = [row for values in rows.values() for row in values]
         for name, values in [*sorted(rows.items()), (f"**all {kind}**", every)]:
             a = np.array(values)
@@ -160,7 +153,7 @@ def quality(draws: dict[str, list[Draw]], title: str) -> list[str]:
             lines.append(
                 f"| {kind} | {name} | {len(a)} | {size} | {a[:, 0].mean():.3f} | {a[:, 0].max():.3f} | "
                 f"{int((a[:, 0] <= WITHIN).sum())}/{len(a)} | {a[:, 1].mean():.3f} ({a[:, 1].min():.3f}) | "
-                f"{a[:, 4].mean():.3f} | {a[:, 2].mean():.3f} |"
+                f"{a[:, 5].mean():.3f} | {a[:, 6].mean():.3f} | {a[:, 2].mean():.3f} | {a[:, 4].mean():.3f} |"
             )
     worst.sort(reverse=True)
     return [*lines, "", "Largest gaps: " + ", ".join(f"{n} ({k}) {g:.3f}" for g, k, n in worst[:5]) + "."]
@@ -172,8 +165,9 @@ def both_kinds(sets: list[DevSet], embedder: CachedEmbedder) -> dict[str, list[D
 
 
 def cost() -> list[str]:
+    """The confidence's statistics of a rulebook (``RuleMatcher.stats()``, once per version of the rules)."""
     rng = np.random.default_rng(0)
-    lines = ["| rules | texts per rule | gate measurement (median of 3) |", "|---:|---:|---:|"]
+    lines = ["| rules | texts per rule | the rulebook's statistics (median of 3) |", "|---:|---:|---:|"]
     for n, per in ((1_000, 4), (10_000, 4), (10_000, 11)):
         rules = [
             Rule(id=f"r{i}", condition_text=f"rule {i}", examples=[f"ex {i} {k}" for k in range(per - 1)])
@@ -187,7 +181,7 @@ def cost() -> list[str]:
         for _ in range(3):
             matcher = RuleMatcher(rules, vectors=vectors, embedder=_NoEmbedder())
             started = time.perf_counter()
-            matcher.gate()
+            matcher.stats()
             times.append(time.perf_counter() - started)
         lines.append(f"| {n:,} | {per} | {np.median(times) * 1000:.0f} ms |")
     return lines
@@ -244,17 +238,19 @@ def calibration_cost(embedder: CachedEmbedder, rules: int = 1_000, messages: int
         labelled.append((f"{target.examples[0]} {sentence(2)}", [target.id] if rng.random() < 0.8 else []))
     lines = [
         "| rules | labelled messages | target | calibration (median of 3, messages embedded) | gate |",
-        "|---:|---:|---|---:|---:|",
+        "|---:|---:|---|---:|---|",
     ]
-    options: dict[str, dict[str, float]] = {"balanced (default)": {}, "precision >= 0.5": {"target_precision": 0.5}}
-    for name, option in options.items():
+    options: dict[str, float | None] = {"balanced (default)": None, "precision >= 0.5": 0.5}
+    for name, precision in options.items():
         times = []
         for _ in range(3):
             matcher = RuleMatcher(book, vectors=vectors, embedder=get_embedder())
             started = time.perf_counter()
-            gate = calibrate_gate(matcher, labelled, **option)
+            gate = calibrate_gate(matcher, labelled, target_precision=precision)
             times.append(time.perf_counter() - started)
-        lines.append(f"| {rules:,} | {messages:,} | {name} | {np.median(times):.1f} s | {gate.threshold:.4f} |")
+        lines.append(
+            f"| {rules:,} | {messages:,} | {name} | {np.median(times):.1f} s | {gate.score} >= {gate.threshold:.4g} |"
+        )
     return lines
 
 

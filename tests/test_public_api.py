@@ -194,9 +194,9 @@ def test_import_norma_loads_no_capability() -> None:
 
 
 MATCHING = {
-    "AdaptedGate", "CalibratedGate", "Diagnosis", "DroppedRule", "Enforcement", "FixedGate", "Gate", "HeldOut",
+    "CalibratedGate", "ConfidenceGate", "Diagnosis", "DroppedRule", "Enforcement", "FixedGate", "Gate", "HeldOut",
     "LabelledMessagesError", "MatchConfig", "MatchExplanation", "MatchResult", "MatchedRule", "NoGate", "Rule",
-    "RuleMatcher", "RulebookGate", "Scope", "SessionState", "TenantMatchers", "calibrate_gate",
+    "RuleMatcher", "Scope", "SessionState", "TenantMatchers", "calibrate_gate",
     "candidate_matcher", "diagnose_rulebook", "evaluate_rulebook", "file_matcher", "fill_examples",
     "generate_examples", "load_labelled", "load_rules", "read_held_out", "snapshot_matcher", "synthesize_labelled",
     "tenant_matcher", "tenant_matchers",

@@ -34,6 +34,8 @@ GOOD = (
     "A complaint gets an answer within eight weeks, reference CMP-482913."
 )
 PIN_MESSAGE = "my pin is 1234 can you check it"
+NEIGHBOURS = ("--threshold", "0.4")
+"""A similarity threshold: the gate alone, so rules under the confidence that governs pass it as neighbours."""
 CARD = "4111 1111 1111 1111"
 
 
@@ -223,7 +225,8 @@ def test_the_table_shows_a_neighbours_requirements_as_skipped_not_as_problems(
     run_cli: Run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COLUMNS", "80")
-    result = check(run_cli, "-m", PASSWORD, "-o", PASSWORD_ANSWER, "--all")  # passing checks too (not a terminal)
+    # a similarity threshold (the gate alone) returns rules that do not govern: neighbours
+    result = check(run_cli, "-m", PASSWORD, "-o", PASSWORD_ANSWER, "--all", *NEIGHBOURS)  # passing checks too
     assert result.code == 0, result.err
     lines = result.out.splitlines()
     # the header names the confidence the reasons give (0.02 in NEIGHBOUR), as norma match labels it
@@ -256,7 +259,10 @@ def test_outside_a_terminal_the_table_lists_what_did_not_pass_with_masked_eviden
 
 
 def test_json_says_which_rules_and_checks_are_enforced(run_cli: Run) -> None:
-    result = check(run_cli, "-m", PASSWORD, "-o", PASSWORD_ANSWER, "--format", "json")
+    default = json.loads(check(run_cli, "-m", PASSWORD, "-o", PASSWORD_ANSWER, "--format", "json").out)
+    assert [(m["rule_id"], m["enforced"]) for m in default["matches"]] == [("never-ask-full-pin", True)]
+    assert (default["verdict"], default["counts"]) == ("pass", {"pass": 3, "fail": 0, "skip": 0})
+    result = check(run_cli, "-m", PASSWORD, "-o", PASSWORD_ANSWER, "--format", "json", *NEIGHBOURS)
     payload = json.loads(result.out)
     assert [(m["rule_id"], m["enforced"], m["enforcement"]["reason"]) for m in payload["matches"]] == [
         ("never-ask-full-pin", True, "governs"),
@@ -291,7 +297,7 @@ def test_a_check_message_is_printed_as_written(run_cli: Run, tmp_path: Path, mon
 
 
 def test_reports_leave_a_neighbours_requirements_out_of_the_problems(run_cli: Run) -> None:
-    batch = ("--batch", str(TURNS), "--engine", "local")
+    batch = ("--batch", str(TURNS), "--engine", "local", *NEIGHBOURS)
     document = json.loads(check(run_cli, *batch, "--format", "json").out)
     neighbours = {
         (row["line"], f"{c['rule_id']}/{c['check_id']}")
@@ -708,7 +714,7 @@ def test_a_batch_in_a_pipe_shows_turn_ids_and_a_passing_turn_on_one_line(run_cli
         {"message": PASSWORD, "output": "Sure, tell me your full PIN and I will check it."},
     ]
     batch.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    result = check(run_cli, "--batch", str(batch), "--engine", "local")
+    result = check(run_cli, "--batch", str(batch), "--engine", "local", *NEIGHBOURS)
     lines = result.out.splitlines()
     assert lines[0] == (  # passing: one line, its id, its verdict and what it matched; no neighbour's skips
         f"{batch}:1 (t-001): PASS, reward 1.000 (3 passed, 0 failed, 2 skipped, 2 of them a neighbour's "
@@ -719,7 +725,7 @@ def test_a_batch_in_a_pipe_shows_turn_ids_and_a_passing_turn_on_one_line(run_cli
     assert "status: fail" in result.out
     assert "(neighbour)" not in result.out  # a neighbour's requirements are not this turn's: left out
     assert lines[-1] == "2 records: 1 passed, 1 failed, 0 skipped, 0 bad"
-    verbose = check(run_cli, "--batch", str(batch), "--engine", "local", "--all")
+    verbose = check(run_cli, "--batch", str(batch), "--engine", "local", "--all", *NEIGHBOURS)
     assert "fraud-suspected (neighbour)" in verbose.out  # --all lists every check, as before
 
 

@@ -25,10 +25,9 @@ from norma.embeddings import (
 from norma.embeddings._adapt import _held_out
 from norma.errors import ConfigError, InvalidInputError, MissingDependencyError
 from norma.matching import (
-    AdaptedGate,
     CalibratedGate,
+    ConfidenceGate,
     HeldOut,
-    MatchConfig,
     Rule,
     RuleMatcher,
     diagnose_rulebook,
@@ -120,7 +119,7 @@ def test_held_out_examples_are_a_fixed_share_and_never_the_rule_text() -> None:
     assert _held_out(groups, 0.0) == []
 
 
-def test_adapting_stores_a_cross_fitted_gate_and_matchers_apply_it(gated: Path) -> None:
+def test_adapting_stores_its_held_out_examples_and_matchers_keep_the_one_decision(gated: Path) -> None:
     info = adapted_info(gated)
     assert info is not None
     assert info["held_out"]["examples"] == 24
@@ -137,26 +136,17 @@ def test_adapting_stores_a_cross_fitted_gate_and_matchers_apply_it(gated: Path) 
 
     embedder = CachedEmbedder(BertEmbedder(gated), EmbeddingCache())
     matcher = RuleMatcher(_gate_rules(), embedder=embedder, gate=held)
-    gate = matcher.gate(MatchConfig(gate_quantile=0.5))
-    assert isinstance(gate, AdaptedGate)
-    assert gate.score == "similarity"
-    assert gate.threshold == round((similarities[11] + similarities[12]) / 2, 4)  # the median of 24 values
-    assert (gate.probes, gate.quantile, gate.rules, gate.unseen_probes) == (24, 0.5, 8, 0)
-    assert "held out while adapting" in gate.description
-    # the matcher does not find the adapted gate by itself: without the HeldOut it measures the rulebook
-    assert RuleMatcher(_gate_rules(), embedder=embedder).gate().kind == "rulebook"
+    assert matcher.gate() == ConfidenceGate()  # no gate of its own: the same decision as the base encoder
+    assert matcher.held_out is held
     result = matcher.match("please block my lost card", explain=True)
-    assert result.gate is not None
-    assert result.gate.kind == "adapted"
+    assert result.gate == ConfidenceGate()
     assert result
-    assert result[0].rule.id == "r0"
+    assert (result[0].rule.id, result[0].enforced) == ("r0", True)
 
     calibrated = CalibratedGate(0.5, "precision", messages=3, goal=0.9, model=matcher.model_id)
     matcher.set_gate(calibrated)
     assert matcher.gate() is calibrated  # a tenant's calibration comes first
-    assert matcher.measured_gate().kind == "rulebook"  # the HeldOut was replaced: what a calibration would move
-    matcher.set_gate(held)
-    assert matcher.gate().kind == "adapted"
+    assert matcher.held_out is held  # and the encoder's held-out figures stay
 
 
 def test_the_held_out_probes_are_stored_by_owner_and_give_the_adapted_matchers_statistics(gated: Path) -> None:
@@ -194,80 +184,26 @@ def test_the_held_out_probes_are_stored_by_owner_and_give_the_adapted_matchers_s
     assert with_new.inside["new"] == pytest.approx(book_in, abs=1e-9)  # never held out: its rulebook's figure
 
 
-def test_the_adapted_gate_says_when_the_rulebook_moved_on(gated: Path) -> None:
+def test_the_doctor_says_when_the_rulebook_moved_on_from_the_adapted_encoder(gated: Path) -> None:
     info = adapted_info(gated)
     assert info is not None
     assert info["held_out"]["texts"] == 88  # 8 rules x (rule text + 10 examples), all distinct
     assert len(info["held_out"]["sketch"]) == 88
     matcher = RuleMatcher(_gate_rules(), embedder=BertEmbedder(gated), gate=_held(gated))
-    first = matcher.gate()
-    assert isinstance(first, AdaptedGate)
-    assert first.trained_share == 1.0
-    assert "were in its training" not in first.description
+    assert diagnose_rulebook(matcher).counts()["encoder_stale"] == 0
     others = ["pay a bill", "open an account", "order a pizza", "rent a car", "find a doctor", "learn spanish",
               "sell my house", "fix my bike"]  # fmt: skip
     new = [Rule(id=f"n{i}", condition_text=f"The user wants to {p}.", examples=[f"{o} {p}" for o in OPENERS])
            for i, p in enumerate(others)]  # fmt: skip
     matcher.upsert(new)  # 88 new texts beside the 88 it was adapted on
-    gate = matcher.gate()
-    assert isinstance(gate, AdaptedGate)
-    assert gate.trained_share == 0.5
-    assert gate.to_dict()["terms"]["trained_share"] == 0.5
-    assert gate.description.endswith(
-        "; 50% of the rule texts were in its training (adapting again may rank the new rules better)"
-    )
     stale = [f for f in diagnose_rulebook(matcher).findings if f.kind == "encoder_stale"]
     assert [(f.severity, f.rule_ids, f.numbers) for f in stale] == [("warning", (), {"trained_share": 0.5})]
     assert stale[0].message.startswith("the encoder was adapted on 50% of these rules' texts")
     matcher.remove([r.id for r in new])
-    assert matcher.gate().trained_share == 1.0  # type: ignore[attr-defined]
     assert diagnose_rulebook(matcher).counts()["encoder_stale"] == 0
     matcher.upsert(new[:1])  # 11 new texts of 99: any share below 1 is stale
     stale = [f for f in diagnose_rulebook(matcher).findings if f.kind == "encoder_stale"]
     assert [f.numbers for f in stale] == [{"trained_share": round(88 / 99, 3)}]
-
-
-def test_the_adapted_gate_measures_the_examples_added_since(gated: Path) -> None:
-    """Rules added after adapting: their examples are probes the encoder never saw, and the gate's quantile is taken
-    over them and the stored held-out similarities, each set weighted by the examples it stands for."""
-    embedder = BertEmbedder(gated)
-    held = _held(gated)
-    matcher = RuleMatcher(_gate_rules(), embedder=embedder, gate=held)
-    before = matcher.gate()
-    assert isinstance(before, AdaptedGate)
-    assert before.unseen_probes == 0  # nothing added: the stored gate as before
-    assert "unseen_probes" not in before.to_dict()["terms"]
-    others = ["pay a bill", "open an account", "order a pizza", "rent a car"]
-    new = [Rule(id=f"n{i}", condition_text=f"The user wants to {p}.", examples=[f"{o} {p}" for o in OPENERS])
-           for i, p in enumerate(others)]  # fmt: skip
-    matcher.upsert(new)
-    gate = matcher.gate()
-    assert isinstance(gate, AdaptedGate)
-    assert (gate.unseen_probes, gate.unseen_examples, gate.seen_examples) == (40, 40, 80)
-    assert "and of 40 of the 40 examples added since" in gate.description
-
-    # by hand: each new example's best cosine to any other text (its own text left out), and the stored 24
-    texts = [t for rule in [*_gate_rules(), *new] for t in [rule.condition_text, *rule.examples]]
-    vectors = embedder.embed(texts).astype(np.float64)
-    added = [t for rule in new for t in rule.examples]
-    cosines = embedder.embed(added).astype(np.float64) @ vectors.T
-    cosines[np.array([[a == t for t in texts] for a in added])] = -np.inf
-    fresh = cosines.max(axis=1)
-    stored = held.similarities
-    # stored probes stand for the 80 examples trained on (80 / 24 each), the new ones for the 40 added (1 each)
-    pairs = sorted([(v, 80 / 24) for v in stored] + [(float(v), 1.0) for v in fresh])
-    total, running = sum(w for _, w in pairs), 0.0
-    expected = None
-    for value, weight in pairs:
-        running += weight
-        if running >= 0.18 * total - 1e-9:  # the adapted gate's default quantile
-            expected = value
-            break
-    assert expected is not None
-    assert gate.threshold == pytest.approx(round(expected, 4), abs=2e-4)  # float32 vectors in the matcher
-    assert gate.threshold != round(float(np.quantile(stored, 0.18)), 4)  # it moved with the new rules
-    matcher.remove([r.id for r in new])
-    assert matcher.gate() == before
 
 
 def test_the_gate_run_leaves_the_final_encoder_as_without_it(
@@ -279,9 +215,9 @@ def test_the_gate_run_leaves_the_final_encoder_as_without_it(
     assert (plain / "model.safetensors").read_bytes() == (gated / "model.safetensors").read_bytes()
     assert "held_out" not in (adapted_info(plain) or {})
     assert read_held_out(plain) is None
-    # without a stored gate the matcher measures the rulebook, as with the base encoder
-    assert RuleMatcher(_gate_rules(), embedder=BertEmbedder(plain), gate=read_held_out(plain)).gate().kind == "rulebook"
-    assert RuleMatcher(_gate_rules(), embedder=embedder).gate().kind == "rulebook"
+    # without held-out examples the statistics are measured on the rules' own texts, as with the base encoder
+    unheld = RuleMatcher(_gate_rules(), embedder=BertEmbedder(plain), gate=read_held_out(plain))
+    assert (unheld.gate(), unheld.held_out) == (ConfidenceGate(), None)
 
 
 def test_the_stored_gate_is_read_from_the_folder_and_the_environment(
@@ -472,7 +408,7 @@ def test_cli_adapt_then_match_and_eval_with_it(run_cli: Run, tmp_path: Path, mon
     assert payload["rulebook"] == str(rulebook)
     assert payload["groups"] == 3
     assert payload["texts"] == 12
-    assert payload["options"]["epochs"] == 1  # not the default 3
+    assert payload["options"]["epochs"] == 1  # not the default 2
     assert payload["options"]["learning_rate"] == 1e-4
     assert payload["held_out_probes"] == 0  # 3 examples a rule: none held out
     assert (out / "model.safetensors").is_file()
@@ -483,7 +419,7 @@ def test_cli_adapt_then_match_and_eval_with_it(run_cli: Run, tmp_path: Path, mon
     assert shown.code == 0, shown.err
     assert "encoder adapted to tenant shop" in shown.out
     assert "norma match --model-dir" in shown.out
-    assert "none stored" in shown.out
+    assert "none (too few examples" in shown.out  # 3 examples a rule: nothing held out
     assert adapted_info(tmp_path / "t")["label"] == "tenant shop"  # type: ignore[index]
 
     matched = run_cli("match", "--rules", str(rulebook), "--model-dir", str(out), "--format", "json",

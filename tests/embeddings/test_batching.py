@@ -94,3 +94,21 @@ def test_max_texts_bounds_a_batch(embedder: BertEmbedder) -> None:
     _concurrently(batching, [[m] for m in MESSAGES], started)
     first.join(30)
     assert batching.batches == 3  # the long batch, then 2 + 2
+
+
+def test_the_int8_encoder_gives_each_caller_its_own_vector_bit_for_bit() -> None:
+    """int8 (encoder version 2) embeds every text alone, so a caller joined into another's model call gets exactly
+    the vector it would get alone (in padded batches, int8 vectors moved with their companions)."""
+    from norma.embeddings import get_embedder
+
+    int8 = get_embedder(quantize=True)
+    batching = BatchingEmbedder(int8)
+    calls = [[m] for m in MESSAGES] + [MESSAGES[:2], ["a much longer message " * 20]]
+    alone = [int8.embed(call) for call in calls]
+    first, started = _long_first_batch(batching)
+    results = _concurrently(batching, calls, started)
+    first.join(30)
+    assert batching.batches == 2  # the long batch, then the queued calls together
+    for got, expected in zip(results, alone, strict=True):
+        assert isinstance(got, np.ndarray)
+        assert np.array_equal(got, expected)

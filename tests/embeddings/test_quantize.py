@@ -53,7 +53,7 @@ def test_int8_stays_close_on_edge_cases(int8: BertEmbedder, reference: tuple[lis
 
 def test_int8_identity(int8: BertEmbedder) -> None:
     assert int8.quantized
-    assert int8.model_id == "sentence-transformers/all-MiniLM-L6-v2#int8"
+    assert int8.model_id == "sentence-transformers/all-MiniLM-L6-v2#int8.2"  # int8, encoder version 2
     assert int8.dim == 384
 
 

@@ -58,7 +58,8 @@ def test_the_table_says_which_matches_govern_the_turn(
     run_cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COLUMNS", "80")
-    result = run_cli("match", "--rules", RULES, TWO_INTENTS, "--explain")
+    # a similarity threshold is the gate alone: a rule it lets through that does not govern is a neighbour
+    result = run_cli("match", "--rules", RULES, TWO_INTENTS, "--explain", "--threshold", "0.5")
     assert result.code == 0, result.err
     lines = [line.rstrip() for line in result.out.splitlines()]
     top = next(i for i, line in enumerate(lines) if line.startswith("│ lost-card "))
@@ -71,13 +72,16 @@ def test_the_table_says_which_matches_govern_the_turn(
         "  refund-request: not enforced (neighbour): confidence 0.07 < 0.7 that it governs the message",
     ]
     _fits_80_columns(result.out)
-    plain = run_cli("match", "--rules", RULES, TWO_INTENTS)  # the label without --explain, the detail with it
+    plain = run_cli("match", "--rules", RULES, TWO_INTENTS, "--threshold", "0.5")  # the label without --explain
     assert "│ neighbour 0.07 " in plain.out
     assert "governs the turn" not in plain.out
+    default = run_cli("match", "--rules", RULES, TWO_INTENTS)  # the default gate returns the rules that govern
+    assert "│ lost-card " in default.out
+    assert "refund-request" not in default.out
 
 
 def test_json_carries_the_enforcement_of_each_match(run_cli: Callable[..., CliResult]) -> None:
-    result = run_cli("match", "--rules", RULES, TWO_INTENTS, "--format", "json")
+    result = run_cli("match", "--rules", RULES, TWO_INTENTS, "--format", "json", "--threshold", "0.5")
     assert result.code == 0, result.err
     matches = json.loads(result.out)["matches"]
     assert [list(m) for m in matches] == [
@@ -117,7 +121,7 @@ def test_the_batch_table_marks_the_neighbours(
     messages = tmp_path / "messages.txt"
     messages.write_text(f"{TWO_INTENTS}\nI want my money back\n", encoding="utf-8")
     monkeypatch.setenv("COLUMNS", "200")
-    result = run_cli("match", "--batch", str(messages), "--rules", RULES, "--engine", "local")
+    result = run_cli("match", "--batch", str(messages), "--rules", RULES, "--engine", "local", "--threshold", "0.5")
     assert result.code == 0, result.err
     rows = [[c.strip() for c in line.split("│")[1:-1]] for line in result.out.splitlines() if line.startswith("│")]
     assert rows == [
@@ -230,32 +234,20 @@ def test_usage_errors(run_cli: Callable[..., CliResult], args: tuple[str, ...], 
     assert (result.code, result.out, result.err) == (2, "", message)
 
 
-def test_the_rulebook_gate_is_kept_with_the_cached_rules(run_cli: Callable[..., CliResult], cache_dir: Path) -> None:
+def test_the_default_gate_is_named_and_nothing_is_measured_for_it(
+    run_cli: Callable[..., CliResult], cache_dir: Path
+) -> None:
     banking = str(EXAMPLES / "rulebooks" / "banking-support.yaml")
     first = json.loads(
         run_cli("match", "--rules", banking, "my bank card went missing yesterday", "--format", "json").out
     )
-    assert first["gate"]["kind"] == "rulebook"
-    (kept,) = (cache_dir / "rulebooks").glob("*/gates.json")
-    assert json.loads(kept.read_text(encoding="utf-8")) == [first["gate"]]
-    # the second run takes the kept gate instead of measuring it: a forged threshold shows through
-    forged = {**first["gate"], "threshold": 0.99, "terms": {**first["gate"]["terms"], "band_threshold": 0.98}}
-    kept.write_text(json.dumps([forged]), encoding="utf-8")
-    second = json.loads(
-        run_cli("match", "--rules", banking, "my bank card went missing yesterday", "--format", "json").out
-    )
-    assert second["gate"]["threshold"] == 0.99
-    # nothing reaches 0.99: what matches, matches because it governs the message
-    assert second["matches"]
-    assert all(m["enforcement"]["enforced"] for m in second["matches"])
-    assert all(m["similarity_score"] < 0.99 for m in second["matches"])
-    # a kept gate that does not read back is measured again (and kept again)
-    kept.write_text("not json", encoding="utf-8")
-    third = json.loads(
-        run_cli("match", "--rules", banking, "my bank card went missing yesterday", "--format", "json").out
-    )
-    assert third["gate"] == first["gate"]
-    assert json.loads(kept.read_text(encoding="utf-8")) == [first["gate"]]
+    assert {k: first["gate"][k] for k in ("kind", "score", "threshold")} == {
+        "kind": "confidence", "score": "confidence", "threshold": 0.7,
+    }  # fmt: skip
+    assert first["matches"]
+    assert all(m["enforcement"]["enforced"] for m in first["matches"])
+    (snapshot,) = (cache_dir / "rulebooks").iterdir()
+    assert sorted(p.name for p in snapshot.iterdir()) == ["confidence.json", "rules.json", "vectors.npy"]
 
 
 def test_match_a_batch_against_a_stored_tenant(run_cli: Callable[..., CliResult], tmp_path: Path) -> None:
@@ -298,16 +290,19 @@ def test_a_tenant_batch_applies_the_calibrated_gate_and_is_pinned_to_its_version
     try:
         import_rulebook(store, RULES, tenant_id="shop")
         store.save_gate(
-            "shop", {"kind": "calibrated", "score": "similarity", "threshold": 0.99, "terms": {"target": "balanced"}}
+            "shop", {"kind": "calibrated", "score": "similarity", "threshold": 0.3, "terms": {"target": "best_f1"}}
         )
         job = MatchJob.for_tenant("shop", url)
         assert (job.tenant_id, job.tenant_version, job.rule_count()) == ("shop", store.version("shop"), 6)
         work = job.start()
         (found, error), *_ = work([{"message": "please give me a refund", "session": None}])
         assert error is None
-        assert (found["gate"]["kind"], found["gate"]["threshold"]) == ("calibrated", 0.99)
-        # under 0.99, in because it governs the message
-        assert [(m["rule_id"], m["enforcement"]["enforced"]) for m in found["matches"]] == [("refund-request", True)]
+        assert (found["gate"]["kind"], found["gate"]["threshold"]) == ("calibrated", 0.3)
+        # the target's similarity threshold is the gate alone: rules that do not govern pass it too (neighbours)
+        assert found["matches"][0]["rule_id"] == "refund-request"
+        assert found["matches"][0]["enforcement"]["enforced"]
+        assert len(found["matches"]) > 1
+        assert all(m["similarity_score"] >= 0.3 for m in found["matches"])
         rule = store.get_rule("shop", "refund-request")
         store.upsert_rules("shop", [rule.model_copy(update={"priority": rule.priority + 1})])
         with pytest.raises(ConflictError, match=r"tenant 'shop' moved from version \d+ to \d+ while the batch ran"):
@@ -318,7 +313,7 @@ def test_a_tenant_batch_applies_the_calibrated_gate_and_is_pinned_to_its_version
         MatchJob.for_tenant("shop", f"sqlite:///{tmp_path}/none.db")
 
 
-def test_a_tenant_batch_keeps_the_quantile_of_its_config(tmp_path: Path) -> None:
+def test_a_tenant_batch_keeps_the_threshold_of_its_config(tmp_path: Path) -> None:
     from norma.batch import MatchJob
     from norma.matching import MatchConfig
     from norma.store import import_rulebook, open_store
@@ -333,46 +328,14 @@ def test_a_tenant_batch_keeps_the_quantile_of_its_config(tmp_path: Path) -> None
     message = [{"message": "how do I close my account", "session": None}]
     (found, error), *_ = MatchJob.for_tenant("northwind-bank", url).start()(message)
     assert error is None
-    assert (found["gate"]["kind"], found["gate"]["terms"]["quantile"]) == ("rulebook", 0.2)
-    # a job whose config sets its own quantile keeps it, across the worker's JSON
-    (own, _), *_ = MatchJob.for_tenant("northwind-bank", url, MatchConfig(gate_quantile=0.3)).start()(message)
-    assert own["gate"]["terms"]["quantile"] == 0.3
-    assert own["gate"]["threshold"] > found["gate"]["threshold"]
+    assert (found["gate"]["kind"], found["gate"]["threshold"]) == ("confidence", 0.7)
+    # a job whose config sets its own threshold keeps it, across the worker's JSON
+    (own, _), *_ = MatchJob.for_tenant("northwind-bank", url, MatchConfig(threshold=0.3)).start()(message)
+    assert (own["gate"]["kind"], own["gate"]["threshold"]) == ("fixed", 0.3)
+    assert len(own["matches"]) >= len(found["matches"])
 
 
-def test_gate_quantile_sets_the_rulebook_gate(run_cli: Callable[..., CliResult], cache_dir: Path) -> None:
-    banking = str(EXAMPLES / "rulebooks" / "banking-support.yaml")
-    message = "how do I close my account"
-
-    def gate(*extra: str) -> dict[str, object]:
-        result = run_cli("match", "--rules", banking, message, "--format", "json", *extra)
-        assert result.code in (0, 1), result.err
-        return json.loads(result.out)["gate"]  # type: ignore[no-any-return]
-
-    default, low = gate(), gate("--gate-quantile", "0.08")
-    assert (default["kind"], default["terms"]["quantile"]) == ("rulebook", 0.2)  # type: ignore[index]
-    assert (low["kind"], low["terms"]["quantile"]) == ("rulebook", 0.08)  # type: ignore[index]
-    assert low["threshold"] < default["threshold"]  # type: ignore[operator]
-    assert gate() == default  # the kept gate of another quantile was not taken for this one
-
-
-@pytest.mark.parametrize(
-    ("extra", "message"),
-    [
-        (("--threshold", "0.5"), "--gate-quantile sets the automatic gate: leave out --threshold and --adr"),
-        (("--adr",), "--gate-quantile sets the automatic gate: leave out --threshold and --adr"),
-    ],
-)
-def test_gate_quantile_goes_with_the_automatic_gate_only(
-    run_cli: Callable[..., CliResult], extra: tuple[str, ...], message: str
-) -> None:
-    result = run_cli("match", "--rules", RULES, "hello", "--gate-quantile", "0.1", *extra)
+def test_the_gate_quantile_is_gone(run_cli: Callable[..., CliResult]) -> None:
+    result = run_cli("match", "--rules", RULES, "hello", "--gate-quantile", "0.2")
     assert result.code == 2
-    assert message in result.err
-    assert result.err.count("\n") <= 3  # click's usage line, its hint and the error
-
-
-def test_gate_quantile_out_of_range(run_cli: Callable[..., CliResult]) -> None:
-    result = run_cli("match", "--rules", RULES, "hello", "--gate-quantile", "1")
-    assert result.code == 2
-    assert "--gate-quantile" in result.err
+    assert "No such option '--gate-quantile'" in result.err

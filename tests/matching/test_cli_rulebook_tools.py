@@ -94,9 +94,15 @@ def test_eval_reports_what_the_matcher_returns_and_where_priority_changed_the_to
     rules.write_text(_PRIORITY_RULEBOOK, encoding="utf-8")
     messages = tmp_path / "messages.jsonl"
     messages.write_text("".join(json.dumps(m) + "\n" for m in _PRIORITY_MESSAGES), encoding="utf-8")
-    result = run_cli("rules", "eval", "--rules", str(rules), "--messages", str(messages), "--format", "json")
+    default = run_cli("rules", "eval", "--rules", str(rules), "--messages", str(messages), "--format", "json")
+    assert default.code == 0, default.err
+    # the default gate returns the rules that govern: angry-customer governs neither message, priority moves nothing
+    assert (json.loads(default.out)["recall"], json.loads(default.out)["priority_changed"]) == (1.0, [])
+    at = ("--threshold", "0.4")  # a similarity threshold lets angry-customer (0.45) through: priority puts it first
+    result = run_cli("rules", "eval", "--rules", str(rules), "--messages", str(messages), "--format", "json", *at)
     assert result.code == 0, result.err
     data = json.loads(result.out)
+    assert (data["gate"]["kind"], data["gate"]["threshold"]) == ("fixed", 0.4)
     # ranked by relevance every top rule is right; as served, priority puts angry-customer first on line 2
     assert (data["accuracy_at_1"], data["recall"]) == (1.0, 0.75)
     assert data["priority_changed"] == [
@@ -106,7 +112,7 @@ def test_eval_reports_what_the_matcher_returns_and_where_priority_changed_the_to
          "expected": ["delivery-late", "angry-customer"], "top_by_relevance": "delivery-late",
          "returned": ["angry-customer", "delivery-late"]},
     ]  # fmt: skip
-    table = run_cli("rules", "eval", "--rules", str(rules), "--messages", str(messages))
+    table = run_cli("rules", "eval", "--rules", str(rules), "--messages", str(messages), *at)
     lines = [line.rstrip() for line in table.out.splitlines()]
     assert "│ recall         │ 0.750 │ first returned rule expected, of labelled messages │" in lines
     assert "│ priority moved │     2 │ relevance top returned, but not first              │" in lines
@@ -226,7 +232,7 @@ def test_doctor_json_and_exit_0_without_errors(run_cli: Run) -> None:
     assert result.code == 0, result.err
     data = json.loads(result.out)
     assert sorted(data) == [
-        "counts", "errors", "findings", "near_duplicate", "rulebook", "rules", "vector_scan", "warnings"
+        "counts", "encoder", "errors", "findings", "near_duplicate", "rulebook", "rules", "vector_scan", "warnings"
     ]  # fmt: skip
     assert data["vector_scan"].startswith("exact float32 scan: ")
     assert (data["errors"], data["near_duplicate"]) == (0, 0.95)
@@ -236,7 +242,7 @@ def test_doctor_json_and_exit_0_without_errors(run_cli: Run) -> None:
     assert run_cli("rules", "doctor", "--rules", RULEBOOK, "--near-duplicate", "2").code == 2
 
 
-def test_eval_at_another_gate_quantile(run_cli: Run) -> None:
+def test_eval_at_a_threshold(run_cli: Run) -> None:
     banking = str(EXAMPLES / "rulebooks" / "banking-support.yaml")
     labelled = str(EXAMPLES / "rulebooks" / "banking-support.labelled.jsonl")
 
@@ -245,11 +251,10 @@ def test_eval_at_another_gate_quantile(run_cli: Run) -> None:
         assert result.code == 0, result.err
         return json.loads(result.out)  # type: ignore[no-any-return]
 
-    default, low = evaluate(), evaluate("--gate-quantile", "0.08")
-    assert default["gate"]["terms"]["quantile"] == 0.2  # type: ignore[index]
-    assert low["gate"]["terms"]["quantile"] == 0.08  # type: ignore[index]
-    assert low["gate"]["threshold"] < default["gate"]["threshold"]  # type: ignore[index]
-    # a lower gate lets more rules through: a message that matched nothing at 0.08 matched nothing at the default (the
-    # top-1 recall may fall: a rule the higher gate kept out can now rank first); the ranking figures do not move
+    default, low = evaluate(), evaluate("--threshold", "0.2")
+    assert (default["gate"]["kind"], default["gate"]["threshold"]) == ("confidence", 0.7)  # type: ignore[index]
+    assert (low["gate"]["kind"], low["gate"]["threshold"]) == ("fixed", 0.2)  # type: ignore[index]
+    # a low similarity threshold lets more rules through: fewer messages that expect none are left unmatched; the
+    # ranking figures do not move
     assert low["rejection"] <= default["rejection"]  # type: ignore[operator]
     assert (low["accuracy_at_1"], low["mrr"]) == (default["accuracy_at_1"], default["mrr"])

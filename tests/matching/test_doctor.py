@@ -83,9 +83,11 @@ def test_one_misplaced_example_is_a_warning_and_a_clean_rulebook_has_no_error(ma
 def test_deterministic_json_and_empty(matcher: RuleMatcher) -> None:
     first = diagnose_rulebook(matcher).to_dict()
     assert first == diagnose_rulebook(matcher).to_dict()
-    assert sorted(first) == ["counts", "errors", "findings", "near_duplicate", "rules", "vector_scan", "warnings"]
+    assert sorted(first) == [
+        "counts", "encoder", "errors", "findings", "near_duplicate", "rules", "vector_scan", "warnings"
+    ]  # fmt: skip
     assert sorted(first["findings"][0]) == ["example", "kind", "message", "numbers", "rule_ids", "severity"]
-    empty = Diagnosis(0, (), 0.95, "exact float32 scan: 0 vectors, below 2,048")
+    empty = Diagnosis(0, (), 0.95, "exact float32 scan: 0 vectors, below 2,048", matcher.embedder.encoder)
     assert diagnose_rulebook(RuleMatcher([], embedder=matcher.embedder)) == empty
 
 

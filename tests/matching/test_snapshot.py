@@ -13,7 +13,7 @@ import pytest
 
 from norma.embeddings import EmbedderWrapper, get_embedder
 from norma.errors import InvalidInputError
-from norma.matching import MatchConfig, RuleMatcher, load_rules
+from norma.matching import RuleMatcher, load_rules
 from norma.matching import _snapshot as snapshot_module
 from norma.matching._snapshot import file_matcher
 from norma.rules import RulebookError, rule_texts
@@ -68,7 +68,7 @@ def test_a_second_matcher_reads_the_snapshot(book: Path, cache_dir: Path, monkey
     first = file_matcher(book, embedder=first_embedder)
     assert sorted(first_embedder.texts) == sorted(all_texts(book))
     (kept,) = snapshots(cache_dir)
-    assert {p.name for p in kept.iterdir()} == {"rules.json", "vectors.npy", "gates.json", "confidence.json"}
+    assert {p.name for p in kept.iterdir()} == {"rules.json", "vectors.npy", "confidence.json"}
     assert json.loads((kept / "confidence.json").read_bytes()) == first.stats().to_dict()
     # neither the embedding cache nor the reader is there for the second matcher: all of it comes from the snapshot
     shutil.rmtree(cache_dir / "embeddings")
@@ -119,7 +119,7 @@ def test_an_edited_file_gets_a_new_snapshot(book: Path, cache_dir: Path) -> None
         ("vectors.npy", None),
         ("rules.json", b"{not json"),
         ("rules.json", b'{"format": 99}'),
-        ("gates.json", b"[{]"),
+        ("confidence.json", b"[{]"),
     ],
 )
 def test_a_damaged_snapshot_is_rebuilt(book: Path, cache_dir: Path, damaged: str, content: bytes | None) -> None:
@@ -133,43 +133,18 @@ def test_a_damaged_snapshot_is_rebuilt(book: Path, cache_dir: Path, damaged: str
     counting = Counting()
     rebuilt = file_matcher(book, embedder=counting)
     assert results(rebuilt) == results(first)
-    if damaged == "gates.json":
-        assert counting.texts == []  # only the gate is measured again
+    if damaged == "confidence.json":
+        assert counting.texts == []  # only the statistics are measured again
     else:
         assert sorted(counting.texts) == sorted(all_texts(book))
     assert snapshots(cache_dir) == [kept]
-    assert json.loads((kept / "gates.json").read_bytes()) == [first.gate().to_dict()]
+    assert json.loads((kept / "confidence.json").read_bytes()) == first.stats().to_dict()
     vectors = np.load(kept / "vectors.npy")
     assert vectors.shape == (len(all_texts(book)), get_embedder().dim)
     shutil.rmtree(cache_dir / "embeddings", ignore_errors=True)  # the snapshot written again reads back whole
     reread = Counting()
     file_matcher(book, embedder=reread)
     assert reread.texts == []
-
-
-def test_the_measured_gate_is_kept_and_reused(book: Path, cache_dir: Path) -> None:
-    first = file_matcher(book, embedder=Counting())
-    gate = first.gate().to_dict()
-    assert gate["kind"] == "rulebook"
-    (kept,) = snapshots(cache_dir)
-    assert json.loads((kept / "gates.json").read_bytes()) == [gate]
-    # the next matcher takes the kept gate instead of measuring it: a forged threshold shows through
-    forged = {**gate, "threshold": 0.99, "terms": {**gate["terms"], "band_threshold": 0.98}}
-    (kept / "gates.json").write_text(json.dumps([forged]), encoding="utf-8")
-    second = file_matcher(book, embedder=Counting())
-    assert second.gate().threshold == 0.99
-    assert all(m.enforced for r in second.match_many(MESSAGES, embedder=get_embedder()) for m in r)  # gate: governing
-    # another quantile: not the kept gate; measured and kept beside it
-    low = MatchConfig(gate_quantile=0.08)
-    third = file_matcher(book, low, embedder=Counting())
-    assert third.gate(low).to_dict()["terms"]["quantile"] == 0.08
-    assert third.gate(low).threshold < gate["threshold"]
-    assert json.loads((kept / "gates.json").read_bytes()) == [third.gate(low).to_dict(), forged]
-    assert file_matcher(book, embedder=Counting()).gate().threshold == 0.99
-    # a fixed threshold measures nothing and keeps nothing new
-    fixed = file_matcher(book, MatchConfig(threshold=0.5), embedder=Counting())
-    assert fixed.gate().kind != "rulebook"
-    assert len(json.loads((kept / "gates.json").read_bytes())) == 2
 
 
 def test_a_bad_file_raises_what_the_reader_raises_and_keeps_nothing(tmp_path: Path, cache_dir: Path) -> None:

@@ -19,14 +19,14 @@ MESSAGE = "refunding cardholder"
 
 def test_the_default_gate_is_automatic_and_a_number_gates_the_similarity() -> None:
     config = MatchConfig()
-    assert (config.threshold, config.gate_quantile) == ("auto", None)
-    assert (config.gate_band_quantile, config.gate_margin) == (0.1, 0.09)
+    assert config.threshold == "auto"
     assert config.threshold_on == "similarity"
     assert MatchConfig.adr().threshold_on == "final"
     for removed in ("hybrid", "hybrid_or_similarity"):
         with pytest.raises(InvalidInputError, match="threshold_on"):
             MatchConfig(threshold_on=removed)
-    for field in ("similarity_slack", "gate_probes", "vector_scan", "blas", "hnsw_build"):
+    for field in ("similarity_slack", "gate_probes", "vector_scan", "blas", "hnsw_build", "gate_quantile",
+                  "gate_band_quantile", "gate_margin"):  # fmt: skip
         with pytest.raises(InvalidInputError, match=field):
             MatchConfig(**{field: 1})
 

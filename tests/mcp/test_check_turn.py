@@ -19,7 +19,7 @@ TURNS = {
 }
 PRINTS_CARD = TURNS["bad-prints-card"]  # a balance question answered with the full card number
 COMPLAINT = TURNS["good-complaint"]  # the deadline and a reference number given
-PASSWORD = TURNS["good-pin"]  # never-ask-full-pin governs it; fraud-suspected matches only as a neighbour
+PASSWORD = TURNS["good-pin"]  # never-ask-full-pin governs it
 
 
 @pytest.fixture(scope="module")
@@ -84,24 +84,22 @@ def test_a_good_complaint_answer_passes_with_a_full_reward(server: Session) -> N
 
 
 @pytest.mark.model
-def test_a_neighbours_requirements_are_skipped_and_the_turn_passes(server: Session) -> None:
+def test_the_rule_that_governs_is_checked_and_the_turn_passes(server: Session) -> None:
     schema = server.tools()["check_turn"].output_schema
     assert schema is not None
     assert {"enforced", "enforcement"} <= set(schema["$defs"]["MatchedRuleSummary"]["properties"])
     assert "enforced" in schema["$defs"]["CheckedRule"]["properties"]
     assert "enforced" in schema["$defs"]["CheckResult"]["properties"]
     report = server.ok("check_turn", message=PASSWORD["message"], output=PASSWORD["output"])
-    matches = {m["rule_id"]: m for m in report["matches"]}
-    assert (matches["never-ask-full-pin"]["enforced"], matches["fraud-suspected"]["enforced"]) == (True, False)
-    assert matches["fraud-suspected"]["enforcement"]["reason"] == "neighbour"
-    (fraud,) = [r for r in report["rules"] if r["rule_id"] == "fraud-suspected"]
-    assert (fraud["matched"], fraud["enforced"], fraud["verdict"]) == (True, False, "skip")
-    assert [(c["check_id"], c["status"], c["enforced"]) for c in fraud["checks"]] == [
-        ("offers-freeze", "skip", False),
-        ("hands-over-to-fraud-team", "skip", False),
+    # the default gate returns the rules that govern: fraud-suspected (a neighbour under a similarity threshold) is
+    # not matched at all
+    assert [(m["rule_id"], m["enforced"], m["enforcement"]["reason"]) for m in report["matches"]] == [
+        ("never-ask-full-pin", True, "governs")
     ]
-    assert fraud["checks"][0]["message"].startswith("the rule matched only as a neighbour (")
-    assert (report["verdict"], report["reward"], report["counts"]) == ("pass", 1.0, {"pass": 3, "fail": 0, "skip": 2})
+    assert [(r["rule_id"], r["matched"], r["enforced"], r["verdict"]) for r in report["rules"]] == [
+        ("never-ask-full-pin", True, True, "pass")
+    ]
+    assert (report["verdict"], report["reward"], report["counts"]) == ("pass", 1.0, {"pass": 3, "fail": 0, "skip": 0})
 
 
 @pytest.mark.model

@@ -125,3 +125,21 @@ def demo(store: RuleStore, examples: Path) -> DemoTenant:
     from norma.service import seed_demo_tenant
 
     return seed_demo_tenant(store.url, examples)
+
+
+NEIGHBOURS_GATE = {
+    "kind": "calibrated", "score": "similarity", "threshold": 0.4, "terms": {"target": "best_f1", "messages": 0},
+}  # fmt: skip
+"""A stored calibration with a target: a similarity threshold, the gate alone, so rules that pass it without
+governing the message are neighbours (the default gate returns only the rules that govern)."""
+
+
+@pytest.fixture(scope="module")
+def demo_neighbours(store: RuleStore, demo: DemoTenant) -> tuple[str, str]:
+    """(tenant, API key) of ``demo-neighbours``: the demo tenant's rules, calibrated to a similarity threshold of 0.4,
+    so that matches come with neighbours."""
+    tenant = "demo-neighbours"
+    rules = [rule.model_copy(update={"tenant_id": tenant}) for rule in store.list_rules(demo.tenant)]
+    store.upsert_rules(tenant, rules)
+    store.save_gate(tenant, NEIGHBOURS_GATE)  # type: ignore[attr-defined]
+    return tenant, store.create_api_key(tenant, name="tests")

@@ -19,13 +19,16 @@ pytestmark = [pytest.mark.anyio, pytest.mark.model]
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 PASSWORD = "here is my online banking password"
 """examples/turns/banking.jsonl's good-pin turn: never-ask-full-pin governs it; fraud-suspected, whose two checks
-are ``contains`` requirements, matches only as a neighbour."""
+are ``contains`` requirements, matches only as a neighbour under a similarity threshold of 0.4."""
 ANSWER = (
     "Please never share your password or PIN in the chat, not even with the bank. I have not stored it. "
     "You can reset your password in the app."
 )
 TWO_INTENTS = "my card was stolen and I want a refund"
-"""examples/matching/support_rules.yaml: lost-card governs it; refund-request matches only as a neighbour."""
+"""examples/matching/support_rules.yaml: lost-card governs it; refund-request matches only as a neighbour under a
+similarity threshold of 0.4."""
+LOW = {"kind": "calibrated", "score": "similarity", "threshold": 0.4, "terms": {"target": "best_f1", "messages": 0}}
+"""A stored calibration with a target: a similarity threshold, the gate alone (what makes neighbours over HTTP)."""
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +36,10 @@ def bank_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RuleStore]:
     store = open_store(f"sqlite:///{tmp_path_factory.mktemp('enforce') / 'norma.db'}")
     import_rulebook(store, EXAMPLES / "rulebooks" / "banking-support.yaml", tenant_id="northwind-bank")
     import_rulebook(store, EXAMPLES / "matching" / "support_rules.yaml", tenant_id="shop")
+    for source, tenant in (("northwind-bank", "northwind-low"), ("shop", "shop-low")):
+        rules = [rule.model_copy(update={"tenant_id": tenant}) for rule in store.list_rules(source)]
+        store.upsert_rules(tenant, rules)
+        store.save_gate(tenant, LOW)  # type: ignore[attr-defined]
     yield store
     store.close()
 
@@ -75,7 +82,10 @@ async def test_the_schema_documents_the_enforcement(http: httpx.AsyncClient) -> 
 
 async def test_match_answers_which_matches_govern_the_turn(http: httpx.AsyncClient) -> None:
     body = {"message": TWO_INTENTS, "explain": True}
-    response = await http.post("/v1/tenants/shop/match", json=body, headers=bearer(ADMIN_KEY))
+    default = (await http.post("/v1/tenants/shop/match", json=body, headers=bearer(ADMIN_KEY))).json()
+    assert [(m["rule_id"], m["enforcement"]["reason"]) for m in default["matches"]] == [("lost-card", "governs")]
+    assert default["gate"]["kind"] == "confidence"
+    response = await http.post("/v1/tenants/shop-low/match", json=body, headers=bearer(ADMIN_KEY))
     assert response.status_code == 200, response.text
     answer: dict[str, Any] = response.json()
     (await _validator(http, "MatchResponse")).validate(answer)
@@ -100,7 +110,10 @@ async def test_match_answers_which_matches_govern_the_turn(http: httpx.AsyncClie
 
 async def test_check_skips_a_neighbours_requirements_and_passes_the_turn(http: httpx.AsyncClient) -> None:
     body = {"message": PASSWORD, "output": ANSWER}
-    response = await http.post("/v1/tenants/northwind-bank/check", json=body, headers=bearer(ADMIN_KEY))
+    default = (await http.post("/v1/tenants/northwind-bank/check", json=body, headers=bearer(ADMIN_KEY))).json()
+    assert [(m["rule_id"], m["enforced"]) for m in default["matches"]] == [("never-ask-full-pin", True)]
+    assert (default["verdict"], default["counts"]) == ("pass", {"pass": 3, "fail": 0, "skip": 0})
+    response = await http.post("/v1/tenants/northwind-low/check", json=body, headers=bearer(ADMIN_KEY))
     assert response.status_code == 200, response.text
     answer: dict[str, Any] = response.json()
     (await _validator(http, "CheckResponse")).validate(answer)

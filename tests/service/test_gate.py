@@ -9,7 +9,6 @@ import time
 import httpx
 import pytest
 
-from norma.matching._gate import FALLBACK_SIMILARITY
 from norma.store import RuleStore
 from tests.service.conftest import bearer
 
@@ -37,11 +36,10 @@ async def test_the_gate_is_named_calibrated_stored_and_cleared(
     now = await client.get("/v1/tenants/acme/gate", headers=bearer(acme_key))
     assert now.status_code == 200, now.text
     assert now.json()["calibrated"] is False
-    assert now.json()["gate"]["kind"] == "fixed"  # 3 rules with a few examples: too few to measure
+    assert now.json()["gate"]["kind"] == "confidence"  # 3 rules with a few examples: the same gate as any rulebook
     first = await _match_gate(client, acme_key)
-    assert first["kind"] == "fixed"
-    assert first["score"] == "similarity"
-    assert str(first["description"]).startswith(f"similarity >= {FALLBACK_SIMILARITY}")
+    assert (first["kind"], first["score"], first["threshold"]) == ("confidence", "confidence", 0.7)
+    assert str(first["description"]).startswith("confidence >= 0.7")
 
     body = {"messages": LABELLED, "target_precision": 1.0, "dry_run": True}
     dry = await client.post("/v1/tenants/acme/gate", json=body, headers=bearer(acme_key))
@@ -84,9 +82,9 @@ async def test_a_calibration_without_a_target_is_balanced(client: httpx.AsyncCli
     assert balanced.status_code == 200, balanced.text
     gate = balanced.json()["gate"]
     assert gate["terms"]["target"] == "balanced"
-    assert gate["terms"]["base"] == {"kind": "fixed", "threshold": FALLBACK_SIMILARITY}  # the tenant's own gate
-    assert (gate["terms"]["expecting_none"], gate["terms"]["weight"]) == (1, 0.25)  # 1 / (1 + 3)
-    assert gate["threshold"] == round(FALLBACK_SIMILARITY + gate["terms"]["shift"], 4)
+    assert (gate["kind"], gate["score"], gate["threshold"]) == ("calibrated", "confidence", 0.7)  # the default gate
+    assert gate["terms"]["expecting_none"] == 1
+    assert set(gate["terms"]["confidence"]) >= {"scale", "shift"}  # on the confidence refitted to the messages
     f1 = await client.post("/v1/tenants/acme/gate", json={**body, "best_f1": True}, headers=headers)
     assert f1.status_code == 200, f1.text
     assert f1.json()["gate"]["terms"]["target"] == "best_f1"
@@ -111,42 +109,10 @@ async def test_bad_calibration_requests_are_4xx(client: httpx.AsyncClient, acme_
     assert other.status_code == 404  # another tenant's key: as if the tenant did not exist
 
 
-DELIVERY = {
-    "id": "delivery",
-    "condition_text": "customer asks where their parcel is",
-    "examples": [f"where is my parcel number {k}" for k in range(12)]
-    + [f"my order {k} has not arrived" for k in range(12)],
-}
-
-
-async def test_a_gate_quantile_is_given_per_request(client: httpx.AsyncClient, store: RuleStore, acme_key: str) -> None:
+async def test_the_gate_quantile_is_gone(client: httpx.AsyncClient, store: RuleStore, acme_key: str) -> None:
     headers = bearer(acme_key)
-    put_rule = await client.put("/v1/tenants/acme/rules/delivery", json=DELIVERY, headers=headers)
-    assert put_rule.status_code in (200, 201), put_rule.text  # 24 more examples: the rulebook's own gate applies
-
-    async def match_gate(**body: object) -> dict[str, object]:
-        response = await client.post("/v1/tenants/acme/match", json={"message": "hello", **body}, headers=headers)
-        assert response.status_code == 200, response.text
-        return response.json()["gate"]  # type: ignore[no-any-return]
-
-    deadline = time.monotonic() + 10
-    while (default := await match_gate())["kind"] != "rulebook":  # the matcher refreshes on its interval
-        assert time.monotonic() < deadline, "the matcher never measured the rulebook"
-        await asyncio.sleep(0.2)
-    assert default["terms"]["quantile"] == 0.2  # type: ignore[index]
-    per_request = await match_gate(gate_quantile=0.05)
-    assert per_request["kind"] == "rulebook"
-    assert per_request["terms"]["quantile"] == 0.05  # type: ignore[index]
-    assert per_request["threshold"] < default["threshold"]  # type: ignore[operator]
-    assert (await match_gate())["threshold"] == default["threshold"]  # for that request only
-    shown = await client.get("/v1/tenants/acme/gate", headers=headers)
-    assert shown.status_code == 200, shown.text
-    assert shown.json()["calibrated"] is False
-    assert shown.json()["gate"]["threshold"] == default["threshold"]
-    assert "gate_quantile" not in shown.json()
-
-    wrong = await client.post("/v1/tenants/acme/match", json={"message": "hi", "gate_quantile": 2}, headers=headers)
-    assert wrong.status_code == 422
+    wrong = await client.post("/v1/tenants/acme/match", json={"message": "hi", "gate_quantile": 0.2}, headers=headers)
+    assert wrong.status_code == 422  # an unknown field
     # a tenant no longer stores a gate quantile: the route is gone
     put = await client.put("/v1/tenants/acme/gate", json={"gate_quantile": 0.05}, headers=headers)
     assert put.status_code == 405

@@ -145,8 +145,8 @@ def test_match_shows_the_score_breakdown(browser: Any, site: str, acme_key: str)
     ((_, _, detail, _, neighbour),) = browser.execute_script(BADGES, "#match-results tbody tr")
     assert (detail, neighbour) == (f"confidence {shown} >= 0.7 that it governs the message", False)  # its title
     gate = next(part for part in rows[0][6].split("; ") if part.startswith("gate "))  # how the gate let it through
-    passed, _, needed = gate.removeprefix("gate ").partition(" \u2265 ")
-    assert float(passed) >= float(needed) > 0
+    passed, _, needed = gate.removeprefix("gate confidence ").partition(" \u2265 ")
+    assert (float(passed), float(needed)) == (pytest.approx(float(shown), abs=0.005), 0.7)  # the default gate
 
 
 def label(enforcement: dict[str, Any]) -> str:
@@ -161,10 +161,13 @@ BADGES = """return [...document.querySelectorAll(arguments[0])].map((row) => {
 });"""
 
 
-def test_match_shows_whether_each_match_governs_the_turn(browser: Any, site: str, demo: DemoTenant) -> None:
-    message = "here is my online banking password"  # never-ask-full-pin governs it; fraud-suspected is a neighbour
-    answer = _post(site, demo.key, "/v1/tenants/demo/match", {"message": message})
-    open_playground(browser, site, demo.key, tenant="demo")
+def test_match_shows_whether_each_match_governs_the_turn(
+    browser: Any, site: str, demo_neighbours: tuple[str, str]
+) -> None:
+    tenant, key = demo_neighbours  # calibrated to a similarity threshold: fraud-suspected passes it as a neighbour
+    message = "here is my online banking password"  # never-ask-full-pin governs it
+    answer = _post(site, key, f"/v1/tenants/{tenant}/match", {"message": message})
+    open_playground(browser, site, key, tenant=tenant)
     _match(browser, message)
     shown = browser.execute_script(BADGES, "#match-results tbody tr")
     assert [row[:3] for row in shown] == [
@@ -251,22 +254,6 @@ def test_match_shows_the_applied_gate(browser: Any, site: str, demo: DemoTenant)
     assert by_id(browser, "match-gate-description").text == reported["description"]
     assert set(terms) >= set(reported["terms"])
     assert terms["threshold"] == f"{reported['threshold']:.3f}"
-
-
-def test_a_gate_quantile_is_sent_with_the_request(browser: Any, site: str, demo: DemoTenant) -> None:
-    message = "how do I close my account"
-    body = {"message": message, "explain": True, "gate_quantile": 0.05}
-    answer = _post(site, demo.key, "/v1/tenants/demo/match", body)
-    default = _post(site, demo.key, "/v1/tenants/demo/match", {"message": message})
-    assert answer["gate"]["threshold"] < default["gate"]["threshold"]  # the request's quantile moved the gate
-    open_playground(browser, site, demo.key, tenant="demo")
-    _css(browser, "#match-quantile")[0].find_element("xpath", "./ancestor::details/summary").click()
-    _type(browser, "match-quantile", "0.05")
-    _match(browser, message)
-    terms = _gate_terms(browser)
-    assert terms["quantile"] == "0.050"
-    assert terms["threshold"] == f"{answer['gate']['threshold']:.3f}"
-    assert by_id(browser, "match-gate-description").text == answer["gate"]["description"]
 
 
 def test_a_gate_object_is_rendered_with_its_terms(browser: Any, site: str, acme_key: str) -> None:

@@ -142,17 +142,24 @@ def test_a_passing_turn_shows_pass_and_reward_one(page: Any) -> None:
     assert rules[1][1] == "always"  # applied through its when: always check only
 
 
-def test_a_neighbours_requirements_are_shown_skipped_as_a_neighbours(page: Any, site: str, demo: DemoTenant) -> None:
-    """examples/turns/banking.jsonl's good-pin turn: never-ask-full-pin governs it; fraud-suspected matches only as
-    a neighbour, and its two requirements are skipped for that, which is no problem: the turn passes."""
+def test_a_neighbours_requirements_are_shown_skipped_as_a_neighbours(
+    browser: Any, site: str, demo_neighbours: tuple[str, str]
+) -> None:
+    """examples/turns/banking.jsonl's good-pin turn: never-ask-full-pin governs it; under the tenant's similarity
+    threshold fraud-suspected matches only as a neighbour, and its two requirements are skipped for that, which is
+    no problem: the turn passes."""
+    tenant, key = demo_neighbours
+    open_playground(browser, site, key, tenant=tenant)
+    browser.find_element("css selector", "button[data-tab=check]").click()
+    page = browser
     message = "here is my online banking password"
     output = (
         "Please never share your password or PIN in the chat, not even with the bank. I have not stored it. "
         "You can reset your password in the app."
     )
-    headers = {"Authorization": f"Bearer {demo.key}"}
+    headers = {"Authorization": f"Bearer {key}"}
     answer = httpx.post(
-        f"{site}/v1/tenants/demo/check", json={"message": message, "output": output}, headers=headers, timeout=60
+        f"{site}/v1/tenants/{tenant}/check", json={"message": message, "output": output}, headers=headers, timeout=60
     ).json()
     status = _check(page, message, output)
     assert status.startswith("PASS, reward 1.000"), status

@@ -33,7 +33,7 @@ def test_int8_serves_matches_with_the_int8_model(tmp_path: Path) -> None:
         assert answer.status_code == 200, answer.text
         assert answer.json()["matches"][0]["rule"]["id"] == "fraud-suspected"
     int8_model = get_embedder(quantize=True).model_id
-    assert int8_model.endswith("#int8")
+    assert int8_model.endswith("#int8.2")  # int8, encoder version 2: every text embedded alone
     store = open_store(db)
     try:
         _, rules, vectors = store.snapshot("demo", int8_model)

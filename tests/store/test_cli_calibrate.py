@@ -103,37 +103,33 @@ def test_calibrate_bad_input_is_one_line_and_exit_2(run_cli: Run, store_url: str
     assert run_cli(*base, "--messages", inside, "--best-f1", "--dry-run").code == 0  # a target needs no balance
 
 
-def test_calibrate_without_a_target_moves_the_tenants_own_gate(run_cli: Run, store_url: str) -> None:
-    from norma.matching import RulebookGate, snapshot_matcher
+def test_calibrate_without_a_target_refits_the_confidence_of_the_default_gate(run_cli: Run, store_url: str) -> None:
+    from norma.matching import ConfidenceGate, snapshot_matcher
     from norma.store import open_store
 
     assert run_cli("rules", "import", BANKING, "--db", store_url).code == 0
     store = open_store(store_url)
     try:
-        own = snapshot_matcher(store, TENANT).gate()
+        assert snapshot_matcher(store, TENANT).gate() == ConfidenceGate()
     finally:
         store.close()
-    assert isinstance(own, RulebookGate)
-    assert own.band is not None
     labelled = str(EXAMPLES / "rulebooks" / "banking-support.labelled.jsonl")
     args = ("rules", "calibrate", "--tenant", TENANT, "--messages", labelled, "--db", store_url)
     result = run_cli(*args, "--format", "json")
     assert result.code == 0, result.err
     gate = json.loads(result.out)["gate"]
     terms = gate["terms"]
-    assert terms["target"] == "balanced"
-    assert terms["base"] == {"kind": "rulebook", "threshold": own.threshold}
+    assert (gate["kind"], gate["score"], gate["threshold"], terms["target"]) == (
+        "calibrated", "confidence", 0.7, "balanced",
+    )  # fmt: skip
     assert terms["expecting_none"] == 6  # the file's messages with "expected": []
-    assert terms["weight"] == round(6 / 9, 4)  # against the default prior of 3
-    assert gate["threshold"] == round(own.threshold + terms["shift"], 4)
-    assert terms["band_threshold"] == round(own.band.threshold + terms["shift"], 4)
-    assert terms["margin"] == own.band.margin
+    assert set(terms["confidence"]) >= {"scale", "shift", "candidates"}
     inside = sum(1 for line in Path(labelled).read_text(encoding="utf-8").splitlines() if '"expected": []' not in line)
     assert round(terms["rejection"] * 6) / 6 == pytest.approx(terms["rejection"])  # a share of the 6
     assert round(terms["acc_at_1"] * inside) / inside == pytest.approx(terms["acc_at_1"])
     table = run_cli(*args, "--dry-run")
     assert table.code == 0, table.err
-    assert "the rulebook gate" in table.out
+    assert "confidence >= 0.7" in table.out
     assert "acc_at_1" in table.out
     best = run_cli(*args, "--best-f1", "--dry-run", "--format", "json")
     assert json.loads(best.out)["gate"]["terms"]["target"] == "best_f1"

@@ -60,7 +60,7 @@ def test_every_replica_uses_the_calibrated_gate(store_url: str, embedder: Embedd
     with _replicas(store_url) as (writer, a, b):
         writer.upsert_rules("acme", RULES, embedder=embedder)
         before_a, before_b = a.get("acme", embedder=embedder), b.get("acme", embedder=embedder)
-        assert before_a.gate().kind == before_b.gate().kind == "fixed"  # 2 examples: too few to measure
+        assert before_a.gate().kind == before_b.gate().kind == "confidence"  # the default
         gate = calibrate_gate(tenant_matcher(writer, "acme", embedder=embedder), LABELLED, target_precision=1.0)
         writer.save_gate("acme", gate.to_dict())
         after_a, after_b = a.get("acme", embedder=embedder), b.get("acme", embedder=embedder)
@@ -69,10 +69,9 @@ def test_every_replica_uses_the_calibrated_gate(store_url: str, embedder: Embedd
         assert [m.rule.id for m in after_a.match(message)] == [m.rule.id for m in after_b.match(message)]
         assert after_a.match(message).gate == gate
         writer.save_gate("acme", None)
-        assert a.get("acme", embedder=embedder).gate().kind == "fixed"
+        assert a.get("acme", embedder=embedder).gate().kind == "confidence"
 
 
-# 4 rules x 6 examples = 24 example texts: enough for the rulebook's own gate (20 needed)
 MEASURED = [
     Rule(id=name, condition_text=f"customer asks about {name}", examples=[f"{text} {k}" for k in range(6)])
     for name, text in (
@@ -84,39 +83,33 @@ MEASURED = [
 ]
 
 
-def test_every_replica_measures_the_same_gate_until_one_is_calibrated(store_url: str, embedder: Embedder) -> None:
-    from norma.matching import MatchConfig, RulebookGate, RuleMatcher, tenant_gate
+def test_every_replica_applies_the_same_gate_until_one_is_calibrated(store_url: str, embedder: Embedder) -> None:
+    from norma.matching import ConfidenceGate, MatchConfig, tenant_gate
     from norma.matching._tenants import stored_gate
 
     with _replicas(store_url) as (writer, a, b):
         writer.upsert_rules("acme", MEASURED, embedder=embedder)
         default = a.get("acme", embedder=embedder).gate()
-        assert isinstance(default, RulebookGate)
-        assert (default.quantile, default.examples, default.rules) == (0.2, 24, 4)
-        # the same rules measured away from any store give the same gate, in every replica
-        assert RuleMatcher(MEASURED, embedder=embedder).gate() == default
-        assert b.get("acme", embedder=embedder).gate() == default
-        assert tenant_gate(writer, "acme", embedder=embedder) == default
+        assert default == b.get("acme", embedder=embedder).gate() == ConfidenceGate()
+        assert tenant_gate(writer, "acme") == default
+        assert tenant_gate(writer, "acme", config=MatchConfig(threshold=0.3)).to_dict()["kind"] == "fixed"
         assert stored_gate(writer, "acme") is None
-        # a per-request quantile moves it in every replica alike
-        low = MatchConfig(gate_quantile=0.02)
-        assert a.get("acme", embedder=embedder).gate(low) == b.get("acme", embedder=embedder).gate(low)
-        assert a.get("acme", embedder=embedder).gate(low).threshold < default.threshold  # type: ignore[operator]
 
         calibrated = calibrate_gate(a.get("acme", embedder=embedder), [*LABELLED, ("hello there", ["greeting"])])
-        assert (calibrated.base_kind, calibrated.base_threshold) == ("rulebook", default.threshold)
+        assert (calibrated.target, calibrated.score) == ("balanced", "confidence")
         version = writer.save_gate("acme", calibrated.to_dict())
         assert version == 2  # a committed change: every replica sees the version move
         assert stored_gate(writer, "acme") == calibrated
         gate_a, gate_b = a.get("acme", embedder=embedder).gate(), b.get("acme", embedder=embedder).gate()
         assert gate_a == gate_b == calibrated
-        assert a.get("acme", embedder=embedder).gate(low) == calibrated  # a calibrated gate comes first
-        assert tenant_gate(writer, "acme", embedder=embedder) == calibrated
+        assert a.get("acme", embedder=embedder).refit == b.get("acme", embedder=embedder).refit == calibrated.refit
+        assert tenant_gate(writer, "acme") == calibrated
         message = "I want my money back for order 3"
         assert a.get("acme", embedder=embedder).match(message) == b.get("acme", embedder=embedder).match(message)
         writer.save_gate("acme", None)
         assert b.get("acme", embedder=embedder).gate() == default
         assert a.get("acme", embedder=embedder).gate() == default
+        assert a.get("acme", embedder=embedder).refit is None
         kinds = [None if data is None else data["kind"] for _, data, _ in writer.gate_history("acme")]
         assert kinds == ["calibrated", None]
 

@@ -150,21 +150,26 @@ def test_push_down_needs_a_store_that_searches_vectors(tmp_path: Path, embedder:
         store.close()
 
 
-def test_the_held_out_similarities_given_make_the_adapted_gate(filled: str, embedder: Embedder) -> None:
-    from norma.matching import AdaptedGate, CalibratedGate, HeldOut, snapshot_matcher, tenant_gate
+def test_the_held_out_examples_given_are_the_statistics_not_a_gate(filled: str, embedder: Embedder) -> None:
+    from norma.embeddings import text_key
+    from norma.matching import CalibratedGate, ConfidenceGate, HeldOut, snapshot_matcher, tenant_gate
 
-    held = HeldOut(tuple(round(0.80 + k / 100, 2) for k in range(20)), rules=3)  # no sketch: the stored alone
-    expected = AdaptedGate(0.8342, 0.18, probes=20, rules=3)  # position 19 * 0.18 = 3.42: 0.83 + 0.42 * 0.01
+    owners = tuple((text_key(RULES[0].embedding_text), 0.60 + k / 100, 0.40) for k in range(5))
+    held = HeldOut((0.6,) * 20, rules=3, owners=owners)
     store = open_store(filled)
     try:
-        assert TenantMatchers(store, held_out=held).get("acme", embedder=embedder).gate() == expected
-        assert snapshot_matcher(store, "acme", embedder=embedder, held_out=held).gate() == expected
-        assert tenant_gate(store, "acme", embedder=embedder, held_out=held) == expected
-        assert TenantMatchers(store).get("acme", embedder=embedder).gate().kind == "fixed"  # none given: measured
+        given = TenantMatchers(store, held_out=held).get("acme", embedder=embedder)
+        assert (given.gate(), given.held_out) == (ConfidenceGate(), held)
+        assert given.stats().texts == 5  # from the held-out probes
+        snapshot = snapshot_matcher(store, "acme", embedder=embedder, held_out=held)
+        assert snapshot.stats() == given.stats()
+        plain = TenantMatchers(store).get("acme", embedder=embedder)
+        assert (plain.gate(), plain.held_out) == (ConfidenceGate(), None)
+        assert plain.stats() != given.stats()
         calibrated = CalibratedGate(0.5, "precision", messages=3, goal=0.9, model=embedder.model_id)
         store.save_gate("acme", calibrated.to_dict())  # type: ignore[attr-defined]
         assert TenantMatchers(store, held_out=held).get("acme", embedder=embedder).gate() == calibrated
-        assert tenant_gate(store, "acme", embedder=embedder, held_out=held) == calibrated
+        assert tenant_gate(store, "acme") == calibrated
     finally:
         store.close()
 
@@ -195,11 +200,11 @@ def test_a_calibrated_tenant_keeps_the_adapted_encoders_figures_for_its_confiden
         store.close()
 
 
-def test_the_measured_gate_is_read_once_per_version_of_the_tenants_rules(tmp_path: Path, embedder: Embedder) -> None:
-    from norma.matching import tenant_gate, tenant_matchers
+def test_the_tenants_statistics_are_read_once_per_version_of_its_rules(tmp_path: Path, embedder: Embedder) -> None:
+    from norma.matching import tenant_matchers
 
     class Snapshots(SQLiteRuleStore):
-        """A real SQLite store that counts the tenant snapshots it reads (what measuring a gate costs)."""
+        """A real SQLite store that counts the tenant snapshots it reads (what measuring the statistics costs)."""
 
         read = 0
 
@@ -210,15 +215,16 @@ def test_the_measured_gate_is_read_once_per_version_of_the_tenants_rules(tmp_pat
     store = Snapshots(tmp_path / "rules.db")
     try:
         store.upsert_rules("acme", RULES, embedder=embedder)
-        first = tenant_gate(store, "acme", embedder=embedder)
-        assert tenant_gate(store, "acme", embedder=embedder) == first
+        matchers = tenant_matchers(store)
+        first = matchers.stats("acme", embedder=embedder)
+        assert matchers.stats("acme", embedder=embedder) is first
         assert store.read == 1  # kept for version 1
         store.upsert_rules("acme", [Rule(id="fees", condition_text="customer asks about fees")], embedder=embedder)
-        tenant_gate(store, "acme", embedder=embedder)
-        tenant_gate(store, "acme", embedder=embedder)
+        matchers.stats("acme", embedder=embedder)
+        matchers.stats("acme", embedder=embedder)
         assert store.read == 2  # measured again for version 2, once
-        tenant_matchers(store).clear()  # kept by the store's TenantMatchers: cleared with them
-        tenant_gate(store, "acme", embedder=embedder)
+        matchers.clear()  # kept by the store's TenantMatchers: cleared with them
+        matchers.stats("acme", embedder=embedder)
         assert store.read == 3
     finally:
         store.close()

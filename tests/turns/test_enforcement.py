@@ -1,5 +1,8 @@
 """Which matches govern the turn (issues #47, #56): the decision on hand-built cases with the real model, the ``skip``
-of a neighbour's requirements with its reason, the per-check override, and the decision's arithmetic by hand."""
+of a neighbour's requirements with its reason, the per-check override, and the decision's arithmetic by hand.
+
+The default gate returns the rules that govern the message, so a neighbour (matched, not governing) exists only
+under a similarity threshold the user sets (``NEIGHBOURS``): most tests here set one to show what a neighbour does."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ import math
 import pytest
 
 from norma.checks import CheckStatus
-from norma.matching import EnforcementReason, RuleMatcher
+from norma.matching import EnforcementReason, MatchConfig, RuleMatcher
 from norma.matching._confidence import COEFFICIENTS, RulebookStats, confidences
 from norma.matching._enforce import enforcement
 from norma.rules import Rule
@@ -44,9 +47,22 @@ RULES = [
 ]  # fmt: skip
 
 
+NEIGHBOURS = MatchConfig(threshold=0.5)
+"""A similarity threshold: the gate alone, so rules under the confidence that governs pass it as neighbours."""
+
+
 @pytest.fixture(scope="module")
 def checker() -> TurnChecker:
-    return TurnChecker(RuleMatcher(RULES))
+    return TurnChecker(RuleMatcher(RULES, NEIGHBOURS))
+
+
+def test_the_default_gate_returns_the_rules_that_govern() -> None:
+    default = TurnChecker(RuleMatcher(RULES))
+    assert _decisions(default, "please block my card") == {"block-card": "governs"}
+    # a second intent stated less strongly than the first is not returned at all (multi-label: the weak side)
+    assert _decisions(default, "freeze my card and send me a new one") == {"replace-card": "governs"}
+    report = default.check("please block my card", "Done: blockword. Your card is frozen.")
+    assert (report.verdict, [r.rule_id for r in report.rules]) == (TurnVerdict.PASS, ["block-card"])
 
 
 def _decisions(checker: TurnChecker, message: str) -> dict[str, str]:
@@ -124,7 +140,7 @@ def test_the_author_overrides_per_check_with_when() -> None:
             checks=[{"id": "no-promise", "kind": "not_contains", "terms": ["blockword"], "when": "enforced"}],
         ),
     ]
-    checker = TurnChecker(RuleMatcher(rules))
+    checker = TurnChecker(RuleMatcher(rules, NEIGHBOURS))
     message = "please block my card, is there a fee for that"
     assert _decisions(checker, message) == {
         "block-card": "governs",
@@ -151,7 +167,7 @@ def test_a_prohibition_of_a_neighbour_applies_by_default() -> None:
             checks=[{"id": "no-fee-talk", "kind": "not_contains", "terms": ["fee"]}],
         ),
     ]
-    checker = TurnChecker(RuleMatcher(rules))
+    checker = TurnChecker(RuleMatcher(rules, NEIGHBOURS))
     assert _decisions(checker, "please block my card") == {"block-card": "governs", "replace-card": "neighbour"}
     report = checker.check("please block my card", "blockword. A new card has a fee of 5 pounds.")
     assert [(f.rule_id, f.check_id) for f in report.failures] == [("replace-card", "no-fee-talk")]

@@ -14,6 +14,7 @@ import pytest
 
 import norma
 from norma.errors import InvalidInputError, NotFoundError
+from norma.matching import MatchConfig
 from norma.rules import RulebookError, Verdict
 from norma.store import import_rulebook, open_store
 from norma.turns import Norma, TurnReport
@@ -367,11 +368,14 @@ def test_a_report_names_five_failed_checks_at_most(tmp_path: Path) -> None:
 
 
 def test_a_match_result_reads_as_its_rules_with_their_confidence() -> None:
-    opened = norma.open(REPO / "examples" / "rulebooks" / "banking-support.yaml", judge=None)
+    book = REPO / "examples" / "rulebooks" / "banking-support.yaml"
+    opened = norma.open(book, judge=None)
     found = opened.match("I lost my card")
-    assert repr(found) == (
-        "<MatchResult 3 rules: lost-or-stolen-card governs 1.00, fraud-suspected neighbour 0.03, "
-        "refund-card-payment neighbour 0.00>"
+    assert repr(found) == "<MatchResult 1 rule: lost-or-stolen-card governs 1.00>"
+    low = norma.open(book, judge=None, config=MatchConfig(threshold=0.3)).match("I lost my card")
+    assert repr(low) == (  # under a similarity threshold, the rules that pass it and do not govern: neighbours
+        "<MatchResult 4 rules: lost-or-stolen-card governs 1.00, fraud-suspected neighbour 0.03, "
+        "never-ask-full-pin neighbour 0.00, refund-card-payment neighbour 0.00>"
     )
     assert str(found) == repr(found)
     assert repr(found[0]) == "<MatchedRule lost-or-stolen-card governs 1.00, final score 0.883>"

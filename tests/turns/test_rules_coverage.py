@@ -106,7 +106,9 @@ def test_each_rule_governs_its_own_messages(found: Coverage) -> None:
 
 def test_the_rule_no_message_is_about_never_governs_and_never_matches(found: Coverage) -> None:
     assert "mortgage" in found.never_governs
-    assert found.never_matched == ("mortgage",)
+    # transfer-abroad splits the confidence with its near twin, which comes first on every transfer message: it never
+    # passes the default gate either (the competing pair below says why)
+    assert found.never_matched == ("mortgage", "transfer-abroad")
     assert not {"card-lost", "refund"} & set(found.never_governs)
     assert found.disabled == ()
 
@@ -334,5 +336,6 @@ def test_a_message_is_matched_once_per_session_and_a_long_one_on_its_windows_in_
     scenario = {"message": "hi there", "session": {"active_scenario_id": "onboarding"}}
     messages = [long, "hi there", "hi there", "will it rain tomorrow", long, scenario, "hi there"]
     report = coverage(Norma(matcher), messages)  # type: ignore[arg-type]
-    assert sorted(asked) == sorted([long, "hi there", "will it rain tomorrow", "hi there"])
+    once = [long, "hi there", "will it rain tomorrow", "hi there"]
+    assert sorted(asked) == sorted(once * 2)  # gated, then the first two candidates without a gate
     assert {r.rule_id: r.governs for r in report.rules}["card-lost"] == 2  # the long message both times

@@ -38,12 +38,14 @@ def _render(name: str, out: Path, report: dict[str, Any]) -> Any:
                       f"seed {options['seed']}")  # fmt: skip
         if report["held_out_probes"]:
             table.add_row(
-                "gate",
-                f"cross-fitted on {report['held_out_probes']} held-out examples (median similarity "
-                f"{report['held_out_median']:.3f}); handed to the matchers that embed with this encoder",
+                "held out",
+                f"{report['held_out_probes']} examples (median similarity {report['held_out_median']:.3f}): the "
+                "confidence's statistics of the matchers that embed with this encoder",
             )
         else:
-            table.add_row("gate", "none stored (too few examples to hold out, or --gate-holdout 0): calibrate it")
+            table.add_row(
+                "held out", "none (too few examples to hold out, or --holdout 0): statistics from the trained texts"
+            )
         table.add_row("time", f"{report['seconds']:.1f} s")
         con.print(table)
         quoted = shlex.quote(str(out))
@@ -70,9 +72,10 @@ def _render(name: str, out: Path, report: dict[str, Any]) -> Any:
               show_default=True, help="AdamW learning rate (10 % warm-up, then linear decay).")  # fmt: skip
 @click.option("--seed", type=int, default=_DEFAULTS["seed"], show_default=True,
               help="Seed of the pairs, batches and dropout: the same seed gives the same encoder.")  # fmt: skip
-@click.option("--gate-holdout", "holdout", type=click.FloatRange(0.0, 0.9), default=_DEFAULTS["holdout"],
-              show_default=True, help="Share of each rule's examples held out of a first run to measure the gate "
-              "(0: no gate stored, half the time).")  # fmt: skip
+@click.option("--holdout", "--gate-holdout", "holdout", type=click.FloatRange(0.0, 0.9),
+              default=_DEFAULTS["holdout"], show_default=True,
+              help="Share of each rule's examples held out of a first run, on which the confidence's statistics are "
+              "measured (0: none, half the time; --gate-holdout: its former name).")  # fmt: skip
 @format_option
 @click.pass_context
 def adapt_command(
@@ -90,10 +93,11 @@ def adapt_command(
     """Fine-tune the encoder on a rulebook's own texts (conditions and examples) and write it to --out.
 
     Ranking improves most on rulebooks whose rules have several examples (BANKING77, 10 examples per rule: acc@1
-    0.84 -> 0.87, docs/benchmarks.md). Needs torch (pip install 'norma-rules[adapt]'); about 8 minutes for 750 texts on
-    2 cores. It trains twice: first without 30 % of the examples, whose similarities set the gate that matchers
-    using this encoder apply (cross-fitted; --gate-holdout 0 skips it), then on every text. With labelled messages,
-    calibrating is better still (norma rules calibrate --model-dir DIR). --model-dir is the encoder to start from.
+    0.84 -> 0.87, docs/benchmarks.md). Needs torch (pip install 'norma-rules[adapt]'); about 3 minutes for a 150-rule,
+    10-example rulebook on 2 cores. It trains twice: first without 30 % of the examples, whose similarities give the
+    confidence of the matchers using this encoder its rulebook statistics (cross-fitted; --holdout 0 skips it), then
+    on every text. With labelled messages, calibrating is better still (norma rules calibrate --model-dir DIR).
+    --model-dir is the encoder to start from.
     Exit 0 when written, 2 on bad input.
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn

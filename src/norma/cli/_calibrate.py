@@ -50,8 +50,8 @@ def _synthesize(rules: list[Any], per_rule: int) -> tuple[list[Any], list[Any]]:
 def _stored(data: dict[str, Any] | None) -> str:
     """What a tenant stores for its gate, in words."""
     if data is None:
-        return "none stored (the rulebook's own gate)"
-    return f"calibrated: similarity >= {data['threshold']:.4f}"
+        return "none stored (the default gate: confidence >= 0.7, shipped)"
+    return f"calibrated: {data.get('score', 'similarity')} >= {data['threshold']:.4g}"
 
 
 def _refit_words(refit: dict[str, Any]) -> str:
@@ -65,18 +65,12 @@ def _render(con: Console, tenant: str, gate: dict[str, Any], previous: dict[str,
     table = Table(title=f"gate of tenant {tenant!r}" + ("" if stored else " (dry run: not stored)"), show_header=False)
     table.add_column("field", no_wrap=True)
     table.add_column("value", overflow="fold")
-    table.add_row("threshold", f"similarity >= {gate['threshold']:.4f}")
+    table.add_row("threshold", f"{gate['score']} >= {gate['threshold']:.4g}")
     if gate["kind"] == "calibrated":
         terms = gate["terms"]
-        if "band_threshold" in terms:
-            table.add_row("band", f"similarity >= {terms['band_threshold']:.4f} when the best rule is "
-                          f"{terms['margin']:g} above the next")  # fmt: skip
         keys: tuple[str, ...] = ("target", "messages", "near_misses")
         if terms.get("target") == "balanced":
-            base = terms["base"]
-            table.add_row("moved", f"the {base['kind']} gate {base['threshold']:.4f} by {terms['shift']:+.4f} "
-                          f"(best {terms['fitted_shift']:+.3f} x weight {terms['weight']:.2f})")  # fmt: skip
-            keys += ("expecting_none", "prior", "acc_at_1", "rejection")
+            keys += ("expecting_none", "acc_at_1", "rejection")
         keys += ("precision", "recall", "f1", "rules", "rules_version")
         refit = terms.get("confidence")
         table.add_row(
@@ -86,7 +80,7 @@ def _render(con: Console, tenant: str, gate: dict[str, Any], previous: dict[str,
             else _refit_words(refit),
         )
     else:
-        keys = ("quantile", "probes", "examples", "rules")
+        keys = ()
         table.add_row("kind", gate["kind"])
     for key in keys:
         table.add_row(key, str(gate["terms"].get(key)))
@@ -114,7 +108,7 @@ def _render(con: Console, tenant: str, gate: dict[str, Any], previous: dict[str,
     "(`norma docs llm`); with --messages, both are used.",
 )
 @click.option("--dry-run", is_flag=True, help="Show the gate without storing it.")
-@click.option("--clear", is_flag=True, help="Remove the tenant's calibrated gate (back to the measured one).")
+@click.option("--clear", is_flag=True, help="Remove the tenant's calibrated gate (back to the shipped confidence).")
 @click.option("--db", "db_url", envvar="NORMA_DB_URL", default=None, metavar="URL", help="The rule store.")
 @model_dir_option
 @format_option
@@ -136,9 +130,9 @@ def calibrate(
 
     Every matcher of the tenant (CLI, service, every replica) then gates on it, and its confidence that a rule
     governs a message (which rules a turn check enforces) is the refitted one: the shipped logit scaled and shifted
-    to fit the messages, held to the shipped one by a prior (`norma docs matching`). Without a target, the rulebook's
-    own gate moved toward the best balance of acc@1 and rejection on the messages, as far as the number that expect no
-    rule supports (`norma docs matching`); the choice is deterministic. Exit 0 on success, 2 on bad input.
+    to fit the messages, held to the shipped one by a prior (`norma docs matching`). Without a target the gate stays
+    the default one, the rules that govern the message (refitted confidence >= 0.7); a target sets a similarity
+    threshold instead. Deterministic. Exit 0 on success, 2 on bad input.
     """
     from norma.matching import calibrate_gate, load_labelled, tenant_matcher
     from norma.store import open_store
@@ -162,7 +156,7 @@ def calibrate(
                 fmt,
                 {"tenant": tenant_id, "gate": None, "version": version},
                 lambda con: con.print(
-                    f"tenant {tenant_id!r}: stored gate removed (version {version}); the rulebook's own gate applies"
+                    f"tenant {tenant_id!r}: stored gate removed (version {version}); the shipped confidence applies"
                 ),
             )
             return 0

@@ -54,6 +54,13 @@ FORMATS = ("table", "json", "jsonl", "sarif", "junit", "markdown")
 @_text_file_option("--output-file", "the AI's answer", "--output")
 @click.option("--session", "session_json", default=None, metavar="JSON", help="The session state as a JSON object.")
 @click.option(
+    "--threshold",
+    type=click.FloatRange(0.0, 1.0),
+    default=None,
+    help="Match at a similarity threshold instead of the default gate (the rules that govern the message); the "
+    "rules it lets through that do not govern are neighbours: their prohibitions apply, their requirements skip.",
+)
+@click.option(
     "--batch",
     "batch_file",
     default=None,
@@ -115,6 +122,7 @@ def check(
     output_text: str | None,
     output_file: Path | None,
     session_json: str | None,
+    threshold: float | None,
     batch_file: str | None,
     allow_empty: bool,
     run_audit: bool,
@@ -160,7 +168,7 @@ def check(
 
         writes = BatchOutput(fmt, out_path, reports_to_write, fail_on, everything, resume)
         return check_batch(
-            batch_file, allow_empty, rules_file, tenant_id, db_url, run_audit, documents, writes, options
+            batch_file, allow_empty, rules_file, tenant_id, db_url, run_audit, documents, writes, options, threshold
         )
     if fmt == "jsonl":
         raise click.UsageError("--format jsonl goes with --batch")
@@ -173,7 +181,7 @@ def check(
         raise click.UsageError("give the AI's answer: --output TEXT or --output-file FILE (one of them)")
     output, name = _read_output(output_text, output_file)
     session = _parse_session(session_json)
-    checker = _checker(rules_file, tenant_id, db_url, run_audit, documents)
+    checker = _checker(rules_file, tenant_id, db_url, run_audit, documents, threshold)
     report = checker.check(message, output, session)
     items = [(name, report)]
     if fmt == "table":
@@ -228,15 +236,23 @@ def _parse_session(session_json: str | None) -> dict[str, Any] | None:
 
 
 def _checker(
-    rules_file: Path | None, tenant_id: str | None, db_url: str | None, run_audit: bool, documents: Path | None
+    rules_file: Path | None,
+    tenant_id: str | None,
+    db_url: str | None,
+    run_audit: bool,
+    documents: Path | None,
+    threshold: float | None = None,
 ) -> Norma:
-    """The rules of --rules FILE or --tenant (at its current version), opened once (:func:`norma.open`); judge
-    checks ask the LLM of $NORMA_LLM_URL, votes kept in the user cache (a re-run asks the model nothing)."""
+    """The rules of --rules FILE or --tenant (at its current version), opened once (:func:`norma.open`), matched at
+    ``threshold`` when given; judge checks ask the LLM of $NORMA_LLM_URL, votes kept in the user cache (a re-run
+    asks the model nothing)."""
+    from norma.matching import MatchConfig
     from norma.turns import open as open_rules
 
+    config = None if threshold is None else MatchConfig(threshold=threshold)
     if tenant_id is not None:
-        return open_rules(tenant=tenant_id, store=db_url, audit=run_audit, documents=documents)
-    return open_rules(rules_file, audit=run_audit, documents=documents)
+        return open_rules(tenant=tenant_id, store=db_url, config=config, audit=run_audit, documents=documents)
+    return open_rules(rules_file, config=config, audit=run_audit, documents=documents)
 
 
 _DEMO_TURNS = ("good-fraud", "bad-asks-for-pin")

@@ -75,14 +75,21 @@ def check_batch(
     documents: Path | None,
     output: BatchOutput,
     options: EngineOptions,
+    threshold: float | None = None,
 ) -> int:
-    """Check every turn of ``source`` (``-``: stdin) and write them as ``output`` says; the exit code."""
+    """Check every turn of ``source`` (``-``: stdin) and write them as ``output`` says (matched at a similarity
+    ``threshold`` when given); the exit code."""
     from norma.batch import CheckJob, MatchJob
+    from norma.matching import MatchConfig
 
     records = read_turns(source)
     if not records and not allow_empty:
         raise no_records(source, "turn records")
-    match = MatchJob.for_tenant(tenant_id, db_url) if tenant_id is not None else MatchJob.make(str(rules_file))
+    config = None if threshold is None else MatchConfig(threshold=threshold)
+    if tenant_id is not None:
+        match = MatchJob.for_tenant(tenant_id, db_url, config)
+    else:
+        match = MatchJob.make(str(rules_file), config)
     job = CheckJob(match, audit=run_audit, documents=None if documents is None else str(documents), judge=True)
     job.check()
     name = "<stdin>" if source == "-" else source

@@ -2,7 +2,7 @@
 the matching demo.
 
 A rulebook file is compiled once by the library (``norma.matching._snapshot.file_matcher``: its rules, their vectors
-and its measured gate kept as one snapshot in the user's cache folder), so the second run on an unchanged file
+and the confidence's statistics kept as one snapshot in the user's cache folder), so the second run on an unchanged file
 parses, embeds and measures nothing; messages are never written to it. ``--tenant`` uses the vectors the store
 keeps.
 """
@@ -24,7 +24,6 @@ from norma.cli._engine import EngineOptions, batch_output_options, engine_option
 from norma.cli._output import (
     check_rules_source,
     emit,
-    gate_quantile_option,
     model_dir_option,
     print_table,
     resolve_format,
@@ -97,9 +96,11 @@ def _render(con: Console, message: str, result: MatchResult, explain: bool) -> N
 @click.option("--fired", multiple=True, help="RULE_ID[:COUNT[:LAST_TURN]] already fired this session (repeatable).")
 @click.option("--tag", "tags", multiple=True, help="Only rules with one of these tags (repeatable).")
 @click.option(
-    "--threshold", type=click.FloatRange(0.0, 1.0), default=None, help="Override the match threshold (0 to 1)."
+    "--threshold",
+    type=click.FloatRange(0.0, 1.0),
+    default=None,
+    help="A similarity threshold instead of the default gate (the rules that govern the message: confidence >= 0.7).",
 )
-@gate_quantile_option
 @click.option("--adr", is_flag=True, help="Use ADR-002's formula exactly (MatchConfig.adr()).")
 @click.option("--explain", is_flag=True, help="Also list the rules left out and why.")
 @click.option(
@@ -128,7 +129,6 @@ def match(
     fired: tuple[str, ...],
     tags: tuple[str, ...],
     threshold: float | None,
-    gate_quantile: float | None,
     adr: bool,
     explain: bool,
     batch_file: str | None,
@@ -152,10 +152,6 @@ def match(
     config = MatchConfig.adr() if adr else MatchConfig()
     if threshold is not None:
         config = config.with_(threshold=threshold)
-    if gate_quantile is not None:
-        if threshold is not None or adr:
-            raise click.UsageError("--gate-quantile sets the automatic gate: leave out --threshold and --adr")
-        config = config.with_(gate_quantile=gate_quantile)
     options = EngineOptions.pop(engine)
     if message == "-" and batch_file is None:
         batch_file = "-"

@@ -246,29 +246,6 @@ def fail_on_option(help: str) -> Callable[[F], F]:
     )
 
 
-_QUANTILE_KINDS = (
-    "default 0.20 with a margin band from 0.10, chosen for a mix of near misses and off-topic messages; lower "
-    "rejects less and matches more; run `norma docs matching`"
-)
-
-
-def gate_quantile_option(func: F) -> F:
-    """Add ``--gate-quantile Q``: the quantile of the rulebook's automatic gate (``MatchConfig.gate_quantile``)."""
-    return _gate_quantile(
-        f"Quantile of the rulebook's automatic gate ({_QUANTILE_KINDS}). A calibrated tenant's gate comes first."
-    )(func)
-
-
-def _gate_quantile(help: str) -> Callable[[F], F]:
-    return click.option(
-        "--gate-quantile",
-        type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
-        default=None,
-        metavar="Q",
-        help=help,
-    )
-
-
 def format_option(func: F) -> F:
     """Add ``--format table|json`` (and ``--wide``) to a command; without ``--format`` the root option (default
     ``table``) applies."""

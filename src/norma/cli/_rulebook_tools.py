@@ -19,7 +19,6 @@ from norma.cli._output import (
     check_rules_source,
     emit,
     format_option,
-    gate_quantile_option,
     model_dir_option,
     resolve_format,
     rules_source_options,
@@ -199,7 +198,8 @@ def _render_eval(
 )
 @click.option("-k", "cuts", default="1,3,5", show_default=True, callback=_cuts, metavar="K[,K...]",
               help="Cut-offs of recall@k.")  # fmt: skip
-@gate_quantile_option
+@click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=None,
+              help="Evaluate at a similarity threshold instead of the default gate (confidence >= 0.7).")  # fmt: skip
 @format_option
 @click.pass_context
 def eval_command(
@@ -209,7 +209,7 @@ def eval_command(
     db_url: str | None,
     messages_file: Path,
     cuts: tuple[int, ...],
-    gate_quantile: float | None,
+    threshold: float | None,
     output_format: str | None,
 ) -> int:
     """Evaluate a rulebook on labelled messages: acc@1, recall@k, MRR, precision and recall at the gate, per rule.
@@ -221,7 +221,7 @@ def eval_command(
     fmt = resolve_format(ctx, output_format)
     labelled = load_labelled(messages_file)
     with _matcher(rules_file, tenant_id, db_url) as (matcher, name):
-        config = None if gate_quantile is None else matcher.config.with_(gate_quantile=gate_quantile)
+        config = None if threshold is None else matcher.config.with_(threshold=threshold)
         evaluation = evaluate_rulebook(matcher, labelled, config=config, k=cuts, source=str(messages_file))
         count = len(matcher)
     changed = priority_changes(evaluation)
@@ -235,6 +235,8 @@ def _render_doctor(name: str, diagnosis: Diagnosis) -> Callable[[Console], None]
         con.print(escape(f"{name}: {diagnosis.rules} enabled rules"), soft_wrap=False)
         con.print(f"{diagnosis.errors} error(s), {diagnosis.warnings} warning(s)")
         con.print(escape(f"vector scan: {diagnosis.vector_scan}"), soft_wrap=True)
+        if diagnosis.encoder is not None:
+            con.print(escape(f"encoder: {diagnosis.encoder.describe()}"), soft_wrap=False)
         if diagnosis.findings:
             table = Table()
             table.add_column("severity", no_wrap=True)

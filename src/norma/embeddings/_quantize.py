@@ -1,11 +1,12 @@
 """The int8 variant of the encoder: dynamic quantisation at first use, cached on disk.
 
 onnxruntime's dynamic quantisation turns the weights of every matrix multiply (and the attention blocks' QKV
-projection) into int8 with one scale per output channel; activations are quantised on the fly per batch. The
-result is written once to the cache folder — ``$NORMA_CACHE_DIR``, else ``$XDG_CACHE_HOME/norma``, else
-``~/.cache/norma`` — under a name made of the model's fingerprint, the graph builder's version, norma's version
-and onnxruntime's version, so a change in any of them quantises again. The file is written to a temporary name in
-the same folder and renamed, so a reader never sees half a file; a cached file onnxruntime cannot load is rebuilt.
+projection) into int8 with one scale per output channel; activations are quantised on the fly, one scale per tensor,
+which is why :class:`~norma.embeddings.BertEmbedder` runs every text through it alone. The result is written once to
+the cache folder — ``$NORMA_CACHE_DIR``, else ``$XDG_CACHE_HOME/norma``, else ``~/.cache/norma`` — under a name made
+of the model's fingerprint, the graph builder's version, norma's version and onnxruntime's version, so a change in
+any of them quantises again. The file is written to a temporary name in the same folder and renamed, so a reader
+never sees half a file; a cached file onnxruntime cannot load is rebuilt.
 """
 
 from __future__ import annotations

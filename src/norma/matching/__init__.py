@@ -7,9 +7,9 @@
   :func:`load_rules` reads a YAML / JSON rulebook; :func:`file_matcher` is a
   rulebook file's matcher, compiled once and cached.
 * :class:`MatchConfig` — every weight and threshold; ``MatchConfig.adr()`` is ADR-002 exactly.
-* The gate, one typed value per kind (:class:`Gate`: :class:`NoGate`, :class:`FixedGate`, :class:`RulebookGate`,
-  :class:`CalibratedGate`, :class:`AdaptedGate`), on every result; :func:`calibrate_gate` sets it from labelled
-  messages; :class:`HeldOut` / :func:`read_held_out` — what an adapted encoder stored for its gate.
+* The gate, one typed value per kind (:class:`Gate`: :class:`ConfidenceGate`, the default, :class:`CalibratedGate`,
+  :class:`FixedGate`, :class:`NoGate`), on every result; :func:`calibrate_gate` sets it from labelled messages;
+  :class:`HeldOut` / :func:`read_held_out` — what an adapted encoder stored of the examples it held out.
 * :func:`tenant_matcher` / :class:`TenantMatchers` / :func:`tenant_matchers` — a stored tenant's matcher, cached
   and refreshed; :func:`candidate_matcher` — push-down over the nearest stored rules, with the tenant's gate
   (:func:`tenant_gate`); :func:`snapshot_matcher` — the tenant as stored, for read-only tools.
@@ -44,14 +44,12 @@ if _typing.TYPE_CHECKING:
     from norma.matching._examples import fill_examples as fill_examples
     from norma.matching._examples import generate_examples as generate_examples
     from norma.matching._files import load_rules as load_rules
-    from norma.matching._gate import ADAPTED_QUANTILE as ADAPTED_QUANTILE
-    from norma.matching._gate import AdaptedGate as AdaptedGate
     from norma.matching._gate import CalibratedGate as CalibratedGate
+    from norma.matching._gate import ConfidenceGate as ConfidenceGate
     from norma.matching._gate import FixedGate as FixedGate
     from norma.matching._gate import Gate as Gate
     from norma.matching._gate import HeldOut as HeldOut
     from norma.matching._gate import NoGate as NoGate
-    from norma.matching._gate import RulebookGate as RulebookGate
     from norma.matching._gate import read_held_out as read_held_out
     from norma.matching._labelled import LabelledMessage as LabelledMessage
     from norma.matching._labelled import LabelledMessagesError as LabelledMessagesError
@@ -82,9 +80,9 @@ if _typing.TYPE_CHECKING:
     pipeline_module = _pipeline  # the stage with the scan switch (benchmarks/matching_scan.py)
 
 _PUBLIC: dict[str, str] = {
-    "AdaptedGate": "_gate",
     "calibrate_gate": "_calibrate",
     "CalibratedGate": "_gate",
+    "ConfidenceGate": "_gate",
     "candidate_matcher": "_tenants",
     "diagnose_rulebook": "_doctor",
     "Diagnosis": "_doctor",
@@ -107,7 +105,6 @@ _PUBLIC: dict[str, str] = {
     "NoGate": "_gate",
     "read_held_out": "_gate",
     "Rule": "norma.rules",
-    "RulebookGate": "_gate",
     "RuleMatcher": "_matcher",
     "Scope": "norma.rules",
     "SessionState": "_models",
@@ -120,7 +117,6 @@ _PUBLIC: dict[str, str] = {
 """What a user calls: ``__all__``; each name to the module that defines it (loaded on first use)."""
 
 _INTERNAL: dict[str, str] = {
-    "ADAPTED_QUANTILE": "_gate",
     "cpu_flags": "_packed",
     "embed_messages": "_query",
     "EnforcementReason": "_enforce",

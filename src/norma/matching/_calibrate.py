@@ -1,15 +1,14 @@
 """A tenant's gate calibrated from labelled messages (0..n expected rules per message).
 
-Every message is matched once without a gate (every scored rule returned); then the gate is chosen on what came
-back, exactly and deterministically:
+Every message is matched once without a gate (every scored rule returned, with its confidence); then the
+calibration is made from what came back, exactly and deterministically. The confidence is refitted first on the
+candidates (:func:`refit_confidence`: two numbers, held to the shipped confidence by a prior), then:
 
-* no target (``balanced``, the default): the matcher's own automatic gate (the rulebook's, with its margin band;
-  or an adapted encoder's) moved by a shift. The shift that gives the best min(acc@1, rejection) on the messages
-  is shrunk toward none by the weight ``n / (n + prior)``, n the messages that expect no rule (and near misses):
-  the rejection side of a sample rests on those few, and the rulebook's gate counts as ``prior`` of them
-  (:data:`CALIBRATION_PRIOR`, chosen on the development tune draws: docs/design/040-matching.md). acc@1 counts a
-  message that expects some rule when the first rule returned is one it expects; rejection counts a message that
-  expects none when nothing is returned (a near miss: when its rule is not the first returned);
+* no target (``balanced``, the default): the default gate on the refitted confidence (a rule is returned when it
+  governs the message: its confidence reaches ``GOVERNS``). The messages must hold both kinds: some that expect a
+  rule, some that expect none (or near misses). acc@1 counts a message that expects some rule when the first rule
+  returned is one it expects; rejection counts a message that expects none when nothing is returned (a near miss:
+  when its rule is not the first returned);
 * ``target_precision=P``: the lowest single threshold whose precision is >= P (the most recall at that precision);
 * ``target_recall=R``: the highest single threshold whose recall is >= R (the most precision at that recall);
 * ``best_f1``: the single threshold with the best F1 (ties: the higher threshold).
@@ -17,10 +16,8 @@ back, exactly and deterministically:
 Precision and recall are micro-averaged over every rule returned: one expected is a true positive, one not
 expected a false positive, an expected rule not returned a false negative.
 
-The confidence is refitted first on the same candidates (:func:`refit_confidence`). A balanced gate is the automatic
-gate moved: a rule whose refitted confidence reaches ``GOVERNS`` governs its message and passes it whatever its
-similarity, so the figures count it as returned at any shift (what the matcher then does, message by message). A
-target's threshold is the gate alone, like a number the user sets: nothing passes under it.
+A target's threshold is the gate alone, like a number the user sets: nothing passes under it; which of the rules
+returned govern the turn still reads the refitted confidence.
 """
 
 from __future__ import annotations
@@ -35,21 +32,15 @@ import numpy as np
 from norma.errors import InvalidInputError
 from norma.matching._confidence import GOVERNS, REFIT_PRIOR, Refit, fit_refit
 from norma.matching._config import MatchConfig
-from norma.matching._gate import Band, CalibratedGate, Gate, band_lowers
+from norma.matching._gate import CalibratedGate
 from norma.matching._labelled import LabelledMessage, check_labelled
 from norma.matching._matcher import RuleMatcher
 from norma.matching._models import SessionState
 from norma.matching._synthetic import NearMiss
 
-__all__ = ["CALIBRATION_PRIOR", "Observed", "calibrate_gate", "fit_gate", "observe", "refit_confidence"]
+__all__ = ["Observed", "calibrate_gate", "fit_gate", "observe", "refit_confidence"]
 
-CALIBRATION_PRIOR = 3.0
-"""How many messages that expect no rule the matcher's own gate weighs against the labelled ones in a ``balanced``
-calibration (chosen on the tune draws by ``benchmarks/matching_calibration.py``)."""
-SHIFT_LIMIT = 0.3
-"""The largest shift of the automatic gate a ``balanced`` calibration considers, either way."""
 _MAX_MATCHED = MatchConfig().max_matched
-_SHIFTS = np.round(np.arange(-SHIFT_LIMIT, SHIFT_LIMIT + 5e-4, 0.001), 3)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,18 +112,17 @@ def observe(
 
 class _Table:
     """The observations as arrays: similarities (messages x candidates, -inf padded), whether each candidate is an
-    expected rule (``good``) or the near miss's rule (``bad``), whether it governs the message (``governs``, for an
-    ``automatic`` gate: its confidence, refitted by ``refit``, reaches ``GOVERNS``, so it passes the gate), and each
-    message's two best similarities."""
+    expected rule (``good``) or the near miss's rule (``bad``), whether it governs the message (``governs``: its
+    confidence, refitted by ``refit``, reaches ``GOVERNS``)."""
 
-    def __init__(self, observed: Sequence[Observed], refit: Refit | None = None, *, automatic: bool = False) -> None:
+    def __init__(self, observed: Sequence[Observed], refit: Refit | None = None) -> None:
         width = max((len(o.candidates) for o in observed), default=0) or 1
         self.sims = np.full((len(observed), width), -np.inf)
         self.good = np.zeros((len(observed), width), dtype=bool)
         self.bad = np.zeros((len(observed), width), dtype=bool)
         self.governs = np.zeros((len(observed), width), dtype=bool)
         for m, o in enumerate(observed):
-            if automatic and len(o.confidences) == len(o.candidates) and o.confidences:
+            if len(o.confidences) == len(o.candidates) and o.confidences:
                 values = np.asarray(o.confidences, dtype=np.float64)
                 self.governs[m, : len(values)] = (values if refit is None else refit.apply(values)) >= GOVERNS
             for j, (rule_id, similarity) in enumerate(o.candidates):
@@ -145,32 +135,25 @@ class _Table:
         self.inside = np.array([o.near_miss is None and bool(o.expected) for o in observed], dtype=bool)
         self.outside = ~self.inside  # expect no rule, or are near misses
         self.expected_total = sum(len(o.expected) for o in observed if o.near_miss is None)
-        top = -np.sort(-self.sims, axis=1)
-        self.first = top[:, 0]
-        self.second = top[:, 1] if width > 1 else np.full(len(observed), -np.inf)
 
-    def limits(self, threshold: float, band: tuple[float, float] | None) -> np.ndarray:
-        """Per message, the threshold in force: the matcher's band rule (:func:`band_lowers`)."""
-        limit = np.full(len(self.first), threshold)
-        if band is not None:
-            limit[band_lowers(self.first, self.second, threshold, band)] = band[0]
-        return limit
+    def passing(self, threshold: float | None) -> np.ndarray:
+        """Which candidates a gate returns: those at or above a similarity ``threshold``, or (None) those that
+        govern (the confidence gate)."""
+        return self.governs.copy() if threshold is None else self.sims >= threshold
 
-    def balance(self, limit: np.ndarray) -> tuple[float, float]:
-        """(acc@1, rejection) with these per-message thresholds."""
-        passed = (self.sims >= limit[:, None]) | self.governs
+    def balance(self, passed: np.ndarray) -> tuple[float, float]:
+        """(acc@1, rejection) when the ``passed`` candidates are returned."""
         some = passed.any(axis=1)
-        rows = np.arange(len(limit))
+        rows = np.arange(len(passed))
         first = passed.argmax(axis=1)
         hit = some & self.good[rows, first]
         refused = ~some | (self.miss & ~self.bad[rows, first])
         return float(hit[self.inside].mean()), float(refused[self.outside].mean())
 
-    def micro(self, limit: np.ndarray, max_matched: int) -> tuple[float, float, float]:
-        """Micro (precision, recall, F1) of every rule returned with these per-message thresholds: the first
-        ``max_matched`` that pass, as the matcher returns them."""
-        passed = (self.sims >= limit[:, None]) | self.governs
-        passed &= np.cumsum(passed, axis=1) <= max_matched
+    def micro(self, passed: np.ndarray, max_matched: int) -> tuple[float, float, float]:
+        """Micro (precision, recall, F1) of every rule returned when the ``passed`` candidates are: the first
+        ``max_matched`` of them, as the matcher returns them."""
+        passed = passed & (np.cumsum(passed, axis=1) <= max_matched)
         tp = int((passed & self.good).sum())
         fp = int((passed & ~self.good & ~self.miss[:, None]).sum() + (passed & self.bad).sum())
         precision = tp / (tp + fp) if tp + fp else 1.0
@@ -179,18 +162,8 @@ class _Table:
         return precision, recall, f1
 
 
-def _moved(base: Gate, shift: float) -> tuple[float, Band | None]:
-    """``base``'s threshold and band moved by ``shift`` (rounded as a measured gate is)."""
-    assert base.threshold is not None
-    return round(base.threshold + shift, 4), None if base.band is None else base.band.moved(shift)
-
-
-def _limits(table: _Table, threshold: float, band: Band | None) -> np.ndarray:
-    return table.limits(threshold, None if band is None else (band.threshold, band.margin))
-
-
-def _balanced(table: _Table, base: Gate, prior: float) -> dict[str, Any]:
-    """The fields of a ``balanced`` calibration of ``base``: the shift it picks and why."""
+def _both_kinds(table: _Table) -> None:
+    """InvalidInputError unless the messages hold both kinds, as a balanced calibration needs."""
     inside, outside = int(table.inside.sum()), int(table.outside.sum())
     if not inside or not outside:
         missing = "no rule (or near misses)" if not outside else "some rule"
@@ -199,20 +172,6 @@ def _balanced(table: _Table, base: Gate, prior: float) -> dict[str, Any]:
             hint='add messages with "expected": [] (traffic the rules must not match) and messages the rules '
             "should match, or give a target (a precision, a recall or the best F1)",
         )
-    values = np.array([min(table.balance(_limits(table, *_moved(base, float(s))))) for s in _SHIFTS])
-    best = np.flatnonzero(values >= values.max() - 1e-12)
-    fitted = float(_SHIFTS[min(best, key=lambda i: (abs(_SHIFTS[i]), -_SHIFTS[i]))])
-    weight = outside / (outside + prior)
-    return {
-        "target": "balanced",
-        "base_kind": base.kind,
-        "base_threshold": base.threshold,
-        "fitted_shift": fitted,
-        "prior": prior,
-        "weight": round(weight, 4),
-        "shift": round(weight * fitted, 4),
-        "expecting_none": outside,
-    }
 
 
 def _single(
@@ -261,48 +220,39 @@ def _single(
 
 def fit_gate(
     observed: Sequence[Observed],
-    base: Gate,
     *,
     target_precision: float | None = None,
     target_recall: float | None = None,
     best_f1: bool = False,
-    prior: float = CALIBRATION_PRIOR,
     max_matched: int = _MAX_MATCHED,
     confidence_prior: float = REFIT_PRIOR,
 ) -> CalibratedGate:
-    """The ``calibrated`` gate for messages already matched without a gate (:func:`observe`), ``base`` being the
-    matcher's own automatic gate (:meth:`RuleMatcher.measured_gate`); see the module docstring. ``max_matched``: how
-    many rules a match returns (the config's), for the precision and recall counted. The terms hold the target, the
-    counts and the sample's precision, recall, F1, acc@1 and rejection at the chosen gate (the caller adds the
-    rules, their version and the model), and the confidence refitted on the same candidates
-    (:func:`refit_confidence`, held to the shipped one by ``confidence_prior`` candidates' worth). InvalidInputError
-    for two targets, an unmet target, a balanced calibration without messages on both sides, or a ``prior`` that is
-    not a finite number >= 0."""
+    """The ``calibrated`` gate for messages already matched without a gate (:func:`observe`); see the module
+    docstring. ``max_matched``: how many rules a match returns (the config's), for the precision and recall counted.
+    The terms hold the target, the counts and the sample's precision, recall, F1, acc@1 and rejection at the chosen
+    gate (the caller adds the rules, their version and the model), and the confidence refitted on the same
+    candidates (:func:`refit_confidence`, held to the shipped one by ``confidence_prior`` candidates' worth).
+    InvalidInputError for two targets, an unmet target, or a balanced calibration without messages on both sides."""
     precision_goal, recall_goal = _targets(target_precision, target_recall, best_f1)
-    if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not math.isfinite(prior) or prior < 0:
-        raise InvalidInputError(f"prior must be a finite number >= 0, not {prior!r}", location="prior")
     if not observed:
         raise InvalidInputError("no labelled messages to calibrate on", hint="give at least one message")
-    if base.threshold is None or base.score != "similarity":
-        raise InvalidInputError(f"calibration moves a similarity gate, not {base.kind!r} on {base.score!r}")
     refit = refit_confidence(observed, confidence_prior)
-    balanced = precision_goal is None and recall_goal is None and not best_f1
-    table = _Table(observed, refit if balanced else None, automatic=balanced)
+    table = _Table(observed, refit)
     fields: dict[str, Any]
-    band: Band | None
-    if balanced:
-        fields = _balanced(table, base, float(prior))
-        threshold, band = _moved(base, fields["shift"])
+    if precision_goal is None and recall_goal is None and not best_f1:
+        _both_kinds(table)
+        threshold, limit = GOVERNS, None
+        fields = {"target": "balanced", "on": "confidence", "expecting_none": int(table.outside.sum())}
     else:
         threshold, fields = _single(table, observed, precision_goal, recall_goal, max_matched)
-        band = None
-    limit = _limits(table, threshold, band)
-    precision, recall, f1 = table.micro(limit, max_matched)
+        limit = threshold
+    passed = table.passing(limit)
+    precision, recall, f1 = table.micro(passed, max_matched)
     misses = int(table.miss.sum())
-    fields.update(messages=len(observed) - misses, near_misses=misses, margin_band=band)
+    fields.update(messages=len(observed) - misses, near_misses=misses)
     fields.update(precision=round(precision, 6), recall=round(recall, 6), f1=round(f1, 6))
     if table.inside.any() and table.outside.any():
-        acc, rejection = table.balance(limit)
+        acc, rejection = table.balance(passed)
         fields.update(acc_at_1=round(acc, 6), rejection=round(rejection, 6))
     return CalibratedGate(threshold, refit=refit, **fields)
 
@@ -335,20 +285,19 @@ def calibrate_gate(
     target_precision: float | None = None,
     target_recall: float | None = None,
     best_f1: bool = False,
-    prior: float = CALIBRATION_PRIOR,
     config: MatchConfig | None = None,
     source: str = "labelled messages",
     rules_version: int | None = None,
     near_misses: Iterable[NearMiss] = (),
 ) -> CalibratedGate:
-    """The ``calibrated`` similarity gate for ``matcher``'s rules from ``labelled`` messages
-    (:class:`LabelledMessage`, from :func:`load_labelled`, or ``(message, expected rule ids)`` pairs; see the module
-    docstring: without a target, the matcher's own gate moved toward the best balance of acc@1 and rejection on
-    them). A message with a scenario or step is matched in that scenario or step. ``near_misses``
-    (:func:`synthesize_labelled`): messages one rule must not apply to; that rule returned for one is a false
-    positive, any other rule returned is ignored. ``rules_version`` (default the matcher's own version) is recorded
-    in the terms: pass the tenant's store version. Set it with :meth:`RuleMatcher.set_gate`, or store it for
-    a tenant (``store.save_gate``) so that every matcher of the tenant uses it.
+    """The ``calibrated`` gate for ``matcher``'s rules from ``labelled`` messages (:class:`LabelledMessage`, from
+    :func:`load_labelled`, or ``(message, expected rule ids)`` pairs; see the module docstring: without a target,
+    the default gate on the confidence refitted to them). A message with a scenario or step is matched in that
+    scenario or step. ``near_misses`` (:func:`synthesize_labelled`): messages one rule must not apply to; that rule
+    returned for one is a false positive, any other rule returned is ignored. ``rules_version`` (default the
+    matcher's own version) is recorded in the terms: pass the tenant's store version. Set it with
+    :meth:`RuleMatcher.set_gate`, or store it for a tenant (``store.save_gate``) so that every matcher of the tenant
+    uses it.
 
     Raises InvalidInputError for no messages, an unknown rule id, two targets, a target no threshold reaches, or a
     balanced calibration without messages that expect no rule (or without messages that expect one).
@@ -369,11 +318,9 @@ def calibrate_gate(
     cfg = config or matcher.config
     gate = fit_gate(
         observe(matcher, items, misses, cfg),
-        matcher.measured_gate(cfg),
         target_precision=target_precision,
         target_recall=target_recall,
         best_f1=best_f1,
-        prior=prior,
         max_matched=cfg.max_matched,
     )
     return gate.with_context(

@@ -67,21 +67,11 @@ class MatchConfig(BaseModel):
     scope_weights: dict[Scope, float] = Field(default_factory=lambda: dict(_DEFAULT_SCOPE_WEIGHTS))
     """Per-scope weight (ADR: global 1.0, scenario 1.1, step 1.2)."""
     threshold: float | Literal["auto"] | None = "auto"
-    """The gate. ``"auto"``: the tenant's calibrated gate when it has one (``norma rules calibrate``), else an
-    adapted encoder's (``norma rules adapt``), else one measured on the rulebook's own examples (see
-    docs/matching.md, "The gate"). A number: the minimum of the score named by ``threshold_on``. None: no gate."""
+    """The gate. ``"auto"``: the tenant's calibrated gate when it has one (``norma rules calibrate``), else the rules
+    whose confidence that they govern the message reaches 0.7 (see docs/matching.md, "The decision"). A number: the
+    minimum of the score named by ``threshold_on``, and the gate alone. None: no gate."""
     threshold_on: ThresholdOn = "similarity"
-    """Which score a numeric threshold applies to (the automatic gate always compares the similarity)."""
-    gate_quantile: float | None = Field(default=None, gt=0, lt=1)
-    """``threshold="auto"`` without a calibration: the gate is this quantile of the best leave-one-out similarity
-    of the rulebook's example texts (or, for an adapted encoder, of the examples it held out). None: the measured
-    defaults (0.20 on the rulebook, with the margin band below; 0.18 for an adapted encoder)."""
-    gate_band_quantile: float | None = Field(default=0.10, gt=0, lt=1)
-    """The rulebook gate's band: a message whose best rule's similarity is below the gate but reaches this lower
-    quantile is still matched when that rule's similarity is at least ``gate_margin`` above every other rule's
-    (one rule is clearly meant). Only below the gate's quantile; None: no band."""
-    gate_margin: float = Field(default=0.09, ge=0, le=1)
-    """How far the best rule must stand above the next one for the band (``gate_band_quantile``) to apply."""
+    """Which score a numeric threshold applies to (the automatic gate compares the confidence)."""
     max_candidates: int = Field(default=30, ge=1)
     """Over-fetch: candidates taken from the vector (and, with the hybrid pool, the BM25) ranking (ADR 30)."""
     max_matched: int = Field(default=10, ge=1)

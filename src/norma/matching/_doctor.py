@@ -17,13 +17,13 @@ from typing import Any, Literal
 
 import numpy as np
 
+from norma.embeddings import EncoderInfo, describe_encoder
 from norma.errors import InvalidInputError
-from norma.matching._gate import AdaptedGate
 from norma.matching._lexical import tokenize
 from norma.matching._matcher import RuleMatcher
 from norma.matching._pipeline import describe_scan
 from norma.matching._records import record_dict
-from norma.rules import Rule, Severity, When
+from norma.rules import Rule, Severity, When, rule_texts
 
 __all__ = [
     "DEFAULT_NEAR_DUPLICATE",
@@ -93,6 +93,9 @@ class Diagnosis:
     """The near-duplicate bound used."""
     vector_scan: str = ""
     """How a match finds its vector candidates in this rulebook, and the CPU kernel that computes them."""
+    encoder: EncoderInfo | None = None
+    """The encoder the rulebook is embedded with: identity, precision (fp32 / int8), encoder version, whether its
+    vectors depend on the batch, and the onnxruntime kernel it runs on this CPU."""
 
     @property
     def errors(self) -> int:
@@ -221,13 +224,13 @@ def _unrelated(matcher: RuleMatcher, rules: list[Rule], vectors: list[np.ndarray
 
 
 def _stale_encoder(matcher: RuleMatcher) -> list[Finding]:
-    gate = matcher.gate()
-    share = gate.trained_share if isinstance(gate, AdaptedGate) else None
+    held = matcher.held_out
+    share = None if held is None else held.trained_share(t for rule in matcher.rules for t in rule_texts(rule))
     if share is None or share >= 1:
         return []
     message = (
-        f"the encoder was adapted on {share:.0%} of these rules' texts: its gate and vectors predate the changes "
-        "(adapt again with norma rules adapt, or calibrate)"
+        f"the encoder was adapted on {share:.0%} of these rules' texts: its vectors and the confidence's statistics "
+        "predate the changes (adapt again with norma rules adapt, or calibrate)"
     )
     return [Finding("encoder_stale", Severity.WARNING, (), message, {"trained_share": share})]
 
@@ -300,4 +303,10 @@ def diagnose_rulebook(matcher: RuleMatcher, *, near_duplicate: float = DEFAULT_N
         key=lambda f: (f.severity is not Severity.ERROR, order[f.kind], f.rule_ids, f.numbers.get("example", -1.0))
     )
     scan = describe_scan(vector_rows, matcher.config)
-    return Diagnosis(rules=len(rules), findings=tuple(findings), near_duplicate=float(near_duplicate), vector_scan=scan)
+    return Diagnosis(
+        rules=len(rules),
+        findings=tuple(findings),
+        near_duplicate=float(near_duplicate),
+        vector_scan=scan,
+        encoder=describe_encoder(matcher.embedder),
+    )

@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 
-from norma.matching._confidence import GOVERNS
 from norma.matching._config import MatchConfig
 from norma.matching._enforce import enforcement
 from norma.matching._index import MatchIndex
@@ -25,9 +24,10 @@ def explain_matches(
     confidence: np.ndarray,
     chosen: Chosen,
     cfg: MatchConfig,
+    on: str = "similarity",
 ) -> list[MatchedRule]:
     """The chosen rules, best first, each with every component of its score and its enforcement (read from its
-    ``confidence``, aligned with the scored rules)."""
+    ``confidence``, aligned with the scored rules); ``on``: the score the threshold compared."""
     weights = {
         "vector": cfg.vector_weight,
         "bm25": cfg.bm25_weight,
@@ -70,7 +70,7 @@ def explain_matches(
             scope_weight=scope_w,
             final=final,
             threshold=None if cfg.threshold == "auto" else cfg.threshold,
-            threshold_on=cfg.threshold_on,
+            threshold_on=on,
             weights=weights,
             bm25_normalization=cfg.bm25_normalization,
             example_centroid=None if math.isnan(mean) else mean,
@@ -102,15 +102,23 @@ def gate_reason(rule: Rule, session: SessionState | None, tags: list[str] | None
     return "scope", "not a candidate"
 
 
-def threshold_detail(config: MatchConfig, scores: Scores, i: int, score: float, below: float | None = None) -> str:
-    """Why scored candidate ``i`` failed the gate, with the score it was compared on. ``below``: the ADR pool left
-    ``i`` outside its vector top (no vector score, so similarity 0 for the gate), whose last similarity is ``below``."""
-    if below is not None and config.threshold_on == "similarity":
+def threshold_detail(
+    config: MatchConfig, on: str, scores: Scores, i: int, score: float, below: float | None = None
+) -> str:
+    """Why scored candidate ``i`` failed the gate, with the score ``on`` names that it was compared on. ``below``:
+    the ADR pool left ``i`` outside its vector top (no vector score, so similarity 0 for the gate), whose last
+    similarity is ``below``."""
+    if on == "confidence":
+        return (
+            f"confidence {score:.2f} < {config.threshold:g} that it governs the message (similarity "
+            f"{float(scores.similarity[i]):.4f})"
+        )
+    if below is not None and on == "similarity":
         return (
             f"outside the vector top of {config.max_candidates} (candidate_pool='vector'; similarity <= {below:.4f}): "
             f"no vector score, similarity 0 < threshold {config.threshold}"
         )
-    return f"{config.threshold_on} {score:.4f} < threshold {config.threshold}"
+    return f"{on} {score:.4f} < threshold {config.threshold}"
 
 
 def explain_dropped(
@@ -124,14 +132,13 @@ def explain_dropped(
     session: SessionState | None,
     tags: list[str] | None,
     config: MatchConfig,
-    confidence: np.ndarray | None = None,
+    on: str = "similarity",
 ) -> list[DroppedRule]:
     """The nearest non-candidates (by ``approx``, the similarity by slot; up to ``max_candidates``) and the scored
     rules not returned.
 
-    Non-candidates first (by similarity), then scored ones (by final score); each with its reason. ``confidence``
-    (aligned with the scored rules; the automatic gate, which a rule that governs passes): a rule under the
-    threshold says its confidence too.
+    Non-candidates first (by similarity), then scored ones (by final score); each with its reason (``on``: the score
+    the threshold compared).
     """
     out: list[DroppedRule] = []
     gated_out = np.flatnonzero(index.alive[: index.size] & ~mask & np.isfinite(approx))
@@ -155,9 +162,7 @@ def explain_dropped(
             detail = detail.strip()
         elif not gated.passed[i]:
             top_last = below[0] if below is not None and below[1][i] else None
-            reason, detail = "threshold", threshold_detail(config, scores, i, float(gated.score[i]), top_last)
-            if confidence is not None:
-                detail += f"; confidence {confidence[i]:.2f} < {GOVERNS:g} that it governs the message"
+            reason, detail = "threshold", threshold_detail(config, on, scores, i, float(gated.score[i]), top_last)
         else:
             reason, detail = "max_matched", f"ranked past max_matched={config.max_matched}"
         out.append(DroppedRule(rule.id, reason, detail, similarity, float(final[i])))

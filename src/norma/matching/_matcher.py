@@ -23,7 +23,7 @@ from norma.matching._buffers import ScoreBuffers
 from norma.matching._compile import IndexBuilder, check_batch, check_dims, checked_vectors
 from norma.matching._confidence import Refit, RulebookStats, crossfit_stats, measure_stats
 from norma.matching._config import MatchConfig
-from norma.matching._gate import CalibratedGate, FixedGate, Gate, GateSource, HeldOut, RulebookGate, resolve
+from norma.matching._gate import CalibratedGate, FixedGate, Gate, GateSource, HeldOut, resolve
 from norma.matching._index import MatchIndex
 from norma.matching._models import SessionState
 from norma.matching._pipeline import match_one
@@ -80,11 +80,9 @@ class RuleMatcher:
         self._index = MatchIndex.empty()
         self._free_slots: list[int] = []  # slots of removed rules, reused first (updates only, under the lock)
         self._buffers = ScoreBuffers()
-        self._given: GateSource | None = None
-        self._given_for: MatchIndex | None = None  # the rules a given rulebook gate was measured on
-        self._resolved: tuple[MatchIndex, tuple[object, ...], Gate] | None = None  # the last gate resolved
+        self._given: CalibratedGate | FixedGate | None = None
         self._stats: tuple[MatchIndex, RulebookStats] | None = None  # the confidence's statistics, per version
-        self._owners: tuple[tuple[int, float | None, float | None], ...] = ()  # an adapted encoder's (HeldOut)
+        self._held_out: HeldOut | None = None  # an adapted encoder's: its confidence's statistics come from it
         self._apply(list(rules), vectors, bump=False)
         if gate is not None:
             self.set_gate(gate)
@@ -201,26 +199,29 @@ class RuleMatcher:
     # -- the gate --------------------------------------------------------------------------------------------------
 
     @property
-    def given_gate(self) -> GateSource | None:
-        """What the automatic gate was given (:meth:`set_gate`), None when it measures the rulebook."""
+    def given_gate(self) -> CalibratedGate | FixedGate | None:
+        """The calibrated or fixed gate given (:meth:`set_gate`), None for the default confidence gate."""
         return self._given
 
+    @property
+    def held_out(self) -> HeldOut | None:
+        """The adapted encoder's held-out examples given (:meth:`set_gate`), None for the base encoder."""
+        return self._held_out
+
     def set_gate(self, gate: GateSource | None) -> None:
-        """What the automatic gate (``threshold="auto"``) is, or starts from:
+        """What the automatic gate (``threshold="auto"``) is, or what the confidence reads:
 
         * a :class:`~norma.matching.CalibratedGate` (:func:`~norma.matching.calibrate_gate`, a tenant's stored gate)
           or a :class:`~norma.matching.FixedGate`: used as is, whatever the rules become. A gate calibrated with
-          another embedding model is ignored, with a warning: its threshold is on other similarities;
-        * a :class:`~norma.matching.RulebookGate` measured earlier on these same rules (a cache): used until the
-          rules change, then measured again;
+          another embedding model is ignored, with a warning (its threshold and refit are of other similarities);
         * a :class:`~norma.matching.HeldOut` (:func:`~norma.matching.read_held_out` of an adapted encoder's folder,
-          the one this matcher embeds with): the adapted gate, measured once per version of the rules;
-        * None: the rulebook's own gate, measured once per version of the rules.
+          the one this matcher embeds with): the confidence's statistics are measured on the examples the encoder
+          held out (it stays, whatever gate comes next);
+        * None: the default, the confidence gate.
         """
-        if gate is not None and not isinstance(gate, (CalibratedGate, FixedGate, RulebookGate, HeldOut)):
+        if gate is not None and not isinstance(gate, (CalibratedGate, FixedGate, HeldOut)):
             raise InvalidInputError(
-                f"set_gate takes a calibrated, fixed or rulebook gate or an adapted encoder's HeldOut, not "
-                f"{type(gate).__name__}"
+                f"set_gate takes a calibrated or fixed gate or an adapted encoder's HeldOut, not {type(gate).__name__}"
             )
         if isinstance(gate, CalibratedGate) and gate.model is not None and gate.model != self.model_id:
             _LOG.warning(
@@ -230,36 +231,16 @@ class RuleMatcher:
             )
             gate = None
         with self._lock:
-            if isinstance(gate, HeldOut) and gate.owners != self._owners:  # the encoder's own held-out figures: they
-                self._owners, self._stats = gate.owners, None  # stay with the matcher whatever gate comes next
-            self._given, self._given_for, self._resolved = gate, self._index, None
+            if isinstance(gate, HeldOut):
+                if gate.owners != (self._held_out.owners if self._held_out is not None else ()):
+                    self._stats = None
+                self._held_out = gate
+            else:
+                self._given = gate
 
     def gate(self, config: MatchConfig | None = None) -> Gate:
-        """The gate a match with ``config`` (default the matcher's) applies now; never depends on the message."""
-        with self._lock:
-            return self._gate(self._index, config or self.config)
-
-    def measured_gate(self, config: MatchConfig | None = None) -> Gate:
-        """The automatic gate without a calibrated or fixed gate given: the adapted encoder's or the rulebook's.
-        What a calibration moves."""
-        cfg = (config or self.config).with_(threshold="auto")
-        with self._lock:
-            given = self._given if isinstance(self._given, (HeldOut, RulebookGate)) else None
-            return resolve(self._index, cfg, self._usable(given))
-
-    def _usable(self, given: GateSource | None) -> GateSource | None:
-        """``given``, unless it is a rulebook gate measured on other rules than today's."""
-        return None if isinstance(given, RulebookGate) and self._given_for is not self._index else given
-
-    def _gate(self, index: MatchIndex, cfg: MatchConfig) -> Gate:
-        """Under the lock: the gate of ``cfg`` on ``index``, resolved once per (rules version, gate settings)."""
-        key = (cfg.threshold, cfg.threshold_on, cfg.gate_quantile, cfg.gate_band_quantile, cfg.gate_margin)
-        cached = self._resolved
-        if cached is not None and cached[0] is index and cached[1] == key:
-            return cached[2]
-        gate = resolve(index, cfg, self._usable(self._given))
-        self._resolved = (index, key, gate)
-        return gate
+        """The gate a match with ``config`` (default the matcher's) applies; never depends on the message."""
+        return resolve(config or self.config, self._given)
 
     # -- the confidence --------------------------------------------------------------------------------------------
 
@@ -276,13 +257,15 @@ class RuleMatcher:
         given = self._given
         return given.refit if isinstance(given, CalibratedGate) else None
 
-    def keep_stats(self, stats: RulebookStats) -> bool:
+    def keep_stats(self, stats: RulebookStats, *, covering: bool = False) -> bool:
         """Statistics measured earlier on these same rules (a snapshot's): used until the rules change. Ignored
-        (False) when they name other rules than today's."""
+        (False) when they name other rules than today's; with ``covering``, when they do not name all of today's
+        (a push-down matcher over a few of a tenant's rules reads the whole tenant's)."""
         with self._lock:
             index = self._index
-            alive = np.flatnonzero(index.alive[: index.size]).tolist()
-            if set(stats.inside) != {index.ids[slot] for slot in alive}:
+            alive = {index.ids[slot] for slot in np.flatnonzero(index.alive[: index.size]).tolist()}
+            named = set(stats.inside)
+            if not (alive <= named if covering else alive == named):
                 return False
             self._stats = (index, stats)
             return True
@@ -293,7 +276,8 @@ class RuleMatcher:
         if cached is not None and cached[0] is index:
             return cached[1]
         # an adapted encoder's from the examples it never saw (its HeldOut), else from the rules' own texts
-        stats = crossfit_stats(index, self._owners) if self._owners else measure_stats(index)
+        owners = self._held_out.owners if self._held_out is not None else ()
+        stats = crossfit_stats(index, owners) if owners else measure_stats(index)
         self._stats = (index, stats)
         return stats
 
@@ -408,19 +392,16 @@ class RuleMatcher:
             queries = [None] * len(items)
         else:
             queries = embed_messages(embedder or self.embedder, items, cfg)
+        gate = self.gate(cfg)
+        refit = self.refit
+        if cfg.threshold == "auto":
+            cfg = cfg.model_copy(update={"threshold": gate.threshold})
         with self._lock:
             index = self._index
-            gate = self._gate(index, cfg)
             stats = self._stats_of(index)
-            refit = self._given.refit if isinstance(self._given, CalibratedGate) else None
-            band = None if gate.band is None else (gate.band.threshold, gate.band.margin)
-            automatic = cfg.threshold == "auto"  # a target's calibrated threshold is the gate alone, as a number is
-            pass_through = automatic and not (isinstance(gate, CalibratedGate) and gate.target != "balanced")
-            if automatic:
-                cfg = cfg.model_copy(update={"threshold": gate.threshold, "threshold_on": gate.score})
             results = [
                 match_one(index, self._buffers, items[i], queries[i], sessions[i] if sessions else None, wanted, cfg,
-                          explain, stats, band, pass_through, refit)
+                          explain, stats, gate.score, refit)
                 for i in range(len(items))
             ]  # fmt: skip
         for result in results:

@@ -9,8 +9,8 @@
 4. :func:`pool` — the vector top and the BM25 top rescored exactly in float64: the slots that get scores;
 5. :func:`fuse` — BM25 normalisation, vector score (with the example centroid), hybrid, priority, scope, final;
    :func:`confide` — each scored rule's confidence that it governs the message (``_confidence.py``);
-6. :func:`gate` — the threshold (a rule that governs is relevant whatever it) and the session filters (max fires,
-   cooldown);
+6. :func:`gate` — the threshold (by default on the confidence: the rules that govern the message) and the session
+   filters (max fires, cooldown);
 7. :func:`order` — sort by (-final, -priority, id), the first ``max_matched``;
 8. explain (``_explain.py``) — a :class:`~norma.matching.MatchExplanation` per match and, with ``explain=True``,
    the rules left out and why (:func:`dropped`).
@@ -25,10 +25,10 @@ import numpy as np
 
 from norma.errors import InvalidInputError
 from norma.matching._buffers import ExactScores, ScoreBuffers
-from norma.matching._confidence import GOVERNS, Refit, RulebookStats, confidences
+from norma.matching._confidence import Refit, RulebookStats, confidences
 from norma.matching._config import MatchConfig
 from norma.matching._explain import explain_dropped, explain_matches
-from norma.matching._gate import band_lowers
+from norma.matching._gate import GateScore
 from norma.matching._index import SCOPES, MatchIndex
 from norma.matching._models import SessionState
 from norma.matching._packed import scan_kernel
@@ -81,15 +81,13 @@ def match_one(
     cfg: MatchConfig,
     explain: bool,
     stats: RulebookStats,
-    band: tuple[float, float] | None = None,
-    automatic: bool = False,
+    on: GateScore = "similarity",
     refit: Refit | None = None,
 ) -> MatchResult:
     """The rules of ``index`` that apply to ``message`` (``query``: its ``(windows, dim)`` vectors, None for an
     empty message), best first. ``stats``: the rulebook's statistics for the confidence (measured on ``index``).
-    ``band``: (lower threshold, margin) of a similarity gate with a margin band. ``automatic``: the threshold is the
-    automatic gate's (``threshold="auto"``), which a rule that governs the message passes whatever its similarity;
-    a number the caller set is the gate alone. ``refit``: the tenant's confidence refit (``norma rules calibrate``)."""
+    ``cfg.threshold`` is the gate's threshold (a number or None) on the score ``on`` names: the similarity, the final
+    score or the confidence. ``refit``: the tenant's confidence refit (``norma rules calibrate``)."""
     if query is None or index.vectors is None or not len(index):
         return MatchResult()
     if query.shape[1] != index.vectors.dim:
@@ -102,16 +100,13 @@ def match_one(
         pooled = pool(index, query, mask, vector, lexical, cfg, exact)
         scores = fuse(index, query, pooled, lexical, mask, cfg, exact)
         confidence = confide(index, pooled, scores, stats, refit)
-        gated = gate(index, pooled, scores, session, cfg, band, confidence if automatic else None)
-        if gated.threshold != cfg.threshold:  # the band applied: explain with the threshold in force
-            cfg = cfg.model_copy(update={"threshold": gated.threshold})
+        gated = gate(index, pooled, scores, confidence, session, cfg, on)
         chosen = order(index, query, pooled, scores, gated, cfg, exact)
     finally:
         exact.clear()
-    result = MatchResult(explain_matches(index, lexical, scores, confidence, chosen, cfg))
+    result = MatchResult(explain_matches(index, lexical, scores, confidence, chosen, cfg, on))
     if explain:
-        result.dropped = dropped(index, query, mask, vector, pooled, scores, gated, chosen, session, tags, cfg,
-                                 confidence if automatic else None)  # fmt: skip
+        result.dropped = dropped(index, query, mask, vector, pooled, scores, gated, chosen, session, tags, cfg, on)
     return result
 
 
@@ -424,25 +419,18 @@ def gate(
     index: MatchIndex,
     pooled: Pool,
     scores: Scores,
+    confidence: np.ndarray,
     session: SessionState | None,
     cfg: MatchConfig,
-    band: tuple[float, float] | None = None,
-    confidence: np.ndarray | None = None,
+    on: GateScore = "similarity",
 ) -> Gated:
-    """The threshold on the score ``threshold_on`` names, and the session filters. With a ``band`` (lower
-    threshold, margin) on a similarity gate: when no rule reaches the threshold but the best one reaches the lower
-    threshold and stands ``margin`` above every other scored rule, the lower threshold is in force
-    (:func:`~norma.matching._gate.band_lowers`). A rule whose ``confidence`` reaches ``GOVERNS`` governs the message,
-    and so passes whatever the threshold."""
-    score = threshold_scores(cfg, scores.final, scores.similarity)
+    """``cfg.threshold`` on the score ``on`` names (the confidence for the default gate: a rule is relevant when
+    it governs the message), and the session filters."""
+    score = confidence if on == "confidence" else threshold_scores(cfg, scores.final, scores.similarity)
     threshold = cfg.threshold
-    if threshold is not None and band is not None and len(score):
-        top = np.partition(score, -2)[-2:] if len(score) > 1 else np.array([-np.inf, score[0]])
-        if band_lowers(float(top.max()), float(top.min()), float(threshold), band):
-            threshold = band[0]
+    if threshold == "auto":
+        raise AssertionError("the matcher resolves the automatic gate before matching")
     passed = np.ones(len(pooled.scored), dtype=bool) if threshold is None else score >= threshold
-    if threshold is not None and confidence is not None:
-        passed |= confidence >= GOVERNS
     blocked = session_blocked(index, session)
     allowed = passed
     if blocked:
@@ -522,10 +510,10 @@ def dropped(
     session: SessionState | None,
     tags: list[str] | None,
     cfg: MatchConfig,
-    confidence: np.ndarray | None = None,
+    on: GateScore = "similarity",
 ) -> list[DroppedRule]:
     """``explain=True``: the nearest non-candidates and the scored rules not returned, each with why."""
     approx = vector.approx
     if approx is None:  # the int8 scan gave bounds only: the dropped rules' similarities come from float32
         approx = similarities(index, query, mask, cfg)
-    return explain_dropped(index, approx, mask, pooled, scores, gated, chosen, session, tags, cfg, confidence)
+    return explain_dropped(index, approx, mask, pooled, scores, gated, chosen, session, tags, cfg, on)

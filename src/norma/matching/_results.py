@@ -46,7 +46,8 @@ class MatchExplanation:
     threshold: float | None
     """The threshold in force (None: none)."""
     threshold_on: str
-    """The score the threshold was compared with."""
+    """The score the threshold was compared with: ``confidence`` (the default gate: the match's confidence that it
+    governs the message, :attr:`MatchedRule.confidence`), ``similarity`` or ``final``."""
     weights: dict[str, float] = field(default_factory=dict)
     """The weights used."""
     bm25_normalization: str = "query"
@@ -56,8 +57,11 @@ class MatchExplanation:
     (``example_centroid_weight`` > 0 and the rule has 2+ examples); None otherwise."""
 
     @property
-    def threshold_score(self) -> float:
-        """The score the threshold applies to."""
+    def threshold_score(self) -> float | None:
+        """The score the threshold applies to; None when it is the confidence, which the match holds
+        (:attr:`MatchedRule.confidence`), not its explanation."""
+        if self.threshold_on == "confidence":
+            return None
         return self.final if self.threshold_on == "final" else self.similarity
 
     def to_dict(self) -> dict[str, Any]:

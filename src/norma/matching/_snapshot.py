@@ -4,14 +4,14 @@ the user's cache folder, so matching the same file again neither parses, embeds 
 A snapshot is a folder ``<cache>/rulebooks/<file key>-<model key>/`` holding
 
 * ``rules.json``: the rules as the reader accepted them (read back with ``Rule.from_stored``, much faster than
-  validating YAML again), the model id and, per rule, how many vector rows it has (the rows follow the rules'
-  order, each rule's in :func:`~norma.rules.rule_texts` order);
+  validating YAML again), the model id (the encoder's identity: model, precision and encoder version, which the
+  folder's name is made of too, so a snapshot of another encoder is never read) and, per rule, how many vector
+  rows it has (the rows follow the rules' order, each rule's in :func:`~norma.rules.rule_texts` order);
 * ``vectors.npy``: those rows (float32, as the embedder returned them), memory-mapped when read;
-* ``gates.json`` (optional): the measured rulebook gates (one per quantile and probe setting asked for);
 * ``confidence.json`` (optional): the rulebook's statistics for the confidence (:class:`RulebookStats`).
 
-A folder is written whole under a temporary name and renamed into place, ``gates.json`` and ``confidence.json``
-through a temporary file:
+A folder is written whole under a temporary name and renamed into place, ``confidence.json`` through a temporary
+file:
 a reader sees a snapshot whole or not at all. A snapshot that does not read back (missing, truncated, another
 format) is ignored and written again: a cache only costs time. Messages are never written here; the rule texts of
 the first build also go through the user's embedding cache (``EmbeddingCache.in_user_cache``), so an edited file
@@ -36,14 +36,7 @@ from norma.errors import NormaError
 from norma.matching._confidence import RulebookStats
 from norma.matching._config import MatchConfig
 from norma.matching._files import load_rules
-from norma.matching._gate import (
-    HeldOut,
-    RulebookGate,
-    band_key,
-    default_held_out,
-    gate_from_dict,
-    rulebook_settings,
-)
+from norma.matching._gate import HeldOut, default_held_out
 from norma.matching._matcher import RuleMatcher
 from norma.rules import Rule, rule_texts
 
@@ -53,9 +46,7 @@ _FORMAT = 2  # 2: a check's unset `when` is stored as null (format 1 stored "mat
 _FOLDER = "rulebooks"
 _RULES = "rules.json"
 _VECTORS = "vectors.npy"
-_GATES = "gates.json"
 _STATS = "confidence.json"
-_MAX_GATES = 8  # gates kept per snapshot (one per quantile / probe setting asked for)
 MAX_SNAPSHOTS = 16
 """Snapshots kept in the cache folder: past it, writing one removes the least recently used (a 3,000-rule file's is
 about 14 MB)."""
@@ -70,12 +61,12 @@ def file_matcher(
 ) -> RuleMatcher:
     """The rules of a YAML / JSON rulebook file in a :class:`RuleMatcher`, compiled once per (file bytes, norma
     version, model) and kept in the user's cache folder (:func:`norma.embeddings.user_cache_dir`, see the module
-    docstring): a second call on an unchanged file reads the rules, their vectors and the measured rulebook gate
-    back instead of parsing, embedding and measuring them.
+    docstring): a second call on an unchanged file reads the rules, their vectors and the confidence's
+    statistics back instead of parsing, embedding and measuring them.
 
     ``embedder`` defaults to :func:`norma.embeddings.get_embedder`; ``held_out``: the embedder's, when it is an
-    adapted encoder (:func:`~norma.matching.read_held_out`): the matcher's gate is then the adapted one (with the
-    default embedder, the default model folder's, ``$NORMA_MODEL_DIR``). A file that
+    adapted encoder (:func:`~norma.matching.read_held_out`): the confidence's statistics are then measured on the
+    examples it held out (with the default embedder, the default model folder's, ``$NORMA_MODEL_DIR``). A file that
     cannot be read or parsed raises what :func:`~norma.matching.load_rules` raises; a cache folder that cannot be
     read or written only costs time.
     """
@@ -96,16 +87,13 @@ def file_matcher(
     if kept is not None and matcher is not None:
         if held_out is not None:
             matcher.set_gate(held_out)
-        else:
-            _keep_gate(matcher, cfg, kept.gates, kept.folder)
         _keep_stats(matcher, kept.stats, kept.folder)
         return matcher
     rules = load_rules(source)
     rows, vectors = _embed(rules, model_embedder)
     matcher = RuleMatcher(rules, cfg, embedder=embedder, vectors=_by_rule(rules, rows, vectors), gate=held_out)
-    gate = _gate(matcher, cfg, []) if held_out is None else None
     if folder is not None:
-        _write(folder, _name(file_key, model), model, rules, rows, vectors, gate, matcher.stats().to_dict())
+        _write(folder, _name(file_key, model), model, rules, rows, vectors, matcher.stats().to_dict())
     return matcher
 
 
@@ -114,32 +102,7 @@ def snapshot_dir() -> Path:
     return user_cache_dir() / _FOLDER
 
 
-# -- the gate (the two calls into the gate API) ----------------------------------------------------------------------
-
-
-def _gate(matcher: RuleMatcher, config: MatchConfig, kept: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """Give ``matcher`` a kept rulebook gate that fits ``config``; else measure it. Returns the gate to keep (None
-    when a kept one was taken, or when ``config``'s gate is not a measured rulebook gate)."""
-    if config.threshold != "auto":
-        return None
-    settings = rulebook_settings(config)
-    for data in kept:
-        try:
-            gate = gate_from_dict(data)
-        except NormaError:  # a kept gate that does not read back: measure it
-            continue
-        if isinstance(gate, RulebookGate) and (gate.quantile, band_key(gate.band)) == settings:
-            matcher.set_gate(gate)  # measured on these very rules: used until they change
-            return None
-    measured = matcher.gate(config)
-    return measured.to_dict() if isinstance(measured, RulebookGate) else None
-
-
-def _keep_gate(matcher: RuleMatcher, config: MatchConfig, kept: list[dict[str, Any]], folder: Path) -> None:
-    """Take a kept gate, or measure one and add it to the snapshot's."""
-    gate = _gate(matcher, config, kept)
-    if gate is not None:
-        _write_file(folder / _GATES, json.dumps([gate, *kept][:_MAX_GATES]).encode())
+# -- the confidence's statistics ---------------------------------------------------------------------------------------
 
 
 def _keep_stats(matcher: RuleMatcher, kept: dict[str, Any] | None, folder: Path) -> None:
@@ -157,7 +120,8 @@ def _keep_stats(matcher: RuleMatcher, kept: dict[str, Any] | None, folder: Path)
 
 
 class _Snapshot:
-    """A snapshot read back: its model, gates and stored rules (checked, with their vectors, by :meth:`matcher`)."""
+    """A snapshot read back: its model, statistics and stored rules (checked, with their vectors, by
+    :meth:`matcher`)."""
 
     def __init__(self, folder: Path) -> None:
         meta = json.loads((folder / _RULES).read_bytes())
@@ -169,11 +133,6 @@ class _Snapshot:
         self._rows: list[int] = meta["rows"]
         if len(self._rows) != len(self._rules) or not all(isinstance(n, int) and n > 0 for n in self._rows):
             raise ValueError("rows do not match the rules")
-        try:
-            gates = json.loads((folder / _GATES).read_bytes())
-        except (OSError, ValueError):
-            gates = []
-        self.gates: list[dict[str, Any]] = [g for g in gates if isinstance(g, dict)] if isinstance(gates, list) else []
         try:
             stats = json.loads((folder / _STATS).read_bytes())
         except (OSError, ValueError):
@@ -242,7 +201,6 @@ def _write(
     rules: list[Rule],
     rows: list[int],
     vectors: np.ndarray,
-    gate: dict[str, Any] | None,
     stats: dict[str, Any],
 ) -> None:
     """Write a snapshot whole under a temporary name, then rename it into place (replacing one that did not read
@@ -255,8 +213,6 @@ def _write(
         meta = {"format": _FORMAT, "model": model, "rules": [rule.to_dict() for rule in rules], "rows": rows}
         (partial / _RULES).write_text(json.dumps(meta), encoding="utf-8")
         np.save(partial / _VECTORS, np.ascontiguousarray(vectors, dtype=np.float32), allow_pickle=False)
-        if gate is not None:
-            (partial / _GATES).write_text(json.dumps([gate]), encoding="utf-8")
         (partial / _STATS).write_text(json.dumps(stats), encoding="utf-8")
         if target.exists():  # a snapshot that did not read back: out of the way first
             stale = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".old", dir=folder))

@@ -78,7 +78,8 @@ class Gated(NamedTuple):
     gate a match applies: this is what applying it left for one message)."""
 
     score: np.ndarray
-    """The score compared with the threshold (``threshold_on``), aligned with ``scored``."""
+    """The score compared with the threshold (the similarity, the final score or the confidence), aligned with
+    ``scored``."""
     passed: np.ndarray
     """bool aligned with ``scored``: at or above the threshold."""
     blocked: dict[int, str]
@@ -86,7 +87,7 @@ class Gated(NamedTuple):
     allowed: np.ndarray
     """bool aligned with ``scored``: passed and not blocked."""
     threshold: float | str | None = None
-    """The threshold in force for this message (the lower one when a gate's margin band applied)."""
+    """The threshold in force."""
 
 
 class Chosen(NamedTuple):

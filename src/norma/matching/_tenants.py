@@ -3,10 +3,10 @@ version moves, and a push-down matcher over only the nearest rules for tenants t
 
 The first :meth:`TenantMatchers.get` for a tenant reads its rules and fresh vectors in one transaction
 (:meth:`~norma.store.RuleStore.snapshot`) and builds a :class:`~norma.matching.RuleMatcher` with them: only rules
-without a fresh vector for the embedder's model are embedded (one batch), and those vectors are written back
-(:meth:`~norma.store.RuleStore.save_vectors`), so a model change re-embeds each rule once, lazily. Later calls return
-the cached matcher; at most every ``refresh_interval`` seconds one of them reads the tenant's version and, when it
-moved, applies just the rules changed since (:meth:`~norma.store.RuleStore.changes_since`) with ``matcher.upsert`` /
+without a fresh vector for the embedder's model are embedded (in chunks of 256 texts), and those vectors are written
+back (:meth:`~norma.store.RuleStore.save_vectors`), so a model change re-embeds each rule once, lazily. Later calls
+return the cached matcher; at most every ``refresh_interval`` seconds one of them reads the tenant's version and, when
+it moved, applies just the rules changed since (:meth:`~norma.store.RuleStore.changes_since`) with ``matcher.upsert`` /
 ``matcher.remove``.
 
 The store knows nothing of matchers: everything here reads it through the :class:`~norma.store.RuleStore` protocol.
@@ -26,20 +26,12 @@ import numpy as np
 
 from norma.embeddings import Embedder, get_embedder
 from norma.errors import ConfigError
+from norma.matching._confidence import RulebookStats
 from norma.matching._config import MatchConfig
-from norma.matching._gate import (
-    Gate,
-    GateSource,
-    HeldOut,
-    default_held_out,
-    gate_from_dict,
-    resolve,
-    rulebook_settings,
-)
-from norma.matching._index import MatchIndex
+from norma.matching._gate import CalibratedGate, FixedGate, Gate, HeldOut, default_held_out, gate_from_dict, resolve
 from norma.matching._matcher import RuleMatcher
 from norma.rules import Rule, rule_fingerprint, validate_tenant_id
-from norma.store import GateStore, RuleStore, VectorSearch
+from norma.store import GateStore, RuleStore, VectorSearch, embed_unstored
 
 __all__ = [
     "DEFAULT_REFRESH_INTERVAL",
@@ -83,8 +75,8 @@ class TenantMatchers:
         refresh_interval: seconds a cached matcher is returned without checking the tenant's version (0: every
             call checks).
         max_cached: most matchers kept (least recently used ones are dropped first).
-        held_out: the held-out similarities of the adapted encoder the matchers embed with
-            (:func:`~norma.matching.read_held_out`), for the adapted gate of tenants without a calibrated one.
+        held_out: the held-out examples of the adapted encoder the matchers embed with
+            (:func:`~norma.matching.read_held_out`), which their confidence's statistics are measured on.
     """
 
     def __init__(
@@ -100,7 +92,7 @@ class TenantMatchers:
         self.refresh_interval = refresh_interval
         self._max = max_cached
         self._entries: OrderedDict[tuple[str, str, str], _Entry] = OrderedDict()
-        self._measured: dict[tuple[object, ...], Gate] = {}  # tenant_gate's, for the tenant's version in the key
+        self._measured: dict[tuple[object, ...], RulebookStats] = {}  # tenant_stats', for the version in the key
         self._lock = threading.Lock()
 
     def get(
@@ -148,42 +140,39 @@ class TenantMatchers:
         return entry.matcher, entry.version, entry.confirmed_at
 
     def clear(self) -> None:
-        """Forget every cached matcher and measured gate (the next :meth:`get` of each tenant reads the store
+        """Forget every cached matcher and measured statistics (the next :meth:`get` of each tenant reads the store
         again)."""
         with self._lock:
             self._entries.clear()
             self._measured.clear()
 
-    def gate(
-        self,
-        tenant_id: str,
-        *,
-        embedder: Embedder | None = None,
-        config: MatchConfig | None = None,
-        held_out: HeldOut | None = None,
-    ) -> Gate:
-        """The tenant's gate for ``config``: see :func:`tenant_gate`. A measured gate is kept for the version of the
-        tenant's rules it was measured on (one per tenant: a new version replaces it)."""
+    def gate(self, tenant_id: str, *, config: MatchConfig | None = None) -> Gate:
+        """The tenant's gate for ``config``: see :func:`tenant_gate`."""
         validate_tenant_id(tenant_id)
         cfg = config or MatchConfig()
-        if cfg.threshold != "auto":
-            return resolve(MatchIndex.empty(), cfg, None)
+        stored = stored_gate(self.store, tenant_id) if cfg.threshold == "auto" else None
+        return resolve(cfg, stored if isinstance(stored, (CalibratedGate, FixedGate)) else None)
+
+    def stats(
+        self, tenant_id: str, *, embedder: Embedder | None = None, held_out: HeldOut | None = None
+    ) -> RulebookStats:
+        """The statistics of every stored rule of the tenant that the confidence reads (the adapted encoder's
+        cross-fitted ones with ``held_out``), measured once per version of the tenant's rules (one per tenant: a new
+        version replaces it), so a push-down matcher over a few candidates reads the whole tenant's."""
+        validate_tenant_id(tenant_id)
         store = self.store
-        stored = stored_gate(store, tenant_id)
-        if stored is not None:
-            return stored
         model = embedder if embedder is not None else get_embedder()
-        key = (tenant_id, store.version(tenant_id), model.model_id, rulebook_settings(cfg), cfg.gate_quantile, held_out)
+        key = (tenant_id, store.version(tenant_id), model.model_id, held_out)
         with self._lock:
             known = self._measured.get(key)
         if known is not None:
             return known
-        gate = _from_snapshot(store, tenant_id, model, cfg, held_out)[1].measured_gate()
+        stats = _from_snapshot(store, tenant_id, model, None, held_out)[1].stats()
         with self._lock:
             for old in [k for k in self._measured if k[0] == tenant_id and k != key]:
                 del self._measured[old]
-            self._measured[key] = gate
-        return gate
+            self._measured[key] = stats
+        return stats
 
     def _build(self, entry: _Entry, tenant_id: str, embedder: Embedder, config: MatchConfig | None) -> None:
         version, matcher, unstored = _from_snapshot(self.store, tenant_id, embedder, config, self.held_out)
@@ -215,7 +204,7 @@ class TenantMatchers:
 
 _BY_STORE: weakref.WeakKeyDictionary[RuleStore, TenantMatchers] = weakref.WeakKeyDictionary()
 """The one map of this module: each store object's :class:`TenantMatchers`, which hold all that is derived from its
-tenants' rules (matchers, measured gates), dropped with the store."""
+tenants' rules (matchers, measured statistics), dropped with the store."""
 _BY_STORE_LOCK = threading.Lock()
 
 
@@ -232,11 +221,17 @@ def tenant_matchers(store: RuleStore) -> TenantMatchers:
 def _from_snapshot(
     store: RuleStore, tenant_id: str, embedder: Embedder, config: MatchConfig | None, held_out: HeldOut | None
 ) -> tuple[int, RuleMatcher, list[Rule]]:
-    """(version, matcher, rules whose vectors were not stored and were embedded now) of the tenant as stored."""
+    """(version, matcher, rules whose vectors were not stored and were embedded now) of the tenant as stored.
+
+    Only the vectors the store keeps under the embedder's identity (model, precision, encoder version) are read;
+    the others are embedded now, with a line on the ``norma.store`` log when the store holds another encoder's
+    (:func:`~norma.store.embed_unstored`)."""
     version, rules, vectors = store.snapshot(tenant_id, embedder.model_id)
+    unstored = [r for r in rules if r.id not in vectors]
+    vectors = {**vectors, **embed_unstored(store, tenant_id, unstored, embedder)}
     matcher = RuleMatcher(rules, config, embedder=embedder, vectors=vectors)
     apply_stored_gate(matcher, store, tenant_id, held_out)
-    return version, matcher, [r for r in rules if r.id not in vectors]
+    return version, matcher, unstored
 
 
 def snapshot_matcher(
@@ -299,8 +294,9 @@ def candidate_matcher(
     too large to load.
 
     Nothing of the tenant is loaded per message but those rules and their vectors; BM25 statistics are those of the
-    candidates, and a rule that only matches lexically can be missed (see docs/store.md). The gate is the tenant's,
-    whatever the message (:func:`tenant_gate`). The store must find vectors itself
+    candidates, and a rule that only matches lexically can be missed (see docs/store.md). The gate is the tenant's
+    (:func:`tenant_gate`) and the confidence reads the statistics of the whole tenant (:meth:`TenantMatchers.stats`),
+    whatever the message. The store must find vectors itself
     (:class:`~norma.store.VectorSearch`: PostgreSQL + pgvector); ConfigError otherwise.
     """
     if not isinstance(store, VectorSearch):
@@ -310,11 +306,17 @@ def candidate_matcher(
         )
     validate_tenant_id(tenant_id)
     model = embedder if embedder is not None else get_embedder()
-    gate = tenant_gate(store, tenant_id, embedder=model, config=config, held_out=held_out)
+    matchers = tenant_matchers(store)
+    stats = matchers.stats(tenant_id, embedder=model, held_out=held_out)
+    gate = stored_gate(store, tenant_id)
     vector = np.asarray(model.embed([message]), dtype=np.float32)[0]
     ids = [rule_id for rule_id, _ in store.search(tenant_id, vector, model_id=model.model_id, limit=limit)]
     rules, vectors = store.rules_with_vectors(tenant_id, ids, model.model_id)
-    return RuleMatcher(rules, config, embedder=_Primed(model, message, vector), vectors=vectors, gate=gate)
+    matcher = RuleMatcher(rules, config, embedder=_Primed(model, message, vector), vectors=vectors)
+    if isinstance(gate, (CalibratedGate, FixedGate)):
+        matcher.set_gate(gate)
+    matcher.keep_stats(stats, covering=True)
+    return matcher
 
 
 def stored_gate(store: RuleStore, tenant_id: str) -> Gate | None:
@@ -325,28 +327,18 @@ def stored_gate(store: RuleStore, tenant_id: str) -> Gate | None:
     return None if data is None else gate_from_dict(data)
 
 
-def tenant_gate(
-    store: RuleStore,
-    tenant_id: str,
-    *,
-    embedder: Embedder | None = None,
-    config: MatchConfig | None = None,
-    held_out: HeldOut | None = None,
-) -> Gate:
-    """The tenant's gate for ``config`` (default :class:`MatchConfig`): its stored calibrated gate, else the gate
-    measured on every stored rule (the adapted encoder's with ``held_out``, else the rulebook's), once per version
-    of the tenant's rules (kept by the store's :func:`tenant_matchers`), so a push-down matcher over a few candidates
-    applies the gate of the whole tenant."""
-    validate_tenant_id(tenant_id)
-    return tenant_matchers(store).gate(tenant_id, embedder=embedder, config=config, held_out=held_out)
+def tenant_gate(store: RuleStore, tenant_id: str, *, config: MatchConfig | None = None) -> Gate:
+    """The tenant's gate for ``config`` (default :class:`MatchConfig`): with ``threshold="auto"`` its stored
+    calibrated gate, else the confidence gate; else the config's number (or none)."""
+    return tenant_matchers(store).gate(tenant_id, config=config)
 
 
 def apply_stored_gate(matcher: RuleMatcher, store: RuleStore, tenant_id: str, held_out: HeldOut | None = None) -> None:
-    """Give ``matcher`` the tenant's stored calibrated gate, else ``held_out`` (an adapted encoder's), else nothing
-    (the matcher measures the rulebook). ``held_out`` is given first whatever the gate: its figures are the adapted
-    encoder's, which the confidence's statistics come from."""
-    gate: GateSource | None = stored_gate(store, tenant_id) or held_out
+    """Give ``matcher`` the tenant's stored calibrated gate (or none: the confidence gate) and ``held_out`` (an
+    adapted encoder's examples, which the confidence's statistics come from)."""
+    if held_out is not None and matcher.held_out is not held_out:
+        matcher.set_gate(held_out)
+    gate = stored_gate(store, tenant_id)
+    gate = gate if isinstance(gate, (CalibratedGate, FixedGate)) else None
     if gate is not matcher.given_gate:
-        if held_out is not None and gate is not held_out:
-            matcher.set_gate(held_out)
         matcher.set_gate(gate)

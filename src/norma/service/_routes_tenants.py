@@ -145,10 +145,7 @@ async def match(tenant: TenantId, body: MatchRequest, request: Request, state: S
     def work() -> JSONResponse:
         matcher, version = state.matcher_of(tenant, request)
         embedder = state.batching(matcher.embedder)  # shares model calls with the concurrent requests' messages
-        config = None if body.gate_quantile is None else matcher.config.with_(gate_quantile=body.gate_quantile)
-        matches = matcher.match(
-            body.message, body.session, explain=body.explain, tags=body.tags, embedder=embedder, config=config
-        )
+        matches = matcher.match(body.message, body.session, explain=body.explain, tags=body.tags, embedder=embedder)
         content = {
             "tenant_id": tenant,
             "rules_version": version,
@@ -186,8 +183,8 @@ async def check(tenant: TenantId, body: CheckRequest, request: Request, state: S
 
 @router.get("/gate", summary="The gate the tenant's matcher applies now")
 async def get_gate(tenant: TenantId, state: State, caller: Caller) -> GateResponse:
-    """The calibrated gate when one is stored, else the one the matcher measured (on the rulebook, or an adapted
-    encoder's)."""
+    """The calibrated gate when one is stored, else the default: the rules that govern the message (confidence
+    >= 0.7)."""
 
     def work() -> GateResponse:
         matcher = state.matchers.get(tenant)

@@ -74,9 +74,6 @@ class MatchRequest(BaseModel):
     """Also explain why filtered rules were dropped."""
     tags: list[str] | None = Field(default=None, max_length=100)
     """Only rules carrying at least one of these tags."""
-    gate_quantile: float | None = Field(default=None, gt=0, lt=1)
-    """For this request, the quantile of the rulebook's automatic gate (None: the default; see docs/matching.md).
-    A calibrated gate comes first."""
 
 
 class MatchResponse(BaseModel):
@@ -91,8 +88,8 @@ class MatchResponse(BaseModel):
     dropped: list[dict[str, Any]] = Field(default_factory=list)
     """With ``explain``: the rules left out and why (scope, disabled, tags, fire limits, threshold...)."""
     gate: dict[str, Any] | None = None
-    """The gate applied: ``kind`` (calibrated, adapted, rulebook, fixed, none), ``score``, ``threshold``, ``terms``
-    and a one-line ``description``."""
+    """The gate applied: ``kind`` (confidence, calibrated, fixed, none), ``score``, ``threshold``, ``terms`` and a
+    one-line ``description``."""
 
 
 MAX_OUTPUT_CHARS = 200_000
@@ -150,8 +147,8 @@ class LabelledMessage(BaseModel):
 
 
 class CalibrateRequest(BaseModel):
-    """Labelled messages to pick the tenant's gate from, and the target (none: ``balanced``, the tenant's own gate
-    moved toward the best min(acc@1, rejection) on them, which needs messages that expect no rule)."""
+    """Labelled messages to fit the tenant's confidence (and gate) to, and the target (none: ``balanced``, the default
+    gate on the refitted confidence, which needs messages that expect no rule; a target: a similarity threshold)."""
 
     model_config = _STRICT
     messages: list[LabelledMessage] = Field(min_length=1, max_length=10_000)

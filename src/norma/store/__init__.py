@@ -43,11 +43,13 @@ if _typing.TYPE_CHECKING:
     from norma.store._protocol import KeyStore as KeyStore
     from norma.store._protocol import RuleStore as RuleStore
     from norma.store._protocol import Store as Store
+    from norma.store._protocol import VectorEncoders as VectorEncoders
     from norma.store._protocol import VectorSearch as VectorSearch
     from norma.store._rulebooks import export_rulebook as export_rulebook
     from norma.store._rulebooks import import_rulebook as import_rulebook
     from norma.store._rulebooks import rulebook_changes as rulebook_changes
     from norma.store._sqlite import SQLiteRuleStore as SQLiteRuleStore
+    from norma.store._unstored import embed_unstored as embed_unstored
 
 _PUBLIC: dict[str, str] = {
     "dump_rulebook": "norma.rules",
@@ -80,6 +82,8 @@ _INTERNAL: dict[str, str] = {
     "redact_url": "_postgres",
     "RULEBOOK_FORMAT": "norma.rules",
     "SQLiteRuleStore": "_sqlite",
+    "VectorEncoders": "_protocol",
+    "embed_unstored": "_unstored",
 }
 """What norma's command line, service, MCP server and scripts use: importable from here, not in ``__all__``."""
 

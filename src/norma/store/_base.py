@@ -500,6 +500,21 @@ class SqlRuleStore(ApiKeys):
 
     # -- vectors ------------------------------------------------------------------------------------
 
+    def vector_encoders(self, tenant_id: str) -> dict[str, int]:
+        """The encoders the tenant's fresh vectors were made with: encoder identity (``model_id``) -> how many of
+        its rules have fresh vectors of it (read in one transaction)."""
+        validate_tenant_id(tenant_id)
+        with self._read() as cur:
+            cur.execute(
+                self._sql(
+                    "SELECT v.model_id, COUNT(DISTINCT v.rule_id) FROM rule_vectors v JOIN rules r"
+                    " ON r.tenant_id = v.tenant_id AND r.rule_id = v.rule_id AND r.fingerprint = v.fingerprint"
+                    " WHERE v.tenant_id = ? GROUP BY v.model_id ORDER BY v.model_id"
+                ),
+                (tenant_id,),
+            )
+            return {str(model): int(count) for model, count in cur.fetchall()}
+
     def load_vectors(self, tenant_id: str, model_id: str) -> dict[str, np.ndarray]:
         validate_tenant_id(tenant_id)
         with self._read(bulk=True) as cur:

@@ -586,7 +586,9 @@ class PostgresRuleStore(SqlRuleStore):
     ) -> list[tuple[str, float]]:
         """The ``limit`` rules whose best vector is nearest ``vector`` (cosine), via the HNSW index.
 
-        Returns ``(rule_id, similarity)``, best first. Approximate (HNSW); only fresh vectors count.
+        Returns ``(rule_id, similarity)``, best first. Approximate (HNSW); only fresh vectors count, and only those
+        ``model_id`` made: :class:`~norma.errors.ConfigError` when the tenant has rules but not one vector of that
+        encoder (the store was written with another: nothing could ever be found).
         """
         validate_tenant_id(tenant_id)
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
@@ -610,7 +612,28 @@ class PostgresRuleStore(SqlRuleStore):
                 best.setdefault(rule_id, 1.0 - float(distance))
             return list(best.items())[:limit]
 
-        return self._guard(work, deadline=self.read_timeout)
+        found = self._guard(work, deadline=self.read_timeout)
+        if not found:
+            self._check_encoder(tenant_id, model_id)
+        return found
+
+    def _check_encoder(self, tenant_id: str, model_id: str) -> None:
+        """After a search found nothing: refuse a tenant with rules but no vector made by ``model_id``."""
+        encoders = self.vector_encoders(tenant_id)
+        if model_id in encoders:
+            return
+        with self._read() as cur:
+            cur.execute(self._sql("SELECT EXISTS (SELECT 1 FROM rules WHERE tenant_id = ?)"), (tenant_id,))
+            if not cur.fetchone()[0]:
+                return
+        held = ", ".join(f"{other} ({count} rules)" for other, count in encoders.items()) or "none"
+        raise ConfigError(
+            f"tenant {tenant_id!r} has no vectors of encoder {model_id} to search (its vectors: {held})",
+            source=self.url,
+            location=tenant_id,
+            hint="match with the encoder the store was written with, or load the tenant once with "
+            "norma.matching.tenant_matcher(store, tenant) and this encoder: it embeds and saves its vectors",
+        )
 
     def _backend_close(self) -> None:
         with self._connections_lock:

@@ -4,6 +4,7 @@
 * :class:`KeyStore` — the service's API keys.
 * :class:`GateStore` — a tenant's calibrated gate (a JSON mapping the matching layer writes), versioned.
 * :class:`VectorSearch` — nearest stored vectors computed in the database (PostgreSQL + pgvector only).
+* :class:`VectorEncoders` — which encoders a tenant's stored vectors were made with (both backends).
 * :class:`Store` — what :func:`~norma.store.open_store` returns: both of the first two, on one database.
 """
 
@@ -18,7 +19,7 @@ from norma.embeddings import Embedder
 from norma.rules import Rule, Scope
 from norma.store._models import ApiKey, RuleVersion
 
-__all__ = ["GateStore", "KeyStore", "RuleStore", "Store", "VectorSearch"]
+__all__ = ["GateStore", "KeyStore", "RuleStore", "Store", "VectorEncoders", "VectorSearch"]
 
 
 @runtime_checkable
@@ -171,6 +172,20 @@ class VectorSearch(Protocol):
         self, tenant_id: str, vector: np.ndarray, *, model_id: str, limit: int = 30, ef_search: int | None = None
     ) -> list[tuple[str, float]]:
         """The ``limit`` rules whose best fresh vector is nearest ``vector``: ``(rule_id, similarity)``, best first."""
+        ...
+
+
+@runtime_checkable
+class VectorEncoders(Protocol):
+    """A store that tells which encoders made a tenant's stored vectors.
+
+    Every stored vector is filed under the identity of the encoder that made it (its ``model_id``: model, precision
+    and encoder version, see ``norma.embeddings._identity``), and read back only under that identity: the vectors
+    of another encoder are never mixed with an encoder's own.
+    """
+
+    def vector_encoders(self, tenant_id: str) -> dict[str, int]:
+        """Encoder identity -> how many of the tenant's rules have fresh vectors (texts unchanged) made by it."""
         ...
 
 

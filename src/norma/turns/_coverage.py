@@ -29,10 +29,12 @@ similarity to a rule: its best cosine to the rule's texts, as the matcher measur
 not listed: :attr:`Coverage.other_ungoverned` counts them.
 
 **Competing rules**: rules ``a`` and ``b`` (``a`` < ``b`` by id) compete for a message when both govern it, or
-when one is the top match and the other the second with similarities (:attr:`~norma.matching.MatchedRule.
-similarity_score`) within :data:`CONTEST_MARGIN` of each other. A pair is listed when both govern some message, or
-when each is the top over the other on some message (they swap the top place); ``messages`` counts the messages
-where they compete in either way, and the example is the one where their similarities are closest.
+when one is the top candidate and the other the second with similarities (:attr:`~norma.matching.MatchedRule.
+similarity_score`) within :data:`CONTEST_MARGIN` of each other: the message's first two candidates without a gate
+(two rules that say nearly the same thing split the confidence, so often neither governs nor passes the gate). A
+pair is listed when both govern some message, or when each is the top over the other on some message (they swap
+the top place); ``messages`` counts the messages where they compete in either way, and the example is the one where
+their similarities are closest.
 
 The result and its JSON: :mod:`norma.turns._coverage_report`.
 """
@@ -148,16 +150,18 @@ def _windowed(embedder: Embedder, texts: Sequence[str]) -> set[str]:
 
 def _match_all(
     norma: Opened, items: list[tuple[str, SessionState | None]], progress: Progress | None
-) -> tuple[list[MatchResult], dict[str, np.ndarray]]:
-    """Each message's match result, and each distinct text's vector: a text is embedded once, a message matched
-    once per session it comes with (recorded traffic repeats itself: "hi", "thanks")."""
+) -> tuple[list[MatchResult], list[MatchResult], dict[str, np.ndarray]]:
+    """Each message's match result, its first two candidates without a gate, and each distinct text's vector: a
+    text is embedded once, a message matched once per session it comes with (recorded traffic repeats itself: "hi",
+    "thanks")."""
     matcher = norma.matcher
+    open_two = matcher.config.with_(threshold=None, max_matched=2)
     embedder = norma.embedder if norma.embedder is not None else matcher.embedder
     chunked = matcher.config.long_messages == "chunk"
     vectors: dict[str, np.ndarray] = {}
     windowed: set[str] = set()  # texts the matcher splits into windows: it embeds them itself
-    matched: dict[tuple[str, str | None], MatchResult] = {}
-    results: list[MatchResult] = []
+    matched: dict[tuple[str, str | None], tuple[MatchResult, MatchResult]] = {}
+    results: list[tuple[MatchResult, MatchResult]] = []
     for start in range(0, len(items), _CHUNK):
         chunk = items[start : start + _CHUNK]
         new = list(dict.fromkeys(text for text, _ in chunk if text not in vectors))
@@ -168,20 +172,21 @@ def _match_all(
         todo = {key: item for key, item in zip(keys, chunk, strict=True) if key not in matched}
         whole = [key for key in todo if key[0] not in windowed]
         if whole:
-            found = matcher.match_many(
-                [todo[key][0] for key in whole],
-                [todo[key][1] for key in whole],
-                query_vectors=[vectors[key[0]] for key in whole],
-            )
-            matched.update(zip(whole, found, strict=True))
+            texts, sessions = [todo[key][0] for key in whole], [todo[key][1] for key in whole]
+            queries = [vectors[key[0]] for key in whole]
+            found = matcher.match_many(texts, sessions, query_vectors=queries)
+            first_two = matcher.match_many(texts, sessions, query_vectors=queries, config=open_two)
+            matched.update(zip(whole, zip(found, first_two, strict=True), strict=True))
         long = [key for key in todo if key[0] in windowed]
         if long:
-            found = matcher.match_many([todo[k][0] for k in long], [todo[k][1] for k in long], embedder=embedder)
-            matched.update(zip(long, found, strict=True))
+            texts, sessions = [todo[k][0] for k in long], [todo[k][1] for k in long]
+            found = matcher.match_many(texts, sessions, embedder=embedder)
+            first_two = matcher.match_many(texts, sessions, embedder=embedder, config=open_two)
+            matched.update(zip(long, zip(found, first_two, strict=True), strict=True))
         results += [matched[key] for key in keys]
         if progress is not None:
             progress(start + len(chunk), len(items))
-    return results, vectors
+    return [gated for gated, _ in results], [two for _, two in results], vectors
 
 
 # -- clustering -----------------------------------------------------------------------------------------------------
@@ -281,12 +286,15 @@ class _Contest:
     example: tuple[float, int] = (math.inf, -1)  # (similarity gap, message index)
 
 
-def _competing(items: list[tuple[str, SessionState | None]], results: list[MatchResult]) -> list[CompetingRules]:
-    """The pairs of competing rules (see the module docstring), the most contested first."""
+def _competing(
+    items: list[tuple[str, SessionState | None]], results: list[MatchResult], first_two: list[MatchResult]
+) -> list[CompetingRules]:
+    """The pairs of competing rules (see the module docstring), the most contested first: ``results`` the gated
+    matches, ``first_two`` each message's first two candidates without a gate."""
     contests: dict[tuple[str, str], _Contest] = {}
-    for index, result in enumerate(results):
-        similarity = {m.rule.id: m.similarity_score for m in result}
-        governing = sorted(m.rule.id for m in result if m.enforced)
+    for index, (gated, result) in enumerate(zip(results, first_two, strict=True)):
+        similarity = {m.rule.id: m.similarity_score for m in (*gated, *result)}
+        governing = sorted(m.rule.id for m in gated if m.enforced)
         here: dict[tuple[str, str], _Contest] = {}
         for i, a in enumerate(governing):
             for b in governing[i + 1 :]:
@@ -337,7 +345,7 @@ def coverage(
         LimitExceededError: a message over the matcher's size limit.
     """
     items = _messages(messages, norma.matcher.config.max_message_chars)
-    results, vectors = _match_all(norma, items, progress)
+    results, first_two, vectors = _match_all(norma, items, progress)
     governs: Counter[str] = Counter()
     neighbour: Counter[str] = Counter()
     governed = neighbour_only = 0
@@ -364,5 +372,5 @@ def coverage(
         rules=tuple(shares),
         clusters=tuple(clusters),
         other_ungoverned=alone,
-        competing=tuple(_competing(items, results)),
+        competing=tuple(_competing(items, results, first_two)),
     )

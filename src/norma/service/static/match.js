@@ -15,7 +15,6 @@ export function matchForm() {
     message: $("match-message").value,
     session: $("match-session").value,
     explain: $("match-explain").checked,
-    quantile: $("match-quantile").value.trim(),
   };
 }
 
@@ -24,7 +23,6 @@ export function setMatchForm(form) {
   $("match-message").value = form.message || "";
   $("match-session").value = form.session || "";
   $("match-explain").checked = form.explain !== false;
-  $("match-quantile").value = form.quantile || "";
 }
 
 /** The gate as the server reports it (``gate``), or read back from the explanations of an older server. */
@@ -99,10 +97,10 @@ function renderGate(gate) {
   $("match-gate-source").textContent = GATE_SOURCES[gate.source] || "";
 }
 
-function gateScore(explanation) {
+function gateScore(explanation, enforcement) {
   if (!explanation || typeof explanation.threshold !== "number") return "";
   const on = explanation.threshold_on;
-  let value = explanation[on];
+  let value = on === "confidence" ? (enforcement || {}).confidence : explanation[on];
   let formula = "";
   if (on === "hybrid_or_similarity" && typeof explanation.hybrid === "number") {
     const slack = explanation.similarity_slack || 0;
@@ -110,7 +108,8 @@ function gateScore(explanation) {
     formula = "max(" + fmtScore(explanation.hybrid) + ", " + fmtScore(explanation.similarity) + " \u2212 " + fmtScore(slack) + ") = ";
   }
   if (typeof value !== "number") return "";
-  return "gate " + formula + fmtScore(value) + " \u2265 " + fmtScore(explanation.threshold);
+  const name = on === "confidence" ? "confidence " : "";
+  return "gate " + name + formula + fmtScore(value) + " \u2265 " + fmtScore(explanation.threshold);
 }
 
 function why(match) {
@@ -126,7 +125,7 @@ function why(match) {
   if (typeof explanation.priority_normalized === "number") {
     parts.push("priority " + fmtScore(explanation.priority_normalized) + ", scope " + fmtScore(explanation.scope_weight));
   }
-  const gate = gateScore(explanation);
+  const gate = gateScore(explanation, match.enforcement);
   if (gate) parts.push(gate);
   return parts.join("; ");
 }
@@ -183,7 +182,6 @@ export async function runMatch(onDone) {
     const body = { message: form.message, explain: form.explain };
     const session = parseJson(form.session, "the session");
     if (session !== undefined) body.session = session;
-    if (form.quantile) body.gate_quantile = Number(form.quantile);
     const data = await api("POST", "/v1/tenants/" + encodeURIComponent(form.tenant) + "/match", body);
     renderMatches(data.matches);
     renderGate(appliedGate(data));
