@@ -49,7 +49,7 @@ fuzz: $(STAMP)
 	done
 	NORMA_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) NORMA_HYPOTHESIS=random $(BIN)/pytest tests/fuzz -q -x -p no:randomly
 
-# Every benchmark script but the slow one (benchmarks/README.md); `make bench-slow` runs it (adapting: about 1.5 hours).
+# Every benchmark script but the slow one (benchmarks/README.md); `make bench-slow` runs it (adapting 12 report draws: about an hour).
 SLOW_BENCH := benchmarks/matching_adapt.py
 bench: $(STAMP)
 	@for script in $(filter-out $(SLOW_BENCH),$(wildcard benchmarks/[a-z]*.py)); do \

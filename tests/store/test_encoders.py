@@ -21,20 +21,12 @@ from norma.rules import rule_fingerprint, rule_texts
 from norma.store import SQLiteRuleStore, VectorEncoders, open_store
 from tests._encoders import OLD_INT8_ID, batched_int8
 from tests.store.conftest import CountingEmbedder
+from tests.store.test_tenant_matchers import RULES  # the three rules the store tests share
 
 pytestmark = pytest.mark.model
 
 REPO = Path(__file__).resolve().parents[2]
-RULES = [
-    Rule(
-        id="refund",
-        condition_text="customer asks for a refund",
-        action_text="explain the refund policy",
-        examples=["I want my money back", "can I return this for cash"],
-    ),
-    Rule(id="lost-card", condition_text="customer lost their card", examples=["my card was stolen"]),
-    Rule(id="hello", condition_text="customer says hello", action_text="greet them"),
-]
+
 TEXTS = sorted(t for r in RULES for t in rule_texts(r))
 INT8_ID = f"{DEFAULT_MODEL_ID}#int8.2"
 

@@ -149,7 +149,9 @@ def test_the_json_has_the_documented_keys(found: Coverage) -> None:
     assert set(data["clusters"][0]) == {"size", "terms", "examples", "nearest_rule", "indexes"}
     assert set(data["clusters"][0]["nearest_rule"]) == {"rule_id", "similarity"}
     assert set(data["competing"][0]) == {"rule_a", "rule_b", "messages", "both_govern", "a_first", "b_first", "example"}
-    assert data["settings"] == {"governs": 0.7, "cluster_similarity": 0.5, "contest_margin": 0.05}
+    assert data["settings"] == {
+        "governs": 0.7, "cluster_similarity": 0.5, "contest_margin": 0.05, "contest_confidence": 0.5
+    }  # fmt: skip
     clustered = sum(c["size"] for c in data["clusters"])
     assert clustered + data["other_ungoverned"] == data["ungoverned"]
 

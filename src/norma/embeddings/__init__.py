@@ -43,6 +43,7 @@ if _typing.TYPE_CHECKING:
     from norma.embeddings._cache import EmbeddingCache as EmbeddingCache
     from norma.embeddings._cache import user_cache_dir as user_cache_dir
     from norma.embeddings._identity import EncoderInfo as EncoderInfo
+    from norma.embeddings._identity import cpu_features as cpu_features
     from norma.embeddings._identity import describe_encoder as describe_encoder
     from norma.embeddings._model_files import DEFAULT_MODEL_ID as DEFAULT_MODEL_ID
     from norma.embeddings._model_files import MODEL_DIR_ENV as MODEL_DIR_ENV
@@ -83,6 +84,7 @@ _INTERNAL: dict[str, str] = {
     "DEFAULT_MODEL_ID": "_model_files",
     "EmbedderWrapper": "_protocol",
     "EncoderInfo": "_identity",
+    "cpu_features": "_identity",
     "describe_encoder": "_identity",
     "encoder_for": "_bert",
     "INT8_ENV": "_quantize",

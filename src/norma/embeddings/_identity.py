@@ -45,7 +45,7 @@ ENCODER_VERSIONS: dict[str, int] = {"fp32": 1, "int8": 2}
 
 _FEATURES = (
     "sse4_1", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512_vnni", "avx_vnni",
-    "amx_tile", "amx_int8", "asimd", "asimddp",
+    "amx_tile", "amx_int8", "asimd", "asimddp", "sve",
 )  # fmt: skip
 _SATURATES = "vpmaddubsw: u8 x s8 pairs summed in 16 bits, which can saturate"
 

@@ -114,16 +114,12 @@ _FLAGS_OF_NOTE = ("avx2", "avx512f", "avx512bw", "avx512_vnni", "avx_vnni", "amx
 
 
 def cpu_flags() -> tuple[str, ...]:
-    """The CPU features that decide which integer kernels run (from /proc/cpuinfo; empty where it cannot be read)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            for line in handle:
-                if line.startswith(("flags", "Features")):
-                    have = set(line.split(":", 1)[1].split())
-                    return tuple(flag for flag in _FLAGS_OF_NOTE if flag in have)
-    except OSError:
-        pass
-    return ()
+    """The CPU features that decide which integer kernels run (from /proc/cpuinfo, as the embeddings read them;
+    empty where it cannot be read)."""
+    from norma.embeddings import cpu_features
+
+    have = set(cpu_features())
+    return tuple(flag for flag in _FLAGS_OF_NOTE if flag in have)
 
 
 def scan_kernel() -> str:

@@ -31,7 +31,9 @@ not listed: :attr:`Coverage.other_ungoverned` counts them.
 **Competing rules**: rules ``a`` and ``b`` (``a`` < ``b`` by id) compete for a message when both govern it, or
 when one is the top candidate and the other the second with similarities (:attr:`~norma.matching.MatchedRule.
 similarity_score`) within :data:`CONTEST_MARGIN` of each other: the message's first two candidates without a gate
-(two rules that say nearly the same thing split the confidence, so often neither governs nor passes the gate). A
+(two rules that say nearly the same thing split the confidence, so often neither governs nor passes the gate), the
+top one at least :data:`CONTEST_CONFIDENCE` (0.5) sure to be the message's rule (so rules far from a message do not
+compete for it). A
 pair is listed when both govern some message, or when each is the top over the other on some message (they swap
 the top place); ``messages`` counts the messages where they compete in either way, and the example is the one where
 their similarities are closest.
@@ -55,6 +57,7 @@ from norma.turns._checker import checked_message, refuse_unknown_fields
 from norma.turns._clustering import cluster_rows, label_terms, words
 from norma.turns._coverage_report import (
     CLUSTER_SIMILARITY,
+    CONTEST_CONFIDENCE,
     CONTEST_MARGIN,
     CompetingRules,
     Coverage,
@@ -300,7 +303,8 @@ def _competing(
             for b in governing[i + 1 :]:
                 contest = here[(a, b)] = contests.setdefault((a, b), _Contest())
                 contest.both += 1
-        if len(result) >= 2 and abs(result[0].similarity_score - result[1].similarity_score) <= CONTEST_MARGIN:
+        close = len(result) >= 2 and abs(result[0].similarity_score - result[1].similarity_score) <= CONTEST_MARGIN
+        if close and result[0].confidence >= CONTEST_CONFIDENCE:
             top, second = result[0].rule.id, result[1].rule.id
             pair = (min(top, second), max(top, second))
             contest = here[pair] = contests.setdefault(pair, _Contest())

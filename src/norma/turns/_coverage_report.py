@@ -20,7 +20,8 @@ The JSON of :meth:`Coverage.to_dict` (the ``--format json`` of ``norma rules cov
       "other_ungoverned": int, # ungoverned messages in no cluster (clusters of one)
       "competing": [{"rule_a": str, "rule_b": str, "messages": int, "both_govern": int,
                      "a_first": int, "b_first": int, "example": {"index": int, "message": str}}],
-      "settings": {"governs": float, "cluster_similarity": float, "contest_margin": float}
+      "settings": {"governs": float, "cluster_similarity": float, "contest_margin": float,
+                   "contest_confidence": float}
     }
 
 ``index`` is the message's place in the input (0-based); shares are of ``turns`` (0 when there is none).
@@ -35,6 +36,7 @@ from norma.matching import GOVERNS
 
 __all__ = [
     "CLUSTER_SIMILARITY",
+    "CONTEST_CONFIDENCE",
     "CONTEST_MARGIN",
     "CompetingRules",
     "Coverage",
@@ -48,7 +50,10 @@ CLUSTER_SIMILARITY = 0.5
 three BANKING77 draws with 10 intents left out: the best agreement with the intents, within 0.002, and more of the
 missing intents found than 0.55; docs/diff.md "Coverage")."""
 CONTEST_MARGIN = 0.05
-"""Most difference between the similarities of the top and the second match for the two to compete."""
+"""Most difference between the similarities of the top and the second candidate for the two to compete."""
+CONTEST_CONFIDENCE = 0.5
+"""Least confidence of the top candidate for a contest to count: as likely as not to be the message's rule (the
+confidence is calibrated), so two rules far from a message do not compete for it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,5 +219,6 @@ class Coverage:
                 "governs": GOVERNS,
                 "cluster_similarity": CLUSTER_SIMILARITY,
                 "contest_margin": CONTEST_MARGIN,
+                "contest_confidence": CONTEST_CONFIDENCE,
             },
         }
