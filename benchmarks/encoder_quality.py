@@ -61,6 +61,8 @@ WITHIN = 0.005
 EPSILON = 1e-9
 """Float slack on the bound (a difference of exactly 0.005 is within)."""
 ENCODERS = ("fp32", "int8")
+SHIPPED = "shipped banking rulebook"
+"""The name ``check_enforcement.data_sets`` gives the shipped rulebook's set."""
 
 FIGURES: list[tuple[str, str, bool]] = [
     # (key, label, in the declared rule)
@@ -199,8 +201,8 @@ def spread(results: Results) -> list[str]:
     """Per figure, over the sets: the mean, lowest and highest difference, and the sets within the bound."""
     lines = [
         f"| figure | in the declared rule | mean int8 - fp32 over the sets | lowest (set) | highest (set) | "
-        f"sets within {WITHIN} |",
-        "|---|---|---:|---:|---:|---:|",
+        f"sets within {WITHIN} | sets lower / higher with int8 |",
+        "|---|---|---:|---:|---:|---:|---:|",
     ]
     for key, label, declared in FIGURES:
         diffs = [
@@ -214,7 +216,8 @@ def spread(results: Results) -> list[str]:
         within = sum(abs(d) <= WITHIN + EPSILON for d, _ in diffs)
         lines.append(
             f"| {label} | {'yes' if declared else 'no'} | {statistics.fmean(d for d, _ in diffs):+.4f} | "
-            f"{low[0]:+.4f} ({low[1]}) | {high[0]:+.4f} ({high[1]}) | {within}/{len(diffs)} |"
+            f"{low[0]:+.4f} ({low[1]}) | {high[0]:+.4f} ({high[1]}) | {within}/{len(diffs)} | "
+            f"{sum(d < -EPSILON for d, _ in diffs)} / {sum(d > EPSILON for d, _ in diffs)} |"
         )
     return lines
 
@@ -256,11 +259,16 @@ def verdict(results: Results) -> list[str]:
     if not declared:
         line = rule + "every set within, **int8 may become the default encoder**."
     else:
-        sets = len(declared)
         line = (
-            rule + f"**fp32 stays the default**: {sets} of {len(results)} sets move more than {WITHIN} "
+            rule + f"**fp32 stays the default**: {len(declared)} of {len(results)} sets move more than {WITHIN} "
             "(int8 - fp32): " + "; ".join(declared) + "."
         )
+        shipped = [m for m in declared if m.startswith(SHIPPED)]
+        if shipped:  # 56 messages: one message moves a figure by 0.02 or more
+            line += (
+                f" Without the {SHIPPED} (a single message there moves a figure by more than the bound), "
+                f"{len(declared) - len(shipped)} of {len(results) - 1} sets still move more."
+            )
     tail = "The out-of-scope turn figures (held-out / off-topic not failed, *: not in the declared rule) " + (
         "move more than the bound on: " + "; ".join(extra) + "." if extra else f"stay within {WITHIN} on every set."
     )
@@ -277,16 +285,24 @@ def _fresh_line(every: int, quick: bool) -> str:
 
 
 def render(
-    results: Results, notes: list[str], seconds: dict[str, float], args: argparse.Namespace, load: tuple[float, float]
+    results: Results,
+    notes: list[str],
+    spent: dict[str, tuple[float, int, int]],
+    args: argparse.Namespace,
+    load: tuple[float, float],
 ) -> str:
-    total = sum(seconds.values())
+    total = sum(seconds for seconds, _, _ in spent.values())
+    work = ", ".join(
+        f"{name} {seconds / 60:.1f} min, {embedded:,} texts embedded and {cached:,} vectors read from the cache"
+        for name, (seconds, embedded, cached) in spent.items()
+    )
     lines = [
         BEGIN,
         "## embeddings: int8 against fp32",
         "",
         machine_line() + f"; load average {load[0]:.1f} at the start, {load[1]:.1f} at the end (2 cores, shared; "
-        f"alongside: {args.alongside}); whole run {total / 60:.1f} min (fp32 {seconds['fp32'] / 60:.1f}, int8 "
-        f"{seconds['int8'] / 60:.1f}, embedding included); `benchmarks/encoder_quality.py"
+        f"alongside: {args.alongside}); whole run {total / 60:.1f} min ({work}); "
+        "`benchmarks/encoder_quality.py"
         + (f" --fresh-every {args.fresh_every}" if args.fresh_every != 1 else "")
         + (" --quick" if args.quick else "")
         + "`.",
@@ -340,6 +356,7 @@ def main() -> None:
     load = os.getloadavg()[0]
     embedders = _embedders()
     seconds = dict.fromkeys(ENCODERS, 0.0)
+    before = {name: (e.misses, e.hits) for name, e in embedders.items()}
     notes: list[str] = []
     results: Results = []
     for data in development_sets(args.fresh_every, args.quick):
@@ -356,7 +373,10 @@ def main() -> None:
                 flush=True,
             )
         results.append((data, by))
-    text = render(results, notes, seconds, args, (load, os.getloadavg()[0]))
+    spent = {
+        name: (seconds[name], e.misses - before[name][0], e.hits - before[name][1]) for name, e in embedders.items()
+    }
+    text = render(results, notes, spent, args, (load, os.getloadavg()[0]))
     print(text)
     if args.write:
         write_section(text, BEGIN, END, BEFORE)
