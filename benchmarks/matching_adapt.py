@@ -96,8 +96,20 @@ def _load_results() -> dict[str, dict[str, Any]]:
     return data if isinstance(data, dict) else {}
 
 
-def report(options: AdaptOptions, root: Path, base: CachedEmbedder, fresh: bool) -> list[str]:
+def _kept(dev: DevSet, options: AdaptOptions) -> bool:
+    """Whether :data:`RESULTS` holds ``dev``'s figures for ``options`` already."""
+    return f"{_FORMAT}|{dev.name}|{dev.part}|{sorted(vars(options).items())}" in _load_results()
+
+
+def report(
+    options: AdaptOptions, root: Path, base: CachedEmbedder, fresh: bool, cached_only: bool = False
+) -> list[str]:
     draws = [*dev_sets("report"), *(banking77_test(seed) for seed in (1, 2, 3))]
+    every_draw = len(draws)
+    if cached_only:
+        draws = [dev for dev in draws if _kept(dev, options)]
+        if not draws:
+            raise SystemExit(f"{RESULTS.name} holds no draw of this protocol yet: run without --cached-only")
     lines = [
         "| data set | draws | acc@1 without a gate: base / adapted | held-out: min as matched, base / adapted | "
         "gap adapted (mean / worst) | off-topic: min as matched, base / adapted | gap adapted (mean / worst) | "
@@ -115,7 +127,8 @@ def report(options: AdaptOptions, root: Path, base: CachedEmbedder, fresh: bool)
         families.setdefault(_family(dev.name), []).append(row)
         print(f"  report {dev.name}: {[round(x, 3) for x in row]}", flush=True)
     every = [row for rows in families.values() for row in rows]
-    for name, rows in [*families.items(), ("**all report draws**", every)]:
+    total = "**all report draws**" if len(draws) == every_draw else f"**the {len(draws)} of {every_draw} draws done**"
+    for name, rows in [*families.items(), (total, every)]:
         a = np.array(rows)
         lines.append(
             f"| {name} | {len(a)} | {a[:, 0].mean():.3f} / {a[:, 1].mean():.3f} | {a[:, 2].mean():.3f} / "
@@ -129,6 +142,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="replace this script's table in docs/benchmarks.md")
     parser.add_argument("--fresh", action="store_true", help=f"adapt again instead of reading {RESULTS.name}")
+    parser.add_argument(
+        "--cached-only", action="store_true", help=f"report only the draws {RESULTS.name} holds (adapt nothing)"
+    )
     args = parser.parse_args()
     stamp = (
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.processor() or platform.machine()}, "
@@ -140,7 +156,7 @@ def main() -> None:
     options = AdaptOptions()
     with tempfile.TemporaryDirectory(prefix="norma-adapt-bench-") as folder:
         os.environ["NORMA_CACHE_DIR"] = str(Path(folder) / "cache")  # derived encoders of throwaway models
-        reported = report(options, Path(folder), base, args.fresh)
+        reported = report(options, Path(folder), base, args.fresh, args.cached_only)
     minutes = (time.perf_counter() - started) / 60
     span = sorted(MEASURED_AT)
     reported += [
