@@ -242,9 +242,10 @@ def _requirements_on_neighbours(rules: list[Rule]) -> list[Finding]:
             if check.when is When.MATCHED and check.requirement:
                 message = (
                     f"{rule.id}: check {check.id!r} ({check.kind}) is a requirement with when: matched, so it also "
-                    "applies where the rule matched only as a neighbour and fails good answers to other rules' "
-                    "messages; remove `when` to apply it when the rule governs the turn (a store written by an earlier "
-                    "norma holds when: matched on every check: import the rulebook again)"
+                    "applies where the rule matched only as a neighbour (under a similarity threshold or a calibrated "
+                    "target; the default gate returns only the rules that govern) and fails good answers to other "
+                    "rules' messages there; remove `when` to apply it when the rule governs the turn (a store written "
+                    "by an earlier norma holds when: matched on every check: import the rulebook again)"
                 )
                 found.append(Finding("requirement_on_neighbours", Severity.WARNING, (rule.id,), message))
     return found
