@@ -261,6 +261,17 @@ def test_calibration_refuses_bad_input(axis: AxisEmbedder) -> None:
         CalibratedGate(0.5, "best_f1", messages=3, on="confidence")
 
 
+def test_a_calibrated_target_compares_the_similarity_whatever_threshold_on_says(axis: AxisEmbedder) -> None:
+    # "refund card": refund and card at similarity 0.7071; their final scores (0.6 * hybrid + 0.1 * scope) are far
+    # lower, so a similarity gate of 0.7 returns both, a final-score gate of 0.7 neither
+    matcher = RuleMatcher(PLAIN, MatchConfig(threshold_on="final"), embedder=axis)
+    matcher.set_gate(CalibratedGate(0.7, "best_f1", messages=4))
+    result = matcher.match("refund card")
+    assert {m.rule.id for m in result} == {"refund", "card"}
+    assert all(m.final_score < 0.7 for m in result)
+    assert result[0].explanation.threshold_on == "similarity"
+
+
 def test_a_calibrated_gate_comes_before_the_default_and_a_number_before_both(axis: AxisEmbedder) -> None:
     matcher = RuleMatcher(PLAIN, embedder=axis)
     calibrated = calibrate_gate(matcher, LABELLED, target_precision=0.9)

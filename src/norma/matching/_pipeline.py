@@ -426,7 +426,7 @@ def gate(
 ) -> Gated:
     """``cfg.threshold`` on the score ``on`` names (the confidence for the default gate: a rule is relevant when
     it governs the message), and the session filters."""
-    score = confidence if on == "confidence" else threshold_scores(cfg, scores.final, scores.similarity)
+    score = {"confidence": confidence, "final": scores.final, "similarity": scores.similarity}[on]
     threshold = cfg.threshold
     if threshold == "auto":
         raise AssertionError("the matcher resolves the automatic gate before matching")
@@ -436,12 +436,6 @@ def gate(
     if blocked:
         allowed = passed & ~np.isin(pooled.scored, np.fromiter(blocked, dtype=np.intp, count=len(blocked)))
     return Gated(score, passed, blocked, allowed, threshold)
-
-
-def threshold_scores(cfg: MatchConfig, final: np.ndarray, similarity: np.ndarray) -> np.ndarray:
-    """The score ``cfg.threshold`` is compared with, for each scored slot: the final score, or the similarity (the
-    max over the rule's texts; 0 for a slot the ADR pool left outside its vector top, which has no vector score)."""
-    return final if cfg.threshold_on == "final" else similarity
 
 
 def session_blocked(index: MatchIndex, session: SessionState | None) -> dict[int, str]:
