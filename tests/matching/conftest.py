@@ -1,12 +1,18 @@
 """Fixtures for the matcher tests: a tiny deterministic embedder (a test double of the Embedder protocol, for
-arithmetic fixtures whose expected values are computed by hand) and rule factories."""
+arithmetic fixtures whose expected values are computed by hand), rule factories, and for the snapshot tests a real
+embedder that counts what it embeds, a fresh cache folder and a copy of the banking rulebook."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
+
+from norma.embeddings import Embedder, EmbedderWrapper, get_embedder
+from tests.conftest import EXAMPLES
 
 AXES = ("refund", "card", "hello", "weather", "delivery")
 
@@ -40,3 +46,31 @@ class AxisEmbedder:
 @pytest.fixture
 def axis() -> AxisEmbedder:
     return AxisEmbedder()
+
+
+class Counting(EmbedderWrapper):
+    """A real embedder (the default one unless given), counting the texts it is asked to embed."""
+
+    def __init__(self, inner: Embedder | None = None) -> None:
+        super().__init__(inner if inner is not None else get_embedder())
+        self.texts: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.texts.extend(texts)
+        return self.inner.embed(texts)
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh ``$NORMA_CACHE_DIR`` (snapshots and the embedding cache)."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("NORMA_CACHE_DIR", str(folder))
+    return folder
+
+
+@pytest.fixture
+def book(tmp_path: Path) -> Path:
+    """A copy of the example banking rulebook, free to edit."""
+    path = tmp_path / "book.yaml"
+    shutil.copyfile(EXAMPLES / "rulebooks" / "banking-support.yaml", path)
+    return path

@@ -145,13 +145,6 @@ def test_bad_input_exits_2(run_cli: Callable[..., CliResult], tmp_path: Path) ->
     assert run_cli("match", "--rules", RULES, "x", "--fired", "a:b").code == 2
 
 
-@pytest.fixture
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("NORMA_CACHE_DIR", str(folder))
-    return folder
-
-
 def text_key(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8")).digest()
 

@@ -4,51 +4,25 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from norma.embeddings import EmbedderWrapper, get_embedder
+from norma.embeddings import get_embedder
 from norma.errors import InvalidInputError
 from norma.matching import RuleMatcher, load_rules
 from norma.matching import _snapshot as snapshot_module
 from norma.matching._snapshot import file_matcher
 from norma.rules import RulebookError, rule_texts
 from tests.conftest import EXAMPLES
+from tests.matching.conftest import Counting
 
 pytestmark = pytest.mark.model
 
 BANKING = EXAMPLES / "rulebooks" / "banking-support.yaml"
 MESSAGES = ["my bank card went missing yesterday", "how do I close my account", "what is the weather on mars"]
-
-
-class Counting(EmbedderWrapper):
-    """The real embedder, counting the texts it is asked to embed."""
-
-    def __init__(self) -> None:
-        super().__init__(get_embedder())
-        self.texts: list[str] = []
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        self.texts.extend(texts)
-        return self.inner.embed(texts)
-
-
-@pytest.fixture
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("NORMA_CACHE_DIR", str(folder))
-    return folder
-
-
-@pytest.fixture
-def book(tmp_path: Path) -> Path:
-    path = tmp_path / "book.yaml"
-    shutil.copyfile(BANKING, path)
-    return path
 
 
 def results(matcher: RuleMatcher) -> list[dict[str, Any]]:

@@ -6,34 +6,22 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from norma.embeddings import BertEmbedder, EmbedderWrapper, EmbeddingCache, get_embedder
+from norma.embeddings import BertEmbedder, EmbeddingCache, get_embedder
 from norma.matching import load_rules
 from norma.matching._snapshot import _file_key, _name, file_matcher
 from norma.rules import rule_texts
 from tests._encoders import OLD_INT8_ID, batched_int8
 from tests.conftest import EXAMPLES
+from tests.matching.conftest import Counting
 
 pytestmark = pytest.mark.model
 
 BANKING = EXAMPLES / "rulebooks" / "banking-support.yaml"
-
-
-class Counting(EmbedderWrapper):
-    """A real embedder, counting the texts it is asked to embed."""
-
-    def __init__(self, inner: BertEmbedder) -> None:
-        super().__init__(inner)
-        self.texts: list[str] = []
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        self.texts.extend(texts)
-        return self.inner.embed(texts)
 
 
 @pytest.fixture(scope="module")
@@ -42,18 +30,9 @@ def encoders() -> dict[str, BertEmbedder]:
     return {"fp32": get_embedder(quantize=False), "int8": get_embedder(quantize=True)}
 
 
-@pytest.fixture
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, encoders: dict[str, BertEmbedder]) -> Path:
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("NORMA_CACHE_DIR", str(folder))
-    return folder
-
-
-@pytest.fixture
-def book(tmp_path: Path) -> Path:
-    path = tmp_path / "book.yaml"
-    shutil.copyfile(BANKING, path)
-    return path
+@pytest.fixture(autouse=True)
+def _encoders_first(encoders: dict[str, BertEmbedder]) -> None:
+    """Both encoders are built before ``cache_dir`` moves the cache folder (the int8 model is not quantised again)."""
 
 
 def _texts(book: Path) -> list[str]:
