@@ -93,12 +93,12 @@ def adapt_command(
     """Fine-tune the encoder on a rulebook's own texts (conditions and examples) and write it to --out.
 
     Ranking improves most on rulebooks whose rules have several examples (BANKING77, 10 examples per rule: acc@1
-    0.84 -> 0.87, docs/benchmarks.md). Needs torch (pip install 'norma-rules[adapt]'); about 3 minutes for a 150-rule,
-    10-example rulebook on 2 cores. It trains twice: first without 30 % of the examples, whose similarities give the
-    confidence of the matchers using this encoder its rulebook statistics (cross-fitted; --holdout 0 skips it), then
-    on every text. With labelled messages, calibrating is better still (norma rules calibrate --model-dir DIR).
-    --model-dir is the encoder to start from.
-    Exit 0 when written, 2 on bad input.
+    0.85 -> 0.86 without a gate, docs/benchmarks.md; check yours with norma rules eval). Needs torch (pip install
+    'norma-rules[adapt]'); about 3 minutes for a 150-rule, 10-example rulebook on 2 cores. It trains twice: first
+    without 30 % of the examples, whose similarities give the confidence of the matchers using this encoder its
+    rulebook statistics (cross-fitted; --holdout 0 skips it), then on every text. With labelled messages, calibrating
+    is better still (norma rules calibrate --model-dir DIR). --model-dir is the encoder to start from. Exit 0 when
+    written, 2 on bad input.
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
