@@ -676,6 +676,24 @@ def first_at(w: np.ndarray, columns: list[int], rho: float) -> Callable[[Turn], 
     return first
 
 
+Pick = Callable[[Turn], str | None]
+
+
+def relevance_setup() -> tuple[CachedEmbedder, dict[str, list[list[Turn]]], Callable[[float], Pick]]:
+    """What the relevance iterations (9 and 12) start from: the cached embedder, the tune draws' turns without the
+    leave-one-out statistics, and the first candidate whose shipped confidence reaches a level."""
+    global WITH_LOO
+    WITH_LOO = False
+    w = np.array(SHIPPED)
+    columns = [9, 10, 2, 3, 4, 11, 12, 13]
+    embedder, tune_sets = tune_setup()
+
+    def by_confidence(rho: float) -> Callable[[Turn], str | None]:
+        return first_at(w, columns, rho)
+
+    return embedder, load(tune_sets, embedder), by_confidence
+
+
 def relevance_iteration(fresh_every: int) -> None:
     """Iteration 9 (declared before measuring): which rules are *relevant* (what `norma match` returns) read from
     the shipped confidence: the candidates whose confidence reaches ``rho``, in the matcher's order (final score),
@@ -683,15 +701,7 @@ def relevance_iteration(fresh_every: int) -> None:
     worst, over data sets and both kinds of out-of-scope traffic, of min(acc@1, rejection); ``rho`` chosen on the
     tune draws; the similarity gate (the shipped design) wins within 0.02. The best single similarity threshold of
     each set (the oracle) is printed for reference."""
-    global WITH_LOO
-    WITH_LOO = False
-    w = np.array(SHIPPED)
-    columns = [9, 10, 2, 3, 4, 11, 12, 13]
-    embedder, tune_sets = tune_setup()
-    tune = load(tune_sets, embedder)
-
-    def by_confidence(rho: float) -> Callable[[Turn], str | None]:
-        return first_at(w, columns, rho)
+    embedder, tune, by_confidence = relevance_setup()
 
     def worst_of(draws: dict[str, list[list[Turn]]], first: Callable[[Turn], str | None]) -> tuple[float, dict]:
         per = {name: match_objective([t for d in ds for t in d], first) for name, ds in draws.items()}
@@ -721,15 +731,7 @@ def relevance_targets_iteration(fresh_every: int) -> None:
     no more than 0.01 below the shipped decision's (the similarity gate and every rule that governs). If no level
     meets it, iteration 9 stands (one number, 0.7). The chosen level is then measured once on every third fresh
     draw, per set, against the shipped decision."""
-    global WITH_LOO
-    WITH_LOO = False
-    w = np.array(SHIPPED)
-    columns = [9, 10, 2, 3, 4, 11, 12, 13]
-    embedder, tune_sets = tune_setup()
-    tune = load(tune_sets, embedder)
-
-    def by_confidence(rho: float) -> Callable[[Turn], str | None]:
-        return first_at(w, columns, rho)
+    embedder, tune, by_confidence = relevance_setup()
 
     def per_set(draws: dict[str, list[list[Turn]]], first: Callable[[Turn], str | None]) -> dict:
         return {name: match_objective([t for d in ds for t in d], first) for name, ds in draws.items()}

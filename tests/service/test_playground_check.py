@@ -25,6 +25,7 @@ from tests.service._browser import (
     playground_site,
     set_value,
     status_after,
+    table_rows,
     wait_for,
 )
 
@@ -59,11 +60,6 @@ def _check(driver: Any, message: str, output: str) -> str:
     return status_after(driver, "check", "checking\u2026")
 
 
-def _rows(driver: Any, selector: str) -> list[list[str]]:
-    script = "return [...document.querySelectorAll(arguments[0])].map((r) => [...r.cells].map((c) => c.textContent))"
-    return list(driver.execute_script(script, selector))
-
-
 def _marks(driver: Any) -> list[tuple[str, str, str]]:
     """Each marked span in the output: its line number, its text and its title (rule / check)."""
     script = """return [...document.querySelectorAll("#check-lines mark")].map(
@@ -73,7 +69,7 @@ def _marks(driver: Any) -> list[tuple[str, str, str]]:
 
 def _checks(driver: Any) -> dict[str, list[str]]:
     """The check table by check id: rule, check, kind, severity, status, message, line:column."""
-    return {row[1]: row for row in _rows(driver, "#check-checks tbody tr")}
+    return {row[1]: row for row in table_rows(driver, "#check-checks tbody tr")}
 
 
 def test_a_failing_turn_shows_fail_the_failing_check_and_its_span(page: Any) -> None:
@@ -94,9 +90,9 @@ def test_a_failing_turn_shows_fail_the_failing_check_and_its_span(page: Any) -> 
     assert checks["warns-never-share"][3:5] == ["warning", "fail"]
     assert checks["no-card-number"][4] == "pass"
     assert _marks(page) == [("1", "confirm your PIN and the full card number", PIN_CHECK)]
-    lines = _rows(page, "#check-lines tbody tr")
+    lines = table_rows(page, "#check-lines tbody tr")
     assert lines == [["1", ASKS_FOR_PIN, PIN_CHECK]]  # the text unchanged
-    rules = _rows(page, "#check-rules tbody tr")
+    rules = table_rows(page, "#check-rules tbody tr")
     assert [(r[0], r[2][: len(GOVERNS)], r[3], r[4], r[5], r[6]) for r in rules] == [
         ("never-ask-full-pin", GOVERNS, "fail", "0.600", "5.000", "yes")
     ]
@@ -110,9 +106,9 @@ def test_the_span_is_on_its_line_after_a_wide_character(page: Any) -> None:
     assert by_id(page, "check-verdict").text == "FAIL"
     assert _marks(page) == [("2", "4111 1111 1111 1111", "never-ask-full-pin / no-card-number")]
     assert _checks(page)["no-card-number"][4:] == ["fail", "personal data found: card number (once)", "2:28"]
-    flagged = _rows(page, "#check-lines tr.flagged")
+    flagged = table_rows(page, "#check-lines tr.flagged")
     assert [row[0] for row in flagged] == ["2"]
-    assert [row[1] for row in _rows(page, "#check-lines tbody tr")] == output.split("\n")
+    assert [row[1] for row in table_rows(page, "#check-lines tbody tr")] == output.split("\n")
 
 
 def test_a_passing_turn_shows_pass_and_reward_one(page: Any) -> None:
@@ -125,14 +121,14 @@ def test_a_passing_turn_shows_pass_and_reward_one(page: Any) -> None:
     assert status.startswith("PASS, reward 1.000"), status
     assert by_id(page, "check-verdict").text == "PASS"
     assert by_id(page, "check-reward").text == "1.000"
-    assert {row[1]: row[4] for row in _rows(page, "#check-checks tbody tr")} == {
+    assert {row[1]: row[4] for row in table_rows(page, "#check-checks tbody tr")} == {
         "gives-deadline": "pass",
         "gives-reference": "pass",
         "no-card-number": "pass",
     }
     assert _marks(page) == []
-    assert _rows(page, "#check-lines tr.flagged") == []
-    rules = _rows(page, "#check-rules tbody tr")
+    assert table_rows(page, "#check-lines tr.flagged") == []
+    rules = table_rows(page, "#check-rules tbody tr")
     assert [(r[0], r[2][: len(GOVERNS)], r[3], r[4]) for r in rules] == [
         ("complaint", GOVERNS, "pass", "1.000"),
         ("never-ask-full-pin", "\u2014", "pass", "1.000"),  # not matched: it governs nothing
@@ -210,7 +206,7 @@ def test_html_in_the_output_is_shown_as_text(page: Any) -> None:
     _check(page, "my pin is 1234 can you check it", output)
     assert by_id(page, "check-verdict").text == "FAIL"
     assert page.execute_script("return document.querySelectorAll('#tab-check img, #tab-check script').length") == 0
-    assert [row[1] for row in _rows(page, "#check-lines tbody tr")] == output.split("\n")
+    assert [row[1] for row in table_rows(page, "#check-lines tbody tr")] == output.split("\n")
     assert _marks(page) == [("1", f"confirm {INJECTION} pin", PIN_CHECK)]
     page.execute_script("window.scrollTo(0, 0)")
     history = page.execute_script("return document.querySelector('#check-history .history-label').textContent")

@@ -14,7 +14,15 @@ import httpx
 import pytest
 
 from norma.store import RuleStore, import_rulebook
-from tests.service._browser import by_id, needs_chromium, open_playground, playground_site, set_value, status_after
+from tests.service._browser import (
+    by_id,
+    needs_chromium,
+    open_playground,
+    playground_site,
+    set_value,
+    status_after,
+    table_rows,
+)
 
 pytestmark = [pytest.mark.slow, needs_chromium]
 
@@ -59,11 +67,6 @@ def _compare(driver: Any, old: str, new: str, turns: str) -> str:
     return status_after(driver, "diff", "comparing\u2026")
 
 
-def _rows(driver: Any, selector: str) -> list[list[str]]:
-    script = "return [...document.querySelectorAll(arguments[0])].map((r) => [...r.cells].map((c) => c.textContent))"
-    return list(driver.execute_script(script, selector))
-
-
 def test_the_diff_shows_the_summary_the_edit_and_the_turn_that_newly_fails(
     page: Any, site: str, starter_key: str, examples: Path
 ) -> None:
@@ -74,9 +77,9 @@ def test_the_diff_shows_the_summary_the_edit_and_the_turn_that_newly_fails(
     assert by_id(page, "diff-counts").text == (
         "1 changed \u00b7 1 newly failing \u00b7 0 newly passing \u00b7 2 unchanged"
     )
-    assert _rows(page, "#diff-edits tbody tr") == [["account-security", "changed", "checks", "1"]]
+    assert table_rows(page, "#diff-edits tbody tr") == [["account-security", "changed", "checks", "1"]]
     # account-security: one of its two checks fails now (0.5, weight 2); the always-on card check passes (1, 1)
-    assert _rows(page, "#diff-changes tbody tr") == [
+    assert table_rows(page, "#diff-changes tbody tr") == [
         [
             "2 (password)",
             "here is my password, can you log in for me",

@@ -26,6 +26,7 @@ from tests.service._browser import (
     playground_site,
     set_value,
     status_after,
+    table_rows,
     wait_for,
 )
 from tests.service._chat_upstream import ChatUpstream
@@ -95,11 +96,6 @@ def _text(driver: Any, element_id: str) -> str:
     return str(by_id(driver, element_id).get_attribute("textContent"))
 
 
-def _rows(driver: Any, selector: str) -> list[list[str]]:
-    script = "return [...document.querySelectorAll(arguments[0])].map((r) => [...r.cells].map((c) => c.textContent))"
-    return list(driver.execute_script(script, selector))
-
-
 def _rules(driver: Any) -> list[list[str]]:
     """The rules injected, in their order: id, text, why."""
     script = """return [...document.querySelectorAll("#guard-rules li")].map((li) => [
@@ -131,7 +127,7 @@ def test_repair_shows_repaired_the_rules_injected_two_calls_and_the_final_answer
         ["fraud-suspected", FRAUD_RULE, "matched"],
         ["never-ask-full-pin", PIN_RULE_ALWAYS, "always"],
     ]
-    attempts = _rows(page, "#guard-attempts tbody tr")
+    attempts = table_rows(page, "#guard-attempts tbody tr")
     assert [row[:2] for row in attempts] == [["1", "fail"], ["2", "pass"]]
     for row in attempts:
         assert row[2].endswith(" ms")
@@ -162,10 +158,10 @@ def test_block_shows_blocked_the_fallback_and_the_failing_checks_with_their_evid
     assert _text(page, "guard-answer") == FALLBACK
     assert by_id(page, "guard-answer-note").is_displayed()
     assert _rules(page) == [["never-ask-full-pin", PIN_RULE, "matched"]]
-    assert [row[:2] for row in _rows(page, "#guard-attempts tbody tr")] == [["1", "fail"]]
+    assert [row[:2] for row in table_rows(page, "#guard-attempts tbody tr")] == [["1", "fail"]]
     assert len(upstream.requests) == 1  # block never asks again
     # the failing checks only (no-card-number passed), with their evidence: "Sure, please " is 13 characters
-    checks = {row[1]: row for row in _rows(page, "#guard-checks tbody tr")}
+    checks = {row[1]: row for row in table_rows(page, "#guard-checks tbody tr")}
     assert set(checks) == {"warns-never-share", "does-not-ask-for-secrets"}
     secrets = checks["does-not-ask-for-secrets"]
     assert secrets[:5] == ["never-ask-full-pin", "does-not-ask-for-secrets", "not_regex", "error", "fail"]
@@ -185,7 +181,7 @@ def test_html_in_the_answer_is_shown_as_text(page: Any, upstream: ChatUpstream) 
     assert _text(page, "guard-action") == "flagged"
     assert _text(page, "guard-answer") == answer
     assert page.execute_script("return document.querySelectorAll('#tab-guard img, #tab-guard script').length") == 0
-    failing = {row[1] for row in _rows(page, "#guard-checks tbody tr")}
+    failing = {row[1] for row in table_rows(page, "#guard-checks tbody tr")}
     assert failing == {"offers-freeze", "hands-over-to-fraud-team"}
     severe = [e for e in page.get_log("browser") if e["level"] == "SEVERE"]
     assert severe == []  # no image was requested, nothing ran

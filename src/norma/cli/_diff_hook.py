@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from norma.cli._batch_run import allow_empty_option
-from norma.cli._rules_diff import fail_on_option, limit_option
+from norma.cli._rules_diff import fail_on_option, limit_option, turns_option
 
 if TYPE_CHECKING:
     from norma.turns import Norma, RulebookDiff
@@ -53,14 +53,7 @@ def _reports(ctx: click.Context, param: click.Parameter, value: tuple[str, ...])
 
 @click.command("diff-git")
 @click.argument("rulebooks", nargs=-1, required=True, metavar="RULEBOOK...", type=click.Path(path_type=Path))
-@click.option(
-    "--turns",
-    "turns_file",
-    required=True,
-    metavar="FILE",
-    help='The recorded turns: JSON Lines as norma check --batch reads them ({"message", "output", "session"?, '
-    '"id"?}; "-": stdin).',
-)
+@turns_option
 @click.option(
     "--against",
     "ref",

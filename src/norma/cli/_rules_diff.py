@@ -55,6 +55,15 @@ limit_option = click.option(
     "every one.",
 )
 """``--limit`` of both."""
+turns_option = click.option(
+    "--turns",
+    "turns_file",
+    required=True,
+    metavar="FILE",
+    help='The recorded turns: JSON Lines as norma check --batch reads them ({"message", "output", "session"?, '
+    '"id"?}; "-": stdin).',
+)
+"""``--turns FILE`` of both."""
 
 LABEL = "comparing"
 """The progress bar's label (and the log lines': ``norma: comparing: 2,560 of 10,000 records``)."""
@@ -65,14 +74,7 @@ _SPEC = re.compile(r"(?P<tenant>[^@]+)(?:@(?P<version>[^@]*))?")
 @click.command("diff")
 @click.argument("old", metavar="OLD")
 @click.argument("new", metavar="NEW")
-@click.option(
-    "--turns",
-    "turns_file",
-    required=True,
-    metavar="FILE",
-    help='The recorded turns: JSON Lines as norma check --batch reads them ({"message", "output", "session"?, '
-    '"id"?}; "-": stdin).',
-)
+@turns_option
 @allow_empty_option("records", "compares nothing", file="A turns FILE")
 @db_option
 @click.option(
