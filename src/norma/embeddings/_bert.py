@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -48,7 +48,10 @@ class BertEmbedder:
         threads: onnxruntime intra-op threads (default ``$NORMA_EMBEDDINGS_THREADS`` or the usable cores, max 8).
 
     Building one takes about half a second and ~300 MB resident (fp32) or ~150 MB (int8); use
-    :func:`get_embedder` to share one per process. ``embed`` is safe to call from several threads at once. Its
+    :func:`get_embedder` to share one per process. Once the encoder file is cached (every process after the first),
+    the constructor checks the model's files and tokenizer and returns, and the onnxruntime session loads in a
+    background thread while the caller goes on (reading its rules, say): the first ``embed`` waits for it, and
+    raises what loading it raised. ``embed`` is safe to call from several threads at once. Its
     :attr:`model_id` names the model, the precision and the encoder version (see ``norma.embeddings._identity``):
     vectors are kept under it, so those of another encoder are never read as this one's.
     """
@@ -71,11 +74,14 @@ class BertEmbedder:
         self._batch_size = batch_size
         self._threads = threads if threads is not None else default_threads()
         self._tokens = WordPieces(files.tokenizer_path, files.max_seq_length)
-        self._session = self._load(files, self._threads)
-
-    def _load(self, files: ModelFiles, threads: int) -> EncoderSession:
-        variant = "int8" if self._quantized else "fp32"
         cached = cached_quantized_model(files) if self._quantized else cached_fp32_model(files)
+        if cached is None:  # the first build checks the weights: its errors are the constructor's
+            self._loading: _Loading = _Loading.done(self._load(files, self._threads, None))
+        else:  # loaded in the background while the caller reads its rules: the first embed waits for it
+            self._loading = _Loading.start(lambda: self._load(files, self._threads, cached))
+
+    def _load(self, files: ModelFiles, threads: int, cached: Path | None) -> EncoderSession:
+        variant = "int8" if self._quantized else "fp32"
         if cached is not None:
             try:
                 return create_session(cached, threads=threads, source=str(cached))
@@ -128,6 +134,10 @@ class BertEmbedder:
         """Whether this is the int8 encoder."""
         return self._quantized
 
+    @property
+    def _session(self) -> EncoderSession:
+        return self._loading.result()
+
     def token_counts(self, texts: Sequence[str]) -> list[int]:
         """How many tokens of each text the model sees ([CLS] and [SEP] included, after truncation)."""
         return [len(ids) for ids in self._tokens.encode(check_texts(texts))]
@@ -137,14 +147,56 @@ class BertEmbedder:
         else ``texts`` holds (int8: bit for bit; fp32: to float rounding)."""
         items = check_texts(texts)
         out = np.empty((len(items), self.dim), dtype=np.float32)
+        session = self._session
         if self._quantized:  # every text alone: the activations' scales are its own
             for position, ids in enumerate(self._tokens.encode(items)):
                 input_ids = np.asarray([ids], dtype=np.int64)
-                out[position] = self._session.run(input_ids, np.ones_like(input_ids))[0]
+                out[position] = session.run(input_ids, np.ones_like(input_ids))[0]
             return out
         for batch in self._tokens.batches(items, self._batch_size):
-            out[batch.positions] = self._session.run(batch.input_ids, batch.attention_mask)
+            out[batch.positions] = session.run(batch.input_ids, batch.attention_mask)
         return out
+
+
+class _Loading:
+    """An encoder session being loaded in a daemon thread (onnxruntime releases the GIL while it reads and
+    prepares the model: about 0.2 s that a command spends parsing its rules meanwhile), or already loaded."""
+
+    def __init__(self) -> None:
+        self._ready = threading.Event()
+        self._session: EncoderSession | None = None
+        self._error: BaseException | None = None
+
+    @classmethod
+    def done(cls, session: EncoderSession) -> _Loading:
+        loading = cls()
+        loading._session = session
+        loading._ready.set()
+        return loading
+
+    @classmethod
+    def start(cls, load: Callable[[], EncoderSession]) -> _Loading:
+        loading = cls()
+
+        def run() -> None:
+            try:
+                loading._session = load()
+            except BaseException as exc:  # handed to every caller of result()
+                loading._error = exc
+            finally:
+                loading._ready.set()
+
+        threading.Thread(target=run, name="norma-encoder-load", daemon=True).start()
+        return loading
+
+    def result(self) -> EncoderSession:
+        """The session, once loaded; what loading it raised, to every caller."""
+        if not self._ready.is_set():
+            self._ready.wait()
+        if self._error is not None:
+            raise self._error
+        assert self._session is not None
+        return self._session
 
 
 _SHARED: dict[tuple[str, bool], BertEmbedder] = {}

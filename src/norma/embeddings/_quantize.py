@@ -52,12 +52,12 @@ def int8_from_env() -> bool:
 
 
 def _cache_path(files: ModelFiles, variant: str = "int8") -> Path:
-    import onnxruntime
+    from importlib.metadata import version  # not `import onnxruntime`: the session loads it in the background
 
     from norma.embeddings._model_files import GRAPH_VERSION
 
     name = (
-        f"encoder-{files.fingerprint[:24]}-g{GRAPH_VERSION}-norma{__version__}-ort{onnxruntime.__version__}-"
+        f"encoder-{files.fingerprint[:24]}-g{GRAPH_VERSION}-norma{__version__}-ort{version('onnxruntime')}-"
         f"{variant}.onnx"
     )
     return cache_dir() / "embeddings" / name

@@ -67,6 +67,8 @@ def create_app(settings: ServiceSettings | None = None, *, store: Store | None =
                 _ = state.store
             except NormaError as exc:  # keep serving: /v1/ready says 503 and requests retry opening the store
                 logging.getLogger("norma.service").warning("the rule store is not available yet: %s", exc)
+                return
+            state.reembedding.start()  # in the background: /v1/ready answers 503 until it is done
 
         await anyio.to_thread.run_sync(warm_up)
         try:

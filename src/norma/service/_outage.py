@@ -274,6 +274,11 @@ class BreakerStore:
     ) -> tuple[list[Rule], dict[str, np.ndarray]]:
         return self._health.call(lambda: self._store.rules_with_vectors(tenant_id, rule_ids, model_id))
 
+    def vector_encoders(self, tenant_id: str) -> dict[str, int]:
+        """Which encoders made the tenant's stored vectors (:class:`~norma.store.VectorEncoders`)."""
+        store: Any = self._store  # both stores norma opens have it
+        return self._health.call(lambda: store.vector_encoders(tenant_id))
+
     def rules_at(self, tenant_id: str, version: int) -> list[Rule]:
         """The tenant's rules at one of its versions (``SqlRuleStore.rules_at``, for ``norma.open(tenant=...,
         version=...)``)."""

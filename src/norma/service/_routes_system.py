@@ -38,9 +38,10 @@ async def health() -> Health:
     responses={503: {"model": Health}},
 )
 async def ready(state: State) -> JSONResponse:
-    """503 with ``Retry-After`` while the store or the model is not ready. While the store is marked down, the
-    answer comes at once (no wait for a dead database) and says since when, and whether matches are still answered
-    from memory; otherwise the store is asked, within its read deadline."""
+    """503 with ``Retry-After`` while the store or the model is not ready, or while the rules of tenants whose
+    stored vectors are another encoder's are embedded again (``vectors`` says which: ``norma.service._reembed``).
+    While the store is marked down, the answer comes at once (no wait for a dead database) and says since when, and
+    whether matches are still answered from memory; otherwise the store is asked, within its read deadline."""
     checks: dict[str, str] = {}
 
     def work() -> None:
@@ -61,6 +62,11 @@ async def ready(state: State) -> JSONResponse:
             checks["embedder"] = "ok"
         except NormaError as exc:
             checks["embedder"] = f"error: {type(exc).__name__}"
+        if checks["store"] == "ok":
+            state.reembedding.start()  # no-op once done; runs a pass the store interrupted again
+            vectors = state.reembedding.status()
+            if vectors != "ok":  # said only while it is not: a ready answer stays as it was
+                checks["vectors"] = vectors
 
     settings = state.settings
     deadline = settings.store_connect_timeout + settings.store_read_timeout + 1.0

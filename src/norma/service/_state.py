@@ -25,6 +25,7 @@ from norma.service._auth import (
 )
 from norma.service._errors import RequestTimeoutError, UnauthorizedError
 from norma.service._outage import BreakerStore, KeyCache, StoreHealth, through_breaker
+from norma.service._reembed import Reembedding
 from norma.service._settings import ServiceSettings
 
 if TYPE_CHECKING:
@@ -66,6 +67,8 @@ class ServiceState:
         """Whether the store answers (a circuit breaker: requests fail fast while it is down)."""
         self.keys = KeyCache(settings.stale_for)
         """API keys the store verified recently, accepted while it is unreachable."""
+        self.reembedding = Reembedding(self)
+        """The tenants whose stored vectors are another encoder's only, embedded again (``_reembed``)."""
 
     def batching(self, embedder: Any) -> Any:
         """``embedder`` wrapped in a :class:`~norma.embeddings.BatchingEmbedder` shared by this worker's requests,
