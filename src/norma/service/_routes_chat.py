@@ -41,7 +41,7 @@ from norma.service._routes_tenants import Caller, TenantId
 from norma.service._schemas import PROBLEM_RESPONSES, Problem
 from norma.service._state import ServiceState, get_state
 from norma.service._upstream import Upstream, UpstreamError, answer_text
-from norma.turns import Norma
+from norma.turns import Norma, TurnReport
 
 if TYPE_CHECKING:
     from norma.service._settings import ServiceSettings
@@ -270,7 +270,7 @@ async def chat_completions(
             called = time.perf_counter()
             data = await upstream.complete({**base, "messages": conversation})
             checked = time.perf_counter()
-            report = await state.run(guard.review, prepared, answer_text(data))
+            report = await _review(state, guard, prepared, answer_text(data))
             attempts.append(GuardAttempt(answer=answer_text(data), report=report, model_ms=(checked - called) * 1000,
                                          check_ms=(time.perf_counter() - checked) * 1000))  # fmt: skip
             responses.append(data)
@@ -354,7 +354,7 @@ async def _pass_through(
             await events.aclose()
         checked = time.perf_counter()
         answer = "".join(text)
-        report = await state.run(guard.review, prepared, answer)
+        report = await _review(state, guard, prepared, answer)
         attempt = GuardAttempt(answer=answer, report=report, model_ms=(checked - called) * 1000,
                                check_ms=(time.perf_counter() - checked) * 1000)  # fmt: skip
         result = guard.decide(prepared, [attempt], started)
@@ -362,6 +362,14 @@ async def _pass_through(
         yield _event({**head, "object": "chat.completion.chunk", "choices": [], "norma": _norma_field(result)}) + _DONE
 
     return StreamingResponse(relay(), media_type="text/event-stream", headers=_SSE_HEADERS)
+
+
+async def _review(state: ServiceState, guard: Guard, prepared: Prepared, answer: str) -> TurnReport:
+    """The turn check of an answer: in the event loop when no judge can be asked (the checks are then a computation
+    of well under a millisecond, less than a worker thread's round trip), else in a worker thread."""
+    if state.judge() is None:
+        return guard.review(prepared, answer)
+    return await state.run(guard.review, prepared, answer)
 
 
 def _delta_text(event: Mapping[str, Any]) -> str:
