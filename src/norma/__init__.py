@@ -71,6 +71,7 @@ if _typing.TYPE_CHECKING:
     from norma.store import import_rulebook as import_rulebook
     from norma.store import open_store as open_store
     from norma.turns import Norma as Norma
+    from norma.turns import Tenants as Tenants
     from norma.turns import TurnChecker as TurnChecker
     from norma.turns import TurnReport as TurnReport
     from norma.turns import check_turn as check_turn
@@ -116,6 +117,7 @@ _PUBLIC: dict[str, str] = {
     "StoreError": "norma.errors",
     "StoreUnavailableError": "norma.errors",
     "tenant_matcher": "norma.matching",
+    "Tenants": "norma.turns",
     "TurnChecker": "norma.turns",
     "TurnReport": "norma.turns",
     "variation_quality": "norma.names",

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from norma.names import NameScore
     from norma.rubrics import RubricScore
     from norma.store import Store
-    from norma.turns import Norma
+    from norma.turns import Norma, Tenants
 
 __all__ = ["Served", "failure"]
 
@@ -73,6 +73,7 @@ class Served:
 
             self._store = open_store(store_url, create=False)
         self._opened: Norma | None = None
+        self._tenants: Tenants | None = None
         self._matcher_lock = threading.Lock()
         self._judge: Judge | None = None
         self._judge_made = False  # None after it: no LLM configured
@@ -182,18 +183,19 @@ class Served:
         return self._store
 
     def _tenant_matcher(self, tenant: str) -> RuleMatcher:
-        from norma.matching import tenant_matcher
-
-        return tenant_matcher(self._tenant_store(tenant), tenant)
+        return self._tenant_rules(tenant).matcher
 
     def _tenant_rules(self, tenant: str) -> Norma:
-        """The tenant's rules at their current version: its matcher (kept per store, refreshed when the version
-        changes) with this server's judge and documents."""
-        from norma.turns import Norma
-
+        """The tenant's rules at their current version (:class:`~norma.turns.Tenants`: the matcher kept per store,
+        refreshed when the version changes) with this server's judge and documents."""
         store = self._tenant_store(tenant)
-        matcher = self._tenant_matcher(tenant)
-        return Norma(matcher, rules_version=store.version(tenant), judge=self.judge(), documents=self._documents)
+        with self._matcher_lock:
+            if self._tenants is None:
+                from norma.turns import Tenants
+
+                self._tenants = Tenants(store, judge=self._made_judge(), documents=self._documents)
+            tenants = self._tenants
+        return tenants.get(tenant)
 
     # --- check_turn ---------------------------------------------------------------------------------------------
 
@@ -228,12 +230,15 @@ class Served:
         """The judge of ``judge`` checks: the LLM of ``$NORMA_LLM_URL`` with an in-memory verdict cache, made once;
         None without an LLM (those checks are then skipped)."""
         with self._matcher_lock:
-            if not self._judge_made:
-                from norma.llm import get_llm, make_judge
+            return self._made_judge()
 
-                self._judge = make_judge(get_llm(), cache="memory")
-                self._judge_made = True
-            return self._judge
+    def _made_judge(self) -> Judge | None:  # under self._matcher_lock
+        if not self._judge_made:
+            from norma.turns import judge_of
+
+            self._judge = judge_of("memory", None)
+            self._judge_made = True
+        return self._judge
 
     # --- audit_output -------------------------------------------------------------------------------------------
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from norma.errors import NormaError
 
 if TYPE_CHECKING:
-    from norma.service._state import ServiceState
+    from norma.store import Store
 
 __all__ = ["Reembedding", "needs_reembedding"]
 
@@ -39,8 +39,9 @@ class Reembedding:
     before the first request), :meth:`start` embeds them in a daemon thread; :meth:`status` is what ``/v1/ready``
     shows."""
 
-    def __init__(self, state: ServiceState) -> None:
-        self._state = state
+    def __init__(self, store: Callable[[], Store], build: Callable[[str], object]) -> None:
+        self._store = store  # the service's store (through its breaker), opened on first use
+        self._build = build  # a tenant's matcher built: the rules without vectors of this encoder embedded, saved
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._todo: list[str] | None = None
@@ -98,7 +99,7 @@ class Reembedding:
         model = get_embedder().model_id
         from norma.store import VectorEncoders
 
-        store = self._state.store
+        store = self._store()
         if not isinstance(store, VectorEncoders):  # a store that cannot tell: its tenants embed on first use
             todo = []
         else:
@@ -119,7 +120,7 @@ class Reembedding:
             for position, tenant in enumerate(todo):
                 with self._lock:
                     self._at = (position, tenant)
-                self._state.matchers.get(tenant)  # embeds the rules without vectors of this encoder, saves them
+                self._build(tenant)
             with self._lock:
                 self._done, self._at = True, None
         except NormaError as exc:  # the store away, say: the next start() (a readiness probe) finds them again

@@ -41,7 +41,7 @@ from norma.service._routes_tenants import Caller, TenantId
 from norma.service._schemas import PROBLEM_RESPONSES, Problem
 from norma.service._state import ServiceState, get_state
 from norma.service._upstream import Upstream, UpstreamError, answer_text
-from norma.turns import Norma, TurnReport
+from norma.turns import TurnReport
 
 if TYPE_CHECKING:
     from norma.service._settings import ServiceSettings
@@ -251,9 +251,7 @@ async def chat_completions(
     base = {k: v for k, v in sent.items() if k not in _DROP}
 
     def prepare() -> tuple[Guard, Prepared]:
-        matcher, version = state.matcher_of(tenant, request)
-        embedder = state.batching(matcher.embedder)  # concurrent turns' messages in one model call, as /match
-        rules = Norma(matcher, judge=state.judge(), rules_version=version, embedder=embedder)
+        rules = state.rules_of(tenant, request)
         guard = Guard(rules, None, policy=policy, max_repairs=state.settings.guard_max_repairs)
         return guard, guard.prepare(body.messages, session)
 

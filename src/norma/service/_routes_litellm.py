@@ -36,7 +36,7 @@ from norma.service._bodies import StrictJsonRoute
 from norma.service._recall import ExpiringStore
 from norma.service._schemas import PROBLEM_RESPONSES
 from norma.service._state import ServiceState, get_state
-from norma.turns import Norma, TurnReport
+from norma.turns import TurnReport
 
 __all__ = [
     "BLOCK_TAG",
@@ -259,9 +259,7 @@ async def litellm_guardrail(
     key = (tenant, body.litellm_call_id) if body.litellm_call_id else None
 
     def work() -> GuardrailResponse:
-        matcher, version = state.matcher_of(tenant, request)
-        rules = Norma(matcher, rules_version=version, judge=state.judge(), embedder=state.batching(matcher.embedder))
-        guard = Guard(rules, fail_on=options.fail_on)
+        guard = Guard(state.rules_of(tenant, request), fail_on=options.fail_on)
         if body.input_type == "request":
             message = _user_message(body)
             if message is None or not message.strip():

@@ -143,12 +143,11 @@ async def match(tenant: TenantId, body: MatchRequest, request: Request, state: S
         raise InvalidInputError("the message is empty", location="message", hint="give the text to match")
 
     def work() -> JSONResponse:
-        matcher, version = state.matcher_of(tenant, request)
-        embedder = state.batching(matcher.embedder)  # shares model calls with the concurrent requests' messages
-        matches = matcher.match(body.message, body.session, explain=body.explain, tags=body.tags, embedder=embedder)
+        rules = state.rules_of(tenant, request)  # its messages embedded with the concurrent requests' in one call
+        matches = rules.match(body.message, body.session, explain=body.explain, tags=body.tags)
         content = {
             "tenant_id": tenant,
-            "rules_version": version,
+            "rules_version": rules.rules_version,
             "matches": [m.to_dict() for m in matches],
             "dropped": [d.to_dict() for d in getattr(matches, "dropped", ())],
             "gate": None if matches.gate is None else matches.gate.to_dict(),
@@ -169,12 +168,7 @@ async def check(tenant: TenantId, body: CheckRequest, request: Request, state: S
     unreachable, as ``/match`` is."""
 
     def work() -> JSONResponse:
-        from norma.turns import Norma
-
-        matcher, version = state.matcher_of(tenant, request)
-        documents = state.documents() if body.audit else None
-        embedder = state.batching(matcher.embedder)  # shares model calls with the concurrent requests' messages
-        rules = Norma(matcher, rules_version=version, judge=state.judge(), documents=documents, embedder=embedder)
+        rules = state.rules_of(tenant, request)
         report = rules.check(body.message, body.output, body.session, audit=body.audit)
         return JSONResponse({"tenant_id": tenant, **report.to_dict()})
 

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from norma.llm import Judge, LLMClient
     from norma.matching import TenantMatchers
     from norma.store import Store
+    from norma.turns import Norma, Tenants
 
 __all__ = ["PRINCIPAL_STATE", "STALE_STATE", "ServiceState", "get_state"]
 
@@ -57,17 +58,15 @@ class ServiceState:
         self._documents: DocumentSet | None = None
         self._llm: LLMClient | None = None
         self._llm_made = False  # get_llm() ran (its None: no LLM configured)
-        self._judge: Judge | None = None
-        self._judge_made = False
         self.limiter = RateLimiter(settings.rate_limit, settings.rate_burst)
         self.failures = FailedAuthLimiter(settings.auth_failure_rate, settings.auth_failure_burst)
         self._batching: dict[str, Any] = {}
-        self._matchers: TenantMatchers | None = None
+        self._tenants: Tenants | None = None
         self.health = StoreHealth()
         """Whether the store answers (a circuit breaker: requests fail fast while it is down)."""
         self.keys = KeyCache(settings.stale_for)
         """API keys the store verified recently, accepted while it is unreachable."""
-        self.reembedding = Reembedding(self)
+        self.reembedding = Reembedding(lambda: self.store, lambda tenant: self.matchers.get(tenant))
         """The tenants whose stored vectors are another encoder's only, embedded again (``_reembed``)."""
 
     def batching(self, embedder: Any) -> Any:
@@ -84,21 +83,32 @@ class ServiceState:
         return wrapped
 
     @property
+    def tenants(self) -> Tenants:
+        """The store's tenants, each ready to use (:class:`~norma.turns.Tenants`): the one judge, the messages
+        embedded through :meth:`batching` (concurrent requests' messages in one model call), the audit's documents
+        (read at the first audit)."""
+        tenants = self._tenants
+        if tenants is None:
+            from norma.embeddings import get_embedder
+            from norma.turns import Tenants
+
+            store, llm, embedder = self.store, self.llm(), self.batching(get_embedder())  # each takes the lock
+            with self._lock:
+                if self._tenants is None:
+                    self._tenants = Tenants(
+                        store,
+                        judge="memory",  # verdicts cached in memory: they stay per process
+                        llm=llm,
+                        embedder=embedder,
+                        documents=self.settings.audit_docs,
+                    )
+                tenants = self._tenants
+        return tenants
+
+    @property
     def matchers(self) -> TenantMatchers:
         """The tenants' matchers over :attr:`store` (built from stored vectors, refreshed on version change)."""
-        matchers = self._matchers
-        if matchers is None:
-            store = self.store
-            with self._lock:
-                if self._matchers is None:
-                    from norma.embeddings import find_model_dir
-                    from norma.matching import TenantMatchers, read_held_out
-
-                    directory, packaged = find_model_dir()  # an adapted encoder's gate, handed to the matchers
-                    held_out = None if packaged else read_held_out(directory)
-                    self._matchers = TenantMatchers(store, held_out=held_out)
-                matchers = self._matchers
-        return matchers
+        return self.tenants.matchers
 
     @property
     def store(self) -> Store:
@@ -148,17 +158,9 @@ class ServiceState:
         return self._llm
 
     def judge(self) -> Judge | None:
-        """The judge of ``judge`` checks over :meth:`llm` (verdicts cached in memory), made once; None without an
-        LLM (those checks are then skipped)."""
-        if not self._judge_made:
-            llm = self.llm()  # takes the lock itself
-            with self._lock:
-                if not self._judge_made:
-                    from norma.llm import make_judge
-
-                    self._judge = make_judge(llm, cache="memory")  # in memory: verdicts stay per process
-                    self._judge_made = True
-        return self._judge
+        """The judge of ``judge`` checks (:meth:`Tenants.judge <norma.turns.Tenants.judge>`): the LLM of
+        ``$NORMA_LLM_URL`` with its verdicts in memory, made once; None without an LLM (those checks are skipped)."""
+        return self.tenants.judge()
 
     async def run(self, func: Callable[..., T], /, *args: Any, timeout: bool = True, **kwargs: Any) -> T:
         """Run ``func`` in a worker thread; past ``request_timeout`` answer 503 (the thread finishes on its own).
@@ -224,32 +226,30 @@ class ServiceState:
         self.keys.verified(secret, principal)
         return principal
 
-    def matcher_of(self, tenant_id: str, request: Request) -> tuple[Any, int]:
-        """The tenant's matcher and its rules version; while the store is unreachable, the one this replica last had
-        (for ``settings.stale_for`` seconds after the store last confirmed it), ``request`` marked stale since then
+    def rules_of(self, tenant_id: str, request: Request) -> Norma:
+        """The tenant's rules at their current version; while the store is unreachable, those this replica last had
+        (for ``settings.stale_for`` seconds after the store last confirmed them), ``request`` marked stale since then
         (else the store's error is raised)."""
         import time
 
         try:
-            matcher = self.matchers.get(tenant_id)
-            cached = self.matchers.cached(tenant_id)
-            return matcher, cached[1] if cached is not None else self.store.version(tenant_id)
+            return self.tenants.get(tenant_id)
         except StoreUnavailableError:
-            found = self.matchers.cached(tenant_id)
-            if found is None or time.time() - found[2] > self.settings.stale_for:
+            found = self.tenants.cached(tenant_id)
+            if found is None or time.time() - found[1] > self.settings.stale_for:
                 raise
             self.health.served_stale()
-        matcher, version, confirmed = found
+        rules, confirmed = found
         known = getattr(request.state, STALE_STATE, None)
         setattr(request.state, STALE_STATE, confirmed if known is None else min(known, confirmed))
-        return matcher, version
+        return rules
 
     def close(self) -> None:
         """Close the store if this state opened it."""
         with self._lock:
-            if self._matchers is not None:
-                self._matchers.clear()
-                self._matchers = None
+            if self._tenants is not None:
+                self._tenants.matchers.clear()
+                self._tenants = None
             if self._store is not None and self._owns_store:
                 self._store.close()
                 self._store = None

@@ -47,12 +47,14 @@ if _typing.TYPE_CHECKING:
     from norma.turns._diff_report import RuleStatus as RuleStatus
     from norma.turns._diff_report import TurnChange as TurnChange
     from norma.turns._open import Norma as Norma
+    from norma.turns._open import judge_of as judge_of
     from norma.turns._open import open as open
     from norma.turns._report import CheckedRule as CheckedRule
     from norma.turns._report import MatchedRuleSummary as MatchedRuleSummary
     from norma.turns._report import TurnReport as TurnReport
     from norma.turns._report import TurnVerdict as TurnVerdict
     from norma.turns._report import turn_rubric as turn_rubric
+    from norma.turns._tenants import Tenants as Tenants
 
 _PUBLIC: dict[str, str] = {
     "check_turn": "_checker",
@@ -60,12 +62,14 @@ _PUBLIC: dict[str, str] = {
     "MatchedRuleSummary": "_report",
     "Norma": "_open",
     "open": "_open",
+    "Tenants": "_tenants",
     "TurnChecker": "_checker",
     "TurnReport": "_report",
 }
 """What a user calls: ``__all__``; each name to the module that defines it (loaded on first use)."""
 
 _INTERNAL: dict[str, str] = {
+    "judge_of": "_open",
     "coverage": "_coverage",
     "Coverage": "_coverage_report",
     "diff_turns": "_diff",

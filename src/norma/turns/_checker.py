@@ -337,11 +337,13 @@ class TurnChecker:
     def audit_of(self, message: str, output: str) -> AuditReport:
         """The IR.x.y audit of ``output``, the answer to ``message``, with this checker's documents and
         configuration (:func:`norma.audit.analyze`)."""
-        from norma.audit import analyze
+        from norma.audit import analyze, load_documents
 
+        if isinstance(self.documents, str | os.PathLike):  # a folder: read at the first audit, then kept
+            self.documents = load_documents(Path(self.documents))
         return analyze(
             {"input": message, "output": output},
-            self.documents,  # type: ignore[arg-type]
+            self.documents,
             self.audit_config,
             embedder=self.matcher.embedder,
         )

@@ -42,7 +42,8 @@ def _stamp(path: Path) -> tuple[int, int] | None:
     return stat.st_mtime_ns, stat.st_size
 
 
-def _judge(judge: Judge | JudgeCachePolicy | None, llm: LLMClient | None) -> Judge | None:
+def judge_of(judge: Judge | JudgeCachePolicy | None, llm: LLMClient | None) -> Judge | None:
+    """The judge :func:`open` and :class:`~norma.turns.Tenants` make of their ``judge`` and ``llm`` arguments."""
     from norma.llm import Judge, get_llm, make_judge
 
     if judge is None or isinstance(judge, Judge):
@@ -278,7 +279,7 @@ def open(
         raise InvalidInputError("a version goes with a tenant", location="version", hint="give tenant= too")
     if store is not None and tenant is None:
         raise InvalidInputError("a store goes with a tenant", location="store", hint="give tenant= too")
-    chosen = _judge(judge, llm)
+    chosen = judge_of(judge, llm)
     options: dict[str, Any] = {"judge": chosen, "audit": audit, "documents": documents, "audit_config": audit_config}
     if tenant is not None and version is not None:
         from norma.turns._versions import version_matcher
