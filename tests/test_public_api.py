@@ -168,14 +168,27 @@ def test_root_docstring_names_the_capabilities() -> None:
         ("Rule", "norma.rules"),
         ("open_store", "norma.store"),
         ("get_embedder", "norma.embeddings"),
-        ("TurnChecker", "norma.turns"),
-        ("check_turn", "norma.turns"),
+        ("Norma", "norma.turns"),
+        ("open", "norma.turns"),
+        ("Tenants", "norma.turns"),
         ("TurnReport", "norma.turns"),
     ],
 )
 def test_root_entry_points_are_the_capabilities_own(name: str, home: str) -> None:
     assert name in norma.__all__
     assert getattr(norma, name) is getattr(importlib.import_module(home), name)
+
+
+def test_one_way_at_the_top_to_check_a_turn() -> None:
+    """Issue #57: ``norma.open(rules).check(...)`` (or ``Tenants.get``) is the way; the checker under a Norma and the
+    one-shot helper stay importable from ``norma.turns`` for the command line, not from the top nor in any
+    ``__all__``."""
+    import norma.turns
+
+    for name in ("TurnChecker", "check_turn"):
+        assert name not in norma.__all__
+        assert name not in norma.turns.__all__
+        assert getattr(norma.turns, name) is not None
 
 
 def test_root_names_nothing_else() -> None:

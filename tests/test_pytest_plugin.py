@@ -438,10 +438,10 @@ def test_the_norma_check_fixture_checks_on_the_norma_rules_rulebook(pytester: py
     pytester.makepyfile(
         f"""
         from norma.testing import assert_turn_passes
-        from norma.turns import TurnChecker
+        from norma import Norma
 
         def test_a_good_turn(norma_check):
-            assert isinstance(norma_check, TurnChecker)
+            assert isinstance(norma_check, Norma)
             assert norma_check.check({COMPLAINT["message"]!r}, {COMPLAINT["output"]!r}).verdict.value == "pass"
 
         def test_a_bad_turn(norma_check):

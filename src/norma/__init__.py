@@ -11,7 +11,8 @@ everything derived from those rules built once. Under it:
   the turn: :class:`RuleMatcher`, :class:`MatchConfig`, :class:`SessionState`, :func:`load_rules`, and
   :func:`tenant_matcher` over a store.
 * **checks and the turn check** (``norma.turns``) — a turn (message, output) checked against the rules that govern
-  it, with a verdict, evidence and a reward: :class:`TurnChecker`, :func:`check_turn`, :class:`TurnReport`.
+  it, with a verdict, evidence and a reward: ``open(rules).check(message, output)``, a :class:`TurnReport`;
+  :class:`Tenants` in a server.
 * **audit** (``norma.audit``) — an AI output checked against executable rules IR.x.y: :func:`analyze`,
   :func:`load_documents`.
 * **names** (``norma.names``) — the MIID validator's name-variation scoring: :func:`build_query`,
@@ -72,9 +73,7 @@ if _typing.TYPE_CHECKING:
     from norma.store import open_store as open_store
     from norma.turns import Norma as Norma
     from norma.turns import Tenants as Tenants
-    from norma.turns import TurnChecker as TurnChecker
     from norma.turns import TurnReport as TurnReport
-    from norma.turns import check_turn as check_turn
     from norma.turns import open as open
 
 _PUBLIC: dict[str, str] = {
@@ -83,7 +82,6 @@ _PUBLIC: dict[str, str] = {
     "AuthenticationError": "norma.errors",
     "BackendError": "norma.errors",
     "build_query": "norma.names",
-    "check_turn": "norma.turns",
     "ConfigError": "norma.errors",
     "ConflictError": "norma.errors",
     "Criterion": "norma.rubrics",
@@ -118,7 +116,6 @@ _PUBLIC: dict[str, str] = {
     "StoreUnavailableError": "norma.errors",
     "tenant_matcher": "norma.matching",
     "Tenants": "norma.turns",
-    "TurnChecker": "norma.turns",
     "TurnReport": "norma.turns",
     "variation_quality": "norma.names",
 }

@@ -14,7 +14,7 @@ relative to the current folder, in the ini file relative to the ini file's folde
 Fixtures (session-scoped, so the rulebook and the documents are loaded once):
 
 * ``norma_rules``: a :class:`norma.matching.RuleMatcher` for :func:`norma.testing.assert_matches`;
-* ``norma_check``: a :class:`norma.turns.TurnChecker` over ``norma_rules`` for
+* ``norma_check``: the :class:`norma.Norma` of ``norma_rules`` for
   :func:`norma.testing.assert_turn_passes` (``judge`` checks ask ``$NORMA_LLM_URL``, skipped without it);
 * ``norma_audit``: a :class:`norma.testing.Auditor`: ``norma_audit(output, input=...)`` is the report,
   ``norma_audit.assert_passes(output, input=...)`` the assertion.
@@ -35,7 +35,7 @@ import pytest
 if TYPE_CHECKING:
     from norma.matching import RuleMatcher
     from norma.testing import Auditor
-    from norma.turns import TurnChecker
+    from norma.turns import Norma
 
 __all__ = [
     "norma_audit",
@@ -99,8 +99,8 @@ def norma_rules(pytestconfig: pytest.Config) -> RuleMatcher:
 
 
 @pytest.fixture(scope="session")
-def norma_check(norma_rules: RuleMatcher) -> TurnChecker:
-    """A :class:`~norma.turns.TurnChecker` over the ``norma_rules`` rulebook, built once: ``norma_check.check(message,
+def norma_check(norma_rules: RuleMatcher) -> Norma:
+    """The :class:`~norma.Norma` of the ``norma_rules`` rulebook, opened once: ``norma_check.check(message,
     output)`` is the :class:`~norma.turns.TurnReport`, ``assert_turn_passes(message, output, rules=norma_check)`` the
     assertion. Its ``judge`` checks ask the LLM of ``$NORMA_LLM_URL`` (skipped without one)."""
     from norma.testing import turn_checker

@@ -108,15 +108,13 @@ class CheckJob:
         embedder = get_embedder()
         matcher = self.match._matcher(embedder)
         version = self.match.tenant_version if self.match.tenant_id is not None else None
-        checker = Norma(
-            matcher, judge=self._judge(), audit=self.audit, documents=self.documents, rules_version=version
-        ).checker
+        rules = Norma(matcher, judge=self._judge(), audit=self.audit, documents=self.documents, rules_version=version)
 
         def one(payload: dict[str, Any], vector: np.ndarray) -> Outcome:
             try:
                 session = None if payload["session"] is None else SessionState.from_mapping(payload["session"])
                 found = matcher.match_many([payload["message"]], [session], query_vectors=[vector])[0]
-                report = checker.report(payload["message"], payload["output"], found)
+                report = rules.review(payload["message"], payload["output"], found)
             except NormaError as exc:
                 return None, str(exc)
             return CheckedTurn(payload["message"], report, payload.get("id"), "id" in payload), None

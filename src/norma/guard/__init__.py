@@ -25,6 +25,7 @@ if _typing.TYPE_CHECKING:
     from norma.guard._guard import DEFAULT_FALLBACK as DEFAULT_FALLBACK
     from norma.guard._guard import DEFAULT_TEMPLATE as DEFAULT_TEMPLATE
     from norma.guard._guard import Guard as Guard
+    from norma.guard._guard import GuardAction as GuardAction
     from norma.guard._guard import GuardAttempt as GuardAttempt
     from norma.guard._guard import GuardPolicy as GuardPolicy
     from norma.guard._guard import GuardResult as GuardResult
@@ -33,6 +34,7 @@ if _typing.TYPE_CHECKING:
 
 _PUBLIC: dict[str, str] = {
     "Guard": "_guard",
+    "GuardAction": "_guard",
     "GuardPolicy": "_guard",
     "GuardResult": "_guard",
     "agent_guardrails": "_agents",

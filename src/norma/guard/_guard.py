@@ -73,6 +73,19 @@ class GuardPolicy(enum.StrEnum):
     """Return the answer, marked as failed, with its report."""
 
 
+class GuardAction(enum.StrEnum):
+    """What a guard did with a turn (``GuardResult.action``, the ``Norma-Action`` header of the guarded endpoint)."""
+
+    PASSED = "passed"
+    """The first answer passed."""
+    REPAIRED = "repaired"
+    """A later answer passed (policy ``repair``)."""
+    BLOCKED = "blocked"
+    """The fallback answer instead of a failing one (``block``, or ``repair`` out of attempts)."""
+    FLAGGED = "flagged"
+    """The failing answer, marked as failed (``flag``)."""
+
+
 class InjectedRule(BaseModel):
     """A rule written into the system message."""
 
@@ -108,7 +121,7 @@ class GuardResult(BaseModel):
     """What to show the user: a passing answer, the fallback (``blocked``) or the failing answer (``flagged``)."""
     passed: bool
     """Whether :attr:`answer` is a model answer that passed the turn check (never True for a failing one)."""
-    action: str
+    action: GuardAction
     """``passed`` (first answer), ``repaired`` (a later one passed), ``blocked`` or ``flagged``."""
     policy: GuardPolicy
     report: TurnReport
@@ -276,7 +289,7 @@ class Guard:
         started = time.perf_counter()
         conversation = _check_messages(messages)
         message = _last_user_message(conversation)
-        match = self.norma.match(message, session) if message.strip() else self._nothing(message, session)
+        match = self.norma.match(message, session, allow_empty=True)  # blank (tool calls only): the always rules
         injected = self.injected(match)
         if injected:
             lines = "\n".join(f"{n}. [{r.rule_id}] {r.text}" for n, r in enumerate(injected, 1))
@@ -293,12 +306,6 @@ class Guard:
             prepare_ms=(time.perf_counter() - started) * 1000,
         )
 
-    def _nothing(self, message: str, session: SessionState | Mapping[str, Any] | None) -> MatchResult:
-        """The match of a blank user message, which :meth:`Norma.match` refuses: nothing matches, the ``when:
-        always`` rules still go into the prompt and check the answer (the session is still checked)."""
-        state = SessionState.from_mapping(session) if isinstance(session, Mapping) else session
-        return self.norma.matcher.match(message, state, embedder=self.norma.embedder)
-
     def injected(self, match: MatchResult) -> tuple[InjectedRule, ...]:
         """The rules that govern a turn: its enforced matches (best first), then the rules with ``when: always``
         checks that did not match."""
@@ -310,14 +317,14 @@ class Guard:
         seen = {r.rule_id for r in found}
         found += [
             InjectedRule(rule_id=rule.id, text=_rule_text(rule, matched=False), why="always")
-            for rule in self.norma.matcher.always_rules
+            for rule in self.norma.always_rules
             if rule.id not in seen
         ]
         return tuple(found)
 
     def review(self, prepared: Prepared, answer: str) -> TurnReport:
         """The turn check of ``answer`` against the turn's match (the message is not matched again)."""
-        return self.norma.checker.report(prepared.message, answer, prepared.match)
+        return self.norma.review(prepared.message, answer, prepared.match)
 
     def fails(self, report: TurnReport) -> bool:
         """Whether ``report`` fails under this guard's ``fail_on``."""
@@ -341,11 +348,11 @@ class Guard:
         last = attempts[-1]
         failing = self.fails(last.report)
         if not failing:
-            action, answer = ("passed" if len(attempts) == 1 else "repaired"), last.answer
+            action, answer = (GuardAction.PASSED if len(attempts) == 1 else GuardAction.REPAIRED), last.answer
         elif self.policy is GuardPolicy.FLAG:
-            action, answer = "flagged", last.answer
+            action, answer = GuardAction.FLAGGED, last.answer
         else:
-            action, answer = "blocked", self.fallback
+            action, answer = GuardAction.BLOCKED, self.fallback
         return GuardResult(
             answer=answer,
             passed=not failing,

@@ -33,7 +33,7 @@ import anyio
 from fastapi import APIRouter, Depends, FastAPI, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from norma.guard import Guard, GuardAttempt, GuardResult, Prepared
+from norma.guard import Guard, GuardAction, GuardAttempt, GuardResult, Prepared
 from norma.service._bodies import StrictJsonRoute
 from norma.service._chat_schemas import ChatCompletionRequest, GuardedChatCompletion, UpstreamModels
 from norma.service._errors import PROBLEM_MEDIA_TYPE, problem_response
@@ -159,7 +159,7 @@ def _norma_field(result: GuardResult) -> dict[str, Any]:
 
 
 def _headers(result: GuardResult) -> dict[str, str]:
-    return {VERDICT_HEADER: result.report.verdict.value, ACTION_HEADER: result.action}
+    return {VERDICT_HEADER: result.report.verdict.value, ACTION_HEADER: result.action.value}
 
 
 def _summed_usage(responses: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
@@ -181,7 +181,7 @@ def _completion(result: GuardResult, responses: Sequence[Mapping[str, Any]]) -> 
     """The upstream's last response with the guard's answer, the usage of every call and ``norma``."""
     data = dict(responses[-1])
     choice = dict(data["choices"][0])
-    if result.action == "blocked":
+    if result.action is GuardAction.BLOCKED:
         choice["message"] = {"role": "assistant", "content": result.answer}
         choice["finish_reason"] = "content_filter"
     else:

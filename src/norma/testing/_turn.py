@@ -1,5 +1,5 @@
-"""Asserting that a turn passes the turn check (:class:`norma.turns.TurnChecker`): the rules that apply to the
-message, the output checked against each."""
+"""Asserting that a turn passes the turn check (:meth:`norma.Norma.check`): the rules that apply to the message, the
+output checked against each."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from norma.checks import CheckResult
     from norma.matching import RuleMatcher, SessionState
     from norma.rules import FailOn
-    from norma.turns import TurnChecker, TurnReport
+    from norma.turns import Norma, TurnChecker, TurnReport
 
     FailOnName = FailOn | Literal["error", "warning"]
     """What fails an assertion (:class:`norma.rules.FailOn`): a failed ``error`` check (``"error"``, the turn's own
@@ -24,23 +24,23 @@ if TYPE_CHECKING:
 __all__ = ["assert_turn_passes", "turn_checker"]
 
 
-def turn_checker(rules: RuleMatcher | str | os.PathLike[str]) -> TurnChecker:
-    """A :class:`~norma.turns.TurnChecker` over a matcher or a rulebook file (compiled once per file and session,
-    :func:`rulebook_matcher`), opened with :func:`norma.open`: its ``judge`` checks ask the LLM of
-    ``$NORMA_LLM_URL`` (skipped without one), votes kept in the user cache, as ``norma check`` does (the
-    ``norma_check`` fixture)."""
+def turn_checker(rules: RuleMatcher | str | os.PathLike[str]) -> Norma:
+    """The :class:`~norma.Norma` of a matcher or a rulebook file (compiled once per file and session,
+    :func:`rulebook_matcher`), opened with :func:`norma.open`: ``.check(message, output)`` is the turn check; its
+    ``judge`` checks ask the LLM of ``$NORMA_LLM_URL`` (skipped without one), votes kept in the user cache, as
+    ``norma check`` does (the ``norma_check`` fixture)."""
     from norma.matching import RuleMatcher
     from norma.turns import open as open_rules
 
     matcher = rules if isinstance(rules, RuleMatcher) else rulebook_matcher(rules)
-    return open_rules(matcher).checker
+    return open_rules(matcher)
 
 
 def assert_turn_passes(
     message: str,
     output: str,
     *,
-    rules: RuleMatcher | str | os.PathLike[str] | TurnChecker,
+    rules: RuleMatcher | str | os.PathLike[str] | Norma | TurnChecker,
     session: SessionState | Mapping[str, Any] | None = None,
     fail_on: FailOnName = "error",
     audit: bool = False,
@@ -54,9 +54,10 @@ def assert_turn_passes(
     Args:
         message: the user's message.
         output: the AI's answer; evidence lines and columns are its 1-based lines and columns.
-        rules: a :class:`~norma.turns.TurnChecker` (the ``norma_check`` fixture: its judge, audit documents and
-            configuration), a :class:`~norma.matching.RuleMatcher` (the ``norma_rules`` fixture), or a rulebook
-            file, compiled once per file and session; ``judge`` checks then ask the LLM of ``$NORMA_LLM_URL``.
+        rules: a :class:`~norma.Norma` (the ``norma_check`` fixture: its judge, audit documents and configuration;
+            a :class:`~norma.turns.TurnChecker` too), a :class:`~norma.matching.RuleMatcher` (the ``norma_rules``
+            fixture), or a rulebook file, compiled once per file and session; ``judge`` checks then ask the LLM of
+            ``$NORMA_LLM_URL``.
         session: the conversation (:class:`~norma.matching.SessionState` or a mapping of its fields).
         fail_on: ``"error"`` (default): a failed ``error`` check fails, as the turn's FAIL; ``"warning"``: a failed
             ``warning`` check too.
@@ -70,10 +71,10 @@ def assert_turn_passes(
     """
     __tracebackhide__ = True
     from norma.rules import FailOn
-    from norma.turns import TurnChecker
+    from norma.turns import Norma, TurnChecker
 
     policy = FailOn.parse(fail_on)
-    checker = rules if isinstance(rules, TurnChecker) else turn_checker(rules)
+    checker = rules if isinstance(rules, Norma | TurnChecker) else turn_checker(rules)
     report = checker.check(message, output, session, audit=audit)
     _check(report, policy)
     return report

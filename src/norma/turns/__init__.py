@@ -6,8 +6,10 @@
 A turn checked end to end (issue #38): for one user message and the AI's output, the tenant's rules that apply
 (matching), the output checked against each of them (their ``checks``), and a reward (rubrics).
 
-* :class:`TurnChecker` — built once per rulebook or tenant matcher; :meth:`TurnChecker.check` one turn,
-  :meth:`TurnChecker.check_many` many with one embedding call. :func:`check_turn` — one turn, once.
+* :meth:`Norma.check` one turn, :meth:`Norma.check_many` many with one embedding call, :meth:`Norma.review` a turn
+  whose message was matched already; :class:`Tenants` — a store's tenants, each a :class:`Norma` at its current
+  rules version, for servers. (:class:`TurnChecker`, the checker under a :class:`Norma`, and :func:`check_turn`
+  are internal: the command line and older code use them.)
 * :class:`TurnReport` — ``verdict`` (:class:`TurnVerdict`: ``fail`` when an ``error`` check fails), ``reward``
   (the weighted mean of the checked rules' scores, computed by :mod:`norma.rubrics` on ``report.rubric``), the
   matched rules (:class:`MatchedRuleSummary`), each checked rule (:class:`CheckedRule`) with its check results and
@@ -57,18 +59,18 @@ if _typing.TYPE_CHECKING:
     from norma.turns._tenants import Tenants as Tenants
 
 _PUBLIC: dict[str, str] = {
-    "check_turn": "_checker",
     "CheckedRule": "_report",
     "MatchedRuleSummary": "_report",
     "Norma": "_open",
     "open": "_open",
     "Tenants": "_tenants",
-    "TurnChecker": "_checker",
     "TurnReport": "_report",
 }
 """What a user calls: ``__all__``; each name to the module that defines it (loaded on first use)."""
 
 _INTERNAL: dict[str, str] = {
+    "check_turn": "_checker",
+    "TurnChecker": "_checker",
     "judge_of": "_open",
     "coverage": "_coverage",
     "Coverage": "_coverage_report",

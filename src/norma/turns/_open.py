@@ -152,15 +152,20 @@ class Norma:
         tags: Sequence[str] | None = None,
         config: MatchConfig | None = None,
         embedder: Embedder | None = None,
+        allow_empty: bool = False,
     ) -> MatchResult:
         """The rules that apply to ``message``, best first (:meth:`norma.matching.RuleMatcher.match`).
 
+        ``allow_empty``: a blank message matches nothing instead of being refused (a turn whose user message holds
+        only tool calls or images: its ``when: always`` rules still check the answer).
+
         Raises:
             InvalidInputError: a message that is not text or is empty (or only whitespace: ``norma match`` refuses
-                it too), or a session that does not fit.
+                it too, unless ``allow_empty``), or a session that does not fit.
             LimitExceededError: a message over the matcher's size limit.
         """
-        checked_message(message, "message", "give the text to match")
+        if not (allow_empty and isinstance(message, str) and not message.strip()):
+            checked_message(message, "message", "give the text to match")
         state = SessionState.from_mapping(session) if isinstance(session, Mapping) else session
         embedder = embedder if embedder is not None else self.embedder
         return self.matcher.match(message, state, explain=explain, tags=tags, config=config, embedder=embedder)
@@ -185,6 +190,21 @@ class Norma:
         """
         embedder = embedder if embedder is not None else self.embedder
         return self.checker.check(message, output, session, audit=audit, embedder=embedder)
+
+    @property
+    def always_rules(self) -> tuple[Rule, ...]:
+        """The enabled rules with a ``when: always`` check: they check every answer, matched or not."""
+        return self.matcher.always_rules
+
+    def review(self, message: str, output: str, match: MatchResult, *, audit: bool | None = None) -> TurnReport:
+        """The turn check of ``output`` against a match of ``message`` already made (:meth:`match`): the message is
+        not matched again. For callers that match first and check later (the guard: the rules go into the prompt
+        before the model answers; batch jobs that embed many messages at once).
+
+        Raises:
+            InvalidInputError: an output that is not text.
+        """
+        return self.checker.report(message, output, match, audit=audit)
 
     def check_many(self, turns: Iterable[Turn], *, audit: bool | None = None) -> list[TurnReport]:
         """:meth:`check` for many turns, with one embedding call for the messages: each a ``(message, output)``
