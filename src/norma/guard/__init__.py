@@ -22,6 +22,7 @@ from norma._lazy import exports as _exports
 if _typing.TYPE_CHECKING:
     from norma.guard._agents import AgentGuardrails as AgentGuardrails
     from norma.guard._agents import agent_guardrails as agent_guardrails
+    from norma.guard._guard import BLOCK_TAG as BLOCK_TAG
     from norma.guard._guard import DEFAULT_FALLBACK as DEFAULT_FALLBACK
     from norma.guard._guard import DEFAULT_TEMPLATE as DEFAULT_TEMPLATE
     from norma.guard._guard import Guard as Guard
@@ -31,6 +32,7 @@ if _typing.TYPE_CHECKING:
     from norma.guard._guard import GuardResult as GuardResult
     from norma.guard._guard import InjectedRule as InjectedRule
     from norma.guard._guard import Prepared as Prepared
+    from norma.guard._guard import finished as finished
 
 _PUBLIC: dict[str, str] = {
     "Guard": "_guard",
@@ -43,11 +45,13 @@ _PUBLIC: dict[str, str] = {
 
 _INTERNAL: dict[str, str] = {
     "AgentGuardrails": "_agents",
+    "BLOCK_TAG": "_guard",
     "DEFAULT_FALLBACK": "_guard",
     "DEFAULT_TEMPLATE": "_guard",
     "GuardAttempt": "_guard",
     "InjectedRule": "_guard",
     "Prepared": "_guard",
+    "finished": "_guard",
 }
 """What norma's service, integrations and scripts use: importable from here, not in ``__all__``."""
 

@@ -33,7 +33,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from norma.errors import InvalidInputError, MissingDependencyError
-from norma.guard._guard import DEFAULT_TEMPLATE, Guard, Prepared
+from norma.guard._guard import BLOCK_TAG, DEFAULT_TEMPLATE, Guard, Prepared
 from norma.matching import RuleMatcher, SessionState
 from norma.rules import FailOn, Rule
 from norma.turns import Norma
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 __all__ = ["AGENTS_INSTALL", "DEFAULT_BLOCK_TAGS", "AgentGuardrails", "agent_guardrails"]
 
 AGENTS_INSTALL = "pip install 'norma-rules[agents]'"
-DEFAULT_BLOCK_TAGS = ("block",)
+DEFAULT_BLOCK_TAGS = (BLOCK_TAG,)
 """The tags that make an enforced match stop the turn (the input guardrail's tripwire)."""
 
 _RUNS_KEPT = 1024
@@ -211,11 +211,9 @@ class AgentGuardrails:
         (``Agent(instructions=rails.instructions)``)."""
         base = await self._base(context, agent)
         prepared = await self._prepared(context, _user_text(context.turn_input))
-        if not prepared.rules:
+        if not prepared.block:
             return base
-        lines = "\n".join(f"{n}. [{r.rule_id}] {r.text}" for n, r in enumerate(prepared.rules, 1))
-        block = self.guard.template.format(rules=lines)
-        return f"{base.rstrip()}\n\n{block}" if base.strip() else block
+        return f"{base.rstrip()}\n\n{prepared.block}" if base.strip() else prepared.block
 
     async def _check_input(
         self, context: RunContextWrapper[Any], agent: Agent[Any], items: str | list[TResponseInputItem]

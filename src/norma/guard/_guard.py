@@ -20,7 +20,7 @@ import asyncio
 import enum
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +58,9 @@ FEEDBACK = (
     "Answer the user's last message again, following every rule. Reply with the answer only."
 )
 """The repair request sent after a failing answer: ``{failures}`` lists the failed checks."""
+BLOCK_TAG = "block"
+"""The tag of a rule whose enforced match stops a turn before the model runs (LiteLLM's pre-call, the Agents SDK's
+input guardrail): the rule model has tags already, a new field would be a second way to say the same thing."""
 
 _MAX_REPAIRS = 5
 
@@ -177,6 +180,20 @@ class Prepared:
     messages: tuple[dict[str, str], ...]
     """The conversation with the rules in its system message."""
     prepare_ms: float
+    block: str = ""
+    """The rules block written into the system message (:attr:`Guard.template` filled in; empty without rules): what
+    an integration that writes the prompt itself adds (the Agents SDK's instructions, LiteLLM's texts)."""
+
+    def blocking(self, tags: Iterable[str] = (BLOCK_TAG,)) -> list[Rule]:
+        """The rules that stop this turn before the model runs: enforced matches tagged with one of ``tags``."""
+        wanted = set(tags)
+        return [m.rule for m in self.match if m.enforced and wanted.intersection(m.rule.tags)]
+
+
+def finished(done: StopIteration) -> GuardResult:
+    """The result :meth:`Guard.turn` returned (what ``steps.send`` raised it with)."""
+    assert isinstance(done.value, GuardResult)
+    return done.value
 
 
 def _last_user_message(messages: Messages) -> str:
@@ -291,6 +308,7 @@ class Guard:
         message = _last_user_message(conversation)
         match = self.norma.match(message, session, allow_empty=True)  # blank (tool calls only): the always rules
         injected = self.injected(match)
+        block = ""
         if injected:
             lines = "\n".join(f"{n}. [{r.rule_id}] {r.text}" for n, r in enumerate(injected, 1))
             block = self.template.format(rules=lines)
@@ -304,6 +322,7 @@ class Guard:
             rules=injected,
             messages=tuple(conversation),
             prepare_ms=(time.perf_counter() - started) * 1000,
+            block=block,
         )
 
     def injected(self, match: MatchResult) -> tuple[InjectedRule, ...]:
@@ -332,16 +351,59 @@ class Guard:
 
     def feedback(self, prepared: Prepared, attempts: Sequence[GuardAttempt]) -> list[dict[str, str]]:
         """The messages of a repair: the turn's messages, each failing answer and what it broke."""
-        conversation = list(prepared.messages)
+        return [*prepared.messages, *self.repair_messages(attempts)]
+
+    def failures(self, report: TurnReport) -> list[str]:
+        """What a failing answer broke, a line each (``[rule/check] message``): the failed checks at this guard's
+        ``fail_on`` severities (all failed checks when none is), else the audit's violations (``[IR.x.y] ...``)."""
+        levels = self.fail_on.severities
+        failed = [r for r in report.failures if r.severity in levels] or report.failures
+        listed = [f"[{r.rule_id}/{r.check_id}] {r.message}" for r in failed]
+        if report.audit is not None and not listed:
+            listed = [f"[{v.rule}] {v.description}" for v in report.audit.violations]
+        return listed
+
+    def repair_messages(self, attempts: Sequence[GuardAttempt]) -> list[dict[str, str]]:
+        """What a repair adds after the turn's messages: each failing answer and what it broke."""
+        added: list[dict[str, str]] = []
         for attempt in attempts:
-            levels = self.fail_on.severities
-            failures = [r for r in attempt.report.failures if r.severity in levels] or attempt.report.failures
-            listed = "\n".join(f"- [{r.rule_id}/{r.check_id}] {r.message}" for r in failures)
-            if attempt.report.audit is not None and not listed:
-                listed = "\n".join(f"- [{v.rule}] {v.description}" for v in attempt.report.audit.violations)
-            conversation.append({"role": "assistant", "content": attempt.answer})
-            conversation.append({"role": "user", "content": FEEDBACK.format(failures=listed or "- (the turn check)")})
-        return conversation
+            listed = "\n".join(f"- {line}" for line in self.failures(attempt.report))
+            added.append({"role": "assistant", "content": attempt.answer})
+            added.append({"role": "user", "content": FEEDBACK.format(failures=listed or "- (the turn check)")})
+        return added
+
+    def attempt(self, prepared: Prepared, answer: str, model_ms: float) -> GuardAttempt:
+        """One model answer checked (:meth:`review`), with how long the model and the check took."""
+        checked = time.perf_counter()
+        report = self.review(prepared, answer)
+        return GuardAttempt(
+            answer=answer, report=report, model_ms=model_ms, check_ms=(time.perf_counter() - checked) * 1000
+        )
+
+    def turn(self, prepared: Prepared, started: float) -> Generator[list[dict[str, str]], GuardAttempt, GuardResult]:
+        """The guarded turn's decisions, without I/O: the one loop every driver runs (:meth:`run`, :meth:`arun`,
+        the guarded endpoint, its streams).
+
+        Yields what to add after the turn's messages before the next model call (nothing the first time, then the
+        repair's messages); is sent each :meth:`attempt`; returns the :class:`GuardResult` once the policy is done
+        (``StopIteration.value``)::
+
+            steps = guard.turn(prepared, started)
+            added = next(steps)
+            while True:
+                answer = model(prepared.messages + added)
+                try:
+                    added = steps.send(guard.attempt(prepared, answer, model_ms))
+                except StopIteration as done:
+                    return done.value
+        """
+        attempts: list[GuardAttempt] = []
+        added: list[dict[str, str]] = []
+        while True:
+            attempts.append((yield added))
+            if not self.wants_repair(attempts):
+                return self.decide(prepared, attempts, started)
+            added = self.repair_messages(attempts)
 
     def decide(self, prepared: Prepared, attempts: Sequence[GuardAttempt], started: float) -> GuardResult:
         """The result of a turn whose attempts are done: the last one passed, or the policy's answer."""
@@ -381,7 +443,7 @@ class Guard:
         return self.llm
 
     def run(self, messages: Messages, session: SessionState | Mapping[str, Any] | None = None) -> GuardResult:
-        """Guard one turn: prepare, call the model, check, and repair, block or flag by policy.
+        """Guard one turn: prepare, call the model, check, and repair, block or flag by policy (:meth:`turn`).
 
         Raises:
             InvalidInputError: no user message, non-text content, a bad session.
@@ -390,18 +452,18 @@ class Guard:
         started = time.perf_counter()
         llm = self._model()
         prepared = self.prepare(messages, session)
-        attempts: list[GuardAttempt] = []
-        conversation: Sequence[Mapping[str, str]] = prepared.messages
+        steps = self.turn(prepared, started)
+        added = next(steps)
         while True:
             called = time.perf_counter()
-            answer = llm.complete(conversation, temperature=self.temperature, max_tokens=self.max_tokens)
-            checked = time.perf_counter()
-            report = self.review(prepared, answer)
-            attempts.append(GuardAttempt(answer=answer, report=report, model_ms=(checked - called) * 1000,
-                                         check_ms=(time.perf_counter() - checked) * 1000))  # fmt: skip
-            if not self.wants_repair(attempts):
-                return self.decide(prepared, attempts, started)
-            conversation = self.feedback(prepared, attempts)
+            answer = llm.complete(
+                [*prepared.messages, *added], temperature=self.temperature, max_tokens=self.max_tokens
+            )
+            attempt = self.attempt(prepared, answer, (time.perf_counter() - called) * 1000)
+            try:
+                added = steps.send(attempt)
+            except StopIteration as done:
+                return finished(done)
 
     async def arun(self, messages: Messages, session: SessionState | Mapping[str, Any] | None = None) -> GuardResult:
         """:meth:`run` without blocking the event loop: the model through ``acomplete``, matching and checking in
@@ -409,15 +471,14 @@ class Guard:
         started = time.perf_counter()
         llm = self._model()
         prepared = await asyncio.to_thread(self.prepare, messages, session)
-        attempts: list[GuardAttempt] = []
-        conversation: Sequence[Mapping[str, str]] = prepared.messages
+        steps = self.turn(prepared, started)
+        added = next(steps)
         while True:
             called = time.perf_counter()
+            conversation = [*prepared.messages, *added]
             answer = await llm.acomplete(conversation, temperature=self.temperature, max_tokens=self.max_tokens)
-            checked = time.perf_counter()
-            report = await asyncio.to_thread(self.review, prepared, answer)
-            attempts.append(GuardAttempt(answer=answer, report=report, model_ms=(checked - called) * 1000,
-                                         check_ms=(time.perf_counter() - checked) * 1000))  # fmt: skip
-            if not self.wants_repair(attempts):
-                return self.decide(prepared, attempts, started)
-            conversation = self.feedback(prepared, attempts)
+            attempt = await asyncio.to_thread(self.attempt, prepared, answer, (time.perf_counter() - called) * 1000)
+            try:
+                added = steps.send(attempt)
+            except StopIteration as done:
+                return finished(done)

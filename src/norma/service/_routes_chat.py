@@ -33,7 +33,7 @@ import anyio
 from fastapi import APIRouter, Depends, FastAPI, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from norma.guard import Guard, GuardAction, GuardAttempt, GuardResult, Prepared
+from norma.guard import Guard, GuardAction, GuardAttempt, GuardResult, Prepared, finished
 from norma.service._bodies import StrictJsonRoute
 from norma.service._chat_schemas import ChatCompletionRequest, GuardedChatCompletion, UpstreamModels
 from norma.service._errors import PROBLEM_MEDIA_TYPE, problem_response
@@ -41,7 +41,6 @@ from norma.service._routes_tenants import Caller, TenantId
 from norma.service._schemas import PROBLEM_RESPONSES, Problem
 from norma.service._state import ServiceState, get_state
 from norma.service._upstream import Upstream, UpstreamError, answer_text
-from norma.turns import TurnReport
 
 if TYPE_CHECKING:
     from norma.service._settings import ServiceSettings
@@ -261,20 +260,18 @@ async def chat_completions(
         return await _pass_through(request, state, upstream, guard, prepared, {**base, "messages": messages}, started)
 
     async def turn() -> tuple[GuardResult, list[dict[str, Any]]]:
-        attempts: list[GuardAttempt] = []
         responses: list[dict[str, Any]] = []
-        conversation = messages
+        steps = guard.turn(prepared, started)  # the guard's one loop: this drives it over the upstream
+        added = next(steps)
         while True:
             called = time.perf_counter()
-            data = await upstream.complete({**base, "messages": conversation})
-            checked = time.perf_counter()
-            report = await _review(state, guard, prepared, answer_text(data))
-            attempts.append(GuardAttempt(answer=answer_text(data), report=report, model_ms=(checked - called) * 1000,
-                                         check_ms=(time.perf_counter() - checked) * 1000))  # fmt: skip
+            data = await upstream.complete({**base, "messages": messages + added})
             responses.append(data)
-            if not guard.wants_repair(attempts):
-                return guard.decide(prepared, attempts, started), responses
-            conversation = messages + guard.feedback(prepared, attempts)[len(prepared.messages) :]
+            attempt = await _attempt(state, guard, prepared, answer_text(data), (time.perf_counter() - called) * 1000)
+            try:
+                added = steps.send(attempt)
+            except StopIteration as done:
+                return finished(done), responses
 
     done = await _unless_disconnected(request, turn)
     if done is None:
@@ -350,24 +347,26 @@ async def _pass_through(
             return
         finally:
             await events.aclose()
-        checked = time.perf_counter()
-        answer = "".join(text)
-        report = await _review(state, guard, prepared, answer)
-        attempt = GuardAttempt(answer=answer, report=report, model_ms=(checked - called) * 1000,
-                               check_ms=(time.perf_counter() - checked) * 1000)  # fmt: skip
-        result = guard.decide(prepared, [attempt], started)
+        steps = guard.turn(prepared, started)
+        next(steps)
+        attempt = await _attempt(state, guard, prepared, "".join(text), (time.perf_counter() - called) * 1000)
+        try:
+            steps.send(attempt)
+            raise AssertionError("flag never asks the model again")
+        except StopIteration as done:
+            result = finished(done)
         head: dict[str, Any] = {k: last[k] for k in ("id", "created", "model") if k in last}
         yield _event({**head, "object": "chat.completion.chunk", "choices": [], "norma": _norma_field(result)}) + _DONE
 
     return StreamingResponse(relay(), media_type="text/event-stream", headers=_SSE_HEADERS)
 
 
-async def _review(state: ServiceState, guard: Guard, prepared: Prepared, answer: str) -> TurnReport:
-    """The turn check of an answer: in the event loop when no judge can be asked (the checks are then a computation
-    of well under a millisecond, less than a worker thread's round trip), else in a worker thread."""
+async def _attempt(state: ServiceState, guard: Guard, prepared: Prepared, answer: str, model_ms: float) -> GuardAttempt:
+    """An answer checked (:meth:`Guard.attempt`): in the event loop when no judge can be asked (the checks are then a
+    computation of well under a millisecond, less than a worker thread's round trip), else in a worker thread."""
     if state.judge() is None:
-        return guard.review(prepared, answer)
-    return await state.run(guard.review, prepared, answer)
+        return guard.attempt(prepared, answer, model_ms)
+    return await state.run(guard.attempt, prepared, answer, model_ms)
 
 
 def _delta_text(event: Mapping[str, Any]) -> str:

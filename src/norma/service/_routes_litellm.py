@@ -6,7 +6,7 @@ works too). An admin key has no tenant and is refused (403).
 
 Pre-call (``input_type: request``): the user's message (the last ``user`` row of ``structured_messages``, else the
 last of ``texts``) is matched against the tenant's rules and remembered by ``litellm_call_id`` (per tenant, at most
-:data:`REMEMBERED_CALLS`, for :data:`REMEMBER_SECONDS`). An enforced match of a rule tagged :data:`BLOCK_TAG` stops
+:data:`REMEMBERED_CALLS`, for :data:`REMEMBER_SECONDS`). An enforced match of a rule tagged ``block`` stops
 the call: ``BLOCKED``, the rule in the reason. With ``inject_rules: true`` among the guardrail's
 ``additional_provider_specific_params``, the rules that govern the turn (:meth:`Guard.injected`) are added to the
 request: ``GUARDRAIL_INTERVENED`` with the same ``texts``, the rules block (the guard's template) appended to the
@@ -29,17 +29,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from norma.errors import ForbiddenError, InvalidInputError
 from norma.guard import Guard, Prepared
-from norma.matching import MatchResult
 from norma.rules import FailOn
 from norma.service._auth import Principal
 from norma.service._bodies import StrictJsonRoute
 from norma.service._recall import ExpiringStore
 from norma.service._schemas import PROBLEM_RESPONSES
 from norma.service._state import ServiceState, get_state
-from norma.turns import TurnReport
 
 __all__ = [
-    "BLOCK_TAG",
     "PATH",
     "REMEMBERED_CALLS",
     "REMEMBER_SECONDS",
@@ -50,7 +47,6 @@ __all__ = [
 
 PATH = "/beta/litellm_basic_guardrail_api"
 """The path LiteLLM appends to the guardrail's ``api_base``."""
-BLOCK_TAG = "block"
 """A rule with this tag, matched and enforced on the user's message, stops the call before the model runs."""
 REMEMBERED_CALLS = 10_000
 """How many pre-call matches a worker remembers at once (the least recently stored are forgotten first)."""
@@ -198,42 +194,30 @@ def _with_rules(body: GuardrailRequest, block: str) -> list[str]:
     return texts
 
 
-def _failures(report: TurnReport, fail_on: FailOn) -> list[str]:
-    levels = fail_on.severities
-    failed = [r for r in report.failures if r.severity in levels] or report.failures
-    listed = [f"[{r.rule_id}/{r.check_id}] {r.message}" for r in failed]
-    if report.audit is not None and not listed:
-        listed = [f"[{v.rule}] {v.description}" for v in report.audit.violations]
-    return listed or ["the turn check failed"]
-
-
 def _pre_call(
     guard: Guard, body: GuardrailRequest, message: str, options: _Options
 ) -> tuple[Prepared, GuardrailResponse]:
     prepared = guard.prepare([{"role": "user", "content": message}])
-    blocking = [m.rule for m in prepared.match if m.enforced and BLOCK_TAG in m.rule.tags]
+    blocking = prepared.blocking()
     if blocking:
         rule = blocking[0]
         what = " ".join((rule.action_text or rule.condition_text).split())
         return prepared, GuardrailResponse(
             action="BLOCKED", blocked_reason=f"norma: the message matches rule [{rule.id}], which blocks it: {what}"
         )
-    if options.inject_rules and prepared.rules and body.texts:
-        block = prepared.messages[0]["content"]  # the system message Guard.prepare wrote: the rules block alone
-        return prepared, GuardrailResponse(action="GUARDRAIL_INTERVENED", texts=_with_rules(body, block))
+    if options.inject_rules and prepared.block and body.texts:
+        return prepared, GuardrailResponse(action="GUARDRAIL_INTERVENED", texts=_with_rules(body, prepared.block))
     return prepared, _NONE
 
 
 def _post_call(guard: Guard, body: GuardrailRequest, prepared: Prepared | None) -> GuardrailResponse:
-    if prepared is None:
-        message = _last_user_row(body.structured_messages) or ""  # the texts are the answer here
-        match = guard.norma.match(message) if message.strip() else MatchResult()
-        prepared = Prepared(message=message, match=match, rules=(), messages=(), prepare_ms=0.0)
+    if prepared is None:  # no pre-call remembered: match the message now (the texts are the answer here)
+        prepared = guard.prepare([{"role": "user", "content": _last_user_row(body.structured_messages) or ""}])
     failed: list[str] = []
     for text in body.texts or []:
         report = guard.review(prepared, text)
         if guard.fails(report):
-            failed += [line for line in _failures(report, guard.fail_on) if line not in failed]
+            failed += [line for line in guard.failures(report) or ["the turn check failed"] if line not in failed]
     if not failed:
         return _NONE
     shown = failed[:_MAX_REASON_FAILURES]
