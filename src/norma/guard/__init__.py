@@ -25,6 +25,7 @@ if _typing.TYPE_CHECKING:
     from norma.guard._guard import BLOCK_TAG as BLOCK_TAG
     from norma.guard._guard import DEFAULT_FALLBACK as DEFAULT_FALLBACK
     from norma.guard._guard import DEFAULT_TEMPLATE as DEFAULT_TEMPLATE
+    from norma.guard._guard import MAX_REPAIRS as MAX_REPAIRS
     from norma.guard._guard import Guard as Guard
     from norma.guard._guard import GuardAction as GuardAction
     from norma.guard._guard import GuardAttempt as GuardAttempt
@@ -50,6 +51,7 @@ _INTERNAL: dict[str, str] = {
     "DEFAULT_TEMPLATE": "_guard",
     "GuardAttempt": "_guard",
     "InjectedRule": "_guard",
+    "MAX_REPAIRS": "_guard",
     "Prepared": "_guard",
     "finished": "_guard",
 }

@@ -62,7 +62,8 @@ BLOCK_TAG = "block"
 """The tag of a rule whose enforced match stops a turn before the model runs (LiteLLM's pre-call, the Agents SDK's
 input guardrail): the rule model has tags already, a new field would be a second way to say the same thing."""
 
-_MAX_REPAIRS = 5
+MAX_REPAIRS = 5
+"""The most repairs a guard may ask for a turn (``max_repairs``; the service's ``--guard-max-repairs`` too)."""
 
 
 class GuardPolicy(enum.StrEnum):
@@ -274,9 +275,9 @@ class Guard:
             raise InvalidInputError(
                 f"policy must be repair, block or flag, not {policy!r}", location="policy"
             ) from None
-        if isinstance(max_repairs, bool) or not isinstance(max_repairs, int) or not 0 <= max_repairs <= _MAX_REPAIRS:
+        if isinstance(max_repairs, bool) or not isinstance(max_repairs, int) or not 0 <= max_repairs <= MAX_REPAIRS:
             raise InvalidInputError(
-                f"max_repairs must be a whole number from 0 to {_MAX_REPAIRS}, not {max_repairs!r}",
+                f"max_repairs must be a whole number from 0 to {MAX_REPAIRS}, not {max_repairs!r}",
                 location="max_repairs",
             )
         self.max_repairs = max_repairs

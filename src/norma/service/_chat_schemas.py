@@ -3,10 +3,11 @@ as sent) and norma's own options in its ``norma`` object (never passed on)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from norma.guard import GuardPolicy
 from norma.matching import SessionState
 
 __all__ = ["ChatCompletionRequest", "GuardedChatCompletion", "NormaChatOptions"]
@@ -17,7 +18,7 @@ class NormaChatOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
-    policy: Literal["repair", "block", "flag"] | None = None
+    policy: GuardPolicy | None = None
     """This turn's policy (default: the server's ``--guard-policy``)."""
     session: SessionState | None = None
     """Where the conversation is, for matching (as ``/match`` takes it); None: a fresh session."""

@@ -33,7 +33,7 @@ import anyio
 from fastapi import APIRouter, Depends, FastAPI, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from norma.guard import Guard, GuardAction, GuardAttempt, GuardResult, Prepared, finished
+from norma.guard import Guard, GuardAction, GuardAttempt, GuardPolicy, GuardResult, Prepared, finished
 from norma.service._bodies import StrictJsonRoute
 from norma.service._chat_schemas import ChatCompletionRequest, GuardedChatCompletion, UpstreamModels
 from norma.service._errors import PROBLEM_MEDIA_TYPE, problem_response
@@ -256,7 +256,7 @@ async def chat_completions(
 
     guard, prepared = await state.run(prepare)
     messages = _sent(body.messages, prepared)
-    if body.stream and policy == "flag":
+    if body.stream and policy is GuardPolicy.FLAG:
         return await _pass_through(request, state, upstream, guard, prepared, {**base, "messages": messages}, started)
 
     async def turn() -> tuple[GuardResult, list[dict[str, Any]]]:

@@ -10,13 +10,14 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from norma.errors import ConfigError
+from norma.guard import MAX_REPAIRS, GuardPolicy
 
 __all__ = ["SETTINGS_ENV", "ServiceSettings", "env_settings"]
 
@@ -125,10 +126,10 @@ class ServiceSettings(BaseModel):
     command-line option), never logged or answered."""
     upstream_timeout: float = Field(default=60.0, gt=0, le=3600)
     """Seconds one upstream call may take (a streamed one: before its first byte and between two); then 504."""
-    guard_policy: Literal["repair", "block", "flag"] = "repair"
+    guard_policy: GuardPolicy = GuardPolicy.REPAIR
     """What the guarded endpoint does with an answer that fails the turn check (a request's ``norma.policy`` may
     choose another)."""
-    guard_max_repairs: int = Field(default=1, ge=0, le=5)
+    guard_max_repairs: int = Field(default=1, ge=0, le=MAX_REPAIRS)
     """How many times ``repair`` asks the upstream again before it blocks."""
 
     @pydantic.field_validator("store_write_timeout")
