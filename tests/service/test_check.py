@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -13,6 +14,7 @@ from norma.rules import Rule
 from norma.store import RuleStore, open_store
 from norma.turns import TurnChecker
 from tests.service.conftest import app_client, bearer
+from tests.turns._fixed import assert_same_json
 
 pytestmark = [pytest.mark.anyio, pytest.mark.model]
 
@@ -136,3 +138,114 @@ async def test_a_blank_message_is_refused_as_the_library_refuses_it(
     assert response.status_code == 400, response.text
     problem = response.json()
     assert (problem["detail"], problem["field"], problem["hint"]) == ("the message is empty", "message", hint)
+
+
+CHECKED: dict[str, Any] = {
+    "tenant_id": "acme",
+    "verdict": "fail",
+    "reward": 0.3333333333333333,
+    "rules_version": 1,
+    "matches": [
+        {
+            "rule_id": "refund",
+            "final_score": 0.5640927794122264,
+            "enforced": True,
+            "enforcement": {
+                "enforced": True,
+                "reason": "governs",
+                "confidence": 0.9997504086079316,
+                "detail": "confidence 1.00 >= 0.7 that it governs the message",
+            },
+            "explanation": {
+                "similarity": 0.9999999230150496,
+                "vector_score": 0.9149147322571345,
+                "matched_text": "can I get a refund for my order",
+                "matched_example": 1,
+                "bm25_raw": 1.5370267605211538,
+                "bm25_normalized": 0.4434921770234994,
+                "bm25_normalization": "query",
+                "matched_terms": ["can", "get", "my", "order", "refund"],
+                "hybrid": 0.7734879656870439,
+                "priority_normalized": 0.0,
+                "scope_weight": 1.0,
+                "final": 0.5640927794122264,
+                "threshold": 0.7,
+                "threshold_on": "confidence",
+                "weights": {"vector": 0.7, "bm25": 0.3, "hybrid": 0.6, "priority": 0.3, "scope": 0.1},
+                "example_centroid": 0.8784496505037422,
+            },
+        }
+    ],
+    "rules": [
+        {
+            "rule_id": "refund",
+            "description": "explain the refund policy and give the form reference",
+            "matched": True,
+            "enforced": True,
+            "verdict": "fail",
+            "score": 0.5,
+            "weight": 2.0,
+            "required": True,
+            "checks": [
+                {
+                    "rule_id": "refund",
+                    "check_id": "policy",
+                    "kind": "contains",
+                    "severity": "error",
+                    "weight": 1.0,
+                    "status": "pass",
+                    "message": "mentions 'refund policy' (once)",
+                    "evidence": [],
+                    "enforced": True,
+                },
+                {
+                    "rule_id": "refund",
+                    "check_id": "reference",
+                    "kind": "regex",
+                    "severity": "error",
+                    "weight": 1.0,
+                    "status": "fail",
+                    "message": "nothing matches 'REF-[0-9]{4}'",
+                    "evidence": [],
+                    "enforced": True,
+                },
+            ],
+        },
+        {
+            "rule_id": "card-safety",
+            "description": "customer asks about branch opening hours",
+            "matched": False,
+            "enforced": False,
+            "verdict": "fail",
+            "score": 0.0,
+            "weight": 1.0,
+            "required": True,
+            "checks": [
+                {
+                    "rule_id": "card-safety",
+                    "check_id": "no-card",
+                    "kind": "no_pii",
+                    "severity": "error",
+                    "weight": 1.0,
+                    "status": "fail",
+                    "message": "personal data found: card number (once)",
+                    "evidence": [{"start": 28, "end": 44, "line": 1, "column": 29, "text": "************1111"}],
+                    "enforced": True,
+                }
+            ],
+        },
+    ],
+    "counts": {"pass": 1, "fail": 2, "skip": 0},
+    "audit": None,
+}
+"""What ``/check`` answered for the turn of :func:`test_the_answer_is_the_json_it_was` before issue #57's typed report
+(captured from that code, then written here). The model's scores are compared within 1e-6 (their last digits depend
+on the CPU); tests/service/test_response_models.py pins the bytes of a fixed report."""
+
+
+async def test_the_answer_is_the_json_it_was(http: httpx.AsyncClient, check_store: RuleStore) -> None:
+    key = check_store.create_api_key("acme", name="pinned")
+    body = {"message": "can I get a refund for my order", "output": "See our refund policy. Card 4111111111111111."}
+    response = await http.post("/v1/tenants/acme/check", json=body, headers=bearer(key))
+    assert response.status_code == 200, response.text
+    assert_same_json(response.json(), CHECKED)

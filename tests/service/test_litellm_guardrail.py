@@ -36,6 +36,7 @@ from tests.service.conftest import ADMIN_KEY, asgi_client, make_settings
 
 pytestmark = [pytest.mark.anyio, pytest.mark.model]
 
+REPO = Path(__file__).resolve().parents[2]
 BANK = """\
 format: norma.rulebook/v1
 tenant: bank
@@ -339,13 +340,14 @@ async def test_nothing_to_read_is_none(client: httpx.AsyncClient, bank_key: str)
 
 def _litellm_command() -> list[str] | None:
     """The ``litellm`` proxy command: ``$NORMA_LITELLM`` (a path to its ``litellm`` script, e.g. in a separate
-    virtualenv), else the one installed next to this Python; None when neither exists."""
+    virtualenv), else the project's ``.litellm-venv`` (``make install`` makes it), else the one installed next to
+    this Python; None when none exists."""
     configured = os.environ.get("NORMA_LITELLM")
     if configured:
         return [configured]
-    beside = Path(sys.executable).parent / "litellm"
-    if beside.exists():
-        return [str(beside)]
+    for beside in (REPO / ".litellm-venv" / "bin" / "litellm", Path(sys.executable).parent / "litellm"):
+        if beside.exists():
+            return [str(beside)]
     found = shutil.which("litellm")
     return [found] if found else None
 
@@ -404,8 +406,8 @@ def _litellm_proxy(config: str, tmp_path: Path) -> Iterator[str]:
     command = _litellm_command()
     if command is None:
         pytest.skip(
-            "no litellm proxy here: pip install 'litellm[proxy]' (into this venv, or another one and set "
-            "NORMA_LITELLM=/path/to/venv/bin/litellm) to run the real-LiteLLM tier"
+            "no litellm proxy here: `make bench-litellm` (or pip install 'litellm[proxy]' into another virtualenv and "
+            "set NORMA_LITELLM=/path/to/venv/bin/litellm) to run the real-LiteLLM tier"
         )
     path = tmp_path / "litellm.yaml"
     path.write_text(config, encoding="utf-8")

@@ -61,6 +61,8 @@ if _typing.TYPE_CHECKING:
     from norma.matching._packed import cpu_flags as cpu_flags
     from norma.matching._query import embed_messages as embed_messages
     from norma.matching._results import DroppedRule as DroppedRule
+    from norma.matching._results import EnforcementData as EnforcementData
+    from norma.matching._results import ExplanationData as ExplanationData
     from norma.matching._results import MatchedRule as MatchedRule
     from norma.matching._results import MatchedRuleData as MatchedRuleData
     from norma.matching._results import MatchExplanation as MatchExplanation
@@ -133,6 +135,8 @@ _INTERNAL: dict[str, str] = {
     "tenant_gate": "_tenants",
     "tokenize": "_lexical",
     "MatchedRuleData": "_results",
+    "EnforcementData": "_results",
+    "ExplanationData": "_results",
 }
 """What norma's command line, service, MCP server and scripts use: importable from here, not in ``__all__``."""
 

@@ -11,9 +11,32 @@ from norma.matching._enforce import Enforcement, EnforcementReason
 from norma.matching._gate import Gate
 from norma.rules import Rule
 
-__all__ = ["DroppedRule", "EnforcementData", "MatchExplanation", "MatchResult", "MatchedRule", "MatchedRuleData"]
+__all__ = [
+    "DroppedRule",
+    "EnforcementData",
+    "ExplanationData",
+    "MatchExplanation",
+    "MatchResult",
+    "MatchedRule",
+    "MatchedRuleData",
+]
 
 _DATA = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+class _ReadAsMapping(BaseModel):
+    """A part of a match's JSON that code written when it was a dict (``MatchedRuleSummary.enforcement`` and
+    ``.explanation`` before issue #57) can still read by key: ``part["reason"]``, ``part.get("confidence")`` (the
+    field's value, typed: ``reason`` an :class:`EnforcementReason`, equal to its string)."""
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in type(self).model_fields:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The field ``key``'s value, or ``default`` when the part has no such field."""
+        return getattr(self, key) if key in type(self).model_fields else default
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,7 +215,7 @@ class MatchResult(list[MatchedRule]):
         }
 
 
-class EnforcementData(BaseModel):
+class EnforcementData(_ReadAsMapping):
     """The JSON of :class:`Enforcement` (``Enforcement.to_dict()``): whether a match governs the turn, that is
     whether a turn check applies its requirements, and why (docs/check.md)."""
 
@@ -209,6 +232,47 @@ class EnforcementData(BaseModel):
     """The reason in words, with the figures ("confidence 0.34 < 0.7 that it governs the message")."""
 
 
+class ExplanationData(_ReadAsMapping):
+    """The JSON of a :class:`MatchExplanation` (``MatchExplanation.to_dict()``, its keys in that order): how a match's
+    final score was made."""
+
+    model_config = _DATA
+    similarity: float
+    """Cosine similarity: the max over the rule's text and its examples."""
+    vector_score: float
+    """The vector score as it entered the hybrid score: the similarity, blended with ``example_centroid`` when that
+    is set (0 when the ADR pool left the rule out of the vector top)."""
+    matched_text: str
+    """The text whose vector was closest: the rule's condition + action, or one of its examples."""
+    matched_example: int | None
+    """Index of that example in the rule's ``examples``; None when the rule's own text matched best."""
+    bm25_raw: float
+    """Raw BM25 of the message against the rule's indexed text."""
+    bm25_normalized: float
+    """BM25 after normalisation (``bm25_normalization``)."""
+    bm25_normalization: str
+    """How BM25 was normalised (``query``, ``max``, ``minmax``)."""
+    matched_terms: tuple[str, ...]
+    """Message terms found in the rule's indexed text."""
+    hybrid: float
+    """vector_weight * vector_score + bm25_weight * bm25_normalized."""
+    priority_normalized: float
+    """The rule's priority mapped to [0, 1]."""
+    scope_weight: float
+    """The weight of the rule's scope."""
+    final: float
+    """hybrid_weight * hybrid + priority_weight * priority_normalized + scope_weight_factor * scope_weight."""
+    threshold: float | None
+    """The threshold in force (None: none)."""
+    threshold_on: str
+    """The score the threshold was compared with: ``confidence`` (the default gate), ``similarity`` or ``final``."""
+    weights: dict[str, float]
+    """The weights used (vector, bm25, hybrid, priority, scope)."""
+    example_centroid: float | None
+    """Cosine similarity to the normalised mean of the rule's examples, when it was blended into ``vector_score``;
+    None otherwise."""
+
+
 class MatchedRuleData(BaseModel):
     """The JSON of a :class:`MatchedRule` (``MatchedRule.to_dict()``): what ``norma match --format json``, the
     service's ``/match`` and the MCP tool ``match_rules`` give for each rule that applies to the message."""
@@ -223,7 +287,7 @@ class MatchedRuleData(BaseModel):
     """The score the matches are sorted by (hybrid score, priority and scope; docs/matching.md)."""
     enforcement: EnforcementData
     """Whether the rule governs the turn, and why."""
-    explanation: dict[str, Any]
+    explanation: ExplanationData
     """How the final score was made: similarity, matched_text, matched_example, bm25_raw, hybrid,
     priority_normalized, scope_weight, final, threshold, weights..."""
     rule: dict[str, Any]

@@ -5,14 +5,12 @@ layer serialises the model once."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from norma.audit import AuditReport
 from norma.matching import MatchedRuleData
-from norma.rules import Verdict
-from norma.turns import CheckedRule, MatchedRuleSummary
+from norma.turns import TurnReport
 
 __all__ = [
     "CheckTurnOutput",
@@ -59,30 +57,26 @@ class MatchRulesOutput(BaseModel):
     """The tenant matched (absent for the served rulebook)."""
 
 
-class CheckTurnOutput(BaseModel):
-    """One turn checked (``TurnReport.to_dict()``, what ``norma check --format json`` prints without its ``name``)."""
-
-    model_config = _OUT
-    verdict: Verdict
-    """fail: an error check failed (or the audit, when asked); skip: nothing decided, or an error check could not
-    be (a judge check without an LLM); pass: otherwise."""
-    reward: float | None
-    """The weighted mean of the checked rules' scores, in [0, 1] (None: no check was decided)."""
-    tenant_id: str
-    """The tenant of the rules (the rulebook's own tenant for the served rulebook)."""
-    rules_version: int | None
-    """The version of a stored tenant's rules."""
-    matches: list[MatchedRuleSummary]
-    """The rules the message matched, best first."""
-    rules: list[CheckedRule]
-    """The rules whose checks applied (matched, or with a check that applies always), each with its verdict, score
-    and check results (status, severity, message, evidence with line and column)."""
-    counts: dict[str, int]
-    """How many checks passed, failed and were skipped (pass, fail, skip)."""
-    audit: AuditReport | None
-    """The IR.x.y audit of the output, with ``audit``."""
-    tenant: str | None = Field(default=None, exclude_if=_absent)
-    """The tenant named in the call (absent for the served rulebook)."""
+if TYPE_CHECKING:  # a class made at run time: to the type checker, a model
+    CheckTurnOutput = BaseModel
+else:
+    CheckTurnOutput = TurnReport.json_model(
+        "CheckTurnOutput",
+        "One turn checked (``TurnReport.to_dict()``, what ``norma check --format json`` prints without its "
+        "``name``), and the tenant named in the call.",
+        module=__name__,
+        tenant=(
+            str | None,
+            Field(
+                default=None,
+                exclude_if=_absent,
+                description="The tenant named in the call (absent for the served rulebook).",
+            ),
+        ),
+    )
+"""The model of ``check_turn``'s output, generated from :class:`~norma.turns.TurnReport` (:meth:`TurnReport.json_model
+<norma.turns.TurnReport.json_model>`: the report's fields and ``counts``, as ``TurnReport.to_dict()`` writes them),
+then ``tenant``, absent unless given."""
 
 
 class RuleSummary(BaseModel):

@@ -214,17 +214,7 @@ class Served:
             raise InvalidInputError("the message is empty", location="message", hint="give the user's message")
         rules = self._tenant_rules(tenant) if tenant is not None else self._file_rules()
         report = rules.check(message, output, session, audit=audit)
-        return CheckTurnOutput(
-            verdict=report.verdict,
-            reward=report.reward,
-            tenant_id=report.tenant_id,
-            rules_version=report.rules_version,
-            matches=list(report.matches),
-            rules=list(report.rules),
-            counts=report.counts,
-            audit=report.audit,
-            tenant=tenant,
-        )
+        return CheckTurnOutput(**report.json_fields(), tenant=tenant)
 
     def judge(self) -> Judge | None:
         """The judge of ``judge`` checks: the LLM of ``$NORMA_LLM_URL`` with an in-memory verdict cache, made once;

@@ -61,30 +61,76 @@ def _absent(value: object) -> bool:
 
 
 class CriterionScore(BaseModel):
-    """One criterion of a :class:`RubricScore`."""
+    """One criterion of a :class:`RubricScore`: its value, weight and whether it is required."""
 
     model_config = _DATA
     reward: float | None
+    """The criterion's value (0.0 when the input gave none); ``score`` in the older functions' mappings."""
     weight: float
     required: bool
 
+    def to_dict(self, key: str = "reward") -> dict[str, Any]:
+        """``{key: value, "weight", "required"}``: the criterion's entry of :meth:`RubricScore.to_dict`."""
+        return {key: self.reward, "weight": self.weight, "required": self.required}
+
 
 class RubricScore(BaseModel):
-    """The JSON of :func:`evaluate_rubric` (its mapping, key ``reward``): what ``norma rubric eval --format json``,
-    the service's ``POST /v1/rubrics/evaluate`` and the MCP tool ``score_rubric`` answer. The optional keys are
-    absent unless their option was used."""
+    """A rubric evaluated, typed: the mapping every evaluation returns (:func:`evaluate_values`, whose value is under
+    a key its caller names: ``reward``, ``score`` for the older functions) read with :meth:`from_dict` and written back
+    with :meth:`to_dict`; and the JSON of :func:`evaluate_rubric`: what ``norma rubric eval --format json``, the
+    service's ``POST /v1/rubrics/evaluate`` and the MCP tool ``score_rubric`` answer. The optional keys are absent
+    unless their option was used."""
 
     model_config = _DATA
     aggregation: str
     """weighted_sum, weighted_mean, custom..."""
     reward: float | None
+    """The rubric's value (None: a ``custom`` rubric without an aggregator); ``score`` in the older functions'
+    mappings."""
     per_criterion: dict[str, CriterionScore]
+    """Each criterion of the rubric, by id, in the rubric's order."""
     aggregator: str | None = Field(default=None, exclude_if=_absent)
     """The aggregator of a ``custom`` rubric."""
     failed_required: list[str] | None = Field(default=None, exclude_if=_absent)
     """With ``enforce_required``: the required criteria below the threshold."""
     passed: bool | None = Field(default=None, exclude_if=_absent)
     """The verdict, when one was asked for (``pass_threshold``, ``enforce_required``)."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], key: str = "reward") -> RubricScore:
+        """An evaluation's mapping, typed (validated): its value, and each criterion's, read under ``key``
+        (``score`` for :func:`score_events_against_rubric` and :func:`score_outcome_against_rubric`).
+        ``RubricScore.from_dict(d, key).to_dict(key) == d``.
+
+        Raises:
+            pydantic.ValidationError: a mapping that is not an evaluation's.
+        """
+        if key == "reward":
+            return cls.model_validate(data)
+
+        def renamed(part: Any) -> Any:
+            return {"reward" if k == key else k: v for k, v in part.items()} if isinstance(part, Mapping) else part
+
+        typed = renamed(data)
+        if isinstance(typed, dict) and isinstance(typed.get("per_criterion"), Mapping):
+            typed["per_criterion"] = {cid: renamed(entry) for cid, entry in typed["per_criterion"].items()}
+        return cls.model_validate(typed)
+
+    def to_dict(self, key: str = "reward") -> dict[str, Any]:
+        """The mapping the evaluation functions return, its value under ``key`` in the rubric and in each criterion
+        (as :func:`evaluate_values` writes it); with ``reward``, this model's JSON."""
+        data: dict[str, Any] = {
+            "aggregation": self.aggregation,
+            key: self.reward,
+            "per_criterion": {cid: criterion.to_dict(key) for cid, criterion in self.per_criterion.items()},
+        }
+        if self.aggregator is not None:
+            data["aggregator"] = self.aggregator
+        if self.failed_required is not None:
+            data["failed_required"] = list(self.failed_required)
+        if self.passed is not None:
+            data["passed"] = self.passed
+        return data
 
 
 def _as_float(value: Any) -> float | None:
@@ -122,7 +168,8 @@ def evaluate_values(
 
     Returns:
         ``{"aggregation", key, "per_criterion": {id: {key, "weight", "required"}}}``, plus ``"aggregator"``,
-        ``"passed"`` and ``"failed_required"`` when the matching option is used (see the module documentation).
+        ``"passed"`` and ``"failed_required"`` when the matching option is used (see the module documentation):
+        :meth:`RubricScore.to_dict` with ``key`` (``RubricScore.from_dict(result, key)`` reads it typed).
 
     Raises:
         RubricError: an unknown aggregator name, or a threshold that is not a finite number.

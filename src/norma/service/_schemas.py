@@ -6,13 +6,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from norma.audit import AuditReport
 from norma.matching import MatchedRuleData, SessionState
 from norma.names import DEFAULT_RULE_PERCENTAGE
 from norma.rubrics import RubricIssue
-from norma.rules import MAX_RULEBOOK_RULES, Rule, Verdict
+from norma.rules import MAX_RULEBOOK_RULES, Rule
 from norma.store import ApiKey, RuleVersion
-from norma.turns import CheckedRule, MatchedRuleSummary
+from norma.turns import TurnReport
 
 __all__ = [
     "PROBLEM_RESPONSES",
@@ -110,28 +109,15 @@ class CheckRequest(BaseModel):
     """Also run the IR.x.y audit on the output (its FAIL fails the turn)."""
 
 
-class CheckResponse(BaseModel):
-    """The turn checked (docs/check.md): ``TurnReport.to_dict()`` (the library's models) with the tenant's id
-    first."""
-
-    model_config = _STRICT
-    tenant_id: str
-    verdict: Verdict
-    """``pass``, ``fail`` (an ``error`` check failed, or the audit) or ``skip`` (nothing decided)."""
-    reward: float | None
-    """The weighted mean of the checked rules' scores (norma.rubrics arithmetic); None when nothing was decided."""
-    rules_version: int | None
-    """The tenant's rule-set version the answer reflects (as for ``/match``)."""
-    matches: list[MatchedRuleSummary]
-    """The rules the message matched, best first, with the final score, whether each governs the turn
-    (``enforced``, ``enforcement``) and the explanation."""
-    rules: list[CheckedRule]
-    """Each rule whose checks applied: verdict, score, weight, required, whether it governs the turn, and every
-    check's result with evidence."""
-    counts: dict[str, int]
-    """How many checks passed, failed and were skipped."""
-    audit: AuditReport | None = None
-    """The audit report, when asked."""
+CheckResponse = TurnReport.json_model(
+    "CheckResponse",
+    "The turn checked (docs/check.md): ``TurnReport.to_dict()``, with the tenant's id first.",
+    module=__name__,
+    first=("tenant_id",),
+)
+"""The ``/check`` answer, generated from :class:`~norma.turns.TurnReport` (:meth:`TurnReport.json_model
+<norma.turns.TurnReport.json_model>`: the report's fields and ``counts``, as ``TurnReport.to_dict()`` writes them),
+``tenant_id`` first as the route writes it."""
 
 
 class LabelledMessage(BaseModel):

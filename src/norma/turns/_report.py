@@ -7,10 +7,11 @@ import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from norma.audit import AuditReport
 from norma.checks import CheckResult
+from norma.matching import EnforcementData, ExplanationData
 from norma.rules import FailOn, Verdict
 
 if TYPE_CHECKING:
@@ -43,11 +44,13 @@ class MatchedRuleSummary(BaseModel):
     final_score: float
     """The matcher's final score (results are sorted by it)."""
     enforced: bool = True
-    """Whether the rule governs the turn (its requirements apply): the top match, or as close to the message."""
-    enforcement: dict[str, Any] = {}
-    """Why (``Enforcement.to_dict()``: ``enforced``, ``reason`` and ``detail``)."""
-    explanation: dict[str, Any]
-    """The matcher's explanation (``MatchExplanation.to_dict()``)."""
+    """Whether the rule governs the turn (its requirements apply): its confidence that it does reaches 0.7."""
+    enforcement: EnforcementData
+    """Why: ``enforced``, ``reason`` (``governs`` or ``neighbour``), ``confidence`` and ``detail`` (the JSON of the
+    match's :class:`~norma.matching.Enforcement`, as ``norma match`` gives it)."""
+    explanation: ExplanationData
+    """How the matcher's final score was made (the JSON of the match's :class:`~norma.matching.MatchExplanation`, as
+    ``norma match`` gives it)."""
 
 
 class CheckedRule(BaseModel):
@@ -173,11 +176,43 @@ class TurnReport(BaseModel):
         return {r.rule_id: r.score for r in self.rules if r.score is not None}
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready mapping (the ``--format json`` and HTTP answer): the fields, plus ``counts``."""
+        """A JSON-ready mapping (the ``--format json`` and HTTP answer): the fields, plus ``counts`` before ``audit``
+        (the model of this JSON: :meth:`json_model`; written here without building one, on every turn's path)."""
         data = self.model_dump(mode="json", exclude={"audit"})
         data["counts"] = dict(self.counts)
         data["audit"] = None if self.audit is None else self.audit.model_dump(mode="json")
         return data
+
+    def json_fields(self) -> dict[str, Any]:
+        """What fills a :meth:`json_model`: each field (the parts as this report holds them), and ``counts``."""
+        return {field: getattr(self, field) for field in type(self).model_fields} | {"counts": self.counts}
+
+    @classmethod
+    def json_model(
+        cls, name: str, doc: str, *, module: str | None = None, first: Sequence[str] = (), **extra: Any
+    ) -> type[BaseModel]:
+        """A model of :meth:`to_dict`'s JSON, generated from the report's own fields (never declared again): each
+        field with its description, required (the JSON always has every key), ``counts`` before ``audit``; the
+        fields named in ``first`` moved to the front, then each of ``extra`` (``name=(type, Field(...))``) last;
+        ``module``: the module that names it (the caller's ``__name__``).
+
+        The service's ``/check`` answer (``CheckResponse``) and the MCP tool ``check_turn``'s output
+        (``CheckTurnOutput``) are such models; one is filled from a report with
+        ``model(**report.json_fields(), ...)``."""
+        fields: dict[str, Any] = {}
+        for field, info in cls.model_fields.items():
+            if field == "audit":
+                fields["counts"] = (dict[str, int], Field(description=_COUNTS))
+            fields[field] = (info.annotation, Field(description=info.description))
+        ordered = {field: fields.pop(field) for field in first} | fields | extra
+        return create_model(name, __doc__=doc, __config__=_JSON, __module__=module or cls.__module__, **ordered)
+
+
+_COUNTS = 'How many checks passed, failed and were skipped: ``{"pass": n, "fail": n, "skip": n}``.'
+"""The description of the one key a report's JSON adds to its fields (:attr:`TurnReport.counts`)."""
+
+_JSON = ConfigDict(extra="forbid")
+"""A report's JSON: no other key."""
 
 
 def turn_rubric(rules: Sequence[CheckedRule]) -> Rubric:
