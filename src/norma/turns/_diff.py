@@ -276,9 +276,8 @@ def _status(report: TurnReport) -> dict[str, tuple[RuleStatus, float | None]]:
     """Each rule the turn matched: whether it governs, and its confidence that it does."""
     found: dict[str, tuple[RuleStatus, float | None]] = {}
     for match in report.matches:
-        confidence = match.enforcement.get("confidence")
         status = RuleStatus.GOVERNS if match.enforced else RuleStatus.NEIGHBOUR
-        found[match.rule_id] = (status, None if confidence is None else float(confidence))
+        found[match.rule_id] = (status, match.enforcement.confidence)
     return found
 
 
