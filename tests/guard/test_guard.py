@@ -9,6 +9,7 @@ so each outcome is worked out by hand from the rulebook below: an answer without
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import pytest
 
 import norma
 from norma.errors import InvalidInputError
-from norma.guard import Guard, GuardPolicy
+from norma.guard import Guard, GuardAction, GuardPolicy, GuardResult
 from norma.llm import OpenAIClient, RetryPolicy
 from norma.rules import Verdict
 from tests._llm_server import FakeLLMServer
@@ -119,6 +120,26 @@ def test_flag_returns_the_failing_answer_marked_failed(rules: norma.Norma, serve
     assert data["passed"] is False
     assert data["report"]["verdict"] == "fail"
     assert [a["verdict"] for a in data["attempts"]] == ["fail"]
+
+
+def test_the_norma_field_leaves_out_every_answer_and_follows_its_generated_schema(
+    rules: norma.Norma, server: FakeLLMServer
+) -> None:
+    server.reply("Your card 4111 1111 1111 1111 is refunded.").reply("Your card 4111 1111 1111 1111 again.")
+    result = _guard(rules, server).run(ASK)  # repair, then blocked: two failing answers
+    assert result.action is GuardAction.BLOCKED
+    data = result.to_dict(answers=False)
+    assert "4111" not in json.dumps(data)  # neither the turn's answer nor an attempt's
+    assert list(data) == [
+        "passed", "action", "policy", "rules", "prepare_ms", "total_ms", "report", "attempts", "guard_ms"
+    ]  # fmt: skip
+    assert [list(a) for a in data["attempts"]] == [["verdict", "model_ms", "check_ms"]] * 2
+    model = GuardResult.json_model("Turn")
+    assert list(model.model_json_schema()["properties"]) == list(data)
+    model.model_validate(data)  # the schema takes what the endpoint sends
+    with pytest.raises(ValueError, match="answer"):
+        model.model_validate({**data, "answer": result.answer})
+    assert result.to_dict()["answer"] == result.answer  # the library's own dict keeps it
 
 
 def test_async_run_gives_what_run_gives(rules: norma.Norma, server: FakeLLMServer) -> None:

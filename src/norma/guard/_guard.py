@@ -24,11 +24,11 @@ from collections.abc import Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from norma.errors import InvalidInputError
 from norma.matching import MatchResult, RuleMatcher, SessionState
-from norma.rules import FailOn, Rule
+from norma.rules import FailOn, Rule, Verdict
 from norma.turns import Norma, TurnReport
 from norma.turns import open as open_rules
 
@@ -158,16 +158,61 @@ class GuardResult(BaseModel):
     def __str__(self) -> str:
         return repr(self)
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready mapping (each report as :meth:`TurnReport.to_dict`)."""
-        data = self.model_dump(mode="json", exclude={"report", "attempts"})
+    def to_dict(self, *, answers: bool = True) -> dict[str, Any]:
+        """A JSON-ready mapping (each report as :meth:`TurnReport.to_dict`). ``answers=False`` leaves out the answer
+        texts (the turn's and each attempt's): the guarded endpoint's ``norma`` field, whose client has the answer
+        in the message and must never see a blocked one (:meth:`json_model` is its schema)."""
+        data = self.model_dump(
+            mode="json", exclude={"report", "attempts"} if answers else {"answer", "report", "attempts"}
+        )
         data["report"] = self.report.to_dict()
         data["attempts"] = [
             {"answer": a.answer, "verdict": a.report.verdict.value, "model_ms": a.model_ms, "check_ms": a.check_ms}
+            if answers
+            else {"verdict": a.report.verdict.value, "model_ms": a.model_ms, "check_ms": a.check_ms}
             for a in self.attempts
         ]
         data["guard_ms"] = self.guard_ms
         return data
+
+    @classmethod
+    def json_model(cls, name: str, *, module: str | None = None) -> type[BaseModel]:
+        """The schema of ``to_dict(answers=False)``, generated from this model's fields (never declared again):
+        the guarded endpoint's ``norma`` field."""
+        fields: dict[str, Any] = {
+            field: (info.annotation, Field(description=info.description))
+            for field, info in cls.model_fields.items()
+            if field not in ("answer", "report", "attempts")
+        }
+        fields["report"] = (
+            TurnReport.json_model(f"{name}Report", _TURN_DOC, module=module),
+            Field(description=_TURN_DOC),
+        )
+        fields["attempts"] = (
+            list[_AttemptJSON],
+            Field(description="Every model call, in order: its verdict and timings."),
+        )
+        fields["guard_ms"] = (float, Field(description="The guard's own work: ``total_ms`` less the model calls."))
+        doc = "A guarded turn without its answer texts (``GuardResult.to_dict(answers=False)``)."
+        return create_model(
+            name, __doc__=doc, __config__=ConfigDict(extra="forbid"), __module__=module or cls.__module__, **fields
+        )
+
+
+_TURN_DOC = "The turn check of the last answer the model gave (``TurnReport.to_dict()``)."
+
+
+class _AttemptJSON(BaseModel):
+    """One model call of a guarded turn, without its answer."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    verdict: Verdict
+    """The turn check of its answer."""
+    model_ms: float
+    """How long the model took."""
+    check_ms: float
+    """How long the turn check took."""
 
 
 @dataclass(frozen=True)

@@ -3,11 +3,11 @@ as sent) and norma's own options in its ``norma`` object (never passed on)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from norma.guard import GuardPolicy
+from norma.guard import GuardPolicy, GuardResult
 from norma.matching import SessionState
 
 __all__ = ["ChatCompletionRequest", "GuardedChatCompletion", "NormaChatOptions"]
@@ -43,6 +43,13 @@ class ChatCompletionRequest(BaseModel):
     """norma's options for this turn (not sent to the upstream)."""
 
 
+if TYPE_CHECKING:
+    GuardedTurn = BaseModel
+else:
+    GuardedTurn = GuardResult.json_model("GuardedTurn", module=__name__)
+    """The ``norma`` field of a guarded answer, generated from :class:`~norma.guard.GuardResult`."""
+
+
 class GuardedChatCompletion(BaseModel):
     """The answer of a guarded chat completion (documentation only: the upstream's own object is sent, with its
     answer replaced by the guard's): OpenAI's ``chat.completion`` fields as the upstream wrote them, plus ``norma``."""
@@ -58,9 +65,10 @@ class GuardedChatCompletion(BaseModel):
     """One choice: ``message.content`` is the guard's answer (``finish_reason: content_filter`` when blocked)."""
     usage: dict[str, Any] | None = None
     """The upstream's token usage, summed over every call of the turn (a repair is a second call)."""
-    norma: dict[str, Any]
-    """The guarded turn (``norma.guard.GuardResult.to_dict()`` without the answer texts): ``passed``, ``action``,
-    ``policy``, ``report`` (the turn check), ``rules`` injected, ``attempts`` (verdicts and timings), timings."""
+    norma: GuardedTurn
+    """The guarded turn (``norma.guard.GuardResult.to_dict(answers=False)``): ``passed``, ``action``, ``policy``,
+    ``rules`` injected, timings, ``report`` (the turn check of the last answer), ``attempts`` (verdicts and
+    timings)."""
 
 
 class UpstreamModels(BaseModel):

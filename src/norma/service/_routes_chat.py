@@ -148,15 +148,6 @@ def _sent(messages: Sequence[Mapping[str, Any]], prepared: Prepared) -> list[dic
     return sent
 
 
-def _norma_field(result: GuardResult) -> dict[str, Any]:
-    """The ``norma`` object of an answer: the guard's result without texts the client already has or must not see
-    (the answer is the message's content; a blocked answer never leaves the server)."""
-    data = result.to_dict()
-    data.pop("answer", None)
-    data["attempts"] = [{k: v for k, v in a.items() if k != "answer"} for a in data["attempts"]]
-    return data
-
-
 def _headers(result: GuardResult) -> dict[str, str]:
     return {VERDICT_HEADER: result.report.verdict.value, ACTION_HEADER: result.action.value}
 
@@ -189,7 +180,7 @@ def _completion(result: GuardResult, responses: Sequence[Mapping[str, Any]]) -> 
     usage = _summed_usage(responses)
     if usage is not None:
         data["usage"] = usage
-    data["norma"] = _norma_field(result)
+    data["norma"] = result.to_dict(answers=False)
     return data
 
 
@@ -356,7 +347,10 @@ async def _pass_through(
         except StopIteration as done:
             result = finished(done)
         head: dict[str, Any] = {k: last[k] for k in ("id", "created", "model") if k in last}
-        yield _event({**head, "object": "chat.completion.chunk", "choices": [], "norma": _norma_field(result)}) + _DONE
+        yield (
+            _event({**head, "object": "chat.completion.chunk", "choices": [], "norma": result.to_dict(answers=False)})
+            + _DONE
+        )
 
     return StreamingResponse(relay(), media_type="text/event-stream", headers=_SSE_HEADERS)
 
