@@ -107,6 +107,8 @@ def _ends_line(line: str | bytes) -> bool:
 
 
 _WORKER: dict[str, Any] = {}
+"""A pool worker process's documents and configuration, set once by :func:`_init_worker` in that process (never in
+the process that calls :func:`analyze_batch`)."""
 
 
 def _init_worker(documents: str | None, config: dict[str, Any]) -> None:
@@ -117,12 +119,16 @@ def _init_worker(documents: str | None, config: dict[str, Any]) -> None:
     _WORKER["config"] = cfg
 
 
-def _audit_one(task: tuple[int, str, Any]) -> BatchItem:
+def _audit_in_worker(task: tuple[int, str, Any]) -> BatchItem:
+    return _audit_one(task, _WORKER.get("documents"), _WORKER.get("config"))
+
+
+def _audit_one(task: tuple[int, str, Any], documents: DocumentSet | None, config: AuditConfig | None) -> BatchItem:
     index, where, record = task
     if isinstance(record, Exception):
         return BatchItem(index, where, error=str(record))
     try:
-        report = analyze(record, _WORKER.get("documents"), _WORKER.get("config"))
+        report = analyze(record, documents, config)
     except NormaError as exc:
         exc.source = exc.source or where
         return BatchItem(index, where, error=str(exc))
@@ -151,9 +157,8 @@ def analyze_batch(
             if isinstance(documents, DocumentSet) or documents is None
             else load_documents(documents, limits=cfg.limits, norms=cfg.norms)
         )
-        _WORKER.update(documents=docs, config=cfg)
         for task in tasks:
-            item = _audit_one(task)
+            item = _audit_one(task, docs, cfg)
             results.append(item)
             if on_item is not None:
                 on_item(item)
@@ -170,7 +175,7 @@ def analyze_batch(
         initializer=_init_worker,
         initargs=(folder, cfg.model_dump(mode="json")),
     ) as pool:
-        for item in pool.map(_audit_one, tasks, chunksize=chunk):
+        for item in pool.map(_audit_in_worker, tasks, chunksize=chunk):
             results.append(item)
             if on_item is not None:
                 on_item(item)

@@ -85,6 +85,9 @@ class MatchJob:
     """The store of ``tenant_id``, as every worker reaches it."""
     tenant_version: int = 0
     """The tenant's version when the job was made: a worker that reads another one fails (no mixed results)."""
+    model_dir: str | None = None
+    """The encoder's folder, at the same path on every worker (None: :func:`~norma.embeddings.get_embedder`'s
+    default, ``$NORMA_MODEL_DIR`` or the packaged model)."""
 
     fork_safe = False
     uses_all_cores = True
@@ -99,10 +102,13 @@ class MatchJob:
         *,
         explain: bool = False,
         tags: Sequence[str] = (),
+        model_dir: str | None = None,
     ) -> MatchJob:
-        """A job for the rulebook at ``rules_path``."""
+        """A job for the rulebook at ``rules_path``, embedded with the encoder in ``model_dir`` (None: the default
+        one)."""
         cfg = config or MatchConfig()
-        return cls(os.fspath(rules_path), cfg.model_dump_json(exclude_unset=True), bool(explain), tuple(tags))
+        dumped = cfg.model_dump_json(exclude_unset=True)
+        return cls(os.fspath(rules_path), dumped, bool(explain), tuple(tags), model_dir=model_dir)
 
     @classmethod
     def for_tenant(
@@ -113,6 +119,7 @@ class MatchJob:
         *,
         explain: bool = False,
         tags: Sequence[str] = (),
+        model_dir: str | None = None,
     ) -> MatchJob:
         """A job for the rules of ``tenant_id`` in the store at ``db_url`` (default ``$NORMA_DB_URL``, else
         ``./.norma/norma.db``; never created), pinned to its current version. Workers build the matcher with
@@ -124,7 +131,8 @@ class MatchJob:
         cfg = config or MatchConfig()
         with open_tenant_store(tenant_id, db_url) as store:
             url, version = store.url, store.version(tenant_id)
-        return cls("", cfg.model_dump_json(exclude_unset=True), bool(explain), tuple(tags), tenant_id, url, version)
+        dumped = cfg.model_dump_json(exclude_unset=True)
+        return cls("", dumped, bool(explain), tuple(tags), tenant_id, url, version, model_dir=model_dir)
 
     def check(self) -> None:
         """Read the rulebook once here (a bad file is one error, not one per worker)."""
@@ -162,7 +170,7 @@ class MatchJob:
 
     def start(self) -> Worker:
         """Build the matcher (embedding every rule), then embed each batch's messages in one call and match them."""
-        embedder = get_embedder()
+        embedder = get_embedder(self.model_dir)
         matcher = self._matcher(embedder)
         tags = list(self.tags) or None
 

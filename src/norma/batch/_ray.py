@@ -29,6 +29,8 @@ __all__ = ["RAY_INSTALL", "drop_nulls", "import_ray", "map_dataset", "ray_cpus",
 
 RAY_INSTALL = "pip install 'norma-rules[ray]'"
 """The command that installs what the Ray engine needs."""
+_NICENESS_ENV = "RAY_worker_niceness"
+"""Ray's setting of its workers' niceness (``worker_niceness``), read by each worker from its environment."""
 
 
 def import_ray() -> Any:
@@ -66,8 +68,9 @@ def start_ray(address: str | None = None) -> Any:
     On a cluster, the ``norma`` package this process runs is shipped to the workers (Ray's ``py_modules``), so that
     every node runs the driver's norma, whatever is installed there; its dependencies (and the embedding model's
     package) must be installed on the nodes (``pip install 'norma-rules[ray]'``). A local cluster's workers import the
-    same norma through ``PYTHONPATH`` (set in this process before the cluster starts) and run at this process's
-    priority (``RAY_worker_niceness=0``; Ray's default, 15, lets any other work on the machine starve them).
+    same norma through ``PYTHONPATH`` and run at this process's priority (``RAY_worker_niceness=0``, unless this
+    process's environment says otherwise; Ray's default, 15, lets any other work on the machine starve them): both
+    given to the workers in the job's ``runtime_env``, never written to this process's environment.
     """
     ray = import_ray()
     with _quiet():
@@ -84,16 +87,22 @@ def start_ray(address: str | None = None) -> Any:
             else:  # a new local cluster (not one `ray start` left running: that is --ray-address auto); its workers
                 # import this norma, at the priority of this process (as a pool's)
                 options["address"] = "local"
-                parent = os.path.dirname(package)
-                paths = [parent, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
-                os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
-                os.environ.setdefault("RAY_worker_niceness", "0")
+                options["runtime_env"] = {"env_vars": local_worker_env(package)}
             ray.init(**options)
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = False
         context.print_on_execution_start = False
         context.enable_auto_log_stats = False
     return ray
+
+
+def local_worker_env(package: str) -> dict[str, str]:
+    """The environment variables a local cluster's workers get on top of this process's: ``PYTHONPATH`` with the
+    folder of ``package`` (the norma this process runs) first, and ``RAY_worker_niceness`` (default 0)."""
+    parent = os.path.dirname(package)
+    paths = [parent, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    niceness = os.environ.get(_NICENESS_ENV, "").strip() or "0"
+    return {"PYTHONPATH": os.pathsep.join(dict.fromkeys(paths)), _NICENESS_ENV: niceness}
 
 
 def ray_cpus(address: str | None = None) -> int:

@@ -83,6 +83,7 @@ def adapt_command(
     rules_file: Path | None,
     tenant_id: str | None,
     db_url: str | None,
+    model_dir: Path | None,
     out_dir: Path,
     epochs: int,
     learning_rate: float,
@@ -120,7 +121,8 @@ def adapt_command(
         def advance(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)
 
-        report = adapt_encoder(groups, out_dir, options=options, progress=advance, label=name).to_dict()
+        base = model_dir.resolve() if model_dir is not None else None
+        report = adapt_encoder(groups, out_dir, options=options, model_dir=base, progress=advance, label=name).to_dict()
     payload = {"rulebook": name, **report}
     emit(fmt, payload, _render(name, out_dir, report))
     return 0

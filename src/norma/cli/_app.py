@@ -26,9 +26,10 @@ from norma._version import __version__
 from norma.cli._errors import ErrorLine, echo_errors, error_lines
 from norma.cli._lazy import LazyCommand, LazyGroup
 from norma.cli._output import FORMATS
+from norma.cli._relaunch import INVOCATION, Invocation
 from norma.errors import NormaError
 
-__all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TERMINATED", "EXIT_USAGE", "cli", "main"]
+__all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TERMINATED", "EXIT_USAGE", "cli", "main", "run"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -142,6 +143,13 @@ def _interrupted() -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code (the console script exits with it)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    return run(Invocation(tuple(args), "own" if argv is None else "caller"))
+
+
+def run(invocation: Invocation) -> int:
+    """The CLI over ``invocation.argv``; commands find the invocation in the root context's object
+    (:data:`~norma.cli._relaunch.INVOCATION`)."""
+    args = list(invocation.argv)
     debug = "--debug" in args
     for number, arg in enumerate(args, start=1):
         try:
@@ -149,7 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except UnicodeEncodeError:  # bytes that are not UTF-8 reach Python as lone surrogates (surrogateescape)
             return _fail(f"argument {number} is not valid UTF-8 text (norma reads its arguments as UTF-8)")
     try:
-        result = cli.main(args=args, prog_name="norma", standalone_mode=False)
+        result = cli.main(args=args, prog_name="norma", standalone_mode=False, obj={INVOCATION: invocation})
     except SystemExit:
         if type(sys.stdout).__name__.endswith("PacifyFlushWrapper"):  # click answers EPIPE on stdout with exit(1)
             return EXIT_BROKEN_PIPE

@@ -10,6 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from norma.cli._encoder import chosen_encoder
 from norma.cli._output import emit, format_option, model_dir_option, resolve_format
 from norma.errors import InvalidInputError
 
@@ -124,6 +125,7 @@ def calibrate(
     dry_run: bool,
     clear: bool,
     db_url: str | None,
+    model_dir: Path | None,
     output_format: str | None,
 ) -> int:
     """Fit the tenant's gate and confidence to labelled messages and store them with its rules.
@@ -163,7 +165,8 @@ def calibrate(
         if not store.version(tenant_id):
             raise InvalidInputError(f"tenant {tenant_id!r} has no rules", hint="import a rulebook first")
         labelled = list(load_labelled(messages_file)) if messages_file is not None else []
-        matcher = tenant_matcher(store, tenant_id)
+        encoder = chosen_encoder(model_dir)
+        matcher = tenant_matcher(store, tenant_id) if encoder is None else encoder.tenant_matcher(store, tenant_id)
         near_misses: list[Any] = []
         if synthesize is not None:
             positives, near_misses = _synthesize(list(matcher.rules), synthesize)

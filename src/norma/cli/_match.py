@@ -20,6 +20,7 @@ from rich.table import Table
 
 from norma.cli._batch_run import allow_empty_option
 from norma.cli._demo import SECTIONS
+from norma.cli._encoder import chosen_encoder
 from norma.cli._engine import EngineOptions, batch_output_options, engine_options
 from norma.cli._output import (
     check_rules_source,
@@ -32,6 +33,7 @@ from norma.cli._output import (
 )
 
 if TYPE_CHECKING:
+    from norma.cli._encoder import Encoder
     from norma.matching import MatchConfig, MatchResult, RuleMatcher
 
 __all__ = ["match"]
@@ -133,6 +135,7 @@ def match(
     explain: bool,
     batch_file: str | None,
     allow_empty: bool,
+    model_dir: Path | None,
     output_path: Path | None,
     output_format: str | None,
     **engine: Any,
@@ -165,11 +168,12 @@ def match(
 
         if scenario or step or fired or turn:
             raise click.UsageError("with --batch, give each message's session in its JSON Lines record")
+        folder = str(model_dir.resolve()) if model_dir is not None else None  # each worker loads it
         if tenant_id is not None:
-            job = MatchJob.for_tenant(tenant_id, db_url, config, explain=explain, tags=tags)
+            job = MatchJob.for_tenant(tenant_id, db_url, config, explain=explain, tags=tags, model_dir=folder)
         else:
             assert rules_file is not None
-            job = MatchJob.make(rules_file, config, explain=explain, tags=tags)
+            job = MatchJob.make(rules_file, config, explain=explain, tags=tags, model_dir=folder)
         return match_batch(batch_file, job, fmt=fmt, output_path=output_path, options=options, allow_empty=allow_empty)
     assert message is not None
     _check_message(message)
@@ -185,11 +189,12 @@ def match(
         active_scenario_id=scenario, active_step_id=step, turn=turn, fire_counts=counts, last_fired_turn=last
     )
     if tenant_id is not None:
-        result, count = _match_tenant(tenant_id, db_url, config, message, session, explain, tags)
+        result, count = _match_tenant(tenant_id, db_url, config, message, session, explain, tags, model_dir)
     else:
         assert rules_file is not None
-        matcher = _file_matcher(rules_file, config)
-        result = _match_one(matcher, message, session, explain, tags)
+        encoder = chosen_encoder(model_dir)
+        matcher = _file_matcher(rules_file, config, encoder)
+        result = _match_one(matcher, message, session, explain, tags, encoder)
         count = len(matcher)
     payload: dict[str, Any] = {"message": message, "rules": count, **result.to_dict()}
     if tenant_id is not None:
@@ -206,19 +211,24 @@ def _check_message(message: str) -> None:
         raise click.UsageError("MESSAGE is empty: give the text to match, such as norma match --rules FILE 'hello'")
 
 
-def _file_matcher(rules_file: Path, config: MatchConfig) -> RuleMatcher:
-    """The file's rules in a matcher, compiled once and kept by the library (one snapshot per file, see
+def _file_matcher(rules_file: Path, config: MatchConfig, encoder: Encoder | None) -> RuleMatcher:
+    """The file's rules in a matcher, compiled once and kept by the library (one snapshot per file and encoder, see
     ``norma.matching._snapshot``)."""
     from norma.matching import file_matcher
 
-    return file_matcher(rules_file, config)
+    if encoder is None:
+        return file_matcher(rules_file, config)
+    return file_matcher(rules_file, config, **encoder.matcher_options())
 
 
-def _match_one(matcher: RuleMatcher, message: str, session: Any, explain: bool, tags: tuple[str, ...]) -> MatchResult:
+def _match_one(
+    matcher: RuleMatcher, message: str, session: Any, explain: bool, tags: tuple[str, ...], encoder: Encoder | None
+) -> MatchResult:
     """One message matched; it is embedded by the plain embedder, so messages never reach the cache on disk."""
     from norma.embeddings import get_embedder
 
-    return matcher.match(message, session, explain=explain, tags=list(tags) if tags else None, embedder=get_embedder())
+    embedder = encoder.embedder if encoder is not None else get_embedder()
+    return matcher.match(message, session, explain=explain, tags=list(tags) if tags else None, embedder=embedder)
 
 
 def _match_tenant(
@@ -229,14 +239,19 @@ def _match_tenant(
     session: Any,
     explain: bool,
     tags: tuple[str, ...],
+    model_dir: Path | None,
 ) -> tuple[MatchResult, int]:
     """One message matched against a stored tenant (its stored vectors; the store must exist and have the tenant)."""
     from norma.matching import tenant_matcher
     from norma.store import open_tenant_store
 
     with open_tenant_store(tenant_id, db_url) as store:
-        matcher = tenant_matcher(store, tenant_id, config=config)
-        return _match_one(matcher, message, session, explain, tags), len(matcher)
+        encoder = chosen_encoder(model_dir)
+        if encoder is None:
+            matcher = tenant_matcher(store, tenant_id, config=config)
+        else:
+            matcher = encoder.tenant_matcher(store, tenant_id, config)
+        return _match_one(matcher, message, session, explain, tags, encoder), len(matcher)
 
 
 def _demo_section(examples: Path) -> tuple[dict[str, Any], Callable[[Console], None]]:

@@ -351,35 +351,14 @@ def write_document(
     write_text(text, output_path, f"the {fmt} output")
 
 
-def _use_model_dir(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
-    """Point this command (and the workers it starts) at ``value``: every embedder built while it runs loads it.
-    The previous ``$NORMA_MODEL_DIR`` comes back when the command ends (``main()`` called in-process leaks nothing)."""
-    if value is None:
-        return
-    from norma.embeddings import MODEL_DIR_ENV
-
-    previous = os.environ.get(MODEL_DIR_ENV)
-
-    def restore() -> None:
-        if previous is None:
-            os.environ.pop(MODEL_DIR_ENV, None)
-        else:
-            os.environ[MODEL_DIR_ENV] = previous
-
-    os.environ[MODEL_DIR_ENV] = str(value.resolve())
-    ctx.call_on_close(restore)
-
-
 def model_dir_option(func: F) -> F:
-    """``--model-dir DIR``: the encoder to embed with (an adapted one, or any sentence-transformers BERT folder);
-    the same as setting ``$NORMA_MODEL_DIR`` for this command."""
+    """``--model-dir DIR``: the encoder to embed with (an adapted one, or any sentence-transformers BERT folder),
+    given to the command as ``model_dir`` (None: the library's default, ``$NORMA_MODEL_DIR`` or the packaged model);
+    the command hands it to each library call (:class:`norma.cli._encoder.Encoder`)."""
     return click.option(
         "--model-dir",
         type=click.Path(exists=True, file_okay=False, path_type=Path),
         default=None,
-        expose_value=False,
-        is_eager=True,
-        callback=_use_model_dir,
         help="The encoder to embed with: a folder from `norma rules adapt` or any sentence-transformers BERT model "
         "(the same as $NORMA_MODEL_DIR; default: all-MiniLM-L6-v2).",
     )(func)

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from norma.cli._encoder import chosen_encoder
 from norma.cli._output import (
     check_rules_source,
     emit,
@@ -44,7 +45,8 @@ _TOP = 10  # rows of the confusion and worst-rule tables
 
 
 def source_options(func: F) -> F:
-    """``--rules FILE`` or ``--tenant T`` (with ``--db URL``), and ``--model-dir DIR``."""
+    """``--rules FILE`` or ``--tenant T`` (with ``--db URL``), and ``--model-dir DIR`` (the command's
+    ``model_dir``)."""
     source = rules_source_options(rules_help="A rulebook file (YAML or JSON).", tenant_help="A tenant of the store.")
     return source(model_dir_option(func))
 
@@ -62,15 +64,24 @@ def _tenant_store(tenant_id: str, db_url: str | None) -> Iterator[Any]:
 
 
 @contextmanager
-def _matcher(rules_file: Path | None, tenant_id: str | None, db_url: str | None) -> Iterator[tuple[RuleMatcher, str]]:
-    """The rulebook's matcher and a name for it (the file, or ``tenant T``)."""
+def _matcher(
+    rules_file: Path | None, tenant_id: str | None, db_url: str | None, model_dir: Path | None
+) -> Iterator[tuple[RuleMatcher, str]]:
+    """The rulebook's matcher (embedding with the encoder of ``model_dir``, default the default one) and a name for
+    it (the file, or ``tenant T``)."""
     check_rules_source(rules_file, tenant_id, db_url)
     if rules_file is not None:
-        yield file_matcher(rules_file), str(rules_file)
+        yield file_matcher(rules_file, **_encoder_options(model_dir)), str(rules_file)
         return
     assert tenant_id is not None
     with _tenant_store(tenant_id, db_url) as store:
-        yield snapshot_matcher(store, tenant_id), f"tenant {tenant_id}"
+        yield snapshot_matcher(store, tenant_id, **_encoder_options(model_dir)), f"tenant {tenant_id}"
+
+
+def _encoder_options(model_dir: Path | None) -> dict[str, Any]:
+    """The matcher's ``embedder`` and ``held_out`` of ``--model-dir`` (none without it: the library's defaults)."""
+    encoder = chosen_encoder(model_dir)
+    return {} if encoder is None else encoder.matcher_options()
 
 
 def source_rules(rules_file: Path | None, tenant_id: str | None, db_url: str | None) -> tuple[list[Any], str]:
@@ -207,6 +218,7 @@ def eval_command(
     rules_file: Path | None,
     tenant_id: str | None,
     db_url: str | None,
+    model_dir: Path | None,
     messages_file: Path,
     cuts: tuple[int, ...],
     threshold: float | None,
@@ -220,7 +232,7 @@ def eval_command(
     """
     fmt = resolve_format(ctx, output_format)
     labelled = load_labelled(messages_file)
-    with _matcher(rules_file, tenant_id, db_url) as (matcher, name):
+    with _matcher(rules_file, tenant_id, db_url, model_dir) as (matcher, name):
         config = None if threshold is None else matcher.config.with_(threshold=threshold)
         evaluation = evaluate_rulebook(matcher, labelled, config=config, k=cuts, source=str(messages_file))
         count = len(matcher)
@@ -263,6 +275,7 @@ def doctor_command(
     rules_file: Path | None,
     tenant_id: str | None,
     db_url: str | None,
+    model_dir: Path | None,
     near_duplicate: float,
     output_format: str | None,
 ) -> int:
@@ -271,7 +284,7 @@ def doctor_command(
     Exit 0 when no finding is an error (warnings allowed), 1 when one is, 2 on bad input.
     """
     fmt = resolve_format(ctx, output_format)
-    with _matcher(rules_file, tenant_id, db_url) as (matcher, name):
+    with _matcher(rules_file, tenant_id, db_url, model_dir) as (matcher, name):
         diagnosis = diagnose_rulebook(matcher, near_duplicate=near_duplicate)
     emit(fmt, {"rulebook": name, **diagnosis.to_dict()}, _render_doctor(name, diagnosis))
     return 1 if diagnosis.errors else 0

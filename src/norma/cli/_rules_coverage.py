@@ -8,6 +8,7 @@ command before anything is embedded (exit 2, ``FILE:LINE:COL:``).
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import re
@@ -24,6 +25,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from norma.cli._batch_run import allow_empty_option
+from norma.cli._encoder import Encoder
 from norma.cli._output import (
     check_rules_source,
     console,
@@ -94,13 +96,29 @@ def _placed(exc: InvalidInputError, numbers: list[int], name: str) -> InvalidInp
     return exc
 
 
-def _open(rules_file: Path | None, tenant_id: str | None, db_url: str | None) -> tuple[Norma, str]:
-    """The rules of --rules FILE or --tenant (read once, no judge: nothing is checked) and a name for them."""
+def _open(
+    rules_file: Path | None, tenant_id: str | None, db_url: str | None, model_dir: Path | None
+) -> tuple[Norma, str, int | None]:
+    """The rules of --rules FILE or --tenant (read once, no judge: nothing is checked), a name for them and the
+    tenant's rules version when the ``Norma`` does not know it; with --model-dir, their matcher embeds with that
+    encoder (``norma.open`` takes no encoder: the matcher is built here, as ``open`` builds it)."""
     from norma.turns import open as open_rules
 
+    if model_dir is None:
+        if tenant_id is not None:
+            return open_rules(tenant=tenant_id, store=db_url, judge=None), f"tenant {tenant_id}", None
+        return open_rules(rules_file, judge=None), str(rules_file), None
+    from norma.matching import file_matcher, snapshot_matcher
+    from norma.store import open_tenant_store
+
     if tenant_id is not None:
-        return open_rules(tenant=tenant_id, store=db_url, judge=None), f"tenant {tenant_id}"
-    return open_rules(rules_file, judge=None), str(rules_file)
+        with open_tenant_store(tenant_id, db_url) as store:
+            matcher = snapshot_matcher(store, tenant_id, **Encoder.of(model_dir).matcher_options())
+            version = store.version(tenant_id)
+        return open_rules(matcher, judge=None), f"tenant {tenant_id}", version
+    assert rules_file is not None
+    matcher = file_matcher(rules_file, **Encoder.of(model_dir).matcher_options())
+    return open_rules(matcher, judge=None), str(rules_file), None
 
 
 @contextmanager
@@ -293,6 +311,7 @@ def coverage_command(
     rules_file: Path | None,
     tenant_id: str | None,
     db_url: str | None,
+    model_dir: Path | None,
     output_format: str | None,
     output_path: Path | None,
     limit: int,
@@ -318,12 +337,14 @@ def coverage_command(
         from norma.cli._batch_run import no_records
 
         raise no_records(turns_file, "turns")
-    norma, rulebook = _open(rules_file, tenant_id, db_url)
+    norma, rulebook, version = _open(rules_file, tenant_id, db_url, model_dir)
     with _progress("coverage") as progress:
         try:
             found = coverage(norma, records, progress=progress)
         except InvalidInputError as exc:
             raise _placed(exc, numbers, name) from None
+    if version is not None:
+        found = dataclasses.replace(found, rules_version=version)
     if fmt == "json":
         payload = {"rulebook": rulebook, "turns_file": name, **found.to_dict()}
         write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", output_path, "the json report")

@@ -1,16 +1,22 @@
 """``norma serve``: the HTTP service (norma.service) under uvicorn; ``--demo`` is what ``make run`` starts.
 
-Workers are started from the import string ``norma.service:app_from_env`` (uvicorn's factory mode) so any number
-of processes build the same app; the settings reach them as JSON in ``$NORMA_SERVICE_SETTINGS``. SIGINT / SIGTERM
-shut down gracefully: no new connections, in-flight requests finish (up to ``--graceful-timeout`` s), the store is
-closed.
+One worker serves in this process, its app built from the settings. Several workers are started from the import
+string ``norma.service:app_from_env`` (uvicorn's factory mode) so any number of processes build the same app; the
+settings reach them as JSON in ``$NORMA_SERVICE_SETTINGS``, with each worker's share of the cores in
+``$NORMA_EMBEDDINGS_THREADS``; ``--int8`` is ``$NORMA_EMBEDDINGS_INT8=1`` for the service's embedder. The environment
+is the one channel to those processes and norma never writes its own: when the server needs values this process's
+environment lacks, the command runs again in a process started with them (:func:`norma.cli._relaunch.relaunch`:
+the ``norma`` command becomes it, same pid and streams) before it does anything else. SIGINT / SIGTERM shut down
+gracefully: no new connections, in-flight requests finish (up to ``--graceful-timeout`` s), the store is closed.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -21,10 +27,11 @@ from rich.console import Console
 from norma._package_data import examples_folder
 from norma._safety import ensure_bindable
 from norma.cli._output import emit, format_option, resolve_format
+from norma.cli._relaunch import environment_differs, relaunch
 from norma.errors import ConfigError, MissingDependencyError
 
 if TYPE_CHECKING:
-    from norma.service import DemoTenant
+    from norma.service import DemoTenant, ServiceSettings
 
 __all__ = ["serve"]
 
@@ -192,22 +199,10 @@ def serve(
     from the command line, where `ps` shows it).
     """
     fmt = resolve_format(ctx, output_format)
-    if int8:  # before anything builds an embedder; the workers inherit it
-        from norma.embeddings import INT8_ENV
-
-        os.environ[INT8_ENV] = "1"
     try:
         import uvicorn
 
-        from norma.cli._workers import reuse_port_available, run_reuse_port_workers
-        from norma.service import (
-            SETTINGS_ENV,
-            ServiceSettings,
-            env_settings,
-            http_protocol,
-            logging_config,
-            seed_demo_tenant,
-        )
+        from norma.service import ServiceSettings, env_settings
     except ImportError as exc:
         raise MissingDependencyError(
             "the HTTP service", extra="service", install="pip install 'norma-rules[service]'"
@@ -251,6 +246,12 @@ def serve(
         field = str(first["loc"][0])
         option = _OPTION_NAMES.get(field, "--" + field.replace("_", "-"))
         raise click.BadParameter(str(first["msg"]), param_hint=option) from None
+    environment = _server_environment(settings, workers, int8=int8)
+    if environment_differs(environment):  # before anything else: the demo tenant is embedded as the server embeds
+        return relaunch(ctx, environment)
+    from norma.cli._workers import reuse_port_available, run_reuse_port_workers
+    from norma.service import http_protocol, logging_config, seed_demo_tenant
+
     _check_port_free(host, port)
     demo_info = seed_demo_tenant(settings.db_url, examples) if demo else None
     if demo_info is not None:  # a store file may have been created in the working folder: say where
@@ -290,14 +291,12 @@ def serve(
 
     emit(fmt, banner, table)
     sys.stdout.flush()  # the key and the URL now, also through a pipe or into a file, not when the server stops
-    os.environ[SETTINGS_ENV] = settings.to_env()
-    _share_cores(workers)
     # uvicorn shuts down gracefully on SIGINT / SIGTERM, then re-raises the signal to the handler it found at start.
     # That handler ends the command with exit 0 and no KeyboardInterrupt, and it also stops a server signalled
     # before uvicorn took the signals over (a no-op handler there would lose the signal: the server ran on).
     previous = {signum: signal.signal(signum, _stop_signal) for signum in (signal.SIGINT, signal.SIGTERM)}
     uvicorn_options: dict[str, Any] = {
-        "factory": True,
+        "factory": True,  # the app is built in each worker (several: from $NORMA_SERVICE_SETTINGS)
         "host": host,
         "port": port,
         "workers": workers,
@@ -315,8 +314,12 @@ def serve(
                 run_reuse_port_workers(uvicorn.Config("norma.service:app_from_env", **uvicorn_options))
             except OSError as exc:
                 raise ConfigError(f"the server could not start on {host}:{port}: {exc.strerror}") from None
-        else:
+        elif workers > 1:
             uvicorn.run("norma.service:app_from_env", **uvicorn_options)
+        else:
+            from norma.service import create_app
+
+            uvicorn.run(functools.partial(create_app, settings), **uvicorn_options)
     except SystemExit as exc:
         if exc.code not in (None, 0):
             raise ConfigError(f"the server could not start on {host}:{port} (see the log above)") from None
@@ -339,20 +342,30 @@ def _check_port_free(host: str, port: int) -> None:
         )
 
 
-def _share_cores(workers: int) -> None:
-    """Give each worker its share of the cores for the embedding model (unless ``$NORMA_EMBEDDINGS_THREADS`` says).
+def _server_environment(settings: ServiceSettings, workers: int, *, int8: bool = False) -> Mapping[str, str]:
+    """What the server's processes need in their environment, by variable.
 
-    onnxruntime defaults to one intra-op thread per core in every process; N workers would run N x cores threads
-    that spin against each other.
+    Several workers: the settings (:data:`norma.service.SETTINGS_ENV`, read by ``app_from_env``) and each worker's
+    share of the cores for the embedding model, unless ``$NORMA_EMBEDDINGS_THREADS`` says (onnxruntime defaults
+    to one intra-op thread per core in every process; N workers would run N x cores threads that spin against each
+    other). ``int8``: ``$NORMA_EMBEDDINGS_INT8=1``, what the service's embedder reads. One worker needs nothing
+    else: its app is built here, from ``settings``.
     """
-    from norma.embeddings import THREADS_ENV
+    from norma.embeddings import INT8_ENV, THREADS_ENV
+    from norma.service import SETTINGS_ENV
 
-    if workers > 1 and not os.environ.get(THREADS_ENV, "").strip():
-        try:
-            cores = len(os.sched_getaffinity(0))
-        except AttributeError:  # not on Linux
-            cores = os.cpu_count() or 1
-        os.environ[THREADS_ENV] = str(max(1, cores // workers))
+    environment: dict[str, str] = {}
+    if workers > 1:
+        environment[SETTINGS_ENV] = settings.to_env()
+        if not os.environ.get(THREADS_ENV, "").strip():
+            try:
+                cores = len(os.sched_getaffinity(0))
+            except AttributeError:  # not on Linux
+                cores = os.cpu_count() or 1
+            environment[THREADS_ENV] = str(max(1, cores // workers))
+    if int8:
+        environment[INT8_ENV] = "1"
+    return environment
 
 
 class _Stopped(Exception):

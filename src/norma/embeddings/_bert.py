@@ -159,7 +159,7 @@ class BertEmbedder:
 
 
 class _Loading:
-    """An encoder session being loaded in a daemon thread (onnxruntime releases the GIL while it reads and
+    """An encoder session being loaded in a thread of its own (onnxruntime releases the GIL while it reads and
     prepares the model: about 0.2 s that a command spends parsing its rules meanwhile), or already loaded."""
 
     def __init__(self) -> None:
@@ -186,7 +186,9 @@ class _Loading:
             finally:
                 loading._ready.set()
 
-        threading.Thread(target=run, name="norma-encoder-load", daemon=True).start()
+        # not a daemon: a process that ends while onnxruntime builds the session waits for it (a fraction of a
+        # second) instead of aborting in onnxruntime's native code at interpreter exit (exit code 134)
+        threading.Thread(target=run, name="norma-encoder-load", daemon=False).start()
         return loading
 
     def result(self) -> EncoderSession:

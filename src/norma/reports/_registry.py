@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from norma.audit import AuditReport
 from norma.errors import InvalidInputError
@@ -32,18 +32,36 @@ def exit_code(reports: Sequence[AuditReport], fail_on: FailOn | str = FailOn.ERR
     return 1 if any(failing(r, policy) for r in reports) else 0
 
 
-def _renderers() -> dict[str, Renderer]:
-    from norma.reports._json import to_json
-    from norma.reports._junit import to_junit
-    from norma.reports._markdown import to_markdown
-    from norma.reports._sarif import sarif_text
+class _Renderers(Mapping[str, Renderer]):
+    """The text renderers by format name, their modules imported on first lookup (not when norma.reports is);
+    read-only."""
 
-    return {"json": to_json, "sarif": sarif_text, "junit": to_junit, "markdown": to_markdown}
+    _NAMES = ("json", "sarif", "junit", "markdown")
+
+    def __getitem__(self, fmt: str) -> Renderer:
+        from norma.reports._json import to_json
+        from norma.reports._junit import to_junit
+        from norma.reports._markdown import to_markdown
+        from norma.reports._sarif import sarif_text
+
+        renderers: dict[str, Renderer] = {
+            "json": to_json,
+            "sarif": sarif_text,
+            "junit": to_junit,
+            "markdown": to_markdown,
+        }
+        return renderers[fmt]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._NAMES)
+
+    def __len__(self) -> int:
+        return len(self._NAMES)
 
 
-RENDERERS: dict[str, Renderer] = {}
-"""Text renderers by format name (``json``, ``sarif``, ``junit``, ``markdown``), filled on first use of
-:func:`render`."""
+RENDERERS: Mapping[str, Renderer] = _Renderers()
+"""Text renderers by format name (``json``, ``sarif``, ``junit``, ``markdown``); read-only (a renderer of another
+format is called directly, not registered here)."""
 
 
 def render(
@@ -57,18 +75,8 @@ def render(
     """The reports in one text format; ``bad`` (``(where, error)`` of each batch record that could not be audited)
     goes into the ``junit`` and ``markdown`` reports and is counted in ``json``'s; ``incomplete`` marks the reports
     of a batch stopped before its end (:mod:`norma.reports._incomplete`)."""
-    if bad or incomplete is not None:
-        from norma.reports._json import to_json
-        from norma.reports._junit import to_junit
-        from norma.reports._markdown import to_markdown
-        from norma.reports._sarif import sarif_text
-
-        batch = {"json": to_json, "sarif": sarif_text, "junit": to_junit, "markdown": to_markdown}.get(fmt)
-        if batch is not None:
-            return batch(items, fail_on, bad, incomplete=incomplete)
-    if not RENDERERS:
-        RENDERERS.update(_renderers())
-    renderer = RENDERERS.get(fmt)
-    if renderer is None:
+    if fmt not in RENDERERS:
         raise InvalidInputError(f"unknown report format {fmt!r}", hint=f"one of {', '.join(sorted(RENDERERS))}")
-    return renderer(items, fail_on)
+    renderer: Any = RENDERERS[fmt]  # each also takes the bad records and the incomplete mark
+    text: str = renderer(items, fail_on, bad, incomplete=incomplete)
+    return text

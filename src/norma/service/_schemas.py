@@ -111,7 +111,7 @@ class CheckRequest(BaseModel):
 
 CheckResponse = TurnReport.json_model(
     "CheckResponse",
-    "The turn checked (docs/check.md): ``TurnReport.to_dict()``, with the tenant's id first.",
+    "The turn checked (`norma docs check`): ``TurnReport.to_dict()``, with the tenant's id first.",
     module=__name__,
     first=("tenant_id",),
 )
