@@ -12,9 +12,9 @@ from norma.batch._job import Outcome, StreamWorker, Worker
 from norma.batch._match import MatchJob, _vectors
 from norma.embeddings import get_embedder
 from norma.errors import InvalidInputError, NormaError
-from norma.llm import Judge, get_llm, make_judge
+from norma.llm import Judge
 from norma.matching import SessionState
-from norma.turns import Norma, TurnReport
+from norma.turns import Norma, TurnReport, judge_of
 
 __all__ = ["CheckJob", "CheckedTurn", "turn_payload"]
 
@@ -98,9 +98,7 @@ class CheckJob:
         return self.match.rule_count()
 
     def _judge(self) -> Judge | None:
-        if not self.judge:
-            return None
-        return make_judge(get_llm(), cache="user")
+        return judge_of("user", None) if self.judge else None  # as norma.open makes it
 
     def start(self) -> Worker:
         """Build the matcher once, then per batch embed the messages in one call and check each turn (one at a
