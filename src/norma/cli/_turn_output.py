@@ -23,9 +23,8 @@ _STATUS = {"pass": "[green]pass[/]", "fail": "[red]fail[/]", "skip": "[yellow]sk
 def _matched(match: MatchedRuleSummary) -> str:
     """A matched rule on the ``matched`` line: whether it governs the turn and its confidence, the number the checks'
     reasons give (as ``norma match`` labels it: ``governs 0.94``, ``neighbour 0.07``)."""
-    confidence = match.enforcement.get("confidence")
     label = "governs" if match.enforced else "neighbour"
-    return f"{match.rule_id} ({label}{'' if confidence is None else f' {confidence:.2f}'})"
+    return f"{match.rule_id} ({label} {match.enforcement.confidence:.2f})"
 
 
 def _rule_cell(checked: CheckedRule) -> str:
