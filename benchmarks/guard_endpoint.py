@@ -45,7 +45,6 @@ import json
 import math
 import os
 import re
-import shutil
 import statistics
 import subprocess
 import sys
@@ -63,7 +62,14 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT))
 
 from tests.service._chat_upstream import ChatUpstream  # noqa: E402
-from tests.service._server import free_port, serve_process, stop_process, wait_healthy  # noqa: E402
+from tests.service._server import (  # noqa: E402
+    free_port,
+    litellm_command,
+    litellm_proxy,
+    serve_process,
+    stop_process,
+    wait_healthy,
+)
 
 from _docs import machine_line, write_section  # noqa: E402
 from norma.embeddings import INT8_ENV  # noqa: E402
@@ -217,20 +223,6 @@ VERSUS_LITELLM = (("plain", "plain"), ("stream_flag", "stream"), ("stream_block"
 """Each norma call against LiteLLM's call of the same kind for the client (not streamed, streamed)."""
 
 
-def _litellm_command() -> list[str] | None:
-    """The ``litellm`` proxy command: ``$NORMA_LITELLM``, else .litellm-venv/bin/litellm (``make bench-litellm``),
-    else the one beside this Python, else on PATH; None when there is none (as tests/service/test_litellm_guardrail.py
-    finds it, with the benchmark's own virtualenv first)."""
-    configured = os.environ.get("NORMA_LITELLM")
-    if configured:
-        return [configured]
-    for candidate in (ROOT / ".litellm-venv" / "bin" / "litellm", Path(sys.executable).parent / "litellm"):
-        if candidate.exists():
-            return [str(candidate)]
-    found = shutil.which("litellm")
-    return [found] if found else None
-
-
 def _litellm_version(command: list[str]) -> str:
     """The installed litellm's version: asked of the Python its script runs on, else ``litellm --version``."""
     with contextlib.suppress(OSError, subprocess.SubprocessError, UnicodeDecodeError):
@@ -253,8 +245,7 @@ def _litellm_version(command: list[str]) -> str:
 def _litellm_proxy(command: list[str], upstream: str, folder: Path) -> Iterator[str]:
     """A LiteLLM proxy serving ``bench`` (``openai/bench`` at ``upstream``) on a free port, no guardrail, no
     database; RuntimeError (with its log's last lines) if it exits or is not live within 120 s."""
-    config = folder / "litellm.yaml"
-    config.write_text(
+    config = (
         "model_list:\n"
         "  - model_name: bench\n"
         "    litellm_params:\n"
@@ -262,43 +253,10 @@ def _litellm_proxy(command: list[str], upstream: str, folder: Path) -> Iterator[
         f"      api_base: {upstream}\n"
         "      api_key: bench-key\n"
         "general_settings:\n"
-        f"  master_key: {LITELLM_KEY}\n",
-        encoding="utf-8",
+        f"  master_key: {LITELLM_KEY}\n"
     )
-    env = {
-        **os.environ,
-        "LITELLM_MASTER_KEY": LITELLM_KEY,
-        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-        "NO_DOCS": "True",
-        "LITELLM_LOG": "ERROR",
-    }
-    port = free_port()
-    log = folder / "litellm.log"
-    with open(log, "w", encoding="utf-8") as out:
-        proc = subprocess.Popen(
-            [*command, "--config", str(config), "--host", "127.0.0.1", "--port", str(port)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
-            cwd=folder,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                tail = log.read_text(encoding="utf-8", errors="replace")[-2000:]
-                raise RuntimeError(f"the litellm proxy exited with {proc.returncode}:\n{tail}")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{url}/health/liveliness", timeout=1).status_code == 200:
-                    break
-            if time.monotonic() > deadline:
-                tail = log.read_text(encoding="utf-8", errors="replace")[-2000:]
-                raise RuntimeError(f"the litellm proxy did not start in 120 s:\n{tail}")
-            time.sleep(0.25)
+    with litellm_proxy(command, config, folder, env={"LITELLM_MASTER_KEY": LITELLM_KEY}) as url:
         yield url
-    finally:
-        stop_process(proc)
 
 
 @contextlib.contextmanager
@@ -340,7 +298,7 @@ def measure(requests: int, rounds: int, latency: float, concurrent: int) -> dict
     per_round = math.ceil(requests / rounds)
     out: dict[str, Any] = {"latency_ms": latency * 1000, "requests": per_round * rounds, "rounds": rounds}
     out["concurrent"] = concurrent
-    command = _litellm_command()
+    command = litellm_command()
     out["litellm"] = _litellm_version(command) if command else None
     print(f"litellm: {command[0] if command else 'none'} (version {out['litellm']})", flush=True)
     out["load_start"] = os.getloadavg()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -17,7 +18,16 @@ from typing import Any
 import httpx
 import uvicorn
 
-__all__ = ["free_port", "serve_app", "serve_process", "stop_process", "tree_rss", "wait_healthy"]
+__all__ = [
+    "free_port",
+    "litellm_command",
+    "litellm_proxy",
+    "serve_app",
+    "serve_process",
+    "stop_process",
+    "tree_rss",
+    "wait_healthy",
+]
 
 NORMA = str(Path(sys.executable).parent / "norma")
 
@@ -115,3 +125,62 @@ def serve_process(
         stop_process(proc)
         if proc.stdout is not None:
             proc.stdout.close()
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def litellm_command() -> list[str] | None:
+    """The ``litellm`` proxy command: ``$NORMA_LITELLM`` (a path to its ``litellm`` script, e.g. in a separate
+    virtualenv), else the project's ``.litellm-venv`` (``make install`` makes it), else the one beside this Python,
+    else on PATH; None when there is none."""
+    configured = os.environ.get("NORMA_LITELLM")
+    if configured:
+        return [configured]
+    for beside in (REPO / ".litellm-venv" / "bin" / "litellm", Path(sys.executable).parent / "litellm"):
+        if beside.exists():
+            return [str(beside)]
+    found = shutil.which("litellm")
+    return [found] if found else None
+
+
+@contextlib.contextmanager
+def litellm_proxy(command: list[str], config: str, folder: Path, *, env: dict[str, str] | None = None) -> Iterator[str]:
+    """A real LiteLLM proxy with ``config`` (YAML) on a free loopback port, its log in ``folder``: its URL once it is
+    live; RuntimeError with the log's last lines when it exits or is not live within 120 s. Stopped after."""
+    path = folder / "litellm.yaml"
+    path.write_text(config, encoding="utf-8")
+    environment = {
+        **os.environ,
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",  # no network for its price list
+        "NO_DOCS": "True",
+        "LITELLM_LOG": "ERROR",
+        **(env or {}),
+    }
+    port = free_port()
+    log = folder / "litellm.log"
+    with open(log, "w", encoding="utf-8") as out:
+        proc = subprocess.Popen(
+            [*command, "--config", str(path), "--host", "127.0.0.1", "--port", str(port)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=environment,
+            cwd=folder,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if proc.poll() is not None:
+                tail = log.read_text(encoding="utf-8", errors="replace")[-3000:]
+                raise RuntimeError(f"the litellm proxy exited with {proc.returncode}:\n{tail}")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{url}/health/liveliness", timeout=1).status_code == 200:
+                    break
+            if time.monotonic() > deadline:
+                tail = log.read_text(encoding="utf-8", errors="replace")[-3000:]
+                raise RuntimeError(f"the litellm proxy did not start in 120 s:\n{tail}")
+            time.sleep(0.25)
+        yield url
+    finally:
+        stop_process(proc)

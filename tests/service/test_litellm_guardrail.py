@@ -11,12 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import shutil
-import subprocess
-import sys
 import threading
-import time
 from collections import deque
 from collections.abc import AsyncIterator, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -31,7 +26,7 @@ from norma.service import create_app
 from norma.service._recall import ExpiringStore
 from norma.service._routes_litellm import PATH
 from norma.store import RuleStore, load_rulebook, open_store
-from tests.service._server import free_port, serve_app, stop_process
+from tests.service._server import litellm_command, litellm_proxy, serve_app
 from tests.service.conftest import ADMIN_KEY, asgi_client, make_settings
 
 pytestmark = [pytest.mark.anyio, pytest.mark.model]
@@ -338,20 +333,6 @@ async def test_nothing_to_read_is_none(client: httpx.AsyncClient, bank_key: str)
 # --- a real LiteLLM proxy (optional tier) --------------------------------------------------------------------------
 
 
-def _litellm_command() -> list[str] | None:
-    """The ``litellm`` proxy command: ``$NORMA_LITELLM`` (a path to its ``litellm`` script, e.g. in a separate
-    virtualenv), else the project's ``.litellm-venv`` (``make install`` makes it), else the one installed next to
-    this Python; None when none exists."""
-    configured = os.environ.get("NORMA_LITELLM")
-    if configured:
-        return [configured]
-    for beside in (REPO / ".litellm-venv" / "bin" / "litellm", Path(sys.executable).parent / "litellm"):
-        if beside.exists():
-            return [str(beside)]
-    found = shutil.which("litellm")
-    return [found] if found else None
-
-
 class _Upstream:
     """A scripted OpenAI-compatible model on a loopback port that also streams (``stream: true``: one chunk per
     word, as Server-Sent Events); records the messages of each request."""
@@ -403,40 +384,21 @@ def _completion(choice: dict[str, Any], *, chunk: bool = False) -> dict[str, Any
 
 @contextlib.contextmanager
 def _litellm_proxy(config: str, tmp_path: Path) -> Iterator[str]:
-    command = _litellm_command()
+    command = litellm_command()
     if command is None:
         pytest.skip(
             "no litellm proxy here: `make bench-litellm` (or pip install 'litellm[proxy]' into another virtualenv and "
             "set NORMA_LITELLM=/path/to/venv/bin/litellm) to run the real-LiteLLM tier"
         )
-    path = tmp_path / "litellm.yaml"
-    path.write_text(config, encoding="utf-8")
-    port = free_port()
-    log = tmp_path / "litellm.log"
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "NO_DOCS": "True", "LITELLM_LOG": "ERROR"}
-    with open(log, "w", encoding="utf-8") as out:
-        proc = subprocess.Popen(
-            [*command, "--config", str(path), "--host", "127.0.0.1", "--port", str(port)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
-            cwd=tmp_path,
-        )
-    url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"the litellm proxy exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{url}/health/liveliness", timeout=1).status_code == 200:
-                    break
-            if time.monotonic() > deadline:
-                pytest.fail(f"the litellm proxy did not start in 120 s:\n{log.read_text()[-3000:]}")
-            time.sleep(0.25)
+        proxy = litellm_proxy(command, config, tmp_path)
+        url = proxy.__enter__()
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+    try:
         yield url
     finally:
-        stop_process(proc)
+        proxy.__exit__(None, None, None)
 
 
 @pytest.mark.slow
