@@ -18,7 +18,7 @@ nothing.
 **Protocol.** Each draw is a rulebook of one rule per intent; each rule gets exactly one check, ``contains`` (id
 ``says-token``, severity ``error``, the kind's default ``when``) of a made-up token unique to its intent
 (``zqx017k``: never a real word). Per labelled message (expected: the rules it states; empty: out of scope),
-:meth:`norma.turns.TurnChecker.check_many` on the real matcher (default :class:`~norma.matching.MatchConfig`, the
+:meth:`norma.turns.Norma.check_many` on the real matcher (default :class:`~norma.matching.MatchConfig`, the
 cached encoder) checks:
 
 * a good answer (a sentence holding the token of every expected rule): "good not failed" = share not ``fail``;
@@ -85,7 +85,8 @@ from norma.matching import (  # noqa: E402
     load_rules,
 )
 from norma.rules import Rule  # noqa: E402
-from norma.turns import TurnChecker, TurnReport, TurnVerdict  # noqa: E402
+from norma.turns import TurnReport, TurnVerdict  # noqa: E402
+from norma.turns import open as open_rules  # noqa: E402
 
 BEGIN, END = "<!-- check_enforcement.py:begin -->", "<!-- check_enforcement.py:end -->"
 BEFORE = "## audit\n"
@@ -270,7 +271,7 @@ def _summary(
 def figures(draw: Draw, embedder: CachedEmbedder) -> Outcome:
     tokens = tokens_of(draw.rules)
     matcher = RuleMatcher(token_rules(draw.rules, tokens), embedder=embedder)
-    checker = TurnChecker(matcher)
+    opened = open_rules(matcher, judge=None)
     rng = np.random.default_rng(zlib.crc32(draw.name.encode()))
     inside = [i for i in draw.items if i.expected]
     held = [i for i in draw.items if not i.expected]
@@ -285,7 +286,7 @@ def figures(draw: Draw, embedder: CachedEmbedder) -> Outcome:
     reports: list[TurnReport] = []
     for start in range(0, len(turns), BATCH):
         part = turns[start : start + BATCH]
-        reports += checker.check_many(
+        reports += opened.check_many(
             [(item.text, answer([tokens[r] for r in said]), item.session) for _, item, said in part]
         )
     kinds: list[tuple[str, Item]] = []
@@ -637,7 +638,7 @@ def render(
         "not failed). These draws chose nothing.",
         "",
         "Protocol: per draw, one rule per intent, each with one `contains` check (`error`, default `when`) of a "
-        "made-up token unique to its intent; per labelled message, `TurnChecker.check_many` on the real matcher "
+        "made-up token unique to its intent; per labelled message, `Norma.check_many` on the real matcher "
         "(default `MatchConfig`) checks a good answer (every expected token), a bad one (no token), for messages "
         "stating 2+ intents the good answer without one token (a seeded draw), and for out-of-scope messages "
         "(held-out intents; off-topic: another domain's NLU++ queries) an answer without a token. *Shipped*: what "

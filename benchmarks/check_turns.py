@@ -2,7 +2,7 @@
 
 * **Beyond matching.** 10 rules, each with four deterministic checks (``contains``, ``not_regex``, ``no_pii``,
   ``max_words``) that apply on every output (``when: always``), so all 10 rules apply to every turn. The message is
-  matched once; what is timed is :meth:`norma.turns.TurnChecker.report` on that match: every check, each rule's
+  matched once; what is timed is :meth:`norma.turns.Norma.review` on that match: every check, each rule's
   verdict, the reward through norma.rubrics and the report model. Outputs of about 500 characters (a chat answer)
   and 10,000 characters (a long one). Target: <= 1 ms p50 for the short one.
 * **Batch.** ``norma check --batch`` of 10,000 turns on the 28-rule example rulebook
@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from _docs import write_section  # noqa: E402
 from norma.rules import Rule  # noqa: E402
-from norma.turns import TurnChecker  # noqa: E402
+from norma.turns import open as open_rules  # noqa: E402
 
 BEGIN, END = "<!-- check_turns.py:begin -->", "<!-- check_turns.py:end -->"
 BEFORE = "## audit\n"
@@ -65,18 +65,18 @@ def _output(chars: int) -> str:
 
 
 def beyond_matching(repeats: int) -> list[dict[str, object]]:
-    checker = TurnChecker(_rules())
+    opened = open_rules(_rules(), judge=None)
     message = "what are the fees of product 3"
-    match = checker.matcher.match(message)
+    match = opened.match(message)
     rows = []
     for chars in (500, 10_000):
         output = _output(chars)
-        report = checker.report(message, output, match)
+        report = opened.review(message, output, match)
         assert len(report.rules) == 10, len(report.rules)
         samples = []
         for _ in range(repeats):
             start = time.perf_counter()
-            checker.report(message, output, match)
+            opened.review(message, output, match)
             samples.append(time.perf_counter() - start)
         samples.sort()
         rows.append(
@@ -128,7 +128,7 @@ def render(rows: list[dict[str, object]], batch_row: dict[str, object], args: ar
         f"{platform.python_version()}, load average {load:.1f} at the end; `benchmarks/check_turns.py` (no tuned "
         "defaults involved: checks have no thresholds).",
         "",
-        f"Beyond matching: `TurnChecker.report` on a matched message, 10 rules applied, {args.repeats:,} runs "
+        f"Beyond matching: `Norma.review` on a matched message, 10 rules applied, {args.repeats:,} runs "
         "(target <= 1 ms p50 for a chat-sized output).",
         "",
         "| output | rules applied | checks | p50 ms | p95 ms |",

@@ -89,7 +89,7 @@ def _tree_line(name: str) -> str | None:
 def test_the_walk_finds_errors_outside_errors_py() -> None:
     modules = {cls.__module__ for cls in EVERY_ERROR}
     assert "norma.errors" in modules
-    assert {"norma.rubrics._errors", "norma.llm._http", "norma.service._errors", "norma.rules._rulebook"} <= modules
+    assert {"norma.rubrics._errors", "norma.llm._faults", "norma.service._errors", "norma.rules._rulebook"} <= modules
 
 
 @pytest.mark.parametrize("cls", EVERY_ERROR, ids=lambda cls: cls.__name__)

@@ -180,15 +180,23 @@ def test_root_entry_points_are_the_capabilities_own(name: str, home: str) -> Non
 
 
 def test_one_way_at_the_top_to_check_a_turn() -> None:
-    """Issue #57: ``norma.open(rules).check(...)`` (or ``Tenants.get``) is the way; the checker under a Norma and the
-    one-shot helper stay importable from ``norma.turns`` for the command line, not from the top nor in any
-    ``__all__``."""
+    """Issue #57: ``norma.open(rules).check(...)`` (or ``Tenants.get``) is the way. The one-shot helper and the old
+    spelling ``TurnChecker(rules)`` are gone: neither is importable from ``norma`` nor ``norma.turns``, and the
+    checker under a :class:`~norma.turns.Norma` is private to it."""
     import norma.turns
+    from norma.rules import Rule
+    from norma.turns._checker import TurnChecker as Engine
 
-    for name in ("TurnChecker", "check_turn"):
-        assert name not in norma.__all__
-        assert name not in norma.turns.__all__
-        assert getattr(norma.turns, name) is not None
+    for name in ("check_turn", "TurnChecker", "legacy_turn_checker"):
+        assert not hasattr(norma, name), name
+        assert not hasattr(norma.turns, name), name
+        assert name not in dir(norma.turns), name
+    with pytest.raises(ImportError):
+        from norma.turns import TurnChecker  # noqa: F401
+    assert not hasattr(Engine, "check")
+    assert not hasattr(Engine, "check_many")
+    opened = norma.open([Rule(id="one", condition_text="customer asks about fees")], judge=None)
+    assert not hasattr(opened, "checker")
 
 
 def test_root_names_nothing_else() -> None:

@@ -49,7 +49,7 @@ def test_python_example_runs(code: str, tmp_path: Path) -> None:
 
 def test_no_python_example_needs_the_checkouts_examples_but_through_init() -> None:
     """The turn check example works outside the checkout: it starts from the starter project of ``norma init``."""
-    turn_check = [code for code in PYTHON_BLOCKS if "norma.open(" in code or "TurnChecker(" in code]
+    turn_check = [code for code in PYTHON_BLOCKS if "norma.open(" in code]
     assert turn_check
     assert all(code.startswith(INIT_FIRST) and "examples/" not in code for code in turn_check)
 

@@ -266,9 +266,9 @@ print(result[0].rule.id, checks[0].status.value, norma._trace.span("x") is norma
 
 
 def test_a_turn_check_is_one_parent_span_over_match_checks_and_rubric(spans: InMemorySpanExporter) -> None:
-    from norma.turns import TurnChecker
+    from norma.turns import open as open_rules
 
-    checker = TurnChecker(EXAMPLES / "rulebooks" / "banking-support.yaml")
+    checker = open_rules(EXAMPLES / "rulebooks" / "banking-support.yaml", judge=None)
     report = checker.check("my pin is 1234 can you check it", "Sure, tell me your full PIN and I will check it.")
     [turn] = finished(spans, "norma.turn")
     assert turn.parent is None  # the caller opened no span

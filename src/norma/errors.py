@@ -26,9 +26,9 @@ The tree (a class that lives outside this module names, in parentheses, the pack
     ├── StoreError                  the rule store could not read or write; nothing half-written is kept
     │   └── StoreUnavailableError   the store could not be reached or did not answer in time (retry later)
     ├── BackendError                a model, LLM or HTTP backend failed or answered nonsense
-    │   ├── LLMBackendError (norma.llm)   an LLM server that failed after every retry and fallback model
-    │   ├── JudgeError (norma.llm)        a judge's reply that is not a verdict (never read as a pass)
-    │   └── UpstreamError (norma.service)   the guarded endpoint's upstream model failed (HTTP 502 / 504)
+    │   ├── LLMBackendError (norma.llm)   a chat model's server that failed after every retry and fallback model
+    │   │                                 (the guarded endpoint answers its fault as HTTP 502 / 504)
+    │   └── JudgeError (norma.llm)        a judge's reply that is not a verdict (never read as a pass)
     └── RequestTimeoutError (norma.service)   a request that ran past the service's ``request_timeout``
 
 Each error carries *what* went wrong (the message), *where* (``source``: a file, a record, a rule id;

@@ -23,6 +23,7 @@ from norma.errors import InvalidInputError
 from norma.names import score_record
 from norma.rubrics import evaluate_rubric, load_rubric_file
 from tests.batch.conftest import AUDIT, AUDIT_DOCS, MESSAGES, RUBRIC, RULES
+from tests.conftest import EXAMPLES
 
 
 def _names_records(path: Path) -> list[BatchRecord]:
@@ -120,3 +121,35 @@ def test_unknown_engine_and_bad_workers() -> None:
 def test_drop_nulls_undoes_arrow_padding() -> None:
     padded = {"a": 1, "b": None, "c": {"d": None, "e": [{"f": None, "g": 2}]}, "h": [None]}
     assert drop_nulls(padded) == {"a": 1, "c": {"e": [{"g": 2}]}, "h": [None]}
+
+
+@pytest.mark.model
+def test_a_check_batch_over_a_stored_tenant_reports_the_version_it_was_pinned_to(tmp_path: Path) -> None:
+    """The workers open the matcher they build of a stored tenant, pinned to the job's version, with
+    ``norma.open(matcher, version=N)``: each report says which version checked it and gives what
+    ``norma.open(tenant=...)`` gives for the turn."""
+    import norma
+    from norma.batch import CheckJob, turn_payload
+    from norma.store import import_rulebook, open_store
+
+    book = EXAMPLES / "rulebooks" / "banking-support.yaml"
+    edited = tmp_path / "edited.yaml"
+    edited.write_text(book.read_text(encoding="utf-8").replace("tags: [fraud, urgent]", "tags: [fraud]"), "utf-8")
+    url = f"sqlite:///{tmp_path / 'rules.db'}"
+    with open_store(url) as store:
+        import_rulebook(store, book)
+        import_rulebook(store, edited)  # a second version
+    job = CheckJob(MatchJob.for_tenant("northwind-bank", url))
+    assert job.match.tenant_version == 2
+    turns = [json.loads(line) for line in (EXAMPLES / "turns" / "banking.jsonl").read_text("utf-8").splitlines()]
+    records = [BatchRecord(i, f"line {i + 1}", turn_payload(turn)) for i, turn in enumerate(turns)]
+    opened = norma.open(tenant="northwind-bank", store=url, judge=None)
+    for item, turn in zip(run_job(job, records), turns, strict=True):
+        assert item.error is None
+        report, alone = item.result.report, opened.check(turn["message"], turn["output"])
+        assert (report.tenant_id, report.rules_version, alone.rules_version) == ("northwind-bank", 2, 2)
+        assert (report.verdict, [m.rule_id for m in report.matches]) == (
+            alone.verdict,
+            [m.rule_id for m in alone.matches],
+        )
+        assert [(f.rule_id, f.check_id) for f in report.failures] == [(f.rule_id, f.check_id) for f in alone.failures]

@@ -234,7 +234,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
         with anyio.from_thread.start_blocking_portal("asyncio") as portal:
             yield Service(portal, client)
             portal.call(client.aclose)
-            portal.call(app.state.norma_upstream.aclose)  # what the app's shutdown does (no lifespan here)
+            portal.call(app.state.norma.http.aclose)  # what the app's shutdown does (no lifespan here)
     finally:
         store.close()
         upstream.__exit__(None, None, None)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from norma.llm import LLMClient, Prompt, ping_llm
+from norma.llm import ChatDelta, LLMClient, Prompt, ping_llm
 from norma.matching import Rule
 from norma.store import open_store
 from tests._llm_server import FakeLLMServer
@@ -98,7 +98,13 @@ def test_check_llm_accepts_any_client() -> None:
         ) -> str:
             return self.complete(prompt_or_messages)
 
-    assert isinstance(Echo(), LLMClient)
+        def stream(self, prompt_or_messages: Prompt, **options: Any) -> Iterator[ChatDelta]:
+            yield ChatDelta((), self.complete(prompt_or_messages))
+
+        async def astream(self, prompt_or_messages: Prompt, **options: Any) -> AsyncIterator[ChatDelta]:
+            yield ChatDelta((), self.complete(prompt_or_messages))
+
+    assert isinstance(Echo(), LLMClient)  # a client written before ChatReply: its complete returns the text
 
     result = ping_llm(Echo(), "hi")
     assert (result.model, result.reply, result.endpoint, result.attempts) == ("echo", "HI", "", 1)

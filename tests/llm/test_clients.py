@@ -42,7 +42,7 @@ def test_both_clients_follow_the_protocol(llm_server: FakeLLMServer) -> None:
 def test_ollama_request_and_reply(llm_server: FakeLLMServer) -> None:
     llm_server.reply("Bonjour")
     client = ollama(llm_server)
-    assert client.complete("Say hello in French", temperature=0.3, max_tokens=12, seed=7) == "Bonjour"
+    assert client.complete("Say hello in French", temperature=0.3, max_tokens=12, seed=7).text == "Bonjour"
     request = llm_server.requests[-1]
     assert (request.method, request.path) == ("POST", "/api/chat")
     assert request.body == {
@@ -60,7 +60,7 @@ def test_openai_request_carries_the_bearer_key(llm_server: FakeLLMServer) -> Non
     llm_server.reply("hi there")
     client = openai(llm_server, api_key=SECRET)
     messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
-    assert client.complete(messages, seed=1) == "hi there"
+    assert client.complete(messages, seed=1).text == "hi there"
     request = llm_server.requests[-1]
     assert request.path == "/v1/chat/completions"
     assert request.headers["authorization"] == f"Bearer {SECRET}"
@@ -75,7 +75,7 @@ def test_openai_request_carries_the_bearer_key(llm_server: FakeLLMServer) -> Non
 
 def test_chat_reports_model_latency_and_attempts(llm_server: FakeLLMServer) -> None:
     llm_server.reply("ok", model="llama3.2:latest")
-    reply = ollama(llm_server).chat("ping")
+    reply = ollama(llm_server).complete("ping")
     assert reply.text == "ok"
     assert reply.model == "llama3.2:latest"
     assert reply.attempts == 1
@@ -85,27 +85,27 @@ def test_chat_reports_model_latency_and_attempts(llm_server: FakeLLMServer) -> N
 
 def test_think_block_and_blanks_are_removed(llm_server: FakeLLMServer) -> None:
     llm_server.reply("<think>\nlet me see\n</think>\n\n  The answer.  ")
-    assert ollama(llm_server).complete("q") == "The answer."
+    assert ollama(llm_server).complete("q").text == "The answer."
 
 
 @pytest.mark.parametrize("status", [429, 500, 502, 503])
 def test_retryable_statuses_are_retried(llm_server: FakeLLMServer, status: int) -> None:
     llm_server.error(status, times=2).reply("finally")
-    reply = openai(llm_server).chat("q")
+    reply = openai(llm_server).complete("q")
     assert (reply.text, reply.attempts) == ("finally", 3)
     assert len(llm_server.requests) == 3
 
 
 def test_retry_after_is_honoured(llm_server: FakeLLMServer) -> None:
     llm_server.error(429, retry_after=0.3).reply("ok")
-    assert ollama(llm_server).complete("q") == "ok"
+    assert ollama(llm_server).complete("q").text == "ok"
     first, second = llm_server.requests
     assert second.at - first.at >= 0.28
 
 
 def test_retry_after_as_an_http_date_is_understood(llm_server: FakeLLMServer) -> None:
     llm_server.error(503, retry_after="Wed, 21 Oct 2015 07:28:00 GMT").reply("ok")
-    assert ollama(llm_server).complete("q") == "ok"
+    assert ollama(llm_server).complete("q").text == "ok"
 
 
 def test_retry_after_beyond_the_limit_gives_up_on_the_model(llm_server: FakeLLMServer) -> None:
@@ -144,14 +144,14 @@ def test_no_retries_means_one_attempt(llm_server: FakeLLMServer) -> None:
 def test_unknown_model_falls_back_to_the_next(llm_server: FakeLLMServer) -> None:
     llm_server.models = {"qwen2.5:3b"}
     client = ollama(llm_server, model="llama3.2", fallback_models=["qwen2.5:3b"])
-    reply = client.chat("q")
+    reply = client.complete("q")
     assert reply.model == "qwen2.5:3b"
     assert [r.model for r in llm_server.requests] == ["llama3.2", "qwen2.5:3b"]
 
 
 def test_exhausted_retries_fall_back_to_the_next_model(llm_server: FakeLLMServer) -> None:
     llm_server.error(503, times=FAST.max_retries + 1).reply("from b")
-    reply = openai(llm_server, model="a", fallback_models=["b"]).chat("q")
+    reply = openai(llm_server, model="a", fallback_models=["b"]).complete("q")
     assert (reply.text, reply.model) == ("from b", "b")
     assert [r.model for r in llm_server.requests] == ["a"] * (FAST.max_retries + 1) + ["b"]
 
@@ -179,7 +179,9 @@ def test_server_message_echoing_the_key_is_scrubbed(llm_server: FakeLLMServer) -
     with pytest.raises(LLMBackendError, match="HTTP 400") as info:
         openai(llm_server, api_key=SECRET).complete("q")
     assert SECRET not in str(info.value)
-    assert "***" in str(info.value)
+    assert "bad request from key <api key>" in str(info.value)
+    assert info.value.fault is not None
+    assert SECRET not in repr(info.value.fault)
     assert len(llm_server.requests) == 1
 
 
@@ -194,7 +196,7 @@ def test_not_a_chat_reply_is_a_backend_error(llm_server: FakeLLMServer) -> None:
 
 def test_dropped_connection_is_retried(llm_server: FakeLLMServer) -> None:
     llm_server.drop().reply("second try")
-    reply = ollama(llm_server).chat("q")
+    reply = ollama(llm_server).complete("q")
     assert (reply.text, reply.attempts) == ("second try", 2)
 
 
@@ -212,7 +214,7 @@ def test_read_timeout_moves_to_the_next_model(llm_server: FakeLLMServer) -> None
     llm_server.slow(2.0).reply("quick")
     client = ollama(llm_server, model="big", fallback_models=["small"], read_timeout=0.2)
     started = time.perf_counter()
-    reply = client.chat("q")
+    reply = client.complete("q")
     assert (reply.text, reply.model) == ("quick", "small")
     assert time.perf_counter() - started < 1.5
 
@@ -227,7 +229,7 @@ def test_read_timeout_on_the_last_model_is_reported(llm_server: FakeLLMServer) -
 def test_retries_are_logged_without_the_key(llm_server: FakeLLMServer, caplog: pytest.LogCaptureFixture) -> None:
     llm_server.error(503).reply("ok")
     with caplog.at_level(logging.DEBUG, logger="norma"):
-        assert openai(llm_server, api_key=SECRET).complete(f"prompt mentioning {SECRET}") == "ok"
+        assert openai(llm_server, api_key=SECRET).complete(f"prompt mentioning {SECRET}").text == "ok"
     assert any("HTTP 503" in record.getMessage() for record in caplog.records)
     assert all(SECRET not in record.getMessage() for record in caplog.records)
 
@@ -249,7 +251,7 @@ def test_async_complete(llm_server: FakeLLMServer) -> None:
         client = openai(llm_server, api_key=SECRET)
         first = await client.acomplete("q1")
         second = await client.acomplete([{"role": "user", "content": "q2"}])
-        return [first, second]
+        return [first.text, second.text]
 
     assert asyncio.run(run()) == ["async ok", "ok"]
     assert [r.headers["authorization"] for r in llm_server.requests] == [f"Bearer {SECRET}"] * 3
@@ -267,7 +269,7 @@ def test_async_calls_run_concurrently(llm_server: FakeLLMServer) -> None:
     client: ChatClient = ollama(llm_server)
 
     async def run() -> list[str]:
-        return list(await asyncio.gather(*(client.acomplete(f"q{i}") for i in range(3))))
+        return [reply.text for reply in await asyncio.gather(*(client.acomplete(f"q{i}") for i in range(3)))]
 
     started = time.perf_counter()
     assert sorted(asyncio.run(run())) == ["a", "b", "c"]
@@ -276,8 +278,8 @@ def test_async_calls_run_concurrently(llm_server: FakeLLMServer) -> None:
 
 def test_client_can_be_closed_and_reused(llm_server: FakeLLMServer) -> None:
     with ollama(llm_server) as client:
-        assert client.complete("q") == "ok"
-    assert client.complete("q") == "ok"
+        assert client.complete("q").text == "ok"
+    assert client.complete("q").text == "ok"
     client.close()
 
 

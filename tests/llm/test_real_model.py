@@ -15,7 +15,7 @@ CRITERION = "The answer refuses to share an account number."
 
 @pytest.mark.real_llm
 def test_the_openai_client_gets_an_answer(real_llm_url: str) -> None:
-    reply = OpenAIClient(real_llm_url, MODEL).chat("Say hello in one word.", max_tokens=8)
+    reply = OpenAIClient(real_llm_url, MODEL).complete("Say hello in one word.", max_tokens=8)
     assert reply.text.strip()
     assert (reply.model, reply.attempts) == (MODEL, 1)
 
@@ -23,8 +23,8 @@ def test_the_openai_client_gets_an_answer(real_llm_url: str) -> None:
 @pytest.mark.real_llm
 def test_the_same_prompt_at_temperature_0_gives_byte_identical_answers(real_llm_url: str) -> None:
     client = OpenAIClient(real_llm_url, MODEL)
-    first = client.complete("Name a colour.", temperature=0.0, max_tokens=12)
-    second = client.complete("Name a colour.", temperature=0.0, max_tokens=12)
+    first = client.complete("Name a colour.", temperature=0.0, max_tokens=12).text
+    second = client.complete("Name a colour.", temperature=0.0, max_tokens=12).text
     assert first
     assert first.encode() == second.encode()
 
@@ -48,6 +48,6 @@ def test_the_prompt_alone_does_not_give_a_verdict(real_llm_url: str) -> None:
     (the team measured 5 of 5), which the strict reading refuses."""
     client = OpenAIClient(real_llm_url, MODEL)
     judge = Judge(client, max_tokens=64)
-    reply = client.complete(judge.messages(TEXT, CRITERION), max_tokens=64, seed=0)
+    reply = client.complete(judge.messages(TEXT, CRITERION), max_tokens=64, seed=0).text
     with pytest.raises(JudgeError):
         parse_vote(reply, model=MODEL)

@@ -47,7 +47,7 @@ def openai(server: FakeLLMServer) -> OpenAIClient:
 
 def test_openai_sends_the_schema_as_a_strict_json_schema_response_format(llm_server: FakeLLMServer) -> None:
     llm_server.reply('{"answer": "yes"}')
-    assert openai(llm_server).complete("q", schema=SCHEMA) == '{"answer": "yes"}'
+    assert openai(llm_server).complete("q", schema=SCHEMA).text == '{"answer": "yes"}'
     assert llm_server.requests[0].body["response_format"] == {
         "type": "json_schema",
         "json_schema": {"name": "answer", "schema": SCHEMA_JSON, "strict": True},
@@ -74,12 +74,12 @@ def test_a_400_naming_response_format_is_asked_again_without_it_and_remembered(
     llm_server.error(400, message="response_format of type json_schema is not supported").reply("plain").reply("2nd")
     client = openai(llm_server)
     with caplog.at_level(logging.WARNING, logger="norma.llm"):
-        reply = client.chat("q", schema=SCHEMA)
+        reply = client.complete("q", schema=SCHEMA)
     assert (reply.text, reply.attempts) == ("plain", 2)
     assert ["response_format" in request.body for request in llm_server.requests] == [True, False]
     assert client.sends_schema is False
     assert "refused response_format" in caplog.text
-    assert client.complete("again", schema=SCHEMA) == "2nd"
+    assert client.complete("again", schema=SCHEMA).text == "2nd"
     assert "response_format" not in llm_server.requests[2].body
     assert len(llm_server.requests) == 3
 
@@ -87,7 +87,7 @@ def test_a_400_naming_response_format_is_asked_again_without_it_and_remembered(
 def test_ollama_falls_back_too_on_a_400_naming_format(llm_server: FakeLLMServer) -> None:
     llm_server.error(400, message='invalid format: expected "json" or a JSON schema').reply("plain")
     client = OllamaClient(llm_server.url, "m", retry=FAST)
-    assert asyncio.run(client.acomplete("q", schema=SCHEMA)) == "plain"
+    assert asyncio.run(client.acomplete("q", schema=SCHEMA)).text == "plain"
     assert ["format" in request.body for request in llm_server.requests] == [True, False]
     assert client.sends_schema is False
 

@@ -15,7 +15,8 @@ from norma.matching import ConfidenceGate, MatchConfig, RuleMatcher
 from norma.matching._confidence import PRIOR, SHRINK, RulebookStats
 from norma.matching._snapshot import file_matcher
 from norma.rules import Rule
-from norma.turns import TurnChecker, TurnVerdict
+from norma.turns import TurnVerdict
+from norma.turns import open as open_rules
 
 pytestmark = pytest.mark.model
 
@@ -174,21 +175,21 @@ def _telehealth(extra: int = 0) -> list[Rule]:
 
 @pytest.mark.parametrize("extra", [0, 5])  # 18 and 23 example texts: either side of the gate's fallback
 def test_a_strangers_telehealth_rulebook(extra: int) -> None:
-    checker = TurnChecker(RuleMatcher(_telehealth(extra)))
+    norma = open_rules(RuleMatcher(_telehealth(extra)), judge=None)
     symptoms = "I've had a headache and fever for three days, what do I have?"
-    assert checker.check(symptoms, "You have the flu, rest and drink water.").verdict is TurnVerdict.FAIL
-    assert checker.check(symptoms, "I can't diagnose this; please see a doctor.").verdict is not TurnVerdict.FAIL
+    assert norma.check(symptoms, "You have the flu, rest and drink water.").verdict is TurnVerdict.FAIL
+    assert norma.check(symptoms, "I can't diagnose this; please see a doctor.").verdict is not TurnVerdict.FAIL
     weather = "what's the weather tomorrow"
-    assert checker.check(weather, "Sorry, I can only help with your appointments.").verdict is not TurnVerdict.FAIL
+    assert norma.check(weather, "Sorry, I can only help with your appointments.").verdict is not TurnVerdict.FAIL
     # what `norma match` returns is what governs, on either side of 20 example texts
-    assert checker.matcher.match(weather) == []
-    assert [m.rule.id for m in checker.matcher.match(symptoms)] == ["no-diagnosis"]
+    assert norma.match(weather) == []
+    assert [m.rule.id for m in norma.match(symptoms)] == ["no-diagnosis"]
     booking = "I'd like to book an appointment for next Monday"
-    assert checker.check(booking, "Booked for Monday at 10.").verdict is not TurnVerdict.FAIL
+    assert norma.check(booking, "Booked for Monday at 10.").verdict is not TurnVerdict.FAIL
 
 
 @pytest.mark.xfail(strict=True, reason="issue #56: a second intent rarely governs (design/040, multi-label)")
 def test_a_strangers_second_intent_governs() -> None:
-    checker = TurnChecker(RuleMatcher(_telehealth()))
+    norma = open_rules(RuleMatcher(_telehealth()), judge=None)
     message = "I need to cancel my appointment and get a refund"
-    assert checker.check(message, "Your appointment is cancelled.").verdict is TurnVerdict.FAIL
+    assert norma.check(message, "Your appointment is cancelled.").verdict is TurnVerdict.FAIL

@@ -14,7 +14,8 @@ from jsonschema import Draft7Validator
 
 from norma.audit import AuditConfig, AuditReport, DocumentSet, analyze, load_documents
 from norma.reports import Incomplete, render_turns, to_sarif
-from norma.turns import TurnChecker, TurnReport
+from norma.turns import Norma, TurnReport
+from norma.turns import open as open_rules
 from tests.audit.test_reports import CHATTY, FAILING, PASSING, WARNING
 from tests.conftest import EXAMPLES, REPO
 
@@ -122,13 +123,13 @@ def test_the_validator_sees_a_broken_audit_log(validator: Draft7Validator, docs:
 
 
 @pytest.fixture(scope="module")
-def checker() -> TurnChecker:
-    return TurnChecker(BANKING)
+def banking() -> Norma:
+    return open_rules(BANKING, judge=None)
 
 
 @pytest.mark.model
-def test_turn_sarif_of_an_output_file_validates(validator: Draft7Validator, checker: TurnChecker) -> None:
-    report = checker.check(
+def test_turn_sarif_of_an_output_file_validates(validator: Draft7Validator, banking: Norma) -> None:
+    report = banking.check(
         "there is a payment on my account I never made", "Payments take time.\nCheck again next week."
     )
     log = json.loads(render_turns("sarif", [("answers/fraud.txt", report)]))
@@ -138,8 +139,8 @@ def test_turn_sarif_of_an_output_file_validates(validator: Draft7Validator, chec
 
 
 @pytest.mark.model
-def test_turn_sarif_with_evidence_validates(validator: Draft7Validator, checker: TurnChecker) -> None:
-    report = checker.check("what is my balance", "Hello.\nYour card 4111 1111 1111 1111 is fine.")
+def test_turn_sarif_with_evidence_validates(validator: Draft7Validator, banking: Norma) -> None:
+    report = banking.check("what is my balance", "Hello.\nYour card 4111 1111 1111 1111 is fine.")
     log = json.loads(render_turns("sarif", [("answer.txt", report)]))
     (result,) = log["runs"][0]["results"]
     assert result["locations"][0]["physicalLocation"]["region"] == {"startLine": 2, "startColumn": 11}
@@ -147,10 +148,10 @@ def test_turn_sarif_with_evidence_validates(validator: Draft7Validator, checker:
 
 
 @pytest.mark.model
-def test_turn_sarif_of_a_batch_validates(validator: Draft7Validator, checker: TurnChecker) -> None:
+def test_turn_sarif_of_a_batch_validates(validator: Draft7Validator, banking: Norma) -> None:
     turns = [json.loads(line) for line in (EXAMPLES / "turns" / "banking.jsonl").read_text("utf-8").splitlines()]
     items: list[tuple[str, TurnReport]] = [
-        (f"examples/turns/banking.jsonl:{n}", checker.check(t["message"], t["output"]))
+        (f"examples/turns/banking.jsonl:{n}", banking.check(t["message"], t["output"]))
         for n, t in enumerate(turns, start=1)
     ]
     log = json.loads(render_turns("sarif", items, "warning"))
@@ -161,8 +162,8 @@ def test_turn_sarif_of_a_batch_validates(validator: Draft7Validator, checker: Tu
 
 
 @pytest.mark.model
-def test_turn_sarif_of_an_interrupted_batch_validates(validator: Draft7Validator, checker: TurnChecker) -> None:
-    report = checker.check("what is my balance", "Your card 4111 1111 1111 1111 is fine.")
+def test_turn_sarif_of_an_interrupted_batch_validates(validator: Draft7Validator, banking: Norma) -> None:
+    report = banking.check("what is my balance", "Your card 4111 1111 1111 1111 is fine.")
     stopped = Incomplete(done=1, total=9, signal="SIGTERM", exit_code=143)
     log = json.loads(render_turns("sarif", [("turns.jsonl:1", report)], incomplete=stopped))
     (invocation,) = log["runs"][0]["invocations"]
@@ -180,8 +181,8 @@ def test_turn_sarif_of_an_interrupted_batch_validates(validator: Draft7Validator
 
 @pytest.mark.model
 def test_turn_sarif_with_an_audit_validates(validator: Draft7Validator) -> None:
-    checker = TurnChecker(BANKING, audit=True, documents=EXAMPLES / "audit" / "docs")
-    report = checker.check("Implementa la clase FlowShaper", FAILING["output"])
+    audited = open_rules(BANKING, judge=None, audit=True, documents=EXAMPLES / "audit" / "docs")
+    report = audited.check("Implementa la clase FlowShaper", FAILING["output"])
     assert report.audit is not None
     assert report.audit.violations
     log = json.loads(render_turns("sarif", [("examples/turns/x.jsonl:4", report)]))
@@ -194,16 +195,16 @@ def test_turn_sarif_with_an_audit_validates(validator: Draft7Validator) -> None:
 
 
 @pytest.mark.model
-def test_turn_sarif_with_no_failure_validates(validator: Draft7Validator, checker: TurnChecker) -> None:
-    report = checker.check("I want to make a complaint", "Logged under CMP-482913; we answer within eight weeks.")
+def test_turn_sarif_with_no_failure_validates(validator: Draft7Validator, banking: Norma) -> None:
+    report = banking.check("I want to make a complaint", "Logged under CMP-482913; we answer within eight weeks.")
     log = json.loads(render_turns("sarif", [("output", report)]))
     assert log["runs"][0]["results"] == []
     assert errors(validator, log) == []
 
 
 @pytest.mark.model
-def test_an_inline_output_has_no_file_location(validator: Draft7Validator, checker: TurnChecker) -> None:
-    report = checker.check("what is my balance", "Your card 4111 1111 1111 1111 is fine.")
+def test_an_inline_output_has_no_file_location(validator: Draft7Validator, banking: Norma) -> None:
+    report = banking.check("what is my balance", "Your card 4111 1111 1111 1111 is fine.")
     log = json.loads(render_turns("sarif", [("<output>", report)]))
     (result,) = log["runs"][0]["results"]
     assert result["locations"] == []

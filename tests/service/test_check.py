@@ -12,7 +12,7 @@ import pytest
 
 from norma.rules import Rule
 from norma.store import RuleStore, open_store
-from norma.turns import TurnChecker
+from norma.turns import open as open_rules
 from tests.service.conftest import app_client, bearer
 from tests.turns._fixed import assert_same_json
 
@@ -65,7 +65,7 @@ async def test_check_equals_the_library(http: httpx.AsyncClient, check_store: Ru
     assert failed == [("card-safety", "no-card"), ("refund", "reference")]
     # refund: 1 of 2 (weight 2, score 0.5); card-safety: 0 of 1 (weight 1): (0.5 x 2 + 0) / 3
     assert got["reward"] == pytest.approx(1 / 3)
-    expected = TurnChecker(_matcher(check_store, "acme")).check(body["message"], body["output"])
+    expected = open_rules(_matcher(check_store, "acme"), judge=None).check(body["message"], body["output"])
     assert got["reward"] == pytest.approx(expected.reward)
     assert got["counts"] == {"pass": 1, "fail": 2, "skip": 0}
     [card] = [c for r in got["rules"] for c in r["checks"] if c["check_id"] == "no-card"]

@@ -115,8 +115,7 @@ async def guarded(store: RuleStore, url: str | None, **settings: Any) -> AsyncIt
         async with asgi_client(app) as http:
             yield http
     finally:
-        if app.state.norma_upstream is not None:
-            await app.state.norma_upstream.aclose()
+        await app.state.norma.http.aclose()
 
 
 def ask(**extra: Any) -> dict[str, Any]:
@@ -493,12 +492,12 @@ async def test_the_upstream_key_is_never_echoed(
         async with asgi_client(app) as http:
             response = await http.post(PATH, json=ask(), headers=bearer(acme))
             docs = await http.get("/openapi.json")
-        await app.state.norma_upstream.aclose()
+        await app.state.norma.http.aclose()
     assert upstream.requests[0].headers["authorization"] == f"Bearer {UPSTREAM_KEY}"  # it was sent
     assert response.status_code == 502
-    assert response.json()["detail"] == "the upstream answered 401: Incorrect API key provided: <upstream key>."
+    assert response.json()["detail"] == "the upstream answered 401: Incorrect API key provided: <api key>."
     for text in (response.text, str(response.headers), docs.text, caplog.text, repr(settings), str(settings),
-                 settings.model_dump_json(), repr(app.state.norma_upstream)):  # fmt: skip
+                 settings.model_dump_json(), repr(app.state.norma.upstream)):  # fmt: skip
         assert UPSTREAM_KEY not in text
     assert "/v1/tenants/{tenant}/chat/completions" in docs.json()["paths"]
 

@@ -415,7 +415,7 @@ async def http(isolated_store: RuleStore) -> AsyncIterator[httpx.AsyncClient]:
     app = create_app(make_settings(upstream_url=UPSTREAM.url), store=isolated_store)
     async with asgi_client(app) as client:
         yield client
-    await app.state.norma_upstream.aclose()  # what the app's shutdown does (no lifespan here)
+    await app.state.norma.http.aclose()  # what the app's shutdown does (no lifespan here)
 
 
 @pytest.fixture(scope="module")
@@ -525,6 +525,6 @@ async def test_the_same_requests_succeed_for_the_owner(tmp_path: Path, openapi: 
                     if response.is_success:
                         break
                 assert answers[-1][0] < 300, (op.method, op.path, answers)
-        await app.state.norma_upstream.aclose()
+        await app.state.norma.http.aclose()
     finally:
         store.close()

@@ -15,7 +15,8 @@ from norma.matching import EnforcementReason, MatchConfig, RuleMatcher
 from norma.matching._confidence import COEFFICIENTS, RulebookStats, confidences
 from norma.matching._enforce import enforcement
 from norma.rules import Rule
-from norma.turns import TurnChecker, TurnVerdict
+from norma.turns import Norma, TurnVerdict
+from norma.turns import open as open_rules
 
 pytestmark = pytest.mark.model
 
@@ -52,12 +53,12 @@ NEIGHBOURS = MatchConfig(threshold=0.5)
 
 
 @pytest.fixture(scope="module")
-def checker() -> TurnChecker:
-    return TurnChecker(RuleMatcher(RULES, NEIGHBOURS))
+def checker() -> Norma:
+    return open_rules(RuleMatcher(RULES, NEIGHBOURS), judge=None)
 
 
 def test_the_default_gate_returns_the_rules_that_govern() -> None:
-    default = TurnChecker(RuleMatcher(RULES))
+    default = open_rules(RuleMatcher(RULES), judge=None)
     assert _decisions(default, "please block my card") == {"block-card": "governs"}
     # a second intent stated less strongly than the first is not returned at all (multi-label: the weak side)
     assert _decisions(default, "freeze my card and send me a new one") == {"replace-card": "governs"}
@@ -65,11 +66,11 @@ def test_the_default_gate_returns_the_rules_that_govern() -> None:
     assert (report.verdict, [r.rule_id for r in report.rules]) == (TurnVerdict.PASS, ["block-card"])
 
 
-def _decisions(checker: TurnChecker, message: str) -> dict[str, str]:
-    return {m.rule.id: m.enforcement.reason.value for m in checker.matcher.match(message)}
+def _decisions(checker: Norma, message: str) -> dict[str, str]:
+    return {m.rule.id: m.enforcement.reason.value for m in checker.match(message)}
 
 
-def test_a_clear_single_intent_enforces_its_rule_and_leaves_the_neighbour(checker: TurnChecker) -> None:
+def test_a_clear_single_intent_enforces_its_rule_and_leaves_the_neighbour(checker: Norma) -> None:
     assert _decisions(checker, "please block my card") == {"block-card": "governs", "replace-card": "neighbour"}
     report = checker.check("please block my card", "Done: blockword. Your card is frozen.")
     assert report.verdict is TurnVerdict.PASS
@@ -99,16 +100,16 @@ def test_two_rules_can_both_govern_a_message() -> None:
         Rule(id="card-stolen", **twin, checks=[{"id": "says-token", "kind": "contains", "terms": ["blockword"]}]),
         Rule(id="twin", **twin, checks=[{"id": "says-token", "kind": "contains", "terms": ["reportword"]}]),
     ]
-    checker = TurnChecker(RuleMatcher(rules))
+    checker = open_rules(RuleMatcher(rules), judge=None)
     message = "my card was stolen"
     assert _decisions(checker, message) == {"twin": "governs", "card-stolen": "governs"}
-    assert sum(m.confidence for m in checker.matcher.match(message)) > 1
+    assert sum(m.confidence for m in checker.match(message)) > 1
     assert checker.check(message, "blockword and reportword: both done.").verdict is TurnVerdict.PASS
     one = checker.check(message, "reportword: filed.")
     assert [(f.rule_id, f.check_id) for f in one.failures] == [("card-stolen", "says-token")]
 
 
-def test_a_second_intent_stated_less_strongly_is_a_neighbour(checker: TurnChecker) -> None:
+def test_a_second_intent_stated_less_strongly_is_a_neighbour(checker: Norma) -> None:
     # the shipped confidence lets a second intent govern only when the message states it as strongly as the first
     # (docs/design/040-matching.md: multi-label messages are its weak side)
     message = "freeze my card and send me a new one"
@@ -116,13 +117,13 @@ def test_a_second_intent_stated_less_strongly_is_a_neighbour(checker: TurnChecke
     assert checker.check(message, "replaceword: a new card is on its way.").verdict is TurnVerdict.PASS
 
 
-def test_a_near_neighbour_does_not_fail_a_good_answer(checker: TurnChecker) -> None:
+def test_a_near_neighbour_does_not_fail_a_good_answer(checker: Norma) -> None:
     message = "I need a new card"
     assert _decisions(checker, message) == {"replace-card": "governs", "block-card": "neighbour"}
     assert checker.check(message, "replaceword: ordered.").verdict is TurnVerdict.PASS
 
 
-def test_an_off_topic_message_enforces_nothing_and_fails_nothing(checker: TurnChecker) -> None:
+def test_an_off_topic_message_enforces_nothing_and_fails_nothing(checker: Norma) -> None:
     message = "what is the weather like today"
     assert _decisions(checker, message) == {}
     report = checker.check(message, "Sunny, I think.")
@@ -140,7 +141,7 @@ def test_the_author_overrides_per_check_with_when() -> None:
             checks=[{"id": "no-promise", "kind": "not_contains", "terms": ["blockword"], "when": "enforced"}],
         ),
     ]
-    checker = TurnChecker(RuleMatcher(rules, NEIGHBOURS))
+    checker = open_rules(RuleMatcher(rules, NEIGHBOURS), judge=None)
     message = "please block my card, is there a fee for that"
     assert _decisions(checker, message) == {
         "block-card": "governs",
@@ -153,7 +154,7 @@ def test_the_author_overrides_per_check_with_when() -> None:
     # `when: enforced` on a prohibition: as a neighbour's it is a skip, though the output holds the word
     (fees,) = [r for r in report.rules if r.rule_id == "no-fees"]
     assert [(c.status, c.enforced) for c in fees.checks] == [(CheckStatus.SKIP, False)]
-    unmatched = TurnChecker(RuleMatcher(rules[2:])).check(message, "blockword")  # no-fees governs alone
+    unmatched = open_rules(RuleMatcher(rules[2:]), judge=None).check(message, "blockword")  # no-fees governs alone
     assert [(f.rule_id, f.check_id) for f in unmatched.failures] == [("no-fees", "no-promise")]
 
 
@@ -167,7 +168,7 @@ def test_a_prohibition_of_a_neighbour_applies_by_default() -> None:
             checks=[{"id": "no-fee-talk", "kind": "not_contains", "terms": ["fee"]}],
         ),
     ]
-    checker = TurnChecker(RuleMatcher(rules, NEIGHBOURS))
+    checker = open_rules(RuleMatcher(rules, NEIGHBOURS), judge=None)
     assert _decisions(checker, "please block my card") == {"block-card": "governs", "replace-card": "neighbour"}
     report = checker.check("please block my card", "blockword. A new card has a fee of 5 pounds.")
     assert [(f.rule_id, f.check_id) for f in report.failures] == [("replace-card", "no-fee-talk")]
@@ -209,8 +210,8 @@ def test_the_confidence_by_hand() -> None:
     assert len(confidences(stats, [], [], [], [], top=0)) == 0
 
 
-def test_the_decision_travels_in_json(checker: TurnChecker) -> None:
-    result = checker.matcher.match("please block my card")
+def test_the_decision_travels_in_json(checker: Norma) -> None:
+    result = checker.match("please block my card")
     assert [m.to_dict()["enforcement"]["reason"] for m in result] == ["governs", "neighbour"]
     assert [m.to_dict()["enforcement"]["confidence"] for m in result] == [m.confidence for m in result]
     assert result[0].confidence >= 0.7 > result[1].confidence

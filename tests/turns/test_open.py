@@ -112,6 +112,28 @@ def test_a_stored_tenant_is_opened_at_an_earlier_version(rulebook: Path, tmp_pat
         norma.open(tenant="acme", version=3, store=url)
 
 
+def test_a_tenants_matcher_is_opened_at_the_version_it_was_built_from(rulebook: Path, tmp_path: Path) -> None:
+    """A batch worker builds the matcher of a stored tenant pinned to one version itself: ``open(matcher,
+    version=N)`` reports that version, as ``open(tenant=...)`` does; rules that are no tenant's take none."""
+    from norma.matching import snapshot_matcher
+
+    url = f"sqlite:///{tmp_path / 'rules.db'}"
+    with open_store(url) as store:
+        import_rulebook(store, rulebook)
+        matcher, version = snapshot_matcher(store, "acme"), store.version("acme")
+    pinned = norma.open(matcher, version=version, judge=None)
+    assert (version, pinned.rules_version) == (1, 1)
+    report = pinned.check("I want a refund for my order", BAD)
+    assert (
+        report.to_dict()
+        == norma.open(tenant="acme", store=url, judge=None).check("I want a refund for my order", BAD).to_dict()
+    )
+    assert norma.open(matcher, judge=None).check("I want a refund for my order", BAD).rules_version is None
+    for rules in (rulebook, list(matcher.rules)):
+        with pytest.raises(InvalidInputError, match="a version goes with a tenant"):
+            norma.open(rules, version=1, judge=None)
+
+
 def test_an_edited_rulebook_is_opened_again_and_an_unchanged_one_is_kept(rulebook: Path) -> None:
     opened = norma.open(rulebook, judge=None)
     assert opened.fresh() is opened

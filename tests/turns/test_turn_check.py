@@ -11,7 +11,8 @@ from norma.checks import CheckStatus
 from norma.errors import InvalidInputError
 from norma.rubrics import evaluate_outcome_against_rubric
 from norma.rules import Rule
-from norma.turns import TurnChecker, TurnVerdict, check_turn, rule_verdict, turn_reward
+from norma.turns import Norma, TurnVerdict, rule_verdict, turn_reward
+from norma.turns import open as open_rules
 
 pytestmark = pytest.mark.model
 
@@ -43,11 +44,11 @@ WEATHER = Rule(
 
 
 @pytest.fixture(scope="module")
-def checker() -> TurnChecker:
-    return TurnChecker([REFUND, CARDS, WEATHER])
+def checker() -> Norma:
+    return open_rules([REFUND, CARDS, WEATHER], judge=None)
 
 
-def test_a_good_answer_passes_every_check_with_reward_one(checker: TurnChecker) -> None:
+def test_a_good_answer_passes_every_check_with_reward_one(checker: Norma) -> None:
     report = checker.check("I want a refund for my order", "Our refund policy applies: fill in form REF-1234.")
     assert report.verdict is TurnVerdict.PASS
     assert next(m.rule_id for m in report.matches) == "refund"
@@ -59,7 +60,7 @@ def test_a_good_answer_passes_every_check_with_reward_one(checker: TurnChecker) 
     assert report.counts == {"pass": 4, "fail": 0, "skip": 0}
 
 
-def test_an_error_check_failing_fails_the_turn_and_weighs_in_the_reward(checker: TurnChecker) -> None:
+def test_an_error_check_failing_fails_the_turn_and_weighs_in_the_reward(checker: Norma) -> None:
     # refund: policy passes (1), reference fails (3), short passes (1): score 2/5 = 0.4, weight 5, required;
     # card-safety (always): fails (weight 2): score 0. Reward = (0.4 x 5 + 0 x 2) / 7 = 2/7.
     output = "Our refund policy applies. Your card 4111 1111 1111 1111 will be credited."
@@ -75,7 +76,7 @@ def test_an_error_check_failing_fails_the_turn_and_weighs_in_the_reward(checker:
     assert (span.line, span.column, span.text) == (1, 38, "**** **** **** 1111")  # 37 characters before it
 
 
-def test_the_reward_is_the_rubric_arithmetic(checker: TurnChecker) -> None:
+def test_the_reward_is_the_rubric_arithmetic(checker: Norma) -> None:
     report = checker.check("can I get a refund for my order", "Nothing to say.")
     rubric_reward = evaluate_outcome_against_rubric(report.outcome, report.rubric)["reward"]
     assert report.reward == pytest.approx(rubric_reward)
@@ -85,7 +86,7 @@ def test_the_reward_is_the_rubric_arithmetic(checker: TurnChecker) -> None:
     }
 
 
-def test_a_warning_failure_does_not_fail_the_turn_unless_asked(checker: TurnChecker) -> None:
+def test_a_warning_failure_does_not_fail_the_turn_unless_asked(checker: Norma) -> None:
     output = "Our refund policy applies: form REF-1234. " + "word " * 60
     report = checker.check("I want a refund for my order", output)
     assert report.verdict is TurnVerdict.PASS
@@ -94,14 +95,14 @@ def test_a_warning_failure_does_not_fail_the_turn_unless_asked(checker: TurnChec
     assert report.failing("warning")
 
 
-def test_no_rule_with_checks_applies_only_always_checks_run(checker: TurnChecker) -> None:
+def test_no_rule_with_checks_applies_only_always_checks_run(checker: Norma) -> None:
     report = checker.check("will it rain tomorrow", "Probably, take an umbrella.")
     assert [r.rule_id for r in report.rules] == ["card-safety"]
     assert report.verdict is TurnVerdict.PASS
 
 
 def test_nothing_decided_is_skip_with_no_reward() -> None:
-    report = check_turn("will it rain tomorrow", "Sunny.", rules=[WEATHER])
+    report = open_rules([WEATHER], judge=None).check("will it rain tomorrow", "Sunny.")
     assert report.verdict is TurnVerdict.SKIP
     assert report.reward is None
     assert report.rules == ()
@@ -126,25 +127,32 @@ def test_rule_verdict_and_reward_by_hand() -> None:
     assert turn_reward([checked, all_skipped]) == 1.0
 
 
-def test_bad_output_is_a_typed_error(checker: TurnChecker) -> None:
+def test_bad_output_is_a_typed_error(checker: Norma) -> None:
     with pytest.raises(InvalidInputError, match="must be text"):
         checker.check("hello", 42)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError) as reviewed:
+        checker.review("I want a refund", 42, checker.match("I want a refund"))  # type: ignore[arg-type]
+    assert (reviewed.value.message, reviewed.value.location) == ("the output to check must be text, not int", "output")
+    with pytest.raises(InvalidInputError, match="takes a list of turns") as many:
+        checker.check_many("I want a refund")  # type: ignore[arg-type]
+    assert many.value.location == "turns"
     with pytest.raises(InvalidInputError, match="rules must be"):
-        TurnChecker(42)  # type: ignore[arg-type]
+        open_rules(42, judge=None)  # type: ignore[arg-type]
 
 
-def test_an_empty_message_is_a_typed_error_in_every_way_in(checker: TurnChecker) -> None:
+def test_an_empty_message_is_a_typed_error_in_every_way_in(checker: Norma) -> None:
     with pytest.raises(InvalidInputError) as one:
         checker.check(" ", "Our refund policy applies.")
     assert (one.value.message, one.value.location) == ("the message is empty", "message")
     with pytest.raises(InvalidInputError) as many:
         checker.check_many([("I want a refund", "ok"), {"message": "", "output": "ok"}])
     assert (many.value.message, many.value.location) == ("the message is empty", "turns[1].message")
-    with pytest.raises(InvalidInputError, match="the message is empty"):
-        check_turn("", "ok", rules=[REFUND])
+    with pytest.raises(InvalidInputError) as matched:
+        checker.match("")
+    assert (matched.value.message, matched.value.location) == ("the message is empty", "message")
 
 
-def test_the_report_is_json_ready_and_sessions_count(checker: TurnChecker) -> None:
+def test_the_report_is_json_ready_and_sessions_count(checker: Norma) -> None:
     report = checker.check("I want a refund", "refund policy REF-0001", {"turn": 3})
     data = report.to_dict()
     assert data["verdict"] == "pass"
@@ -155,7 +163,7 @@ def test_the_report_is_json_ready_and_sessions_count(checker: TurnChecker) -> No
         checker.check("I want a refund", "x", {"turn": -1})
 
 
-def test_the_audit_joins_when_asked(checker: TurnChecker) -> None:
+def test_the_audit_joins_when_asked(checker: Norma) -> None:
     report = checker.check("I want a refund for my order", "Our refund policy applies: form REF-1234.", audit=True)
     assert report.audit is not None
     assert report.audit.model_dump(mode="json")["result"] in ("PASS", "FAIL", "SKIP")
@@ -170,7 +178,7 @@ def test_an_undecided_error_check_makes_the_turn_skip_never_pass() -> None:
         examples=("I want my money back",),
         checks=({"id": "polite", "kind": "judge"}, {"id": "short", "kind": "max_chars", "limit": 500}),
     )
-    report = check_turn("I want my money back", "Fine.", rules=[rule])
+    report = open_rules([rule], judge=None).check("I want my money back", "Fine.")
     assert [r.status for r in report.checks] == [CheckStatus.SKIP, CheckStatus.PASS]
     assert report.verdict is TurnVerdict.SKIP
     assert report.reward == 1.0  # the decided checks all passed
@@ -196,10 +204,10 @@ def test_judge_checks_in_a_turn_call_the_model_once_per_vote_and_never_on_a_cach
         fast = RetryPolicy(max_retries=1, backoff_base=0.01, backoff_max=0.02)
         client = OllamaClient(server.url, "m", retry=fast)
         with JudgeCache(tmp_path / "judge.sqlite3") as cache:
-            checker = TurnChecker([rule], judge=Judge(client, cache=cache))
+            checker = open_rules([rule], judge=Judge(client, cache=cache))
             first = checker.check("I want my money back", "Here you go, with pleasure.")
             assert len(server.requests) == 3  # one call per vote
-            again = TurnChecker([rule], judge=Judge(client, cache=cache)).check(
+            again = open_rules([rule], judge=Judge(client, cache=cache)).check(
                 "I want my money back", "Here you go, with pleasure."
             )
             assert len(server.requests) == 3  # the re-run is free
@@ -213,7 +221,7 @@ def test_always_checks_follow_the_matchers_rules_as_they_change() -> None:
     from norma.matching import RuleMatcher
 
     matcher = RuleMatcher([WEATHER])
-    first, second = TurnChecker(matcher), TurnChecker(matcher)  # a service builds one per request
+    first, second = open_rules(matcher, judge=None), open_rules(matcher, judge=None)  # one per rules version
     assert first.check("will it rain", "Card 4111 1111 1111 1111.").rules == ()
     matcher.upsert([CARDS])
     report = second.check("will it rain", "Card 4111 1111 1111 1111.")

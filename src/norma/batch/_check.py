@@ -12,9 +12,9 @@ from norma.batch._job import Outcome, StreamWorker, Worker
 from norma.batch._match import MatchJob, _vectors
 from norma.embeddings import get_embedder
 from norma.errors import InvalidInputError, NormaError
-from norma.llm import Judge
 from norma.matching import SessionState
-from norma.turns import Norma, TurnReport, judge_of
+from norma.turns import TurnReport
+from norma.turns import open as open_rules
 
 __all__ = ["CheckJob", "CheckedTurn", "turn_payload"]
 
@@ -97,16 +97,15 @@ class CheckJob:
         """How many rules the turns are checked against."""
         return self.match.rule_count()
 
-    def _judge(self) -> Judge | None:
-        return judge_of("user", None) if self.judge else None  # as norma.open makes it
-
     def start(self) -> Worker:
         """Build the matcher once, then per batch embed the messages in one call and check each turn (one at a
         time through :attr:`StreamWorker.stream`)."""
         embedder = get_embedder()
         matcher = self.match._matcher(embedder)
         version = self.match.tenant_version if self.match.tenant_id is not None else None
-        rules = Norma(matcher, judge=self._judge(), audit=self.audit, documents=self.documents, rules_version=version)
+        rules = open_rules(  # the judge as norma check makes it: votes kept in the user cache file
+            matcher, version=version, judge="user" if self.judge else None, audit=self.audit, documents=self.documents
+        )
 
         def one(payload: dict[str, Any], vector: np.ndarray) -> Outcome:
             try:

@@ -295,7 +295,7 @@ class CheckedOutput:
     its line index, whether it is valid Unicode) is computed once, on first use, for all of them.
 
     :func:`evaluate_checks` is ``CheckedOutput(output, message=message, judge=judge).evaluate(rule, ...)``; a turn
-    check (:class:`norma.turns.TurnChecker`) makes one per output and evaluates each rule with it. Holds nothing but
+    check (:meth:`norma.turns.Norma.check`) makes one per output and evaluates each rule with it. Holds nothing but
     this output: safe to share between threads.
     """
 

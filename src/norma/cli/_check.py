@@ -262,14 +262,14 @@ _DEMO_TURNS = ("good-fraud", "bad-asks-for-pin")
 def _demo_section(examples: Path) -> tuple[dict[str, Any], Callable[[Console], None]]:
     """The turn check on the banking rulebook: a passing and a failing turn of the examples, no judge."""
     from norma._safety import json_lines
-    from norma.turns import TurnChecker
+    from norma.turns import open as open_rules
 
     rulebook = examples / "rulebooks" / "banking-support.yaml"
     turns_file = examples / "turns" / "banking.jsonl"
     records = [json.loads(line) for line in json_lines(turns_file.read_text(encoding="utf-8")) if line.strip()]
     chosen = [r for wanted in _DEMO_TURNS for r in records if r.get("id") == wanted]
-    checker = TurnChecker(rulebook)  # judge checks (none on these turns' rules) would be skipped
-    reports = checker.check_many([(r["message"], r["output"], None) for r in chosen])
+    opened = open_rules(rulebook, judge=None)  # judge checks (none on these turns' rules) would be skipped
+    reports = opened.check_many([(r["message"], r["output"], None) for r in chosen])
     summary = {
         "rulebook": rulebook.name,
         "turns": [

@@ -319,8 +319,8 @@ def judge(
     file; votes are cached in the user's cache folder. Exit 0, 1 when a verdict was asked for and it fails, 2 for
     unreadable input, no LLM configured ($NORMA_LLM_URL) or a reply that is not a verdict.
     """
-    from norma.llm import make_judge
     from norma.rubrics import judge_rubric_file
+    from norma.turns import judge_of
 
     if (events_file is None) == (outcome_file is None):
         raise click.UsageError("give exactly one of --events FILE and --outcome FILE")
@@ -328,7 +328,7 @@ def judge(
     client = llm_client(url, model, kind)
     result = judge_rubric_file(
         rubric_file,
-        make_judge(client, cache="none" if no_cache else "user"),
+        judge_of("none" if no_cache else "user", client),
         events_path=events_file,
         outcome_path=outcome_file,
         votes=votes,

@@ -6,8 +6,13 @@ settings reach them as JSON in ``$NORMA_SERVICE_SETTINGS``, with each worker's s
 ``$NORMA_EMBEDDINGS_THREADS``; ``--int8`` is ``$NORMA_EMBEDDINGS_INT8=1`` for the service's embedder. The environment
 is the one channel to those processes and norma never writes its own: when the server needs values this process's
 environment lacks, the command runs again in a process started with them (:func:`norma.cli._relaunch.relaunch`:
-the ``norma`` command becomes it, same pid and streams) before it does anything else. SIGINT / SIGTERM shut down
-gracefully: no new connections, in-flight requests finish (up to ``--graceful-timeout`` s), the store is closed.
+the ``norma`` command becomes it, same pid and streams) before it does anything else. One worker with ``--int8``
+needs it too, for now: the serving process picks its encoder wherever it calls
+:func:`~norma.embeddings.get_embedder` with no arguments (the tenants' matchers, the store embedding the demo and
+pushed rules, the start-up warm-up, the readiness probe, the re-embedding pass), and only the environment reaches all
+of them; an encoder in the settings alone would embed messages int8 against fp32 rule vectors. SIGINT / SIGTERM shut
+down gracefully: no new connections, in-flight requests finish (up to ``--graceful-timeout`` s), the store is
+closed.
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from norma.errors import InvalidInputError
+from norma.llm import reply_text
 from norma.matching import MatchResult, RuleMatcher, SessionState
 from norma.rules import FailOn, Rule, Verdict
 from norma.turns import Norma, TurnReport
@@ -230,6 +231,11 @@ class Prepared:
     """The rules block written into the system message (:attr:`Guard.template` filled in; empty without rules): what
     an integration that writes the prompt itself adds (the Agents SDK's instructions, LiteLLM's texts)."""
 
+    def with_rules(self, messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """``messages`` (the conversation :meth:`Guard.prepare` was given, each message's other fields kept: a
+        gateway relays them) with the rules block written into its system message as in :attr:`messages`."""
+        return _with_block(messages, self.block)
+
     def blocking(self, tags: Iterable[str] = (BLOCK_TAG,)) -> list[Rule]:
         """The rules that stop this turn before the model runs: enforced matches tagged with one of ``tags``."""
         wanted = set(tags)
@@ -240,6 +246,18 @@ def finished(done: StopIteration) -> GuardResult:
     """The result :meth:`Guard.turn` returned (what ``steps.send`` raised it with)."""
     assert isinstance(done.value, GuardResult)
     return done.value
+
+
+def _with_block(messages: Sequence[Mapping[str, Any]], block: str) -> list[dict[str, Any]]:
+    """The conversation with ``block`` at the end of its first system message, or in a new one first (none when
+    ``block`` is empty)."""
+    out = [dict(m) for m in messages]
+    if block:
+        if out and out[0].get("role") == "system":
+            out[0]["content"] = f"{str(out[0]['content']).rstrip()}\n\n{block}"
+        else:
+            out.insert(0, {"role": "system", "content": block})
+    return out
 
 
 def _last_user_message(messages: Messages) -> str:
@@ -358,15 +376,11 @@ class Guard:
         if injected:
             lines = "\n".join(f"{n}. [{r.rule_id}] {r.text}" for n, r in enumerate(injected, 1))
             block = self.template.format(rules=lines)
-            if conversation[0]["role"] == "system":
-                conversation[0] = {"role": "system", "content": f"{conversation[0]['content'].rstrip()}\n\n{block}"}
-            else:
-                conversation.insert(0, {"role": "system", "content": block})
         return Prepared(
             message=message,
             match=match,
             rules=injected,
-            messages=tuple(conversation),
+            messages=tuple(_with_block(conversation, block)),
             prepare_ms=(time.perf_counter() - started) * 1000,
             block=block,
         )
@@ -502,8 +516,8 @@ class Guard:
         added = next(steps)
         while True:
             called = time.perf_counter()
-            answer = llm.complete(
-                [*prepared.messages, *added], temperature=self.temperature, max_tokens=self.max_tokens
+            answer = reply_text(
+                llm.complete([*prepared.messages, *added], temperature=self.temperature, max_tokens=self.max_tokens)
             )
             attempt = self.attempt(prepared, answer, (time.perf_counter() - called) * 1000)
             try:
@@ -522,7 +536,9 @@ class Guard:
         while True:
             called = time.perf_counter()
             conversation = [*prepared.messages, *added]
-            answer = await llm.acomplete(conversation, temperature=self.temperature, max_tokens=self.max_tokens)
+            answer = reply_text(
+                await llm.acomplete(conversation, temperature=self.temperature, max_tokens=self.max_tokens)
+            )
             attempt = await asyncio.to_thread(self.attempt, prepared, answer, (time.perf_counter() - called) * 1000)
             try:
                 added = steps.send(attempt)

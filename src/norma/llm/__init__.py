@@ -1,11 +1,13 @@
 """Chat LLM backends: Ollama (``/api/chat``) and OpenAI-compatible servers (``/v1/chat/completions``).
 
-* :class:`LLMClient` — the protocol every backend follows (``model``, ``complete``, ``acomplete``).
+* :class:`LLMClient` — the protocol every chat model follows (``model``, ``complete``/``acomplete`` returning a
+  :class:`ChatReply`: the text, the raw answer, usage and finish reason; ``stream``/``astream``).
 * :func:`get_llm` — the client configured by arguments or ``$NORMA_LLM_URL``/``$NORMA_LLM_MODEL``/
   ``$NORMA_LLM_API_KEY``/``$NORMA_LLM_KIND``; None when no URL is set.
 * :class:`OllamaClient`, :class:`OpenAIClient` — the two HTTP backends (sync and async, retries with backoff and
-  jitter, fallback models); :class:`ChatReply` is what their ``chat``/``achat`` return.
-* :class:`LLMBackendError` — a :class:`norma.errors.BackendError` naming the endpoint and the last status.
+  jitter, fallback models, pooled connections shared through an ``HttpPool``, streamed replies).
+* :class:`LLMBackendError` — a :class:`norma.errors.BackendError` naming the endpoint, the last status and the last
+  fault (what a gateway answers for it: 502 or 504, ``Retry-After``).
 * :func:`ping_llm` — send a tiny prompt and time the reply (``norma llm check``).
 * :func:`serve_local` — a 135M-parameter model behind llama.cpp's OpenAI-compatible server on this machine, for
   trying the plumbing, never for judging (``norma llm local``, the ``local`` extra; internal).
@@ -15,7 +17,7 @@
   :class:`JudgeError`, never a pass. :func:`make_judge` builds the judge of every part of norma, with its cache
   policy (:data:`JudgeCachePolicy`).
 
-Replies are not streamed. See docs/llm.md.
+See docs/llm.md.
 """
 
 from __future__ import annotations
@@ -37,9 +39,9 @@ if _typing.TYPE_CHECKING:
     from norma.llm._config import redact_url as redact_url
     from norma.llm._factory import client_from_settings as client_from_settings
     from norma.llm._factory import get_llm as get_llm
+    from norma.llm._faults import Fault as Fault
+    from norma.llm._faults import LLMBackendError as LLMBackendError
     from norma.llm._http import ChatClient as ChatClient
-    from norma.llm._http import ChatReply as ChatReply
-    from norma.llm._http import LLMBackendError as LLMBackendError
     from norma.llm._judge import JUDGE_PROMPT_VERSION as JUDGE_PROMPT_VERSION
     from norma.llm._judge import Judge as Judge
     from norma.llm._judge import JudgeCachePolicy as JudgeCachePolicy
@@ -58,11 +60,16 @@ if _typing.TYPE_CHECKING:
     from norma.llm._openai import OpenAIClient as OpenAIClient
     from norma.llm._ping import LLMPing as LLMPing
     from norma.llm._ping import ping_llm as ping_llm
+    from norma.llm._pool import HttpPool as HttpPool
+    from norma.llm._protocol import ChatDelta as ChatDelta
+    from norma.llm._protocol import ChatReply as ChatReply
     from norma.llm._protocol import LLMClient as LLMClient
     from norma.llm._protocol import Messages as Messages
     from norma.llm._protocol import Prompt as Prompt
     from norma.llm._protocol import ReplySchema as ReplySchema
+    from norma.llm._protocol import Usage as Usage
     from norma.llm._protocol import accepts_schema as accepts_schema
+    from norma.llm._protocol import reply_text as reply_text
     from norma.llm._verdict import VERDICT_SCHEMA as VERDICT_SCHEMA
     from norma.llm._verdict import JudgeError as JudgeError
     from norma.llm._verdict import JudgeVerdict as JudgeVerdict
@@ -70,14 +77,14 @@ if _typing.TYPE_CHECKING:
     from norma.llm._verdict import parse_vote as parse_vote
 
 _PUBLIC: dict[str, str] = {
-    "ChatReply": "_http",
+    "ChatReply": "_protocol",
     "ping_llm": "_ping",
     "get_llm": "_factory",
     "Judge": "_judge",
     "JudgeCache": "_judge_cache",
     "JudgeCachePolicy": "_judge",
     "JudgeError": "_verdict",
-    "LLMBackendError": "_http",
+    "LLMBackendError": "_faults",
     "LLMClient": "_protocol",
     "make_judge": "_judge",
     "neutralise": "_judge",
@@ -95,8 +102,11 @@ _INTERNAL: dict[str, str] = {
     "API_KEY_ENV": "_config",
     "BackendKind": "_config",
     "ChatClient": "_http",
+    "ChatDelta": "_protocol",
     "client_from_settings": "_factory",
     "detect_kind": "_config",
+    "Fault": "_faults",
+    "HttpPool": "_pool",
     "judge_cache_path": "_judge_cache",
     "JUDGE_PROMPT_VERSION": "_judge",
     "KIND_ENV": "_config",
@@ -112,10 +122,12 @@ _INTERNAL: dict[str, str] = {
     "parse_vote": "_verdict",
     "Prompt": "_protocol",
     "redact_url": "_config",
+    "reply_text": "_protocol",
     "serve_local": "_local",
     "TIMEOUT_ENV": "_config",
     "to_messages": "_messages",
     "URL_ENV": "_config",
+    "Usage": "_protocol",
     "VERDICT_SCHEMA": "_verdict",
 }
 """What norma's command line, service, MCP server and scripts use: importable from here, not in ``__all__``."""

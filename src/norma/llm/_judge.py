@@ -26,7 +26,7 @@ from typing import Literal, overload
 
 from norma.errors import InvalidInputError
 from norma.llm._judge_cache import JudgeCache
-from norma.llm._protocol import LLMClient, accepts_schema
+from norma.llm._protocol import LLMClient, accepts_schema, reply_text
 from norma.llm._verdict import VERDICT_SCHEMA, JudgeVerdict, Vote, parse_vote
 
 __all__ = ["JUDGE_PROMPT_VERSION", "Judge", "neutralise"]
@@ -178,7 +178,7 @@ class Judge:
                     reply = self.llm.complete(
                         prompt, temperature=self.temperature, max_tokens=self.max_tokens, seed=index
                     )
-                vote = self._store(key, parse_vote(reply, model=self.model))
+                vote = self._store(key, parse_vote(reply_text(reply), model=self.model))
             collected.append(vote)
         return JudgeVerdict.of(tuple(collected), self.model, cached=cached)
 
@@ -197,7 +197,7 @@ class Judge:
                 reply = await self.llm.acomplete(
                     prompt, temperature=self.temperature, max_tokens=self.max_tokens, seed=index
                 )
-            return self._store(keys[index], parse_vote(reply, model=self.model))
+            return self._store(keys[index], parse_vote(reply_text(reply), model=self.model))
 
         missing = [index for index, vote in enumerate(found) if vote is None]
         answers = await asyncio.gather(*(ask(index) for index in missing))

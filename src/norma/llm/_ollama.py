@@ -1,14 +1,15 @@
-"""Ollama's native chat API: ``POST /api/chat`` with ``stream: false``."""
+"""Ollama's native chat API: ``POST /api/chat``, whole (``stream: false``) or as it comes (one JSON object a line)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, ClassVar
 from urllib.parse import urlsplit, urlunsplit
 
 from norma.llm._config import BackendKind
-from norma.llm._http import ChatClient
-from norma.llm._protocol import ReplySchema
+from norma.llm._http import ChatClient, Parsed
+from norma.llm._protocol import ReplySchema, Usage
 
 __all__ = ["OllamaClient"]
 
@@ -24,6 +25,9 @@ class OllamaClient(ChatClient):
 
     kind: ClassVar[BackendKind] = "ollama"
     schema_field: ClassVar[str] = "format"
+    stream_type: ClassVar[str] = "application/x-ndjson"
+    stream_end: ClassVar[str] = "done"
+    whole: ClassVar[Mapping[str, Any]] = {"stream": False}
 
     def _endpoint(self, url: str) -> str:
         parts = urlsplit(url)
@@ -51,12 +55,37 @@ class OllamaClient(ChatClient):
             body["format"] = dict(schema.schema)
         return body
 
-    def _parse(self, data: Any) -> tuple[str, str | None]:
-        if not isinstance(data, Mapping):
-            raise TypeError("the body is not a JSON object")
-        message = data["message"]
-        content = message["content"] if isinstance(message, Mapping) else None
+    def _parse(self, data: Any) -> Parsed:
+        message = data.get("message") if isinstance(data, Mapping) else None
+        if not isinstance(message, Mapping):
+            raise ValueError("answered without a message")
+        content = message.get("content")
         if not isinstance(content, str):
-            raise TypeError("message.content is not a string")
-        model = data.get("model")
-        return content, model if isinstance(model, str) else None
+            raise ValueError("'s answer has no text content (message.content)")
+        model, finish = data.get("model"), data.get("done_reason")
+        prompt, completion = data.get("prompt_eval_count"), data.get("eval_count")
+        usage = None
+        if isinstance(prompt, int) and isinstance(completion, int):
+            usage = Usage(prompt, completion, prompt + completion)
+        return Parsed(
+            content, model if isinstance(model, str) else None, finish if isinstance(finish, str) else None, usage
+        )
+
+    def _stream_line(self, line: str) -> tuple[Mapping[str, Any] | None, bool]:
+        """One JSON object a line; the last has ``done: true``."""
+        if not line.strip():
+            return None, False
+        try:
+            event = json.loads(line)
+        except ValueError:
+            raise ValueError("streamed a line that is not JSON") from None
+        if not isinstance(event, dict):
+            raise ValueError("streamed a line that is not an object")
+        if "error" in event:
+            raise ValueError(f"failed mid-stream: {event['error']}")
+        return event, event.get("done") is True
+
+    def _delta_text(self, event: Mapping[str, Any]) -> str:
+        message = event.get("message")
+        content = message.get("content") if isinstance(message, Mapping) else None
+        return content if isinstance(content, str) else ""

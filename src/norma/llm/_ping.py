@@ -7,8 +7,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from norma.llm._config import redact_url
-from norma.llm._http import ChatClient
-from norma.llm._protocol import LLMClient
+from norma.llm._protocol import ChatReply, LLMClient, reply_text
 
 __all__ = ["PING_PROMPT", "LLMPing", "ping_llm"]
 
@@ -38,12 +37,11 @@ class LLMPing:
 
 def ping_llm(client: LLMClient, prompt: str = PING_PROMPT, *, max_tokens: int = 16) -> LLMPing:
     """Send ``prompt`` through ``client`` and report the model and latency; raises BackendError when it fails."""
-    if isinstance(client, ChatClient):
-        reply = client.chat(prompt, temperature=0.0, max_tokens=max_tokens)
+    started = time.perf_counter()
+    reply = client.complete(prompt, temperature=0.0, max_tokens=max_tokens)
+    elapsed = time.perf_counter() - started
+    if isinstance(reply, ChatReply):
         return LLMPing(
             redact_url(reply.endpoint), reply.model, round(reply.latency_s * 1000, 1), reply.attempts, reply.text
         )
-    started = time.perf_counter()
-    text = client.complete(prompt, temperature=0.0, max_tokens=max_tokens)
-    elapsed = time.perf_counter() - started
-    return LLMPing("", client.model, round(elapsed * 1000, 1), 1, text)
+    return LLMPing("", client.model, round(elapsed * 1000, 1), 1, reply_text(reply))

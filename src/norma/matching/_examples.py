@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from norma.errors import ConfigError, InvalidInputError
+from norma.llm import reply_text
 from norma.rules import Rule
 
 if TYPE_CHECKING:
@@ -126,7 +127,7 @@ def generate_examples(
     """
     _check_n(n)
     client = llm if llm is not None else _default_llm()
-    reply = client.complete(examples_prompt(rule, n), temperature=temperature, seed=seed)
+    reply = reply_text(client.complete(examples_prompt(rule, n), temperature=temperature, seed=seed))
     condition = " ".join(rule.condition_text.split()).casefold()
     examples = [text for text in parse_examples(reply, max_chars=max_chars) if text.casefold() != condition]
     return examples[:n]

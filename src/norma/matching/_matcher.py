@@ -119,7 +119,7 @@ class RuleMatcher:
     @property
     def always_rules(self) -> tuple[Rule, ...]:
         """The enabled rules with a ``when: always`` check, sorted by id: those a turn check evaluates whether they
-        matched or not (:class:`~norma.turns.TurnChecker`). Found once per version of the rules."""
+        matched or not (:meth:`~norma.turns.Norma.check`). Found once per version of the rules."""
         return self._index.always_rules
 
     def __len__(self) -> int:

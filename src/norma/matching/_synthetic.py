@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from norma.errors import InvalidInputError
+from norma.llm import reply_text
 from norma.matching._examples import MAX_EXAMPLE_CHARS, generate_examples, parse_examples
 from norma.matching._labelled import LabelledMessage
 from norma.rules import Rule
@@ -86,7 +87,7 @@ def synthesize_labelled(
             continue
         where = {"scenario": rule.scenario_id, "step": rule.step_id}
         wrote = generate_examples(rule, per_rule, llm=llm, seed=seed)
-        reply = llm.complete(near_miss_prompt(rule, per_rule), temperature=0.7, seed=seed)
+        reply = reply_text(llm.complete(near_miss_prompt(rule, per_rule), temperature=0.7, seed=seed))
         condition = " ".join(rule.condition_text.split()).casefold()
         own = {text.casefold() for text in wrote} | {e.casefold() for e in rule.examples} | {condition}
         near = [t for t in parse_examples(reply, max_chars=MAX_EXAMPLE_CHARS) if t.casefold() not in own][:per_rule]

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from norma.errors import BackendError, InvalidInputError
+from norma.llm import reply_text
 from norma.names._catalog import RULE_CATALOG, format_rules_for_query, rule_description
 from norma.names._labels import DEFAULT_RULE_PERCENTAGE, LEVELS, check_distribution
 from norma.names._validate import check_str
@@ -195,7 +196,7 @@ def build_query(
     if llm is None:
         return VariationQuery(labels=drawn, template=fixed, name=name)
     try:
-        reply = llm.complete(query_phrasing_prompt(drawn), temperature=0.0, seed=seed)
+        reply = reply_text(llm.complete(query_phrasing_prompt(drawn), temperature=0.0, seed=seed))
     except BackendError as exc:
         logger.warning("the LLM could not phrase the query; using the fixed template: %s", exc)
         return VariationQuery(labels=drawn, template=fixed, name=name)

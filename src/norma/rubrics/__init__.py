@@ -8,15 +8,15 @@ The compatible surface (same names, behaviour, results and error texts as synth-
 :data:`ValidationError` and the aliases :data:`RubricSpec` (= ``StrictRubric``) and :data:`RubricCriterion`
 (= ``StrictCriterion``).
 
-Beyond it, opt-in: safe URL loading limits (``timeout``, ``max_bytes``), ``enforce_required`` and
-``pass_threshold`` verdicts, named aggregators for ``custom`` rubrics (:func:`register_aggregator`), JSON Schema
-export (:func:`rubric_json_schema`), one check of a rubric file or mapping (:func:`validate_rubric`, valid or not with
-every problem's field path) and one evaluation of events or an outcome (:func:`evaluate_rubric`), which the CLI and
-the HTTP service both call, a list of what an evaluation would silently skip or take as is
-(:func:`validate_rubric_inputs`: ids matching no criterion, rewards not numbers or outside [0, 1]; the CLI warns about
-them), and file-level helpers for CI (:func:`check_rubric_file`, :func:`evaluate_rubric_file`). Criteria without a
-reward can be scored by an LLM judge (:func:`judge_rubric`, :func:`judge_rubric_file`, ``norma rubric judge``),
-with synth-ai's backend judge format read by :func:`backend_judge_rubric`.
+Beyond it, opt-in: safe URL loading limits (``timeout``, ``max_bytes``), ``enforce_required`` and ``pass_threshold``
+verdicts, aggregators for ``custom`` rubrics (a built-in's name, or a function passed as ``aggregator=``), JSON
+Schema export (:func:`rubric_json_schema`), one check of a rubric file or mapping (:func:`validate_rubric`, valid or
+not with every problem's field path) and one evaluation of events or an outcome (:func:`evaluate_rubric`), which the
+CLI and the HTTP service both call, a list of what an evaluation would silently skip or take as is
+(:func:`validate_rubric_inputs`: ids matching no criterion, rewards not numbers or outside [0, 1]; the CLI warns
+about them), and file-level helpers for CI (:func:`check_rubric_file`, :func:`evaluate_rubric_file`). Criteria
+without a reward can be scored by an LLM judge (:func:`judge_rubric`, :func:`judge_rubric_file`, ``norma rubric
+judge``), with synth-ai's backend judge format read by :func:`backend_judge_rubric`.
 Errors are :class:`~norma.errors.RubricError`\ s that are also the builtin the compatible loaders let through
 (:class:`RubricFileError` and its subclasses, :class:`RubricJSONError`, :class:`RubricYAMLError`,
 :class:`BackendJudgeFormatError`). See docs/rubrics.md.
@@ -30,10 +30,10 @@ from norma._lazy import exports as _exports
 
 if _typing.TYPE_CHECKING:
     from norma.errors import RubricError as RubricError
+    from norma.rubrics._aggregators import BUILTIN_AGGREGATORS as BUILTIN_AGGREGATORS
     from norma.rubrics._aggregators import Aggregator as Aggregator
     from norma.rubrics._aggregators import aggregator_names as aggregator_names
     from norma.rubrics._aggregators import get_aggregator as get_aggregator
-    from norma.rubrics._aggregators import register_aggregator as register_aggregator
     from norma.rubrics._blend import blend_rubrics as blend_rubrics
     from norma.rubrics._blend import blend_weights as blend_weights
     from norma.rubrics._errors import BackendJudgeFormatError as BackendJudgeFormatError
@@ -107,7 +107,6 @@ _PUBLIC: dict[str, str] = {
     "load_rubric": "_loaders",
     "load_rubric_file": "_files",
     "parse_rubric_text": "_loaders",
-    "register_aggregator": "_aggregators",
     "Rubric": "_models",
     "rubric_json_schema": "_schema",
     "RubricValidity": "_validate",
@@ -133,6 +132,7 @@ _INTERNAL: dict[str, str] = {
     "RubricCheck": "_validate:RubricValidity",
     "AGGREGATIONS": "_models",
     "Aggregator": "_aggregators",
+    "BUILTIN_AGGREGATORS": "_aggregators",
     "aggregator_names": "_aggregators",
     "AggregatorChoice": "_evaluation",
     "BACKEND_JUDGE_SCALES": "_judge",

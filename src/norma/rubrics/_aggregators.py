@@ -1,18 +1,20 @@
-"""Named aggregators for ``custom`` rubrics: a plain registry from name to function.
+"""Named aggregators for ``custom`` rubrics: a fixed table from name to function (:data:`BUILTIN_AGGREGATORS`).
 
 An aggregator takes the criterion values and their weights (same length, in rubric order) and returns one number.
 The built-in ones: ``min``, ``max``, ``geometric_mean`` (weighted) and ``harmonic_mean`` (weighted). Each returns
-0.0 for an empty rubric, as ``weighted_sum`` does. Register your own with :func:`register_aggregator`.
+0.0 for an empty rubric, as ``weighted_sum`` does. The table is read-only: a caller with an aggregator of its own
+passes the function where the rubric is evaluated (``aggregator=fn``; the result names it by its ``__name__``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 
 from norma.errors import RubricError
 
-__all__ = ["Aggregator", "aggregator_names", "get_aggregator", "register_aggregator"]
+__all__ = ["BUILTIN_AGGREGATORS", "Aggregator", "aggregator_names", "get_aggregator"]
 
 Aggregator = Callable[[Sequence[float], Sequence[float]], float]
 """``fn(values, weights) -> float``: combines criterion values (weights are positive, in the same order)."""
@@ -58,42 +60,33 @@ def _harmonic_mean(values: Sequence[float], weights: Sequence[float]) -> float:
     return math.fsum(weights) / math.fsum(w / v for v, w in zip(values, weights, strict=True))
 
 
-_REGISTRY: dict[str, Aggregator] = {
-    "geometric_mean": _geometric_mean,
-    "harmonic_mean": _harmonic_mean,
-    "max": _max,
-    "min": _min,
-}
-
-
-def register_aggregator(name: str, fn: Aggregator, *, replace: bool = False) -> None:
-    """Make ``fn`` available as the aggregator ``name`` (e.g. for ``aggregator="name"`` or ``--aggregator``).
-
-    Raises:
-        RubricError: ``name`` is empty, or already taken and ``replace`` is false.
-    """
-    if not name or not name.strip():
-        raise RubricError("an aggregator needs a non-empty name")
-    if name in _REGISTRY and not replace:
-        raise RubricError(f"aggregator {name!r} is already registered", hint="pass replace=True to replace it")
-    _REGISTRY[name] = fn
+BUILTIN_AGGREGATORS: Mapping[str, Aggregator] = MappingProxyType(
+    {
+        "geometric_mean": _geometric_mean,
+        "harmonic_mean": _harmonic_mean,
+        "max": _max,
+        "min": _min,
+    }
+)
+"""The aggregators a name picks (``aggregator="min"``, ``--aggregator min``, a request's ``"aggregator"``):
+read-only."""
 
 
 def get_aggregator(name: str) -> Aggregator:
-    """The aggregator registered as ``name``.
+    """The built-in aggregator ``name``.
 
     Raises:
         RubricError: no aggregator has that name (the message lists the known ones).
     """
     try:
-        return _REGISTRY[name]
+        return BUILTIN_AGGREGATORS[name]
     except KeyError:
         raise RubricError(
             f"unknown aggregator {name!r}",
-            hint=f"known aggregators: {', '.join(aggregator_names())}; add one with register_aggregator()",
+            hint=f"known aggregators: {', '.join(aggregator_names())}; in Python, pass a function as aggregator=",
         ) from None
 
 
 def aggregator_names() -> list[str]:
-    """Names of the registered aggregators, sorted."""
-    return sorted(_REGISTRY)
+    """Names of the built-in aggregators, sorted."""
+    return sorted(BUILTIN_AGGREGATORS)

@@ -11,8 +11,9 @@ not copied (see docs/design/020-rubrics.md).
 
 Opt-in extras (keyword-only, off by default so results stay identical):
 
-* ``aggregator``: for ``custom`` rubrics, a registered aggregator name (or function) that computes the value;
-  the result then also has ``"aggregator"``.
+* ``aggregator``: for ``custom`` rubrics, a built-in aggregator's name (``norma.rubrics._aggregators``) or a
+  function that computes the value; the result then also has ``"aggregator"`` (the name, or the function's
+  ``__name__``).
 * ``pass_threshold``: adds ``"passed"``: the value reaches the threshold.
 * ``enforce_required``: adds ``"failed_required"`` (the required criteria whose value is below
   ``required_threshold``, default ``pass_threshold`` or else 0.5) and ``"passed"``, false when any failed.
@@ -49,7 +50,7 @@ DEFAULT_REQUIRED_THRESHOLD = 0.5
 """Value a required criterion must reach under ``enforce_required`` when no threshold is given."""
 
 AggregatorChoice = str | Aggregator | None
-"""An aggregator for ``custom`` rubrics: a registered name, a function, or ``None`` (value stays ``None``)."""
+"""An aggregator for ``custom`` rubrics: a built-in name, a function, or ``None`` (value stays ``None``)."""
 
 
 _DATA = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)

@@ -32,7 +32,6 @@ if _typing.TYPE_CHECKING:
     from norma.service._settings import SETTINGS_ENV as SETTINGS_ENV
     from norma.service._settings import ServiceSettings as ServiceSettings
     from norma.service._settings import env_settings as env_settings
-    from norma.service._upstream import UpstreamError as UpstreamError
 
 _PUBLIC: dict[str, str] = {
     "create_app": "_app",
@@ -55,7 +54,6 @@ _INTERNAL: dict[str, str] = {
     "PROBLEM_MEDIA_TYPE": "_errors",
     "SETTINGS_ENV": "_settings",
     "status_for": "_errors",
-    "UpstreamError": "_upstream",
 }
 """What norma's command line, service, MCP server and scripts use: importable from here, not in ``__all__``."""
 

@@ -74,6 +74,7 @@ def create_app(settings: ServiceSettings | None = None, *, store: Store | None =
         try:
             yield
         finally:
+            await state.http.aclose()  # the connections to chat models (judge, upstream)
             state.close()
 
     app = FastAPI(
@@ -95,7 +96,7 @@ def create_app(settings: ServiceSettings | None = None, *, store: Store | None =
     app.include_router(routes_tools.router)
     app.include_router(routes_admin.router)
     app.include_router(routes_litellm.router)
-    routes_chat.install(app, settings)  # the guarded endpoint (#49): its route, its upstream, closed on shutdown
+    app.include_router(routes_chat.router)  # the guarded endpoint (#49)
     if settings.playground:
         app.include_router(routes_system.playground_router)
         app.mount("/static", StaticFiles(directory=routes_system.STATIC_DIR), name="static")

@@ -14,6 +14,7 @@ import anyio.to_thread
 from starlette.requests import Request
 
 from norma.errors import StoreUnavailableError
+from norma.llm import HttpPool, OpenAIClient, RetryPolicy
 from norma.service._auth import (
     ADMIN_KEY_ID,
     FailedAuthLimiter,
@@ -68,6 +69,11 @@ class ServiceState:
         """API keys the store verified recently, accepted while it is unreachable."""
         self.reembedding = Reembedding(lambda: self.store, lambda tenant: self.matchers.get(tenant))
         """The tenants whose stored vectors are another encoder's only, embedded again (``_reembed``)."""
+        self.http = HttpPool()
+        """The connections to chat models that the judge and the guarded endpoint's upstream share (closed on the
+        app's shutdown)."""
+        self.upstream = _upstream(settings, self.http)
+        """The guarded endpoint's model (``--upstream``; None: none)."""
 
     def batching(self, embedder: Any) -> Any:
         """``embedder`` wrapped in a :class:`~norma.embeddings.BatchingEmbedder` shared by this worker's requests,
@@ -154,7 +160,7 @@ class ServiceState:
                 if not self._llm_made:
                     from norma.llm import get_llm
 
-                    self._llm, self._llm_made = get_llm(), True
+                    self._llm, self._llm_made = get_llm(http=self.http), True
         return self._llm
 
     def judge(self) -> Judge | None:
@@ -254,6 +260,25 @@ class ServiceState:
                 self._store.close()
                 self._store = None
             self._breaker_store = None
+
+
+def _upstream(settings: ServiceSettings, http: HttpPool) -> OpenAIClient | None:
+    """The client of ``settings.upstream_url`` (``{url}/chat/completions``): the model each request names, no retry
+    (the client of the guarded endpoint retries, after the ``Retry-After`` it is answered), every call bounded by
+    ``upstream_timeout``."""
+    if not settings.upstream_url:
+        return None
+    key = settings.upstream_api_key
+    timeout = settings.upstream_timeout
+    return OpenAIClient(
+        f"{settings.upstream_url.rstrip('/')}/chat/completions",
+        "(the request's)",
+        api_key=key.get_secret_value() if key is not None else None,
+        connect_timeout=min(timeout, 10.0),
+        read_timeout=timeout,
+        retry=RetryPolicy(max_retries=0),
+        http=http,
+    )
 
 
 def get_state(request: Request) -> ServiceState:

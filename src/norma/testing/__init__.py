@@ -8,9 +8,9 @@
 * :func:`assert_matches` — a message matches given rule ids of a rulebook (:class:`norma.matching.RuleMatcher`);
   :func:`rulebook_matcher` — a rulebook file's matcher, kept while the file is unchanged (the ``norma_rules``
   fixture).
-* :func:`assert_turn_passes` — a turn (message, output) passes the turn check (:class:`norma.turns.TurnChecker`);
-  :func:`turn_checker` — a checker over a rulebook whose ``judge`` checks ask ``$NORMA_LLM_URL`` (the
-  ``norma_check`` fixture).
+* :func:`assert_turn_passes` — a turn (message, output) passes the turn check (:meth:`norma.Norma.check`);
+  :func:`turn_checker` — the :class:`~norma.Norma` of a rulebook whose ``judge`` checks ask ``$NORMA_LLM_URL``
+  (the ``norma_check`` fixture).
 
 A failed assertion raises a :class:`NormaAssertionError` (an :class:`AssertionError`: :class:`AuditAssertionError`,
 :class:`RubricAssertionError`, :class:`MatchAssertionError`, :class:`TurnAssertionError`) whose message is a one-line

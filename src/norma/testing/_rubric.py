@@ -31,7 +31,8 @@ def assert_rubric_reward(
         outcome: ``{criterion_id: value}`` or ``{"criteria": {...}}``.
         at_least: the lowest reward that passes.
         enforce_required: also fail when a required criterion is below ``at_least``.
-        aggregator: the aggregator of a ``custom`` rubric (a registered name such as ``"min"``, or a function).
+        aggregator: the aggregator of a ``custom`` rubric: a built-in's name (``"min"``, ``"max"``,
+            ``"geometric_mean"``, ``"harmonic_mean"``) or a function ``fn(values, weights) -> float``.
 
     Returns:
         The evaluation (``"reward"``, ``"per_criterion"``, ``"passed"``...), as :func:`~norma.rubrics.evaluate_rubric`.
@@ -61,7 +62,7 @@ def assert_rubric_reward(
     if reward is None:
         raise RubricError(
             f"a {loaded.aggregation} rubric gives no reward without an aggregator",
-            hint="pass aggregator='min' (or another registered name, or a function)",
+            hint="pass aggregator='min' (or another built-in's name, or a function)",
         )
     if result["passed"]:
         return result

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from norma.checks import CheckResult
     from norma.matching import RuleMatcher, SessionState
     from norma.rules import FailOn
-    from norma.turns import Norma, TurnChecker, TurnReport
+    from norma.turns import Norma, TurnReport
 
     FailOnName = FailOn | Literal["error", "warning"]
     """What fails an assertion (:class:`norma.rules.FailOn`): a failed ``error`` check (``"error"``, the turn's own
@@ -40,7 +40,7 @@ def assert_turn_passes(
     message: str,
     output: str,
     *,
-    rules: RuleMatcher | str | os.PathLike[str] | Norma | TurnChecker,
+    rules: RuleMatcher | str | os.PathLike[str] | Norma,
     session: SessionState | Mapping[str, Any] | None = None,
     fail_on: FailOnName = "error",
     audit: bool = False,
@@ -54,10 +54,9 @@ def assert_turn_passes(
     Args:
         message: the user's message.
         output: the AI's answer; evidence lines and columns are its 1-based lines and columns.
-        rules: a :class:`~norma.Norma` (the ``norma_check`` fixture: its judge, audit documents and configuration;
-            a :class:`~norma.turns.TurnChecker` too), a :class:`~norma.matching.RuleMatcher` (the ``norma_rules``
-            fixture), or a rulebook file, compiled once per file and session; ``judge`` checks then ask the LLM of
-            ``$NORMA_LLM_URL``.
+        rules: a :class:`~norma.Norma` (the ``norma_check`` fixture: its judge, audit documents and
+            configuration), a :class:`~norma.matching.RuleMatcher` (the ``norma_rules`` fixture), or a rulebook
+            file, compiled once per file and session; ``judge`` checks then ask the LLM of ``$NORMA_LLM_URL``.
         session: the conversation (:class:`~norma.matching.SessionState` or a mapping of its fields).
         fail_on: ``"error"`` (default): a failed ``error`` check fails, as the turn's FAIL; ``"warning"``: a failed
             ``warning`` check too.
@@ -71,10 +70,10 @@ def assert_turn_passes(
     """
     __tracebackhide__ = True
     from norma.rules import FailOn
-    from norma.turns import Norma, TurnChecker
+    from norma.turns import Norma
 
     policy = FailOn.parse(fail_on)
-    checker = rules if isinstance(rules, Norma | TurnChecker) else turn_checker(rules)
+    checker = rules if isinstance(rules, Norma) else turn_checker(rules)
     report = checker.check(message, output, session, audit=audit)
     _check(report, policy)
     return report

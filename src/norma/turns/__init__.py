@@ -1,15 +1,14 @@
 """The one way in and the turn check.
 
 * :func:`open` a rulebook or a stored tenant once: the :class:`Norma` it returns matches, checks and audits with
-  everything derived from that rules version built once (matcher, checker, judge).
+  everything derived from that rules version built once (matcher, judge).
 
 A turn checked end to end (issue #38): for one user message and the AI's output, the tenant's rules that apply
 (matching), the output checked against each of them (their ``checks``), and a reward (rubrics).
 
 * :meth:`Norma.check` one turn, :meth:`Norma.check_many` many with one embedding call, :meth:`Norma.review` a turn
   whose message was matched already; :class:`Tenants` — a store's tenants, each a :class:`Norma` at its current
-  rules version, for servers. (:class:`TurnChecker`, the checker under a :class:`Norma`, and :func:`check_turn`
-  are internal: the command line and older code use them.)
+  rules version, for servers. ``open(rules, judge=None)`` checks without a judge (``judge`` checks are skipped).
 * :class:`TurnReport` — ``verdict`` (:class:`TurnVerdict`: ``fail`` when an ``error`` check fails), ``reward``
   (the weighted mean of the checked rules' scores, computed by :mod:`norma.rubrics` on ``report.rubric``), the
   matched rules (:class:`MatchedRuleSummary`), each checked rule (:class:`CheckedRule`) with its check results and
@@ -31,8 +30,6 @@ import typing as _typing
 from norma._lazy import exports as _exports
 
 if _typing.TYPE_CHECKING:
-    from norma.turns._checker import TurnChecker as TurnChecker
-    from norma.turns._checker import check_turn as check_turn
     from norma.turns._checker import rule_verdict as rule_verdict
     from norma.turns._checker import turn_reward as turn_reward
     from norma.turns._coverage import coverage as coverage
@@ -69,8 +66,6 @@ _PUBLIC: dict[str, str] = {
 """What a user calls: ``__all__``; each name to the module that defines it (loaded on first use)."""
 
 _INTERNAL: dict[str, str] = {
-    "check_turn": "_checker",
-    "TurnChecker": "_checker",
     "judge_of": "_open",
     "coverage": "_coverage",
     "Coverage": "_coverage_report",

@@ -20,25 +20,7 @@ if TYPE_CHECKING:
     from norma.llm import Judge
     from norma.rubrics import Rubric
 
-__all__ = ["TurnChecker", "check_turn", "rule_verdict", "turn_reward"]
-
-RulesSource = RuleMatcher | Sequence[Rule] | str | os.PathLike[str]
-"""A matcher, rules, or the path of a rulebook file."""
-
-
-def _matcher(rules: RulesSource) -> RuleMatcher:
-    if isinstance(rules, RuleMatcher):
-        return rules
-    if isinstance(rules, str | os.PathLike):
-        from norma.matching import file_matcher
-
-        return file_matcher(Path(rules))
-    if isinstance(rules, Sequence) and all(isinstance(r, Rule) for r in rules):
-        return RuleMatcher([r for r in rules if isinstance(r, Rule)])
-    raise InvalidInputError(
-        f"rules must be a RuleMatcher, a sequence of Rule or a rulebook path, not {type(rules).__name__}",
-        location="rules",
-    )
+__all__ = ["TurnChecker", "rule_verdict", "turn_reward"]
 
 
 def rule_verdict(rule: Rule, results: Sequence[CheckResult], *, matched: bool, enforced: bool = True) -> CheckedRule:
@@ -83,8 +65,12 @@ def _reward(rules: Sequence[CheckedRule], rubric: Rubric) -> float | None:
 
 
 Turn = tuple[str, str] | tuple[str, str, SessionState | Mapping[str, Any] | None] | list[Any] | Mapping[str, Any]
-"""A turn :meth:`TurnChecker.check_many` takes: a ``(message, output)`` pair, a ``(message, output, session)``
-triple, or a turn record as ``norma check --batch`` reads them (``{"message", "output", "session"?, "id"?}``)."""
+"""A turn :meth:`Norma.check_many <norma.turns.Norma.check_many>` takes: a ``(message, output)`` pair, a
+``(message, output, session)`` triple, or a turn record as ``norma check --batch`` reads them (``{"message",
+"output", "session"?, "id"?}``)."""
+
+CheckedTurn = tuple[str, str, SessionState | None]
+"""A turn checked before anything is matched (:func:`_turn`): the message, the output, the session."""
 
 _RECORD_FIELDS = ("id", "message", "output", "session")
 """The fields of a turn record (a JSON Lines line of ``norma check --batch``)."""
@@ -111,7 +97,7 @@ def checked_message(message: object, location: str, hint: str) -> str:
     return message
 
 
-def _turn(message: object, output: object, session: object, where: str) -> tuple[str, str, SessionState | None]:
+def _turn(message: object, output: object, session: object, where: str) -> CheckedTurn:
     """One turn checked before anything is matched; the errors' ``location`` is the field, after ``where.``
     (``turns[2].message``) when ``where`` is given."""
 
@@ -151,8 +137,8 @@ def refuse_unknown_fields(record: Mapping[str, Any], where: str) -> None:
         )
 
 
-def _turn_of(item: object, index: int) -> tuple[str, str, SessionState | None]:
-    """Item ``index`` of :meth:`TurnChecker.check_many`'s turns (see :data:`Turn`), checked."""
+def _turn_of(item: object, index: int) -> CheckedTurn:
+    """Item ``index`` of :meth:`Norma.check_many <norma.turns.Norma.check_many>`'s turns (see :data:`Turn`), checked."""
     where = f"turns[{index}]"
     if isinstance(item, Mapping):
         refuse_unknown_fields(item, where)
@@ -173,8 +159,8 @@ def _turn_of(item: object, index: int) -> tuple[str, str, SessionState | None]:
     raise InvalidInputError(f"a turn is {_TURN_SHAPES}, not {shape}", location=where, hint=_TURN_EXAMPLE)
 
 
-def _turns(turns: object) -> list[tuple[str, str, SessionState | None]]:
-    """:meth:`TurnChecker.check_many`'s turns, every one checked before any is matched."""
+def _turns(turns: object) -> list[CheckedTurn]:
+    """:meth:`Norma.check_many <norma.turns.Norma.check_many>`'s turns, every one checked before any is matched."""
     if isinstance(turns, str | bytes | Mapping) or not isinstance(turns, Iterable):
         raise InvalidInputError(
             f"check_many() takes a list of turns, not {_a(type(turns).__name__)}",
@@ -185,13 +171,15 @@ def _turns(turns: object) -> list[tuple[str, str, SessionState | None]]:
 
 
 class TurnChecker:
-    """Checks turns against one set of rules: build it once (per rulebook, or per tenant matcher), call
-    :meth:`check` per turn. Thread-safe; the rules with ``when: always`` checks are found once per rules version (by
-    the matcher's compiled rules, :attr:`~norma.matching.RuleMatcher.always_rules`).
+    """What a :class:`~norma.turns.Norma` checks turns with, for one version of the rules: the matcher, the judge,
+    the audit's documents and configuration. Internal: callers check a turn through :meth:`Norma.check
+    <norma.turns.Norma.check>`, :meth:`~norma.turns.Norma.check_many` and :meth:`~norma.turns.Norma.review`, which
+    check the turns they are given (:func:`_turn`, :func:`_turns`) and hand them here. Thread-safe;
+    the rules with ``when: always`` checks are found once per rules version (by the matcher's compiled rules,
+    :attr:`~norma.matching.RuleMatcher.always_rules`).
 
     Args:
-        rules: a :class:`~norma.matching.RuleMatcher` (a tenant's, from :func:`~norma.matching.tenant_matcher`),
-            rules, or the path of a rulebook file (compiled once and cached, :func:`~norma.matching.file_matcher`).
+        matcher: the compiled rules.
         judge: evaluates ``judge`` checks (:class:`norma.llm.Judge`); without one they are ``skip``.
         audit: also run the IR.x.y audit on each output (:func:`norma.audit.analyze`); its FAIL fails the turn.
         documents: the audit's normative documents (a folder or a :class:`~norma.audit.DocumentSet`).
@@ -201,7 +189,7 @@ class TurnChecker:
 
     def __init__(
         self,
-        rules: RulesSource,
+        matcher: RuleMatcher,
         *,
         judge: Judge | None = None,
         audit: bool = False,
@@ -209,61 +197,16 @@ class TurnChecker:
         audit_config: AuditConfig | Mapping[str, Any] | None = None,
         rules_version: int | None = None,
     ) -> None:
-        self.matcher = _matcher(rules)
+        self.matcher = matcher
         self.judge = judge
         self.audit = audit
         self.documents = documents
         self.audit_config = audit_config
         self.rules_version = rules_version
 
-    def always_rules(self) -> tuple[Rule, ...]:
-        """The enabled rules that carry a ``when: always`` check, by id (found once per matcher and rules version,
-        for every checker on that matcher: a service builds a checker per request)."""
-        return self.matcher.always_rules
-
-    def check(
-        self,
-        message: str,
-        output: str,
-        session: SessionState | Mapping[str, Any] | None = None,
-        *,
-        audit: bool | None = None,
-        embedder: Embedder | None = None,
-    ) -> TurnReport:
-        """Check one turn: ``message`` (the user's), ``output`` (the AI's answer), ``session`` (the conversation's
-        state, for scoped rules and cooldowns). ``audit`` overrides the checker's; ``embedder`` embeds the message
-        (the matcher's by default).
-
-        Raises:
-            InvalidInputError: a message that is not text or is empty (or only whitespace), an output that is not
-                text, or a session that does not fit (``location``: ``message``, ``output``, ``session``).
-            LimitExceededError: a message over the matcher's size limit.
-        """
-        return self._checked([_turn(message, output, session, "")], audit, embedder)[0]
-
-    def check_many(
-        self,
-        turns: Iterable[Turn],
-        *,
-        audit: bool | None = None,
-        embedder: Embedder | None = None,
-    ) -> list[TurnReport]:
-        """:meth:`check` for many turns, with one embedding call for the messages (``embedder``: the one to make
-        it, the matcher's by default). A turn is a ``(message, output)`` pair, a ``(message, output, session)``
-        triple or a turn record as ``norma check --batch`` reads them (``{"message", "output", "session"?,
-        "id"?}``; the id is not used here); report ``i`` is turn ``i``'s.
-
-        Raises:
-            InvalidInputError: ``turns`` is not a list, or turn ``i`` is none of these or does not pass
-                :meth:`check`'s checks (``location``: ``turns[i]``, ``turns[i].message``...); nothing is checked.
-            LimitExceededError: a message over the matcher's size limit.
-        """
-        return self._checked(_turns(turns), audit, embedder)
-
-    def _checked(
-        self, turns: list[tuple[str, str, SessionState | None]], audit: bool | None, embedder: Embedder | None
-    ) -> list[TurnReport]:
-        """The reports of turns already checked (:func:`_turn`), their messages embedded in one call."""
+    def reports(self, turns: list[CheckedTurn], audit: bool | None, embedder: Embedder | None) -> list[TurnReport]:
+        """The reports of turns already checked (:func:`_turn`), their messages embedded in one call
+        (``embedder``: the one to make it, the matcher's when None); ``audit`` overrides the checker's."""
         sessions = [session for _, _, session in turns]
         # one parent span: norma.match, each rule's norma.checks and the reward's norma.rubric are its children
         with span("norma.turn", {"norma.tenant": self.matcher.tenant_id, "norma.turns.count": len(turns)}) as traced:
@@ -306,7 +249,7 @@ class TurnChecker:
                 neighbour = None if match.enforced else match.enforcement.detail
                 results = evaluated.evaluate(rule, matched=True, neighbour=neighbour)
                 checked.append(rule_verdict(rule, results, matched=True, enforced=match.enforced))
-        for rule in self.always_rules():
+        for rule in self.matcher.always_rules:
             if rule.id not in seen:
                 results = evaluated.evaluate(rule, matched=False)
                 if results:
@@ -362,19 +305,3 @@ def _verdict(checked: Sequence[CheckedRule], audit_report: AuditReport | None) -
     if audit_report is not None and audit_report.result is TurnVerdict.PASS:
         return TurnVerdict.PASS
     return TurnVerdict.SKIP
-
-
-def check_turn(
-    message: str,
-    output: str,
-    *,
-    rules: RulesSource,
-    session: SessionState | Mapping[str, Any] | None = None,
-    judge: Judge | None = None,
-    audit: bool = False,
-    documents: DocumentSet | str | os.PathLike[str] | None = None,
-) -> TurnReport:
-    """Check one turn against ``rules`` (a matcher, rules or a rulebook path): see :class:`TurnChecker`, which
-    checks many turns without rebuilding anything."""
-    checker = TurnChecker(rules, judge=judge, audit=audit, documents=documents)
-    return checker.check(message, output, session)

@@ -245,7 +245,7 @@ def _pairs(
     after = {rule.id: rule for rule in new.rules}
     same = frozenset(r.id for r in old.rules if r.id in after and not _changed_fields(r, after[r.id]))
     shared_judge = old.judge is new.judge
-    old_checker, new_checker = _Sharing(old.checker), _Sharing(new.checker)
+    old_checker, new_checker = _Sharing(old._checker), _Sharing(new._checker)
     old_config, new_config = old.matcher.config, new.matcher.config
     windows = (old_config.long_messages, old_config.max_chunks)
     same_windows = windows == (new_config.long_messages, new_config.max_chunks)

@@ -2,7 +2,8 @@
 :class:`Norma` it returns.
 
 A :class:`Norma` holds what is derived from one version of the rules: the compiled matcher (its indexes, vectors
-and gate), the turn checker on it, the judge of ``judge`` checks and the audit's documents. The CLI, the HTTP
+and gate), the judge of ``judge`` checks and the audit's documents, and checks turns with them (the internal
+:class:`~norma.turns._checker.TurnChecker` does the work; only :class:`Norma` hands it turns). The CLI, the HTTP
 service, the MCP server and :mod:`norma.testing` all reach the rules through it.
 """
 
@@ -11,12 +12,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from norma.errors import InvalidInputError
 from norma.matching import MatchResult, RuleMatcher, SessionState
 from norma.rules import Rule
-from norma.turns._checker import Turn, TurnChecker, checked_message
+from norma.turns._checker import Turn, TurnChecker, _turn, _turns, checked_message
 from norma.turns._report import TurnReport
 
 if TYPE_CHECKING:
@@ -42,8 +43,14 @@ def _stamp(path: Path) -> tuple[int, int] | None:
     return stat.st_mtime_ns, stat.st_size
 
 
+@overload
+def judge_of(judge: Judge | JudgeCachePolicy, llm: LLMClient) -> Judge: ...
+@overload
+def judge_of(judge: Judge | JudgeCachePolicy | None, llm: LLMClient | None) -> Judge | None: ...
 def judge_of(judge: Judge | JudgeCachePolicy | None, llm: LLMClient | None) -> Judge | None:
-    """The judge :func:`open` and :class:`~norma.turns.Tenants` make of their ``judge`` and ``llm`` arguments."""
+    """The judge :func:`open` and :class:`~norma.turns.Tenants` make of their ``judge`` and ``llm`` arguments: the one
+    place norma makes a judge (``norma rubric judge`` too). A cache policy with ``llm`` None asks
+    :func:`~norma.llm.get_llm` (None without an LLM configured: no judge)."""
     from norma.llm import Judge, get_llm, make_judge
 
     if judge is None or isinstance(judge, Judge):
@@ -61,7 +68,8 @@ class Norma:
     """One rulebook or one stored tenant, ready to match, check and audit (built by :func:`open`).
 
     Everything derived from the rules is built once here, for the rules version this object reflects: the
-    matcher, the turn checker and the judge. Thread-safe for matching and checking.
+    matcher and the judge; :meth:`check`, :meth:`check_many` and :meth:`review` are the turn check. Thread-safe for
+    matching and checking.
 
     Args:
         matcher: the compiled rules.
@@ -89,7 +97,7 @@ class Norma:
     ) -> None:
         self.matcher = matcher
         self.embedder = embedder
-        self.checker = TurnChecker(
+        self._checker = TurnChecker(
             matcher,
             judge=judge,
             audit=audit,
@@ -117,12 +125,12 @@ class Norma:
     @property
     def rules_version(self) -> int | None:
         """The stored tenant's rules version this object reflects (None for a file)."""
-        return self.checker.rules_version
+        return self._checker.rules_version
 
     @property
     def judge(self) -> Judge | None:
         """The judge of ``judge`` checks (None: they are skipped)."""
-        return self.checker.judge
+        return self._checker.judge
 
     def fresh(self) -> Norma:
         """This object while its rulebook file is unchanged; once the file is edited, a new one over the new rules
@@ -132,7 +140,7 @@ class Norma:
             return self
         from norma.matching import file_matcher
 
-        checker = self.checker
+        checker = self._checker
         return Norma(
             file_matcher(self.source, self.matcher.config),
             judge=checker.judge,
@@ -179,8 +187,9 @@ class Norma:
         audit: bool | None = None,
         embedder: Embedder | None = None,
     ) -> TurnReport:
-        """The turn check of ``output``, the AI's answer to ``message`` (:meth:`norma.turns.TurnChecker.check`);
-        ``audit`` overrides the default given to :func:`open`; ``embedder`` embeds the message (a shared
+        """The turn check of ``output``, the AI's answer to ``message``: the rules that apply to the message
+        (``session``: the conversation's state, for scoped rules and cooldowns), the output checked against each, a
+        reward. ``audit`` overrides the default given to :func:`open`; ``embedder`` embeds the message (a shared
         :class:`~norma.embeddings.BatchingEmbedder`, say).
 
         Raises:
@@ -189,7 +198,7 @@ class Norma:
             LimitExceededError: a message over the matcher's size limit.
         """
         embedder = embedder if embedder is not None else self.embedder
-        return self.checker.check(message, output, session, audit=audit, embedder=embedder)
+        return self._checker.reports([_turn(message, output, session, "")], audit, embedder)[0]
 
     @property
     def always_rules(self) -> tuple[Rule, ...]:
@@ -204,7 +213,7 @@ class Norma:
         Raises:
             InvalidInputError: an output that is not text.
         """
-        return self.checker.report(message, output, match, audit=audit)
+        return self._checker.report(message, output, match, audit=audit)
 
     def check_many(self, turns: Iterable[Turn], *, audit: bool | None = None) -> list[TurnReport]:
         """:meth:`check` for many turns, with one embedding call for the messages: each a ``(message, output)``
@@ -212,10 +221,11 @@ class Norma:
         (``{"message": ..., "output": ..., "session": ..., "id": ...}``, ``session`` and ``id`` optional).
 
         Raises:
-            InvalidInputError: turn ``i`` is none of these, or fails :meth:`check`'s checks (``location``:
-                ``turns[i]``, ``turns[i].message``...); nothing is checked then.
+            InvalidInputError: ``turns`` is not a list, or turn ``i`` is none of these, or fails :meth:`check`'s
+                checks (``location``: ``turns[i]``, ``turns[i].message``...); nothing is checked then.
+            LimitExceededError: a message over the matcher's size limit.
         """
-        return self.checker.check_many(turns, audit=audit, embedder=self.embedder)
+        return self._checker.reports(_turns(turns), audit, self.embedder)
 
     def diff(
         self, new: Norma, turns: Iterable[Turn], *, progress: Callable[[int, int], None] | None = None
@@ -249,7 +259,7 @@ class Norma:
     def audit(self, output: str, message: str = "") -> AuditReport:
         """The IR.x.y audit of ``output`` (the answer to ``message``) against the documents given to :func:`open`
         (:func:`norma.audit.analyze`)."""
-        return self.checker.audit_of(message, output)
+        return self._checker.audit_of(message, output)
 
 
 def open(
@@ -272,7 +282,9 @@ def open(
             :class:`~norma.matching.RuleMatcher`. Give ``rules`` or ``tenant``.
         tenant: a stored tenant, read at its current version from ``store``.
         version: with ``tenant``, an earlier version of its rules instead (as they were after that change, with the
-            calibrated gate in force then; ``norma rules history`` lists the versions); nothing is written.
+            calibrated gate in force then; ``norma rules history`` lists the versions); nothing is written. With a
+            :class:`~norma.matching.RuleMatcher` of a stored tenant's rules (a batch worker's, built from the store
+            pinned to one version), the version they are: each :class:`TurnReport` reports it.
         store: a rule store, or its URL (default: ``$NORMA_DB_URL``, else ``./.norma/norma.db``; never created).
         config: the matching configuration.
         judge: the judge of ``judge`` checks: ``"user"`` (default: the LLM of ``$NORMA_LLM_URL``, its votes kept in
@@ -285,7 +297,8 @@ def open(
         audit_config: the audit's configuration.
 
     Raises:
-        InvalidInputError: neither or both of ``rules`` and ``tenant``; a bad ``judge``.
+        InvalidInputError: neither or both of ``rules`` and ``tenant``; a ``version`` without a tenant or a matcher;
+            a bad ``judge``.
         RulebookError: a rulebook file that cannot be read.
         NotFoundError: no store at ``store``, or no rules of ``tenant`` in it, or no such ``version``.
     """
@@ -295,7 +308,7 @@ def open(
             location="rules" if rules is not None else "tenant",
             hint="norma.open('rulebook.yaml') or norma.open(tenant='acme', store='sqlite:///rules.db')",
         )
-    if version is not None and tenant is None:
+    if version is not None and tenant is None and not isinstance(rules, RuleMatcher):
         raise InvalidInputError("a version goes with a tenant", location="version", hint="give tenant= too")
     if store is not None and tenant is None:
         raise InvalidInputError("a store goes with a tenant", location="store", hint="give tenant= too")
@@ -309,7 +322,7 @@ def open(
         matcher, current = _tenant(tenant, store, config)
         return Norma(matcher, rules_version=current, **options)
     if isinstance(rules, RuleMatcher):
-        return Norma(rules, **options)
+        return Norma(rules, rules_version=version, **options)
     if isinstance(rules, str | os.PathLike):
         from norma.matching import file_matcher
 

@@ -21,7 +21,7 @@ class Opened(Protocol):
     """A :class:`~norma.turns.Norma` as the diff and the coverage see it."""
 
     matcher: RuleMatcher
-    checker: TurnChecker
+    _checker: TurnChecker
     embedder: Embedder | None
     source: Path | None
 

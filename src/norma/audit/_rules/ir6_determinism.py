@@ -13,6 +13,7 @@ from norma.audit._models import Severity
 from norma.audit._rule import AuditRule, Finding, NotEvaluated, RuleText
 from norma.audit._text import parse_text
 from norma.errors import NormaError
+from norma.llm import reply_text
 
 __all__ = ["IR_6_02", "normalise_run", "semantic_similarity"]
 
@@ -57,7 +58,7 @@ def _runs(ctx: AuditContext) -> tuple[list[str], str]:
     note = ""
     if len(reruns) < wanted and ctx.llm is not None:
         for _ in range(wanted - len(reruns)):
-            reruns.append(ctx.llm.complete(ctx.request.input, temperature=0.0))
+            reruns.append(reply_text(ctx.llm.complete(ctx.request.input, temperature=0.0)))
         note = ctx.say("note.reruns", count=wanted - len(ctx.request.reruns), model=ctx.llm.model)
     return [ctx.request.output, *reruns], note
 
