@@ -613,3 +613,17 @@ def test_the_settings_read_the_upstream_from_the_environment() -> None:
     assert again == settings
     assert again.upstream_api_key == settings.upstream_api_key
     assert UPSTREAM_KEY not in repr(settings)
+
+
+async def test_an_unreadable_or_endless_retry_after_is_not_passed_on(
+    chat_store: RuleStore, acme: str, upstream: ChatUpstream
+) -> None:
+    """A Retry-After that is not a finite number of seconds is read as none: the gateway's own default (1 s for a
+    503) is answered, never an error of the gateway."""
+    for said in ("inf", "1e400", "nan", "soon"):
+        upstream.status(503, "busy", retry_after=said)
+    async with guarded(chat_store, upstream.url) as http:
+        answers = [await http.post(PATH, json=ask(), headers=bearer(acme)) for _ in range(4)]
+    assert [a.status_code for a in answers] == [502] * 4
+    assert [a.headers["retry-after"] for a in answers] == ["1"] * 4
+    assert [a.json()["upstream_status"] for a in answers] == [503] * 4

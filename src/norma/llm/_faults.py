@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -184,7 +185,8 @@ def _error_text(data: Any) -> str:
 
 
 def retry_after_of(headers: httpx.Headers) -> float | None:
-    """``Retry-After`` in seconds (a number, or an HTTP date), None when absent or unreadable."""
+    """``Retry-After`` in seconds (a number, or an HTTP date), None when absent or unreadable (not a finite number:
+    ``inf``, ``nan``, ``1e400``)."""
     raw = headers.get("retry-after")
     if raw is None:
         return None
@@ -199,4 +201,4 @@ def retry_after_of(headers: httpx.Headers) -> float | None:
         if when.tzinfo is None:
             when = when.replace(tzinfo=UTC)
         seconds = (when - datetime.now(UTC)).total_seconds()
-    return max(0.0, seconds) if seconds == seconds else None
+    return max(0.0, seconds) if math.isfinite(seconds) else None
