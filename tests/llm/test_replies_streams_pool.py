@@ -126,3 +126,19 @@ def test_two_clients_given_one_pool_share_its_connections(upstream: ChatUpstream
     assert upstream.connections == 1  # six requests over one kept-alive connection
     asyncio.run(ask(None))
     assert upstream.connections == 1 + 6  # without a pool: one connection per call, closed after it
+
+
+def test_a_streamed_line_without_end_is_a_fault_not_memory_without_bound(upstream: ChatUpstream) -> None:
+    """A server that streams more than MAX_STREAM_LINE characters without a line break: the reading stops there,
+    with a fault that says so (not the "not JSON" of a line read whole at the end)."""
+    from norma.llm._http import MAX_STREAM_LINE
+
+    first = b'data: {"choices": [{"index": 0, "delta": {"content": "one"}}]}\n\n'
+    endless = b"data: " + b"x" * (64 * 1024)
+    upstream.pieces(first, *[endless] * (MAX_STREAM_LINE // (64 * 1024) + 2), gap=0.0)
+    got: list[str] = []
+    with pytest.raises(LLMBackendError) as caught:
+        got.extend(delta.text for delta in OpenAIClient(upstream.url, "gpt-test").stream("q"))
+    assert got == ["one"]
+    assert caught.value.gateway_detail == f"the upstream streamed a line longer than {MAX_STREAM_LINE:,} characters"
+    assert caught.value.gateway_status == 502

@@ -79,6 +79,9 @@ _Outcome = httpx.Response | Fault
 _Plan = Generator[_Action, _Outcome | None, ChatReply]
 _Bodies = Callable[[str, ReplySchema | None], dict[str, Any]]
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+MAX_STREAM_LINE = 1 << 20
+"""Characters of one streamed line at most (an event is a few hundred): a server that sends more without a line break
+is a fault, not memory spent without bound."""
 """What ends a line of a stream (a JSON payload holds none: JSON escapes control characters)."""
 
 
@@ -522,6 +525,8 @@ class _Reading:
     def feed(self, text: str) -> Iterator[ChatDelta]:
         """The events of the whole lines ``text`` completes (at most one delta)."""
         *lines, self._pending = _LINE_BREAK.split(self._pending + text)
+        if len(self._pending) > MAX_STREAM_LINE:
+            raise self.failure(Fault.garbage(f"streamed a line longer than {MAX_STREAM_LINE:,} characters", 200))
         return self._deltas(lines)
 
     def end(self) -> Iterator[ChatDelta]:
