@@ -32,6 +32,7 @@ call opens its own and closes them after it.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import random
 import re
@@ -49,7 +50,7 @@ from norma.llm._messages import clean_reply, to_messages
 from norma.llm._pool import HttpPool, aconnection, connection
 from norma.llm._protocol import ChatDelta, ChatReply, Prompt, ReplySchema, Usage
 
-__all__ = ["ChatClient", "Parsed"]
+__all__ = ["ChatClient", "Parsed", "stream_object"]
 
 logger = logging.getLogger("norma.llm")
 
@@ -79,10 +80,22 @@ _Outcome = httpx.Response | Fault
 _Plan = Generator[_Action, _Outcome | None, ChatReply]
 _Bodies = Callable[[str, ReplySchema | None], dict[str, Any]]
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+"""What ends a line of a stream (a JSON payload holds none: JSON escapes control characters)."""
 MAX_STREAM_LINE = 1 << 20
 """Characters of one streamed line at most (an event is a few hundred): a server that sends more without a line break
 is a fault, not memory spent without bound."""
-"""What ends a line of a stream (a JSON payload holds none: JSON escapes control characters)."""
+
+
+def stream_object(text: str, what: str) -> dict[str, Any]:
+    """The JSON object of one streamed event (``what`` names it in the error: ``an event``, ``a line``); ValueError
+    (after "the upstream") when it is not one."""
+    try:
+        event = json.loads(text)
+    except ValueError:
+        raise ValueError(f"streamed {what} that is not JSON") from None
+    if not isinstance(event, dict):
+        raise ValueError(f"streamed {what} that is not an object")
+    return event
 
 
 class ChatClient:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, ClassVar
 from urllib.parse import urlsplit, urlunsplit
 
 from norma.llm._config import BackendKind
-from norma.llm._http import ChatClient, Parsed
+from norma.llm._http import ChatClient, Parsed, stream_object
 from norma.llm._protocol import ReplySchema, Usage
 
 __all__ = ["OllamaClient"]
@@ -75,12 +74,7 @@ class OllamaClient(ChatClient):
         """One JSON object a line; the last has ``done: true``."""
         if not line.strip():
             return None, False
-        try:
-            event = json.loads(line)
-        except ValueError:
-            raise ValueError("streamed a line that is not JSON") from None
-        if not isinstance(event, dict):
-            raise ValueError("streamed a line that is not an object")
+        event = stream_object(line, "a line")
         if "error" in event:
             raise ValueError(f"failed mid-stream: {event['error']}")
         return event, event.get("done") is True

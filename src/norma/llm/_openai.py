@@ -16,7 +16,7 @@ import httpx
 
 from norma.llm._config import BackendKind, redact_url
 from norma.llm._faults import Fault, LLMBackendError
-from norma.llm._http import ChatClient, Parsed
+from norma.llm._http import ChatClient, Parsed, stream_object
 from norma.llm._pool import aconnection
 from norma.llm._protocol import ReplySchema, Usage
 
@@ -89,12 +89,7 @@ class OpenAIClient(ChatClient):
         payload = line[5:].strip()
         if payload == "[DONE]":
             return None, True
-        try:
-            event = json.loads(payload)
-        except ValueError:
-            raise ValueError("streamed an event that is not JSON") from None
-        if not isinstance(event, dict):
-            raise ValueError("streamed an event that is not an object")
+        event = stream_object(payload, "an event")
         if "error" in event and "choices" not in event:
             said = event["error"].get("message", "") if isinstance(event["error"], dict) else ""
             raise ValueError(f"failed mid-stream: {said}")
